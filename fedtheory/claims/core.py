@@ -1,0 +1,370 @@
+"""Claim, Check, Evidence and Verdict: the vocabulary every family module uses.
+
+A :class:`Claim` is one statement of a seed document, registered once under the id that
+``CLAIMS.md`` gives it. Its checks are plain functions ``check(ctx) -> Evidence``; each gathers
+one kind of evidence (symbolic, convex, Monte Carlo or a figure). :meth:`Claim.verify` runs the
+checks and combines their evidence into a :class:`Verdict`:
+
+* ``confirmed``: every check passed;
+* ``refuted``: at least one check failed; the failing evidence carries a counterexample
+  (concrete inputs a reader can re-run and the numbers measured on them);
+* ``inconclusive``: no check failed, but one could not decide (for instance a Monte Carlo
+  interval too wide to say anything);
+* ``error``: a check raised, or a solver failed.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+import traceback
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "CHECK_KINDS",
+    "Check",
+    "CheckResult",
+    "Claim",
+    "ClaimKind",
+    "ClaimResult",
+    "Context",
+    "Evidence",
+    "Verdict",
+]
+
+#: The kinds of evidence a check may gather (the ``kind`` field of the JSON report).
+CHECK_KINDS = ("symbolic", "convex", "monte_carlo", "figure")
+
+PRESETS = ("quick", "full")
+
+
+class ClaimKind(str, enum.Enum):
+    """What sort of mathematical statement a claim is."""
+
+    IDENTITY = "identity"
+    UPPER_BOUND = "upper bound"
+    LOWER_BOUND = "lower bound"
+    CLOSED_FORM = "closed form"
+    QUALITATIVE = "qualitative"
+
+
+class Verdict(str, enum.Enum):
+    """The outcome of verifying a claim."""
+
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    INCONCLUSIVE = "inconclusive"
+    ERROR = "error"
+
+
+def _stable_hash(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8"))
+
+
+@dataclass
+class Context:
+    """What a check is given: the size preset, the seed, where figures go.
+
+    The random streams are derived from ``(seed, claim id, stream name)`` with
+    :class:`numpy.random.SeedSequence`, so a check sees the same numbers whatever other claims
+    ran before it, and the same seed always gives the same report.
+    """
+
+    preset: str = "quick"
+    seed: int = 0
+    claim_id: str = ""
+    figure_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.preset not in PRESETS:
+            raise ValueError(f"preset must be one of {PRESETS}, got {self.preset!r}")
+        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+
+    @property
+    def quick(self) -> bool:
+        return self.preset == "quick"
+
+    def size(self, quick: Any, full: Any) -> Any:
+        """Return ``quick`` in the quick preset and ``full`` in the full one."""
+        return quick if self.quick else full
+
+    def seed_sequence(self, stream: str = "") -> np.random.SeedSequence:
+        return np.random.SeedSequence(
+            [int(self.seed), _stable_hash(self.claim_id), _stable_hash(stream)]
+        )
+
+    def rng(self, stream: str = "") -> np.random.Generator:
+        """A fresh generator for the named stream (PCG64, the numpy default)."""
+        return np.random.Generator(np.random.PCG64(self.seed_sequence(stream)))
+
+    def figure_path(self, name: str) -> Path | None:
+        """Where a figure named ``name`` (without suffix) goes, or None to skip saving."""
+        if self.figure_dir is None:
+            return None
+        self.figure_dir.mkdir(parents=True, exist_ok=True)
+        safe = self.claim_id.replace(".", "_")
+        return self.figure_dir / f"{safe}__{name}"
+
+
+@dataclass
+class Evidence:
+    """What one check measured, beside what theory says it should be.
+
+    ``passed`` is True (the statement survived), False (it failed: give a
+    ``counterexample``) or None (this check could not decide).
+    ``alpha`` is the per-check false-alarm level of a statistical check: the probability
+    that it reports a failure when the statement is true.
+    """
+
+    passed: bool | None
+    measured: Any
+    theoretical: Any
+    detail: str = ""
+    tolerance: float | None = None
+    alpha: float | None = None
+    counterexample: dict[str, Any] | None = None
+    figures: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One way of gathering evidence about a claim."""
+
+    name: str
+    kind: str
+    func: Callable[[Context], Evidence]
+    description: str = ""
+    #: Only run with the ``full`` preset (e.g. the seed's full-size experiment).
+    full_only: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHECK_KINDS:
+            raise ValueError(f"check kind must be one of {CHECK_KINDS}, got {self.kind!r}")
+
+
+@dataclass
+class CheckResult:
+    """A check's evidence, with its name, kind and timing, ready for a report."""
+
+    name: str
+    kind: str
+    passed: bool | None
+    measured: Any
+    theoretical: Any
+    detail: str
+    tolerance: float | None = None
+    alpha: float | None = None
+    counterexample: dict[str, Any] | None = None
+    figures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+
+@dataclass
+class ClaimResult:
+    """The verdict on a claim and the evidence behind it."""
+
+    id: str
+    family: str
+    seed_ref: str
+    kind: str
+    statement: str
+    verdict: Verdict
+    checks: list[CheckResult]
+    counterexample: dict[str, Any] | None
+    preset: str
+    seed: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "seed_ref": self.seed_ref,
+            "kind": self.kind,
+            "statement": self.statement,
+            "verdict": self.verdict.value,
+            "checks": [c.to_dict() for c in self.checks],
+            "counterexample": _jsonable(self.counterexample),
+            "preset": self.preset,
+            "seed": self.seed,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class Claim:
+    """One statement of a seed document, with the checks that test it.
+
+    Parameters
+    ----------
+    id:
+        The id given in ``CLAIMS.md`` (e.g. ``"ocs.closed_form"``).
+    family:
+        The family (``"is"``, ``"ocs"``, ...); the id's prefix.
+    seed_ref:
+        Seed file and place, e.g. ``"002, eq. (7)"``.
+    title:
+        A one-line statement for tables.
+    statement:
+        The full statement in LaTeX, as the seed states it.
+    kind:
+        A :class:`ClaimKind`.
+    derivation:
+        How the statement is derived and checked here (plain text or Markdown); where the seed is
+        ambiguous, which reading is taken and why.
+    """
+
+    id: str
+    family: str
+    seed_ref: str
+    title: str
+    statement: str
+    kind: ClaimKind
+    derivation: str = ""
+    checks: list[Check] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.id.startswith(self.family + "."):
+            raise ValueError(f"claim id {self.id!r} must start with its family {self.family!r}.")
+        self.kind = ClaimKind(self.kind)
+
+    def check(
+        self, kind: str, name: str | None = None, *, full_only: bool = False
+    ) -> Callable[[Callable[[Context], Evidence]], Callable[[Context], Evidence]]:
+        """Decorator: register ``func(ctx) -> Evidence`` as a check of this claim."""
+
+        def decorate(func: Callable[[Context], Evidence]) -> Callable[[Context], Evidence]:
+            check_name = name or func.__name__.lstrip("_")
+            if any(c.name == check_name for c in self.checks):
+                raise ValueError(f"claim {self.id} already has a check named {check_name!r}")
+            doc = (func.__doc__ or "").strip()
+            self.checks.append(Check(check_name, kind, func, doc, full_only))
+            return func
+
+        return decorate
+
+    def verify(
+        self,
+        preset: str = "quick",
+        seed: int = 0,
+        figure_dir: Path | str | None = None,
+        only: Sequence[str] | None = None,
+    ) -> ClaimResult:
+        """Run the checks (all, or those named in ``only``) and return the verdict."""
+        ctx = Context(
+            preset=preset,
+            seed=seed,
+            claim_id=self.id,
+            figure_dir=Path(figure_dir) if figure_dir is not None else None,
+        )
+        start = time.perf_counter()
+        results: list[CheckResult] = []
+        for chk in self.checks:
+            if only is not None and chk.name not in only:
+                continue
+            if chk.full_only and ctx.quick:
+                continue
+            results.append(_run_check(chk, ctx))
+        verdict, counterexample = combine(results)
+        return ClaimResult(
+            id=self.id,
+            family=self.family,
+            seed_ref=self.seed_ref,
+            kind=self.kind.value,
+            statement=self.statement,
+            verdict=verdict,
+            checks=results,
+            counterexample=counterexample,
+            preset=preset,
+            seed=seed,
+            seconds=time.perf_counter() - start,
+        )
+
+
+def _run_check(chk: Check, ctx: Context) -> CheckResult:
+    t0 = time.perf_counter()
+    try:
+        ev = chk.func(ctx)
+        if not isinstance(ev, Evidence):
+            raise TypeError(f"check {chk.name} returned {type(ev).__name__}, not Evidence")
+    except Exception as exc:  # a crashing check is an 'error' verdict, never a silent pass
+        return CheckResult(
+            name=chk.name,
+            kind=chk.kind,
+            passed=None,
+            measured=None,
+            theoretical=None,
+            detail=f"{type(exc).__name__}: {exc}",
+            seconds=time.perf_counter() - t0,
+            error="".join(traceback.format_exception(exc))[-4000:],
+        )
+    if ev.passed is False and ev.counterexample is None:
+        ev.counterexample = {"note": "check failed without a recorded counterexample"}
+    return CheckResult(
+        name=chk.name,
+        kind=chk.kind,
+        passed=None if ev.passed is None else bool(ev.passed),
+        measured=_jsonable(ev.measured),
+        theoretical=_jsonable(ev.theoretical),
+        detail=ev.detail,
+        tolerance=ev.tolerance,
+        alpha=ev.alpha,
+        counterexample=_jsonable(ev.counterexample),
+        figures=list(ev.figures),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def combine(results: Sequence[CheckResult]) -> tuple[Verdict, dict[str, Any] | None]:
+    """Combine check results: error > refuted > inconclusive > confirmed."""
+    if not results:
+        return Verdict.INCONCLUSIVE, None
+    if any(r.error is not None for r in results):
+        return Verdict.ERROR, None
+    failed = [r for r in results if r.passed is False]
+    if failed:
+        first = failed[0]
+        ce = dict(first.counterexample or {})
+        ce.setdefault("check", first.name)
+        return Verdict.REFUTED, ce
+    if any(r.passed is None for r in results):
+        return Verdict.INCONCLUSIVE, None
+    return Verdict.CONFIRMED, None
+
+
+def _jsonable(obj: Any) -> Any:
+    """Turn numpy scalars/arrays, sympy numbers, paths and tuples into JSON-ready values."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, (int,)) and not isinstance(obj, bool):
+        return obj
+    if isinstance(obj, float):
+        return obj if np.isfinite(obj) else repr(obj)
+    if isinstance(obj, np.generic):
+        return _jsonable(obj.item())
+    if isinstance(obj, np.ndarray):
+        return [_jsonable(x) for x in obj.tolist()] if obj.ndim else _jsonable(obj.item())
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(x) for x in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    try:  # sympy numbers and other numeric types
+        return float(obj)
+    except (TypeError, ValueError):
+        return str(obj)

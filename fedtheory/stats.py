@@ -1,0 +1,273 @@
+r"""Confidence intervals and the verdict logic of Monte Carlo checks.
+
+Every statistical check states its per-check false-alarm level :math:`\alpha` (default
+:data:`DEFAULT_ALPHA` :math:`= 10^{-6}`): the probability that the check reports a failure
+although the statement is true. Intervals use the central limit theorem on the replica mean,
+
+.. math::
+
+    \bar X \pm z_{\alpha}\, \hat s / \sqrt{N},
+
+with :math:`z_\alpha` the one-sided (bounds) or two-sided (identities) normal quantile and
+Bonferroni's correction over the components of a vector quantity. Bounds are checked
+one-sided, identities two-sided:
+
+* an upper bound :math:`\mathbb E X \le B` is refuted when the lower confidence limit exceeds
+  :math:`B`;
+* an identity :math:`\mathbb E X = T` is refuted when :math:`T` lies outside the two-sided
+  interval (plus a floating-point allowance ``atol + rtol |T|``, documented per check);
+* a qualitative comparison "A is smaller than B" is confirmed when the upper limit of the
+  paired difference is below 0, refuted when its lower limit is above 0, and inconclusive
+  otherwise.
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> x = rng.normal(1.0, 1.0, size=10_000)
+>>> ev = check_identity(x, 1.0)
+>>> ev.passed
+True
+>>> check_upper_bound(x, 0.5).passed
+False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as _st
+
+from fedtheory.claims.core import Evidence
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "MeanInterval",
+    "check_close",
+    "check_identity",
+    "check_less",
+    "check_lower_bound",
+    "check_upper_bound",
+    "mean_interval",
+    "z_quantile",
+]
+
+#: Default per-check false-alarm level.
+DEFAULT_ALPHA = 1e-6
+
+#: Fewer replicas than this and a Monte Carlo check reports "inconclusive".
+MIN_REPLICAS = 30
+
+
+def z_quantile(alpha: float, sided: str = "two", components: int = 1) -> float:
+    r"""Normal quantile for a false-alarm level ``alpha`` over ``components`` comparisons.
+
+    .. math:: z = \Phi^{-1}\!\left(1 - \frac{\alpha}{s\,k}\right),\quad s\in\{1, 2\}.
+
+    >>> round(z_quantile(0.05, "two"), 3)
+    1.96
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if sided not in ("two", "one"):
+        raise ValueError(f"sided must be 'two' or 'one', got {sided!r}")
+    if components < 1:
+        raise ValueError(f"components must be >= 1, got {components}")
+    tail = alpha / components / (2.0 if sided == "two" else 1.0)
+    return float(_st.norm.isf(tail))
+
+
+@dataclass(frozen=True)
+class MeanInterval:
+    """A confidence interval for the mean of i.i.d. replicas (componentwise for vectors)."""
+
+    mean: np.ndarray
+    stderr: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    replicas: int
+    alpha: float
+    z: float
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "mean": self.mean,
+            "stderr": self.stderr,
+            "lower": self.lower,
+            "upper": self.upper,
+            "replicas": self.replicas,
+            "alpha": self.alpha,
+            "z": self.z,
+        }
+
+
+def mean_interval(
+    samples: np.ndarray, alpha: float = DEFAULT_ALPHA, sided: str = "two"
+) -> MeanInterval:
+    """Interval for ``E[samples]`` along axis 0 (replicas), at false-alarm level ``alpha``.
+
+    For ``sided="one"`` both limits are one-sided limits at level ``alpha`` (use the one that
+    matters). Vector quantities get Bonferroni's correction over their components.
+    """
+    x = np.asarray(samples, dtype=float)
+    if x.ndim == 0 or x.shape[0] == 0:
+        raise ValueError(f"samples must have at least one replica on axis 0, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("samples contain NaN or infinite values")
+    n = x.shape[0]
+    k = int(np.prod(x.shape[1:])) if x.ndim > 1 else 1
+    z = z_quantile(alpha, sided, k)
+    mean = x.mean(axis=0)
+    se = x.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(mean, np.inf)
+    return MeanInterval(mean, se, mean - z * se, mean + z * se, n, alpha, z)
+
+
+def _scalar(a: np.ndarray) -> Any:
+    a = np.asarray(a)
+    return a.item() if a.size == 1 else a
+
+
+def check_identity(
+    samples: np.ndarray,
+    theory: Any,
+    alpha: float = DEFAULT_ALPHA,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "E[X]",
+) -> Evidence:
+    """Two-sided check of ``E[samples] == theory`` (componentwise, Bonferroni-corrected)."""
+    theory = np.asarray(theory, dtype=float)
+    ci = mean_interval(samples, alpha, "two")
+    if ci.replicas < MIN_REPLICAS:
+        return Evidence(None, _scalar(ci.mean), _scalar(theory), "too few replicas", alpha=alpha)
+    allowance = atol + rtol * np.abs(theory)
+    dev = np.abs(ci.mean - theory)
+    ok = bool(np.all(dev <= ci.z * ci.stderr + allowance))
+    zmax = float(np.max(dev / np.maximum(ci.stderr, 1e-300)))
+    detail = (
+        f"{what}: mean {_fmt(ci.mean)} vs theory {_fmt(theory)}; max |z| = {zmax:.2f} "
+        f"(threshold {ci.z:.2f}, two-sided, alpha={alpha:g}, {ci.replicas} replicas)"
+    )
+    ce = None
+    if not ok:
+        ce = dict(counterexample or {})
+        ce.update({"measured_mean": ci.mean, "stderr": ci.stderr, "theory": theory})
+    return Evidence(
+        ok, _scalar(ci.mean), _scalar(theory), detail, tolerance=float(ci.z), alpha=alpha,
+        counterexample=ce, data={"stderr": _scalar(ci.stderr), "replicas": ci.replicas},
+    )
+
+
+def check_upper_bound(
+    samples: np.ndarray,
+    bound: Any,
+    alpha: float = DEFAULT_ALPHA,
+    atol: float = 1e-12,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "E[X]",
+) -> Evidence:
+    """One-sided check of ``E[samples] <= bound``: refuted when the lower limit exceeds it."""
+    bound = np.asarray(bound, dtype=float)
+    ci = mean_interval(samples, alpha, "one")
+    if ci.replicas < MIN_REPLICAS:
+        return Evidence(None, _scalar(ci.mean), _scalar(bound), "too few replicas", alpha=alpha)
+    ok = bool(np.all(ci.lower <= bound + atol))
+    detail = (
+        f"{what}: mean {_fmt(ci.mean)}, lower limit {_fmt(ci.lower)} vs bound {_fmt(bound)} "
+        f"(one-sided, alpha={alpha:g}, {ci.replicas} replicas); "
+        f"slack bound - mean = {_fmt(bound - ci.mean)}"
+    )
+    ce = None
+    if not ok:
+        ce = dict(counterexample or {})
+        ce.update({"measured_mean": ci.mean, "lower_limit": ci.lower, "bound": bound})
+    return Evidence(
+        ok, _scalar(ci.mean), _scalar(bound), detail, tolerance=float(ci.z), alpha=alpha,
+        counterexample=ce, data={"stderr": _scalar(ci.stderr), "replicas": ci.replicas},
+    )
+
+
+def check_lower_bound(
+    samples: np.ndarray,
+    bound: Any,
+    alpha: float = DEFAULT_ALPHA,
+    atol: float = 1e-12,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "E[X]",
+) -> Evidence:
+    """One-sided check of ``E[samples] >= bound``: refuted when the upper limit is below it."""
+    ev = check_upper_bound(-np.asarray(samples, dtype=float), -np.asarray(bound, dtype=float),
+                           alpha, atol, counterexample, what)
+    ci = mean_interval(samples, alpha, "one")
+    ev.measured = _scalar(ci.mean)
+    ev.theoretical = _scalar(np.asarray(bound, dtype=float))
+    ev.detail = (
+        f"{what}: mean {_fmt(ci.mean)}, upper limit {_fmt(ci.upper)} vs lower bound "
+        f"{_fmt(bound)} (one-sided, alpha={alpha:g}, {ci.replicas} replicas)"
+    )
+    return ev
+
+
+def check_less(
+    a: np.ndarray,
+    b: np.ndarray,
+    alpha: float = DEFAULT_ALPHA,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "E[A - B]",
+) -> Evidence:
+    """Paired comparison "E[a] < E[b]": confirmed, refuted or inconclusive (see module doc)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    ci = mean_interval(d, alpha, "two")
+    upper, lower = np.max(ci.upper), np.min(ci.lower)
+    if upper < 0:
+        passed: bool | None = True
+    elif lower > 0:
+        passed = False
+    else:
+        passed = None
+    detail = (
+        f"{what}: mean difference {_fmt(ci.mean)}, interval [{_fmt(ci.lower)}, {_fmt(ci.upper)}] "
+        f"(two-sided, alpha={alpha:g}, {ci.replicas} paired replicas)"
+    )
+    ce = None
+    if passed is False:
+        ce = dict(counterexample or {})
+        ce.update({"mean_difference": ci.mean, "lower_limit": ci.lower})
+    return Evidence(passed, _scalar(ci.mean), "< 0", detail, tolerance=float(ci.z), alpha=alpha,
+                    counterexample=ce)
+
+
+def check_close(
+    measured: Any,
+    theory: Any,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "value",
+) -> Evidence:
+    """Deterministic check ``|measured - theory| <= atol + rtol |theory|`` (elementwise)."""
+    m = np.asarray(measured, dtype=float)
+    t = np.asarray(theory, dtype=float)
+    if m.shape != t.shape:
+        raise ValueError(f"measured shape {m.shape} differs from theory shape {t.shape}")
+    err = np.abs(m - t)
+    ok = bool(np.all(err <= atol + rtol * np.abs(t)))
+    rel = float(np.max(err / np.maximum(np.abs(t), atol))) if err.size else 0.0
+    detail = f"{what}: max abs error {float(np.max(err, initial=0.0)):.3g}, max rel error {rel:.3g}"
+    ce = None
+    if not ok:
+        ce = dict(counterexample or {})
+        ce.update({"measured": m, "theory": t})
+    return Evidence(ok, _scalar(m), _scalar(t), detail, tolerance=rtol, counterexample=ce)
+
+
+def _fmt(x: Any) -> str:
+    a = np.asarray(x, dtype=float)
+    if a.size == 1:
+        return f"{a.item():.6g}"
+    if a.size <= 6:
+        return "[" + ", ".join(f"{v:.4g}" for v in a.ravel()) + "]"
+    return f"array{a.shape} (max {np.max(a):.4g}, min {np.min(a):.4g})"

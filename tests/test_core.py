@@ -1,0 +1,80 @@
+import json
+
+import numpy as np
+import pytest
+
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Verdict
+from fedtheory.report import to_json
+
+
+def _claim(**kw):
+    return Claim(id="x.demo", family="x", seed_ref="000", title="demo", statement="a=b",
+                 kind=ClaimKind.IDENTITY, **kw)
+
+
+def test_all_pass_is_confirmed():
+    c = _claim()
+
+    @c.check("symbolic")
+    def ok(ctx):
+        return Evidence(True, 1.0, 1.0, "fine")
+
+    r = c.verify()
+    assert r.verdict is Verdict.CONFIRMED and r.counterexample is None
+
+
+def test_failure_is_refuted_with_counterexample():
+    c = _claim()
+
+    @c.check("monte_carlo")
+    def bad(ctx):
+        return Evidence(False, 2.0, 1.0, "off", counterexample={"n": 3, "x": np.array([1, 2])})
+
+    @c.check("symbolic")
+    def fine(ctx):
+        return Evidence(True, 1.0, 1.0)
+
+    r = c.verify()
+    assert r.verdict is Verdict.REFUTED
+    assert r.counterexample == {"n": 3, "x": [1, 2], "check": "bad"}
+    json.dumps(to_json([r], 0, "quick"), allow_nan=False)
+
+
+def test_crash_is_error_and_undecided_is_inconclusive():
+    c = _claim()
+
+    @c.check("convex")
+    def boom(ctx):
+        raise RuntimeError("solver failed")
+
+    assert c.verify().verdict is Verdict.ERROR
+    c2 = _claim()
+
+    @c2.check("monte_carlo")
+    def unsure(ctx):
+        return Evidence(None, 1.0, 1.0)
+
+    assert c2.verify().verdict is Verdict.INCONCLUSIVE
+
+
+def test_context_streams_are_deterministic_and_distinct():
+    a = Context(seed=3, claim_id="x.demo").rng("s").random(4)
+    b = Context(seed=3, claim_id="x.demo").rng("s").random(4)
+    c = Context(seed=3, claim_id="x.demo").rng("t").random(4)
+    d = Context(seed=4, claim_id="x.demo").rng("s").random(4)
+    assert np.array_equal(a, b) and not np.array_equal(a, c) and not np.array_equal(a, d)
+
+
+def test_bad_context_and_claim_inputs():
+    with pytest.raises(ValueError, match="preset"):
+        Context(preset="medium")
+    with pytest.raises(ValueError, match="seed"):
+        Context(seed=-1)
+    with pytest.raises(ValueError, match="family"):
+        Claim(id="y.demo", family="x", seed_ref="", title="", statement="", kind="identity")
+    with pytest.raises(ValueError, match="identity|ClaimKind|valid"):
+        _claim().__class__(id="x.a", family="x", seed_ref="", title="", statement="",
+                           kind="conjecture")
+    c = _claim()
+    with pytest.raises(ValueError, match="check kind"):
+        c.check("numerology")(lambda ctx: Evidence(True, 0, 0))

@@ -1,0 +1,46 @@
+import numpy as np
+import pytest
+
+from fedtheory import stats
+
+
+def test_identity_confirms_truth_and_refutes_shift():
+    rng = np.random.default_rng(1)
+    x = rng.exponential(2.0, size=(20_000, 3))
+    assert stats.check_identity(x, [2.0, 2.0, 2.0]).passed is True
+    ev = stats.check_identity(x, [2.0, 2.0, 2.2], counterexample={"seed": 1})
+    assert ev.passed is False and ev.counterexample["seed"] == 1
+
+
+def test_bounds_are_one_sided():
+    rng = np.random.default_rng(2)
+    x = rng.normal(1.0, 1.0, 50_000)
+    assert stats.check_upper_bound(x, 1.0).passed is True  # tight bound: not refuted
+    assert stats.check_upper_bound(x, 0.9).passed is False
+    assert stats.check_lower_bound(x, 1.0).passed is True
+    assert stats.check_lower_bound(x, 1.1).passed is False
+
+
+def test_paired_comparison_three_outcomes():
+    rng = np.random.default_rng(3)
+    a = rng.normal(0, 1, 5000)
+    assert stats.check_less(a - 1, a).passed is True
+    assert stats.check_less(a + 1, a).passed is False
+    assert stats.check_less(a + rng.normal(0, 1, 5000), a).passed is None
+
+
+def test_false_alarm_rate_is_controlled():
+    """At alpha = 1e-2 about 1% of true identities are refuted (binomial 1e-6 band)."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(0.0, 1.0, size=(4000, 200))
+    fails = sum(stats.check_identity(x[:, k], 0.0, alpha=1e-2).passed is False for k in range(200))
+    assert fails <= 10
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="alpha"):
+        stats.z_quantile(1.5)
+    with pytest.raises(ValueError, match="NaN"):
+        stats.mean_interval(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="shape"):
+        stats.check_close([1.0, 2.0], [1.0])
