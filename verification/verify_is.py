@@ -1,0 +1,12 @@
+"""Verify every claim of family `is` and print the verdict table.
+
+Usage: python verification/verify_is.py [--quick] [--seed S] [--json PATH] [--report DIR]
+(without --quick the seed's full sizes are used).
+"""
+
+import sys
+
+from fedtheory.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["verify", "--family", "is", *sys.argv[1:]]))
