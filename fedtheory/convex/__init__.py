@@ -1,0 +1,1 @@
+"""Convex cross-checks (cvxpy, Clarabel by default) that return certificates."""

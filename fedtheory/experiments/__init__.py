@@ -1,0 +1,1 @@
+"""Experiment drivers (compute data; figure scripts plot it)."""

@@ -1,0 +1,1 @@
+"""Optimisation problems: heterogeneous quadratics, logistic regression on real data."""

@@ -1,0 +1,1 @@
+"""Sympy helpers for the symbolic derivations."""
