@@ -63,6 +63,16 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _init_worker() -> None:
+    """One BLAS thread per worker process, so that workers do not oversubscribe the cores."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        pass
+
+
 def _verify_one(job: tuple[str, str, int, str | None]) -> ClaimResult:
     claim_id, preset, seed, fig_dir = job
     return get_claim(claim_id).verify(preset=preset, seed=seed, figure_dir=fig_dir)
@@ -82,7 +92,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     bar = tqdm(total=len(jobs), desc="verifying", unit="claim", file=sys.stderr,
                disable=args.no_progress)
     if args.jobs > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        with ProcessPoolExecutor(max_workers=args.jobs, initializer=_init_worker) as pool:
             for res in pool.map(_verify_one, jobs):
                 results.append(res)
                 bar.set_postfix_str(f"{res.id}: {res.verdict.value}")
