@@ -1,0 +1,434 @@
+r"""Heterogeneous quadratic federated problems with closed-form constants.
+
+Client :math:`i` holds
+
+.. math::
+
+    f_i(x) = \tfrac12 (x - c_i)^\top A_i (x - c_i) + e_i,
+    \qquad f(x) = \sum_{i=1}^n w_i f_i(x),
+
+with a symmetric Hessian :math:`A_i` stored either as its diagonal (shape ``(n, d)``, the fast
+path used by simulations) or densely (shape ``(n, d, d)``). Everything is in closed form:
+
+.. math::
+
+    \bar A = \sum_i w_i A_i,\quad \bar A\,x^\star = \sum_i w_i A_i c_i,\quad
+    \nabla f_i(x) = A_i (x - c_i),\quad
+    Z_i = f_i(x^\star) - f_i^\star = \tfrac12 (x^\star - c_i)^\top A_i (x^\star - c_i),
+
+:math:`L = \max_i \|A_i\|_2` (the largest eigenvalue in absolute value over the clients),
+:math:`\mu = \lambda_{\min}(\bar A)` (``0.0`` when :math:`\bar A` is not positive definite) and
+:math:`\mu_{\text{clients}} = \min_i \lambda_{\min}(A_i)`. The gradient dissimilarity
+
+.. math::
+
+    \sum_i w_i \|\nabla f_i(x) - \nabla f(x)\|^2
+    = \sum_i w_i \|(A_i - \bar A)x - (A_i c_i - \bar A x^\star)\|^2
+
+is a quadratic in :math:`x`; it is bounded (Assumption 9 of seed 002 holds with a finite
+:math:`\rho`) exactly when every client of positive weight has the Hessian :math:`\bar A`, in
+which case it is the constant :attr:`QuadraticProblem.rho`.
+
+Examples
+--------
+>>> import numpy as np
+>>> prob = QuadraticProblem.heterogeneous(4, 3, L=2.0, mu=0.5, sigma_G2=1.0,
+...                                       rng=np.random.default_rng(0))
+>>> prob.L, prob.mu
+(2.0, 0.5)
+>>> float(np.round(prob.heterogeneity(prob.x_star), 12))
+1.0
+>>> prob.client_grads(np.zeros((7, 3))).shape
+(7, 4, 3)
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from fedtheory.problems.base import validate_weights
+
+__all__ = ["QuadraticProblem"]
+
+
+def _check_real(name: str, value: float) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return v
+
+
+def _orthogonal_with_first_column(v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A random orthogonal matrix whose first column is the unit vector ``v``."""
+    d = v.shape[0]
+    g = rng.standard_normal((d, d))
+    g[:, 0] = v
+    q, r = np.linalg.qr(g)
+    q = q * np.sign(np.where(np.diag(r) == 0, 1.0, np.diag(r)))  # makes q[:, 0] = +v
+    return q
+
+
+class QuadraticProblem:
+    r"""Federated quadratic problem :math:`f = \sum_i w_i f_i`, :math:`f_i` as in the module doc.
+
+    Parameters
+    ----------
+    hessians:
+        Diagonal Hessians, shape ``(n, d)``, or dense symmetric Hessians, shape ``(n, d, d)``.
+    centers:
+        :math:`c_i`, shape ``(n, d)``.
+    offsets:
+        :math:`e_i` (the minimum value of a convex :math:`f_i`), shape ``(n,)``; zeros by
+        default.
+    weights:
+        :math:`w_i`, non-negative, summing to 1; uniform :math:`1/n` by default.
+
+    Notes
+    -----
+    :attr:`x_star` solves :math:`\bar A x = \sum_i w_i A_i c_i` (least-norm solution when
+    :math:`\bar A` is singular). It is the minimiser of :math:`f` when :math:`\bar A \succ 0`;
+    for an indefinite :math:`\bar A` it is the unique stationary point (a saddle) and
+    :attr:`mu` is 0.
+    """
+
+    def __init__(
+        self,
+        hessians: np.ndarray,
+        centers: np.ndarray,
+        offsets: np.ndarray | None = None,
+        weights: np.ndarray | None = None,
+    ) -> None:
+        A = np.asarray(hessians, dtype=float)
+        c = np.asarray(centers, dtype=float)
+        if c.ndim != 2 or c.shape[0] < 1 or c.shape[1] < 1:
+            raise ValueError(f"centers must have shape (n, d) with n, d >= 1, got {c.shape}")
+        n, d = c.shape
+        if A.shape == (n, d):
+            self.diagonal = True
+        elif A.shape == (n, d, d):
+            self.diagonal = False
+            if not np.allclose(A, np.swapaxes(A, -1, -2), rtol=1e-12, atol=1e-12):
+                raise ValueError("hessians must be symmetric (A_i == A_i^T)")
+            A = 0.5 * (A + np.swapaxes(A, -1, -2))
+        else:
+            raise ValueError(
+                f"hessians must have shape ({n}, {d}) (diagonal) or ({n}, {d}, {d}) (dense), "
+                f"got {A.shape}"
+            )
+        for name, arr in (("hessians", A), ("centers", c)):
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} must be finite, got {arr[~np.isfinite(arr)][0]!r}")
+        e = np.zeros(n) if offsets is None else np.asarray(offsets, dtype=float)
+        if e.shape != (n,):
+            raise ValueError(f"offsets must have shape ({n},), got shape {e.shape}")
+        if not np.all(np.isfinite(e)):
+            raise ValueError(f"offsets must be finite, got {e[~np.isfinite(e)][0]!r}")
+        self.n = int(n)
+        self.d = int(d)
+        self.hessians = A
+        self.centers = c
+        self.offsets = e
+        self.weights = validate_weights(weights, n)
+        self._cast: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
+
+    def __repr__(self) -> str:
+        kind = "diagonal" if self.diagonal else "dense"
+        return (
+            f"QuadraticProblem(n={self.n}, d={self.d}, {kind}, L={self.L:.4g}, "
+            f"mu={self.mu:.4g}, rho={self.rho if self.rho is None else round(self.rho, 6)})"
+        )
+
+    # ------------------------------------------------------------------ constants
+    @cached_property
+    def client_eigenvalues(self) -> np.ndarray:
+        """Eigenvalues of each :math:`A_i`, increasing, shape ``(n, d)``."""
+        if self.diagonal:
+            return np.sort(self.hessians, axis=-1)
+        return np.linalg.eigvalsh(self.hessians)
+
+    @cached_property
+    def hessian(self) -> np.ndarray:
+        r""":math:`\bar A = \sum_i w_i A_i` (shape ``(d,)`` if diagonal, else ``(d, d)``)."""
+        return np.tensordot(self.weights, self.hessians, axes=1)
+
+    @cached_property
+    def _hessian_eigenvalues(self) -> np.ndarray:
+        if self.diagonal:
+            return np.sort(self.hessian)
+        return np.linalg.eigvalsh(self.hessian)
+
+    @cached_property
+    def L(self) -> float:  # noqa: N802 (the paper's symbol)
+        r"""Smoothness constant of every :math:`f_i`: :math:`\max_i \|A_i\|_2`."""
+        return float(np.max(np.abs(self.client_eigenvalues)))
+
+    @cached_property
+    def mu(self) -> float:
+        r""":math:`\lambda_{\min}(\bar A)` if positive (``f`` strongly convex), else ``0.0``.
+
+        Eigenvalues below :math:`10^{-12}\,\|\bar A\|_2` (rounding of a zero) count as zero.
+        """
+        eig = self._hessian_eigenvalues
+        lam = float(eig[0])
+        return lam if lam > 1e-12 * float(np.max(np.abs(eig))) else 0.0
+
+    @cached_property
+    def mu_clients(self) -> float:
+        r""":math:`\min_i \lambda_{\min}(A_i)`: every :math:`f_i` is this strongly convex if > 0.
+
+        Negative when some :math:`f_i` is non-convex (then it is the most negative curvature).
+        """
+        return float(np.min(self.client_eigenvalues))
+
+    @cached_property
+    def clients_convex(self) -> bool:
+        """Whether every :math:`f_i` is convex (every :math:`A_i` positive semidefinite)."""
+        return bool(self.mu_clients >= 0)
+
+    @cached_property
+    def _b(self) -> np.ndarray:
+        """:math:`\\sum_i w_i A_i c_i`."""
+        return self.weights @ self._apply(self.hessians, self.centers)
+
+    @cached_property
+    def x_star(self) -> np.ndarray:
+        r"""Solution of :math:`\bar A x = \sum_i w_i A_i c_i` (least norm if singular)."""
+        if self.diagonal:
+            h = self.hessian
+            safe = np.where(h != 0, h, 1.0)
+            return np.where(h != 0, self._b / safe, 0.0)
+        return np.linalg.lstsq(self.hessian, self._b, rcond=None)[0]
+
+    @cached_property
+    def f_star(self) -> float:
+        """:math:`f(x^\\star)`."""
+        return float(self.loss(self.x_star))
+
+    @property
+    def client_minima(self) -> np.ndarray:
+        r""":math:`f_i^\star = e_i` for convex :math:`f_i`, :math:`-\infty` otherwise, ``(n,)``."""
+        convex = np.min(self.client_eigenvalues, axis=-1) >= 0
+        return np.where(convex, self.offsets, -np.inf)
+
+    @cached_property
+    def Z(self) -> np.ndarray:  # noqa: N802 (the paper's symbol)
+        r""":math:`Z_i = f_i(x^\star) - f_i^\star` (Definition 12 of seed 002), shape ``(n,)``."""
+        return self.client_losses(self.x_star) - self.client_minima
+
+    @cached_property
+    def rho(self) -> float | None:
+        r"""The constant of Assumption 9, :math:`\sup_x \sum_i w_i\|\nabla f_i - \nabla f\|^2`.
+
+        Finite (and attained at every :math:`x`) exactly when every client with
+        :math:`w_i > 0` has the same Hessian (then :math:`\bar A`, and
+        :math:`\nabla f_i - \nabla f` is constant); ``None`` (unbounded) otherwise.
+        """
+        active = self.hessians[self.weights > 0]
+        if not np.array_equal(active, np.broadcast_to(active[0], active.shape)):
+            return None
+        return float(self.heterogeneity(self.x_star))
+
+    @property
+    def heterogeneity_at_optimum(self) -> float:
+        r""":math:`\sigma_G^2 = \sum_i w_i \|\nabla f_i(x^\star)\|^2`."""
+        return float(self.heterogeneity(self.x_star))
+
+    # ------------------------------------------------------------------ evaluations
+    def _apply(self, A: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Hessians times vectors: ``A`` ``(..., d)`` or ``(..., d, d)``, ``v`` ``(..., d)``."""
+        if self.diagonal:
+            return A * v
+        return np.einsum("...ij,...j->...i", A, v)
+
+    def _x(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x)
+        if x.ndim < 1 or x.shape[-1] != self.d:
+            raise ValueError(f"x must have shape (..., {self.d}), got shape {x.shape}")
+        return x
+
+    def _params(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+        """Hessians and centers cast to ``dtype`` (cached: the simulator may run in float32)."""
+        dtype = np.dtype(dtype)
+        if dtype.kind != "f":
+            dtype = np.dtype(float)
+        if dtype not in self._cast:
+            self._cast[dtype] = (self.hessians.astype(dtype), self.centers.astype(dtype))
+        return self._cast[dtype]
+
+    def client_losses(self, x: np.ndarray) -> np.ndarray:
+        r""":math:`f_i(x)` for every client: ``(..., d)`` -> ``(..., n)``."""
+        x = self._x(x)
+        A, c = self._params(x.dtype)
+        r = x[..., None, :] - c
+        return 0.5 * np.sum(r * self._apply(A, r), axis=-1) + self.offsets.astype(A.dtype)
+
+    def loss(self, x: np.ndarray) -> np.ndarray:
+        r""":math:`f(x) = \sum_i w_i f_i(x)`: ``(..., d)`` -> ``(...)``."""
+        fi = self.client_losses(x)
+        return fi @ self.weights.astype(fi.dtype)
+
+    def client_grads(self, x: np.ndarray) -> np.ndarray:
+        r""":math:`\nabla f_i(x) = A_i(x - c_i)`, all clients: ``(..., d)`` -> ``(..., n, d)``."""
+        x = self._x(x)
+        A, c = self._params(x.dtype)
+        return self._apply(A, x[..., None, :] - c)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        r""":math:`\nabla f(x) = \bar A (x - x^\star)`: ``(..., d)`` -> ``(..., d)``."""
+        x = self._x(x)
+        dtype = x.dtype if x.dtype.kind == "f" else np.dtype(float)
+        H = self.hessian.astype(dtype)
+        b = self._b.astype(dtype)
+        if self.diagonal:
+            return H * x - b
+        return x @ H.T - b
+
+    def client_gradients(self, y: np.ndarray, clients: np.ndarray) -> np.ndarray:
+        r"""Row ``k``: :math:`\nabla f_{c_k}(y_k) = A_{c_k}(y_k - c_{c_k})` (simulator hot path).
+
+        Parameters
+        ----------
+        y:
+            Points, shape ``(K, d)``; the result has ``y``'s floating dtype.
+        clients:
+            Client index of each row, shape ``(K,)``, integers in ``[0, n)``.
+        """
+        y = self._x(y)
+        idx = np.asarray(clients)
+        if idx.shape != y.shape[:-1]:
+            raise ValueError(f"clients must have shape {y.shape[:-1]}, got shape {idx.shape}")
+        if idx.size and (not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0
+                         or idx.max() >= self.n):
+            raise ValueError(f"clients must be integers in [0, {self.n}), got {idx!r}")
+        A, c = self._params(y.dtype)
+        return self._apply(A[idx], y - c[idx])
+
+    def heterogeneity(self, x: np.ndarray) -> np.ndarray:
+        r""":math:`\sum_i w_i \|\nabla f_i(x) - \nabla f(x)\|^2`: ``(..., d)`` -> ``(...)``."""
+        g = self.client_grads(x)
+        gbar = np.einsum("i,...id->...d", self.weights, g)
+        return np.einsum("i,...i->...", self.weights, np.sum((g - gbar[..., None, :]) ** 2, -1))
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def heterogeneous(
+        cls,
+        n: int,
+        d: int,
+        L: float,  # noqa: N803 (the paper's symbol)
+        mu: float,
+        sigma_G2: float,  # noqa: N803
+        rng: np.random.Generator,
+        *,
+        weights: np.ndarray | None = None,
+        identical_hessians: bool = False,
+        diagonal: bool = True,
+        indefinite: bool = False,
+        x_star: np.ndarray | None = None,
+        offsets: np.ndarray | None = None,
+    ) -> QuadraticProblem:
+        r"""A random problem with given :math:`L`, :math:`\mu` and heterogeneity :math:`\sigma_G^2`.
+
+        The Hessians' eigenvalues lie in :math:`[\mu, L]`; one client has eigenvalue :math:`L`
+        and all clients share an eigenvector of eigenvalue :math:`\mu`, so that exactly
+
+        .. math::
+
+            \max_i \|A_i\|_2 = L,\quad \lambda_{\min}(\bar A) = \min_i \lambda_{\min}(A_i) = \mu,
+            \quad \sum_i w_i \|\nabla f_i(x^\star)\|^2 = \sigma_G^2 ,
+
+        the last by scaling the centers about :math:`x^\star` (which leaves :math:`x^\star`
+        fixed). With ``identical_hessians`` every client has the same :math:`A`, the gradient
+        differences :math:`\nabla f_i - \nabla f = A(\bar c - c_i)` are constant in :math:`x`, and
+        :attr:`rho` :math:`= \sigma_G^2`. With ``indefinite`` (which requires ``mu == 0``) the
+        eigenvalues lie in :math:`[-L, L]`, :math:`L` and :math:`-L/2` both occur: the
+        :math:`f_i` are :math:`L`-smooth and non-convex.
+
+        Parameters
+        ----------
+        n, d:
+            Number of clients and dimension (``d >= 2`` unless ``mu == L`` or ``indefinite``).
+        L, mu:
+            :math:`0 \le \mu \le L`, :math:`L > 0`.
+        sigma_G2:
+            :math:`\sigma_G^2 \ge 0`; positive requires ``n >= 2``.
+        rng:
+            Source of randomness.
+        weights:
+            Client weights (uniform by default).
+        identical_hessians, diagonal, indefinite:
+            See above; ``diagonal=False`` gives dense Hessians with random eigenvectors.
+        x_star:
+            Where to put the minimiser (the origin by default).
+        offsets:
+            :math:`e_i = f_i^\star` (zeros by default).
+        """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+            raise ValueError(f"d must be a positive integer, got {d!r}")
+        L = _check_real("L", L)
+        mu = _check_real("mu", mu)
+        sigma_G2 = _check_real("sigma_G2", sigma_G2)
+        if L <= 0:
+            raise ValueError(f"L must be positive, got {L!r}")
+        if mu < 0:
+            raise ValueError(f"mu must be non-negative, got {mu!r}")
+        if mu > L:
+            raise ValueError(f"mu must be <= L = {L!r}, got {mu!r}")
+        if sigma_G2 < 0:
+            raise ValueError(f"sigma_G2 must be non-negative, got {sigma_G2!r}")
+        if sigma_G2 > 0 and n < 2:
+            raise ValueError(f"sigma_G2 > 0 needs n >= 2 clients, got n={n!r}")
+        if indefinite and mu != 0:
+            raise ValueError(f"indefinite Hessians need mu == 0, got mu={mu!r}")
+        if d < 2 and (mu < L or indefinite):
+            raise ValueError(f"d must be >= 2 to have both mu < L (or indefinite), got d={d!r}")
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError(f"rng must be a numpy Generator, got {rng!r}")
+        w = validate_weights(weights, n)
+        target = np.zeros(d) if x_star is None else np.asarray(x_star, dtype=float)
+        if target.shape != (d,):
+            raise ValueError(f"x_star must have shape ({d},), got shape {target.shape}")
+
+        k = 1 if identical_hessians else n
+        if indefinite:
+            lam = rng.uniform(-L, L, size=(k, d))
+            lam[:, 0] = -0.5 * L  # a shared direction of negative curvature
+            lam[0, 1] = L
+        else:
+            lam = rng.uniform(mu, L, size=(k, d))
+            lam[:, 0] = mu  # shared eigenvector of eigenvalue mu: lambda_min(A_bar) = mu
+            lam[0, -1] = L
+        if diagonal:
+            A = lam
+        else:
+            v = rng.standard_normal(d)
+            v /= np.linalg.norm(v)
+            Q = np.stack([_orthogonal_with_first_column(v, rng) for _ in range(k)])
+            A = np.einsum("kij,kj,klj->kil", Q, lam, Q)
+            A = 0.5 * (A + np.swapaxes(A, -1, -2))
+        if identical_hessians:
+            A = np.repeat(A, n, axis=0)
+
+        # raw centers, then scale about x* (x* is linear in the centers)
+        c = rng.standard_normal((n, d))
+        raw = cls(A, c, offsets, w)
+        c = c - raw.x_star  # now x* = 0
+        g = raw._apply(A, -c)  # grad f_i(0) = A_i (0 - c_i)
+        h0 = float(w @ np.sum(g**2, axis=-1))
+        if sigma_G2 == 0:
+            c = np.zeros_like(c)
+        elif h0 <= 0:
+            raise ValueError(
+                f"cannot reach sigma_G2={sigma_G2!r}: the drawn problem has no heterogeneity "
+                "(are all weights on one client?)"
+            )
+        else:
+            c = c * np.sqrt(sigma_G2 / h0)
+        return cls(A, c + target, offsets, w)
