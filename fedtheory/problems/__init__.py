@@ -1,14 +1,29 @@
 """Optimisation problems: heterogeneous quadratics, logistic regression on real data."""
 
 from fedtheory.problems.base import Problem, validate_weights
+from fedtheory.problems.datasets import (
+    FederatedData,
+    dirichlet_label_split,
+    federated_split,
+    load_dataset,
+    unbalance_clients,
+)
+from fedtheory.problems.logistic import LogisticProblem, make_logistic_problem
 from fedtheory.problems.noise import GaussianNoise, NoiseModel, RelativeNoise
 from fedtheory.problems.quadratic import QuadraticProblem
 
 __all__ = [
+    "FederatedData",
     "GaussianNoise",
+    "LogisticProblem",
     "NoiseModel",
     "Problem",
     "QuadraticProblem",
     "RelativeNoise",
+    "dirichlet_label_split",
+    "federated_split",
+    "load_dataset",
+    "make_logistic_problem",
+    "unbalance_clients",
     "validate_weights",
 ]
