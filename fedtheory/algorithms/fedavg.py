@@ -1,0 +1,130 @@
+r"""Memoryless aggregation: FedAvg, FedAvg with importance sampling, FedPGD, full participation.
+
+Notation: :math:`\mathcal A(t)` the active clients of round :math:`t`, :math:`\Delta_i` their
+updates, :math:`p_i` the participation probabilities and :math:`w_i` the objective weights
+(:math:`f = \sum_i w_i f_i`, uniform :math:`w_i = 1/n` by default). None of these rules keeps
+memory between rounds: the state only holds the weights (and :math:`p`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fedtheory.algorithms.base import Participants, Rule, segment_sum
+
+__all__ = ["FedAvg", "FedAvgIS", "FedPGD", "FullParticipation"]
+
+
+def _weighted(updates: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    return updates * coef.astype(updates.dtype, copy=False)[:, None]
+
+
+class FedAvg(Rule):
+    r"""FedAvg: the (weighted) average of the participants' updates (seed 003, Algorithm 3).
+
+    .. math::
+
+        G_t = \frac{\sum_{i\in\mathcal A(t)} w_i \Delta_i}{\sum_{i\in\mathcal A(t)} w_i}
+        \;=\; \frac{1}{|\mathcal A(t)|}\sum_{i\in\mathcal A(t)} \Delta_i
+        \quad (w_i = 1/n),
+
+    and :math:`G_t = 0` in a round without participants (the round is skipped). No memory.
+    Biased under heterogeneous :math:`p_i` (it favours frequent participants).
+
+    >>> rule = FedAvg()
+    >>> st = rule.init(1, 3, 1)
+    >>> G, st = rule.step(st, np.array([True, False, True]), np.array([[1.0], [5.0], [3.0]]))
+    >>> G.tolist()
+    [2.0]
+    """
+
+    name: ClassVar[str] = "fedavg"
+
+    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
+              p: np.ndarray | None) -> np.ndarray:
+        w = state["weights"][part.cols]
+        num = segment_sum(_weighted(updates, w), part)
+        den = segment_sum(w, part)
+        out = np.zeros_like(num)
+        np.divide(num, den[:, None], out=out, where=den[:, None] > 0)
+        return out
+
+
+class FedAvgIS(Rule):
+    r"""FedAvg with importance sampling, the unbiased estimator of seed 000 (i).
+
+    .. math:: G_t = \sum_{i\in\mathcal A(t)} \frac{w_i}{p_i}\,\Delta_i
+        \;=\; \frac1n \sum_{i\in\mathcal A(t)} \frac{\Delta_i}{p_i}\quad (w_i = 1/n),
+
+    unbiased for :math:`\sum_i w_i \Delta_i` when client :math:`i` is active with probability
+    :math:`p_i`; :math:`G_t = 0` without participants. No memory.
+
+    >>> rule = FedAvgIS()
+    >>> st = rule.init(1, 2, 1, p=[0.5, 1.0])
+    >>> rule.step(st, np.array([True, True]), np.array([[1.0], [3.0]]))[0].tolist()
+    [2.5]
+    """
+
+    name: ClassVar[str] = "fedavg_is"
+    importance_weighted: ClassVar[bool] = True
+
+    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
+              p: np.ndarray | None) -> np.ndarray:
+        coef = state["weights"][part.cols] / p[part.cols]
+        return segment_sum(_weighted(updates, coef), part)
+
+
+class FedPGD(Rule):
+    r"""FedPGD (seed 000's tables): the sum of the participants' updates divided by the budget
+    :math:`b`, as for sampling :math:`b` of :math:`n` clients without replacement.
+
+    .. math:: G_t = \frac{n}{b}\sum_{i\in\mathcal A(t)} w_i \Delta_i
+        \;=\; \frac1b\sum_{i\in\mathcal A(t)} \Delta_i \quad (w_i = 1/n),
+
+    with :math:`b` given, or by default the expected number of participants
+    :math:`\sum_i p_i` (exactly :math:`b` under uniform :math:`b`-of-:math:`n` sampling, where
+    FedPGD, FedAvg and FedAvg-IS coincide). No memory.
+    """
+
+    name: ClassVar[str] = "fedpgd"
+
+    def __init__(self, b: float | None = None) -> None:
+        if b is not None and not (np.isfinite(b) and b > 0):
+            raise ValueError(f"b must be positive, got {b!r}")
+        self.b = b
+
+    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
+              p: np.ndarray | None) -> np.ndarray:
+        if self.b is None:
+            if p is None:
+                raise ValueError("p must be given for rule 'fedpgd' when b is not set")
+            b = float(np.sum(p))
+        else:
+            b = float(self.b)
+        coef = state["weights"][part.cols] * (state["n"] / b)
+        return segment_sum(_weighted(updates, coef), part)
+
+
+class FullParticipation(Rule):
+    r"""Full participation (FedGD when :math:`\tau = 1`): every client's update, whatever the
+    mask.
+
+    .. math:: G_t = \sum_{i=1}^n w_i \Delta_i.
+
+    It asks the engine for all :math:`n` updates every round (``needs_all``) and pays their
+    communication. No memory.
+    """
+
+    name: ClassVar[str] = "full"
+    needs_all: ClassVar[bool] = True
+
+    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
+              p: np.ndarray | None) -> np.ndarray:
+        if part.size != part.replicas * part.n:
+            raise ValueError(
+                f"rule 'full' needs every client's update: got {part.size} of "
+                f"{part.replicas * part.n} pairs"
+            )
+        return segment_sum(_weighted(updates, state["weights"][part.cols]), part)

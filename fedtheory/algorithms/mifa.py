@@ -1,0 +1,146 @@
+r"""Memory-based aggregation of seed 000: MIFA, U-MIFA and their heavy-ball variants.
+
+Every client :math:`i` has a row :math:`G^{(i)}` in a table (memory :math:`O(Rnd)`); the
+direction is the weighted table mean :math:`G_t = \sum_i w_i G_t^{(i)}`
+(:math:`= \frac1n\sum_i G_t^{(i)}` for uniform weights), kept as a running sum so that a round
+costs :math:`O(Kd)` for :math:`K` participants.
+
+Memory initialisation (``memory_init``): ``"zeros"`` (default, :math:`G_{-1}^{(i)} = 0`) or
+``"full"`` (:math:`G_{-1}^{(i)} = \Delta_i(w_0)`, every client's update at the initial point,
+which the engine then computes once and counts as communication).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fedtheory.algorithms.base import Participants, TableRule
+
+__all__ = ["MIFA", "UMIFA", "MIFAm", "UMIFAm"]
+
+
+class MIFA(TableRule):
+    r"""MIFA (seed 000, ii): an active client overwrites its row, the others keep theirs.
+
+    .. math::
+
+        G_t^{(i)} = \begin{cases}\Delta_i, & i\in\mathcal A(t)\\ G_{t-1}^{(i)}, &
+        \text{otherwise}\end{cases}\qquad G_t = \sum_{i=1}^n w_i G_t^{(i)}.
+
+    Biased: :math:`\mathbb E[G_t^{(i)}\mid\text{past}] = p_i\Delta_i + (1-p_i)G_{t-1}^{(i)}`.
+    Memory: table :math:`G^{(i)}`, initialised by ``memory_init`` (zeros by default).
+
+    >>> rule = MIFA()
+    >>> st = rule.init(1, 2, 1)
+    >>> G, st = rule.step(st, np.array([True, False]), np.array([[4.0], [9.0]]))
+    >>> G.tolist()  # (4 + 0) / 2
+    [2.0]
+    """
+
+    name: ClassVar[str] = "mifa"
+
+    def __init__(self, memory_init: str = "zeros") -> None:
+        self.memory_init = self._check_memory_init(memory_init)
+
+    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
+              p: np.ndarray | None) -> np.ndarray:
+        idx, old = self._gather(state, part)
+        change = updates - old
+        change *= state["weights"][part.cols].astype(change.dtype)[:, None]
+        self._scatter(state, part, idx, updates, change)
+        return self._direction(state, state["total"].copy())
+
+    def _direction(self, state: dict[str, Any], G: np.ndarray) -> np.ndarray:
+        return G
+
+
+class UMIFA(MIFA):
+    r"""Unbiased MIFA (seed 000, iii): an active client corrects its row by importance
+    weighting.
+
+    .. math::
+
+        G_t^{(i)} = \begin{cases}\frac{1}{p_i}\Delta_i - \big(\frac1{p_i}-1\big)G_{t-1}^{(i)}
+        = G_{t-1}^{(i)} + \frac{\Delta_i - G_{t-1}^{(i)}}{p_i}, & i\in\mathcal A(t)\\
+        G_{t-1}^{(i)}, & \text{otherwise}\end{cases}\qquad G_t = \sum_i w_i G_t^{(i)},
+
+    so that :math:`\mathbb E[G_t^{(i)}\mid\text{past}] = \Delta_i` under independent
+    participation with probabilities :math:`p_i`. Memory: table :math:`G^{(i)}`, initialised by
+    ``memory_init`` (zeros by default).
+
+    >>> rule = UMIFA()
+    >>> st = rule.init(1, 2, 1, p=0.5)
+    >>> rule.step(st, np.array([True, False]), np.array([[4.0], [9.0]]))[0].tolist()
+    [4.0]
+    """
+
+    name: ClassVar[str] = "umifa"
+    importance_weighted: ClassVar[bool] = True
+
+    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
+              p: np.ndarray | None) -> np.ndarray:
+        idx, old = self._gather(state, part)
+        inv = (1.0 / p[part.cols]).astype(old.dtype)[:, None]
+        new = updates * inv
+        new -= old * (inv - 1.0)  # exactly the seed's form: p = 1 stores Delta itself
+        change = new - old
+        change *= state["weights"][part.cols].astype(change.dtype)[:, None]
+        self._scatter(state, part, idx, new, change)
+        return self._direction(state, state["total"].copy())
+
+
+class _Momentum:
+    r"""Heavy ball on the aggregate: :math:`v_t = \beta v_{t-1} + G_t`, :math:`v_{-1} = 0`."""
+
+    own_momentum: ClassVar[bool] = True
+
+    def _init(self, state: dict[str, Any], initial: np.ndarray | None) -> None:
+        super()._init(state, initial)  # type: ignore[misc]
+        state["v"] = np.zeros((state["replicas"], state["d"]), dtype=state["dtype"])
+
+    def _direction(self, state: dict[str, Any], G: np.ndarray) -> np.ndarray:
+        v = state["v"]
+        v *= self.beta  # type: ignore[attr-defined]
+        v += G
+        return v.copy()
+
+
+class MIFAm(_Momentum, MIFA):
+    r"""MIFAm (seed 000, iv): MIFA with heavy-ball momentum :math:`\beta` on the server.
+
+    .. math::
+
+        G_t = \sum_i w_i G_t^{(i)}\ \text{(MIFA table)},\qquad v_t = \beta v_{t-1} + G_t,
+        \qquad w_t = w_{t-1} - \eta v_t;
+
+    the rule returns :math:`v_t` (the engine then steps :math:`-\eta_g\eta v_t`, so its own
+    ``momentum`` must stay 0). Memory: the table (``memory_init``, zeros by default) and
+    :math:`v_{-1} = 0`. The seed gives no :math:`\beta`; the default is 0.9.
+    """
+
+    name: ClassVar[str] = "mifam"
+
+    def __init__(self, beta: float = 0.9, memory_init: str = "zeros") -> None:
+        super().__init__(memory_init)
+        self.beta = self._check_beta(beta)
+
+
+class UMIFAm(_Momentum, UMIFA):
+    r"""U-MIFAm (seed 000, v): U-MIFA with heavy-ball momentum :math:`\beta` on the server.
+
+    .. math::
+
+        G_t = \sum_i w_i G_t^{(i)}\ \text{(U-MIFA table)},\qquad v_t = \beta v_{t-1} + G_t,
+        \qquad w_t = w_{t-1} - \eta v_t;
+
+    returns :math:`v_t`. Memory: the table (``memory_init``, zeros by default) and
+    :math:`v_{-1} = 0`. The seed gives no :math:`\beta`; the default is 0.9.
+    """
+
+    name: ClassVar[str] = "umifam"
+
+    def __init__(self, beta: float = 0.9, memory_init: str = "zeros") -> None:
+        super().__init__(memory_init)
+        self.beta = self._check_beta(beta)

@@ -1,0 +1,310 @@
+"""A common battery of checks applied to every registered aggregation rule, plus the
+rule-specific identities (unbiasedness by exact enumeration of participation patterns)."""
+
+import inspect
+import itertools
+
+import numpy as np
+import pytest
+
+from fedtheory import algorithms
+from fedtheory.algorithms import RULES, Participants, Rule, get_rule, segment_sum
+
+N, D, R = 4, 3, 5
+P = np.array([0.3, 0.5, 0.8, 1.0])
+UNBIASED = {"fedavg_is", "umifa", "saga", "fedpgd_uniform"}
+
+
+def make(name, **kw):
+    rule = get_rule(name, **kw)
+    if "memory_init" in inspect.signature(type(rule).__init__).parameters and not kw:
+        rule = get_rule(name, memory_init="zeros", **kw)
+    return rule
+
+
+def init(rule, replicas=R, n=N, d=D, initial=None, **kw):
+    return rule.init(replicas, n, d, p=P if n == N else 0.5, initial=initial, **kw)
+
+
+def random_round(rng, replicas=R, n=N, d=D, p=P):
+    mask = rng.random((replicas, n)) < p
+    updates = rng.normal(size=(replicas, n, d))
+    return mask, updates
+
+
+ALL = sorted(RULES)
+
+
+def test_every_rule_class_is_registered():
+    classes = {
+        obj for _, obj in inspect.getmembers(algorithms, inspect.isclass)
+        if issubclass(obj, Rule) and obj.name
+    }
+    assert classes == set(RULES.values())
+    assert set(ALL) >= {"fedavg", "fedavg_is", "fedpgd", "mifa", "umifa", "mifam", "umifam",
+                        "saga", "scaffold", "fedvarp"}
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_shapes_and_memory(name):
+    rng = np.random.default_rng(0)
+    rule = make(name)
+    st = init(rule)
+    mask, upd = random_round(rng)
+    if rule.needs_all:
+        mask[:] = True
+    G, st = rule.step(st, mask, upd)
+    assert G.shape == (R, D) and G.dtype == np.float64 and np.isfinite(G).all()
+    big = [k for k, v in st.items() if isinstance(v, np.ndarray) and v.size >= R * N * D]
+    if rule.table:
+        assert st["table"].shape == (R, N, D)
+        assert big == ["table"]
+    else:
+        assert big == [], f"{name} keeps O(R n d) memory: {big}"
+    # single replica, dense form: the replica axis is dropped
+    st1 = init(rule, replicas=1)
+    g1, _ = rule.step(st1, mask[0], upd[0])
+    assert g1.shape == (D,)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_compressed_equals_dense(name):
+    rng = np.random.default_rng(1)
+    rule = make(name)
+    s1, s2 = init(rule), init(rule)
+    for _ in range(3):
+        mask, upd = random_round(rng)
+        if rule.needs_all:
+            mask[:] = True
+        g1, s1 = rule.step(s1, mask, upd)
+        part = Participants.from_mask(mask)
+        g2, s2 = rule.step(s2, part, upd[part.rows, part.cols])
+        np.testing.assert_array_equal(g1, g2)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_no_nan_without_participants(name):
+    rule = make(name)
+    if rule.needs_all:
+        pytest.skip("rule 'full' ignores the mask by design")
+    st = init(rule)
+    G, st = rule.step(st, np.zeros((R, N), bool), np.zeros((R, N, D)))
+    assert np.isfinite(G).all()
+    if not rule.table:
+        assert (G == 0).all()
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_full_participation_is_gradient_descent(name):
+    """All clients active (p = 1): every rule's direction is sum_i w_i Delta_i."""
+    rng = np.random.default_rng(2)
+    rule = make(name)
+    w = rng.random(N)
+    w /= w.sum()
+    st = rule.init(R, N, D, p=1.0, weights=w)
+    for _ in range(2 if not rule.own_momentum else 1):
+        upd = rng.normal(size=(R, N, D))
+        G, st = rule.step(st, np.ones((R, N), bool), upd)
+        # SCAFFOLD's own table does not enter G; MIFA-type tables are overwritten
+        np.testing.assert_allclose(G, np.einsum("rnd,n->rd", upd, w), rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if RULES[n].table])
+@pytest.mark.parametrize("memory_init", ["zeros", "full"])
+def test_memory_initialisation(name, memory_init):
+    rng = np.random.default_rng(3)
+    rule = get_rule(name, memory_init=memory_init)
+    initial = rng.normal(size=(R, N, D))
+    if memory_init == "full":
+        st = init(rule, initial=initial, local_steps=2)
+        want = initial / 2 if name == "scaffold" else initial
+        np.testing.assert_array_equal(st["table"], want)
+        np.testing.assert_allclose(st["total"], want.mean(axis=1), rtol=1e-14)
+        with pytest.raises(ValueError, match="initial"):
+            init(rule)
+    else:
+        st = init(rule)
+        assert (st["table"] == 0).all() and (st["total"] == 0).all()
+
+
+def test_table_running_total_stays_exact():
+    """The incremental table sum matches the table over many rounds (refreshed every n)."""
+    rng = np.random.default_rng(4)
+    for name in ("mifa", "umifa", "saga", "fedvarp", "scaffold"):
+        rule = make(name)
+        st = init(rule)
+        for _ in range(11):
+            mask, upd = random_round(rng)
+            _, st = rule.step(st, mask, upd)
+            np.testing.assert_allclose(st["total"], st["table"].mean(axis=1), atol=1e-12)
+
+
+def _exact_expectation(rule, table, upd, p):
+    """E[G] over all 2^n Bernoulli(p) patterns, each pattern one replica."""
+    masks = np.array(list(itertools.product([False, True], repeat=len(p))))
+    prob = np.prod(np.where(masks, p, 1 - p), axis=1)
+    K = len(masks)
+    kw = {}
+    if rule.table:
+        kw["initial"] = np.broadcast_to(table, (K, *table.shape)).copy()
+    st = rule.init(K, len(p), table.shape[1], p=p, **kw)
+    G, _ = rule.step(st, masks, np.broadcast_to(upd, (K, *upd.shape)))
+    return prob @ G
+
+
+@pytest.mark.parametrize("name", ["fedavg_is", "umifa", "saga", "mifa", "fedavg", "fedvarp"])
+def test_unbiasedness_by_enumeration(name):
+    rng = np.random.default_rng(5)
+    table = rng.normal(size=(N, D))
+    upd = rng.normal(size=(N, D))
+    kw = {"memory_init": "full"} if RULES[name].table else {}
+    EG = _exact_expectation(get_rule(name, **kw), table, upd, P)
+    target = upd.mean(axis=0)
+    if name in UNBIASED:
+        np.testing.assert_allclose(EG, target, rtol=1e-12, atol=1e-13)
+    else:
+        assert not np.allclose(EG, target, atol=1e-3)
+    if name == "mifa":  # E[G_t^i | past] = p_i Delta_i + (1 - p_i) G_{t-1}^i
+        want = (P[:, None] * upd + (1 - P[:, None]) * table).mean(axis=0)
+        np.testing.assert_allclose(EG, want, rtol=1e-12)
+
+
+def test_saga_and_umifa_share_the_direction_not_the_table():
+    rng = np.random.default_rng(6)
+    initial = rng.normal(size=(R, N, D))
+    s, u = get_rule("saga"), get_rule("umifa", memory_init="full")
+    ss, su = init(s, initial=initial), init(u, initial=initial)
+    mask, upd = random_round(rng)
+    mask[:, 0] = True
+    gs, ss = s.step(ss, mask, upd)
+    gu, su = u.step(su, mask, upd)
+    np.testing.assert_allclose(gs, gu, rtol=1e-12)
+    assert not np.allclose(ss["table"][:, 0], su["table"][:, 0])
+
+
+def test_fedvarp_equals_saga_under_b_of_n():
+    rng = np.random.default_rng(7)
+    b = 2
+    initial = rng.normal(size=(R, N, D))
+    u = rng.random((R, N))
+    mask = u <= np.sort(u, axis=1)[:, [b - 1]]
+    upd = rng.normal(size=(R, N, D))
+    fv, sg = get_rule("fedvarp", memory_init="full"), get_rule("saga")
+    g1, _ = fv.step(fv.init(R, N, D, initial=initial), mask, upd)
+    g2, _ = sg.step(sg.init(R, N, D, p=b / N, initial=initial), mask, upd)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12)
+
+
+def test_fedpgd_is_fedavg_under_b_of_n_and_uses_b():
+    rng = np.random.default_rng(8)
+    mask = np.zeros((R, N), bool)
+    mask[:, :2] = True
+    upd = rng.normal(size=(R, N, D))
+    fp = get_rule("fedpgd")
+    g_pgd, _ = fp.step(fp.init(R, N, D, p=0.5), mask, upd)
+    fa = get_rule("fedavg")
+    g_avg, _ = fa.step(fa.init(R, N, D), mask, upd)
+    np.testing.assert_allclose(g_pgd, g_avg, rtol=1e-13)
+    fb = get_rule("fedpgd", b=4)
+    g4, _ = fb.step(fb.init(R, N, D), mask, upd)
+    np.testing.assert_allclose(g4, upd[:, :2].sum(axis=1) / 4, rtol=1e-13)
+
+
+def test_momentum_rules_are_heavy_ball_on_the_base_rule():
+    rng = np.random.default_rng(9)
+    for base, mom in (("mifa", "mifam"), ("umifa", "umifam")):
+        rb, rm = get_rule(base), get_rule(mom, beta=0.7)
+        sb, sm = init(rb), init(rm)
+        v = np.zeros((R, D))
+        for _ in range(4):
+            mask, upd = random_round(rng)
+            g, sb = rb.step(sb, mask, upd)
+            vm, sm = rm.step(sm, mask, upd)
+            v = 0.7 * v + g
+            np.testing.assert_allclose(vm, v, rtol=1e-13)
+
+
+def test_scaffold_controls():
+    rng = np.random.default_rng(10)
+    rule = get_rule("scaffold")
+    st = init(rule, local_steps=3)
+    mask, upd = random_round(rng)
+    part = Participants.from_mask(mask)
+    assert (rule.correction(st, part) == 0).all()
+    _, st = rule.step(st, mask, upd)
+    u = np.where(mask[..., None], upd / 3, 0.0)
+    np.testing.assert_allclose(st["table"], u, rtol=1e-14)
+    np.testing.assert_allclose(st["total"], u.mean(axis=1), rtol=1e-14)
+    corr = rule.correction(st, part)
+    np.testing.assert_allclose(corr, st["total"][part.rows] - u[part.rows, part.cols])
+    assert rule.floats_per_update == 2
+
+
+def test_segment_sum_matches_add_at():
+    rng = np.random.default_rng(11)
+    mask = rng.random((7, 5)) < 0.3
+    mask[2] = False
+    part = Participants.from_mask(mask)
+    vals = rng.normal(size=(part.size, 4))
+    ref = np.zeros((7, 4))
+    np.add.at(ref, part.rows, vals)
+    np.testing.assert_allclose(segment_sum(vals, part), ref, rtol=1e-14)
+    np.testing.assert_array_equal(part.mask, mask)
+    full = Participants.full(3, 4)
+    np.testing.assert_array_equal(full.mask, np.ones((3, 4), bool))
+    empty = Participants.from_mask(np.zeros((2, 3), bool))
+    assert segment_sum(np.zeros((0, 2)), empty).shape == (2, 2)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_float32_state(name):
+    rule = make(name)
+    st = rule.init(R, N, D, p=P, dtype=np.float32)
+    rng = np.random.default_rng(12)
+    mask, upd = random_round(rng)
+    if rule.needs_all:
+        mask[:] = True
+    G, _ = rule.step(st, mask, upd.astype(np.float32))
+    assert G.dtype == np.float32
+
+
+@pytest.mark.parametrize("name", sorted(n for n in ALL if RULES[n].importance_weighted))
+@pytest.mark.parametrize("bad", [0.0, -0.1, 1.5, np.nan])
+def test_importance_weighted_rules_reject_bad_p(name, bad):
+    rule = make(name)
+    p = P.copy()
+    p[1] = bad
+    with pytest.raises(ValueError, match=r"p must be in \(0, 1\]"):
+        rule.init(R, N, D, p=p)
+    with pytest.raises(ValueError, match="p must be given"):
+        rule.init(R, N, D)
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="rule must be one of .*'nope'"):
+        get_rule("nope")
+    with pytest.raises(ValueError, match=r"beta must be in \[0, 1\), got 1.0"):
+        get_rule("mifam", beta=1.0)
+    with pytest.raises(ValueError, match="memory_init must be"):
+        get_rule("mifa", memory_init="ones")
+    with pytest.raises(ValueError, match="bad parameters"):
+        get_rule("fedavg", beta=0.5)
+    with pytest.raises(ValueError, match="b must be positive"):
+        get_rule("fedpgd", b=0)
+    rule = get_rule("fedavg")
+    st = rule.init(R, N, D)
+    with pytest.raises(ValueError, match="updates must have shape"):
+        rule.step(st, np.ones((R, N), bool), np.zeros((R, N)))
+    with pytest.raises(ValueError, match="active must have shape"):
+        rule.step(st, np.ones((R, N + 1), bool), np.zeros((R, N + 1, D)))
+    with pytest.raises(ValueError, match="replicas"):
+        rule.step(st, np.ones((R + 1, N), bool), np.zeros((R + 1, N, D)))
+    with pytest.raises(ValueError, match="p must have shape|p must be a scalar"):
+        get_rule("umifa").init(R, N, D, p=[0.5, 0.5])
+    with pytest.raises(ValueError, match="n must be a positive integer, got 0"):
+        rule.init(R, 0, D)
+    with pytest.raises(ValueError, match="weights must"):
+        rule.init(R, N, D, weights=-np.ones(N))
+    with pytest.raises(ValueError, match="needs every client"):
+        full = get_rule("full")
+        full.step(full.init(R, N, D), np.zeros((R, N), bool), np.zeros((R, N, D)))
