@@ -138,7 +138,7 @@ def validate_probabilities(p: Any, n: int, name: str = "p") -> np.ndarray:
         raise ValueError(f"{name} must be a scalar or have shape ({n},), got shape {arr.shape}")
     bad = ~(np.isfinite(arr) & (arr > 0.0) & (arr <= 1.0))
     if bad.any():
-        raise ValueError(f"{name} must be in (0, 1], got {arr[bad][0]!r} in {name}={p!r}")
+        raise ValueError(f"{name} must be in (0, 1], got {float(arr[bad][0])!r} in {name}={p!r}")
     return arr
 
 

@@ -1,0 +1,60 @@
+"""Participation processes: which clients take part in each round, for many replicas at once.
+
+>>> proc = get_process("bernoulli", p=0.1, n=10)
+>>> proc.stationary.sum().round(12)
+np.float64(1.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fedtheory.participation.base import (
+    ParticipationProcess,
+    RNGLike,
+    uniforms,
+    validate_n,
+    validate_probability_vector,
+)
+from fedtheory.participation.bernoulli import BernoulliParticipation
+from fedtheory.participation.cyclic import CyclicParticipation
+from fedtheory.participation.dropout import DropoutParticipation
+from fedtheory.participation.markov import MarkovParticipation
+from fedtheory.participation.uniform import UniformParticipation
+
+__all__ = [
+    "PROCESSES",
+    "BernoulliParticipation",
+    "CyclicParticipation",
+    "DropoutParticipation",
+    "MarkovParticipation",
+    "ParticipationProcess",
+    "RNGLike",
+    "UniformParticipation",
+    "get_process",
+    "uniforms",
+    "validate_n",
+    "validate_probability_vector",
+]
+
+#: name -> process class.
+PROCESSES: dict[str, type[ParticipationProcess]] = {
+    cls.name: cls
+    for cls in (
+        BernoulliParticipation,
+        UniformParticipation,
+        MarkovParticipation,
+        CyclicParticipation,
+        DropoutParticipation,
+    )
+}
+
+
+def get_process(name: str, **params: Any) -> ParticipationProcess:
+    """Build the process registered under ``name`` with ``params``."""
+    if name not in PROCESSES:
+        raise ValueError(f"participation process must be one of {sorted(PROCESSES)}, got {name!r}")
+    try:
+        return PROCESSES[name](**params)
+    except TypeError as exc:
+        raise ValueError(f"bad parameters {params!r} for process {name!r}: {exc}") from None

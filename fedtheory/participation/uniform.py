@@ -1,0 +1,47 @@
+r"""Uniform sampling of :math:`b` of the :math:`n` clients without replacement (seed 000's
+tables, seed 003 Theorem 3): every subset of size :math:`b` equally likely, independently
+over rounds, so :math:`p_i = b/n` and :math:`p_{ij} = \frac{b(b-1)}{n(n-1)}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fedtheory.participation.base import ParticipationProcess, RNGLike, uniforms, validate_n
+
+__all__ = ["UniformParticipation"]
+
+
+class UniformParticipation(ParticipationProcess):
+    """``b``-of-``n`` uniform sampling without replacement.
+
+    The ``b`` clients with the smallest of ``n`` independent uniforms take part (a uniformly
+    random subset).
+
+    >>> proc = UniformParticipation(5, 2)
+    >>> rng = np.random.default_rng(0)
+    >>> mask, _ = proc.step(proc.init(rng, 4), rng)
+    >>> mask.sum(axis=1).tolist(), proc.stationary.tolist()
+    ([2, 2, 2, 2], [0.4, 0.4, 0.4, 0.4, 0.4])
+    """
+
+    name: ClassVar[str] = "uniform"
+
+    def __init__(self, n: int, b: int) -> None:
+        self.n = validate_n(n)
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or not 1 <= b <= self.n:
+            raise ValueError(f"b must be an integer in [1, n={self.n}], got {b!r}")
+        self.b = int(b)
+
+    @property
+    def stationary(self) -> np.ndarray:
+        return np.full(self.n, self.b / self.n)
+
+    def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
+        u = uniforms(rng, state["replicas"], self.n)
+        if self.b == self.n:
+            return np.ones(u.shape, dtype=bool)
+        kth = np.partition(u, self.b - 1, axis=1)[:, self.b - 1 : self.b]
+        return u <= kth

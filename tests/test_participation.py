@@ -1,0 +1,184 @@
+"""The same battery of checks for every participation process (frequencies against the
+stationary probabilities, shapes, determinism by seed and across chunking of replicas,
+validation), then each process's own properties."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+from fedtheory import participation, stats
+from fedtheory.participation import (
+    PROCESSES,
+    BernoulliParticipation,
+    CyclicParticipation,
+    DropoutParticipation,
+    MarkovParticipation,
+    ParticipationProcess,
+    UniformParticipation,
+    get_process,
+    uniforms,
+)
+
+P = np.array([0.05, 0.3, 0.5, 0.9, 1.0])
+
+CASES = {
+    "bernoulli": lambda: BernoulliParticipation(P),
+    "uniform": lambda: UniformParticipation(5, 2),
+    "markov": lambda: MarkovParticipation(P, correlation=0.6),
+    "markov_negative": lambda: MarkovParticipation([0.4, 0.5, 0.6], correlation=-0.5),
+    "cyclic": lambda: CyclicParticipation(P, period=7),
+    "dropout": lambda: DropoutParticipation(6, 0.5),
+    "dropout_max": lambda: DropoutParticipation(6, 0.5, distribution="max"),
+}
+
+
+def gens(seed, replicas, start=0):
+    return [np.random.default_rng([seed, r]) for r in range(start, start + replicas)]
+
+
+def test_every_process_is_registered_and_covered():
+    classes = {
+        obj for _, obj in inspect.getmembers(participation, inspect.isclass)
+        if issubclass(obj, ParticipationProcess) and obj.name
+    }
+    assert classes == set(PROCESSES.values())
+    assert {type(make()) for make in CASES.values()} == classes
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_shapes_and_stationary(case):
+    proc = CASES[case]()
+    st = proc.init(np.random.default_rng(0), 3)
+    mask, st = proc.step(st, np.random.default_rng(1))
+    assert mask.shape == (3, proc.n) and mask.dtype == bool
+    pi = proc.stationary
+    assert pi.shape == (proc.n,) and ((pi > 0) & (pi <= 1)).all()
+    assert proc.expected_participants == pytest.approx(pi.sum())
+    assert proc.sample(np.random.default_rng(0), 2, 4).shape == (4, 2, proc.n)
+    assert repr(proc).startswith(type(proc).__name__)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_empirical_frequencies_match_stationary(case):
+    """Per-replica frequencies over T rounds (independent across replicas) have mean p_i, at
+    every round and on average; alpha = 1e-6 per check, Bonferroni over clients."""
+    proc = CASES[case]()
+    R, T = 400, 60
+    masks = proc.sample(gens(7, R), R, T).astype(float)  # (T, R, n)
+    ev = stats.check_identity(masks.mean(axis=0), proc.stationary)
+    assert ev.passed, ev.detail
+    # the first round is already stationary (chains and cycles start in their stationary law)
+    ev0 = stats.check_identity(masks[0], proc.stationary)
+    assert ev0.passed, ev0.detail
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_determinism_and_chunking(case):
+    proc = CASES[case]()
+    whole = proc.sample(gens(3, 6), 6, 9)
+    again = proc.sample(gens(3, 6), 6, 9)
+    np.testing.assert_array_equal(whole, again)
+    parts = [proc.sample(gens(3, k, start=s), k, 9) for s, k in ((0, 1), (1, 3), (4, 2))]
+    np.testing.assert_array_equal(whole, np.concatenate(parts, axis=1))
+    one = proc.sample(np.random.default_rng(5), 6, 9)
+    np.testing.assert_array_equal(one, proc.sample(np.random.default_rng(5), 6, 9))
+    assert not np.array_equal(whole, proc.sample(gens(4, 6), 6, 9)) or proc.stationary.min() == 1
+
+
+def test_uniform_is_b_of_n_with_pair_probabilities():
+    proc = UniformParticipation(6, 3)
+    m = proc.sample(np.random.default_rng(0), 2000, 3).reshape(-1, 6)
+    assert (m.sum(axis=1) == 3).all()
+    pair = (m[:, :, None] & m[:, None, :]).astype(float)[:, 0, 1:]
+    ev = stats.check_identity(pair, np.full(5, 3 * 2 / (6 * 5)))
+    assert ev.passed, ev.detail
+    assert UniformParticipation(4, 4).sample(np.random.default_rng(0), 3, 2).all()
+
+
+def test_markov_correlation_and_transitions():
+    proc = MarkovParticipation([0.2, 0.7], correlation=0.8)
+    m = proc.sample(gens(1, 300), 300, 40).astype(float)
+    prev, nxt = m[:-1], m[1:]
+    p = proc.stationary
+    # E[1^t 1^{t+1}] = p^2 + lambda p (1 - p), per replica averaged over time
+    joint = (prev * nxt).mean(axis=0)
+    ev = stats.check_identity(joint, p**2 + 0.8 * p * (1 - p))
+    assert ev.passed, ev.detail
+    np.testing.assert_allclose(proc.p_on / (proc.p_on + proc.p_off), p)
+    assert MarkovParticipation(1.0, n=3).sample(np.random.default_rng(0), 2, 5).all()
+
+
+def test_cyclic_runs():
+    proc = CyclicParticipation([0.25, 0.5, 1.0], period=4)
+    m = proc.sample(np.random.default_rng(0), 5, 12)
+    # integer p * period: exactly that many rounds on per cycle, in one run
+    np.testing.assert_array_equal(m[:4].sum(axis=0), np.tile([1, 2, 4], (5, 1)))
+    np.testing.assert_array_equal(m[:4], m[4:8])
+    aligned = CyclicParticipation(0.5, period=4, n=2, phase="aligned")
+    a = aligned.sample(np.random.default_rng(0), 1, 8)[:, 0, 0]
+    assert a.tolist() == [True, True, False, False] * 2
+
+
+@pytest.mark.parametrize("dist", ["uniform", "max"])
+@pytest.mark.parametrize("alpha", [0.0, 0.3, 0.5, 0.7])
+def test_dropout_ratio_bound(dist, alpha):
+    proc = DropoutParticipation(10, alpha, distribution=dist)
+    m = proc.sample(np.random.default_rng(1), 50, 20)
+    ratio = 1 - m.sum(axis=-1) / 10
+    assert (ratio <= alpha + 1e-12).all() and (m.sum(axis=-1) >= 1).all()
+    if dist == "max":
+        assert (10 - m.sum(axis=-1) == proc.max_dropped).all()
+    else:
+        assert set(np.unique(np.round(ratio * 10)).astype(int)) == set(range(proc.max_dropped + 1))
+    assert DropoutParticipation(10, 0.3).max_dropped == 3
+    assert DropoutParticipation(10, 0.7).max_dropped == 7
+
+
+def test_uniforms_per_replica_generators():
+    g = gens(0, 3)
+    u = uniforms(g, 3, 2, 2)
+    assert u.shape == (3, 2, 2)
+    np.testing.assert_array_equal(u[2], gens(0, 1, start=2)[0].random((2, 2)))
+    with pytest.raises(ValueError, match="one generator per replica"):
+        uniforms(gens(0, 2), 3, 4)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: BernoulliParticipation(0.0, n=3), r"p must be in \(0, 1\], got 0.0"),
+        (lambda: BernoulliParticipation([0.5, 1.5]), r"p must be in \(0, 1\], got 1.5"),
+        (lambda: BernoulliParticipation([0.5, np.nan]), r"p must be in \(0, 1\], got nan"),
+        (lambda: BernoulliParticipation(-0.1, n=2), r"p must be in \(0, 1\], got -0.1"),
+        (lambda: BernoulliParticipation(0.5), "n must be given"),
+        (lambda: BernoulliParticipation([0.5, 0.5], n=3), "n=3 entries"),
+        (lambda: UniformParticipation(5, 0), r"b must be an integer in \[1, n=5\], got 0"),
+        (lambda: UniformParticipation(5, 6), "got 6"),
+        (lambda: UniformParticipation(5, 2.5), "got 2.5"),
+        (lambda: UniformParticipation(0, 1), "n must be a positive integer, got 0"),
+        (lambda: MarkovParticipation(0.5, correlation=1.0, n=2), r"correlation must be in"),
+        (lambda: MarkovParticipation([0.9], correlation=-0.5), "transition probabilities"),
+        (lambda: MarkovParticipation(0.0, n=2), r"p must be in \(0, 1\]"),
+        (lambda: CyclicParticipation(0.5, period=0, n=2), "period must be a positive integer"),
+        (lambda: CyclicParticipation(0.5, n=2, phase="late"), "phase must be"),
+        (lambda: CyclicParticipation(1.2, n=2), r"p must be in \(0, 1\], got 1.2"),
+        (lambda: DropoutParticipation(5, 1.0), r"alpha must be in \[0, 1\), got 1.0"),
+        (lambda: DropoutParticipation(5, -0.1), r"alpha must be in \[0, 1\)"),
+        (lambda: DropoutParticipation(5, 0.2, distribution="x"), "distribution must be"),
+        (lambda: get_process("poisson"), "must be one of .*'poisson'"),
+        (lambda: get_process("uniform", n=3), "bad parameters"),
+        (lambda: BernoulliParticipation(0.5, n=2).init(None, 0), "replicas must be"),
+    ],
+)
+def test_validation(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_get_process_builds_each():
+    assert isinstance(get_process("bernoulli", p=0.1, n=10), BernoulliParticipation)
+    assert isinstance(get_process("uniform", n=10, b=2), UniformParticipation)
+    assert isinstance(get_process("markov", p=0.1, n=10), MarkovParticipation)
+    assert isinstance(get_process("cyclic", p=0.1, n=10), CyclicParticipation)
+    assert isinstance(get_process("dropout", n=10, alpha=0.3), DropoutParticipation)
