@@ -1,0 +1,597 @@
+r"""The vectorised federated-learning simulator: many independent replicas of a run at once.
+
+One round :math:`t` of replica :math:`r` (all replicas advance together, as array axes):
+
+1. the participation process draws the mask :math:`1_i^t` of active clients;
+2. every *active* client :math:`i` runs :math:`\tau` local steps from :math:`x_t`,
+
+   .. math:: y^{k+1} = y^k - \eta\,\big(\nabla f_i(y^k) + \xi^k + c_i\big),\qquad
+       y^0 = x_t,
+
+   with gradient noise :math:`\xi^k` from the noise model (none, additive Gaussian
+   :math:`\mathbb E\|\xi\|^2 = \sigma^2`, or :math:`M\|\nabla f_i\|^2 + \sigma^2` as in seed
+   002's Assumptions 7/8) and a drift correction :math:`c_i` asked from the rule (SCAFFOLD;
+   0 otherwise), and reports the pseudo-gradient
+   :math:`\Delta_i = (x_t - y^\tau)/\eta = \sum_k (\nabla f_i(y^k) + \xi^k + c_i)`;
+3. the rule aggregates the updates into :math:`G_t` (:mod:`fedtheory.algorithms`);
+4. the server steps, with heavy-ball momentum :math:`\beta` (0 by default),
+
+   .. math:: v_t = \beta v_{t-1} + G_t,\qquad x_{t+1} = x_t - \eta_g\,\eta\, v_t .
+
+Work follows participation: the :math:`K` active (replica, client) pairs of a round are
+flattened and only they compute gradients (:meth:`Problem.client_gradients`), so a round at
+participation rate :math:`\bar p` costs about :math:`\bar p` of a full one; rules that need
+every client's update (``needs_all``) get all pairs. Memory is :math:`O(Rd)` plus the round's
+:math:`O(Kd)` updates, and :math:`O(Rnd)` only for rules that keep a table.
+
+Determinism: replica :math:`r` draws its participation from the stream
+``SeedSequence(seed, spawn_key=(r, 0))`` and its gradient noise from ``(r, 1)``, with the bit
+generator named by ``bit_generator`` (PCG64, numpy's default, unless asked otherwise). So a
+seed gives the same trajectories whatever the chunking of replicas or the number of worker
+threads.
+
+Exact shortcut: for a diagonal quadratic (:class:`~fedtheory.problems.QuadraticProblem`) the
+local steps are linear, :math:`y^{k+1}-c_i = m\odot(y^k-c_i) - \eta(\xi^k + c)` with
+:math:`m = 1 - \eta a_i`, so with additive Gaussian noise (or none)
+
+.. math::
+
+    \Delta_i = S_1\odot\big(a_i\odot(x_t - c_i) + c\big) + \sum_{k<\tau} m^{\tau-1-k}\odot\xi^k,
+    \qquad S_1 = \sum_{j<\tau} m^j,
+
+and the noise sum is one Gaussian with per-coordinate variance
+:math:`\frac{\sigma^2}{d}\sum_{j<\tau} m^{2j}`: one normal per coordinate instead of
+:math:`\tau` (``fuse_local_steps``; used automatically when exact).
+
+Examples
+--------
+>>> from fedtheory.problems import QuadraticProblem
+>>> from fedtheory.participation import BernoulliParticipation
+>>> prob = QuadraticProblem.heterogeneous(10, 5, L=1.0, mu=0.1, sigma_G2=1.0,
+...                                       rng=np.random.default_rng(0))
+>>> res = simulate(prob, "mifa", BernoulliParticipation(0.5, n=10), rounds=400,
+...                replicas=4, lr=0.1, x0=np.ones(5))
+>>> res.f_gap.mean.shape, res.x.shape, bool(res.f_gap.mean[-1] < 1e-4 * res.f_gap.mean[0])
+((401,), (4, 5), True)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fedtheory.algorithms import Participants, Rule, get_rule
+
+__all__ = ["BIT_GENERATORS", "METRICS", "SimulationResult", "Trace", "simulate"]
+
+#: Bit generators a simulation may use (``bit_generator=``); PCG64 is numpy's default.
+BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
+    "pcg64": np.random.PCG64,
+    "pcg64dxsm": np.random.PCG64DXSM,
+    "sfc64": np.random.SFC64,
+    "philox": np.random.Philox,
+    "mt19937": np.random.MT19937,
+}
+
+#: The metrics every simulation records (besides ``extra_metrics``).
+METRICS = ("f_gap", "grad_norm2", "dist2", "bits")
+
+#: Transient elements (K * d) a chunk of replicas may hold per round when ``chunk`` is None.
+_CHUNK_BUDGET = 1 << 22
+
+
+@dataclass
+class Trace:
+    """A metric per recorded round: mean and standard error over replicas.
+
+    ``replicas`` holds the per-replica values, shape ``(R, rounds recorded)``, when the
+    simulation was asked to keep them (``keep_replicas=True``), else None.
+    """
+
+    mean: np.ndarray
+    se: np.ndarray
+    replicas: np.ndarray | None = None
+
+
+@dataclass
+class SimulationResult:
+    """What :func:`simulate` returns.
+
+    Attributes
+    ----------
+    rounds
+        The recorded rounds :math:`t` (0 is the initial point, the last is ``rounds``).
+    f_gap, grad_norm2, dist2, bits
+        :math:`f(x_t) - f^\\star`, :math:`\\|\\nabla f(x_t)\\|^2`, :math:`\\|x_t - x^\\star\\|^2`
+        and the bits sent client -> master up to round :math:`t` (cumulative).
+    extra
+        The ``extra_metrics`` asked for, by name.
+    x
+        The final iterates, ``(R, d)``.
+    grad_evals, client_rounds
+        Client-gradient evaluations (rows of :meth:`client_gradients`) and client updates
+        computed, summed over replicas and rounds.
+    seconds
+        Wall-clock time of the simulation.
+    config
+        The parameters of the run.
+    """
+
+    rounds: np.ndarray
+    f_gap: Trace
+    grad_norm2: Trace
+    dist2: Trace
+    bits: Trace
+    x: np.ndarray
+    replicas: int
+    grad_evals: int
+    client_rounds: int
+    seconds: float
+    extra: dict[str, Trace] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def metric(self, name: str) -> Trace:
+        """A recorded metric by name (one of :data:`METRICS` or an extra metric)."""
+        if name in METRICS:
+            return getattr(self, name)
+        if name in self.extra:
+            return self.extra[name]
+        raise ValueError(f"metric must be one of {list(METRICS) + list(self.extra)}, got {name!r}")
+
+
+# ----------------------------------------------------------------------------- validation
+def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _positive_real(name: str, value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive real number, got {value!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive real number, got {value!r}")
+    return v
+
+
+def _resolve_problem(problem: Any) -> Any:
+    if isinstance(problem, str):
+        from fedtheory import problems as _problems
+
+        getter = getattr(_problems, "get_problem", None)
+        if getter is None:
+            raise ValueError(f"unknown problem {problem!r}: pass a problem object")
+        return getter(problem)
+    needed = ("n", "d", "weights", "loss", "grad", "client_gradients", "x_star", "f_star")
+    missing = [a for a in needed if not hasattr(problem, a)]
+    if missing:
+        raise ValueError(f"problem must offer {needed}; {problem!r} lacks {missing}")
+    return problem
+
+
+# ----------------------------------------------------------------------------- the engine
+class _Engine:
+    """Everything fixed for a run; :meth:`run_chunk` simulates a block of replicas."""
+
+    def __init__(self, **cfg: Any) -> None:
+        self.__dict__.update(cfg)
+        prob = self.problem
+        self.n, self.d = int(prob.n), int(prob.d)
+        self.x_star = np.asarray(prob.x_star, dtype=float)
+        self.f_star = float(prob.f_star)
+        self.step_size = self.global_lr * self.lr
+        self.bits_per_update = self.d * self.bits_per_float * self.rule.floats_per_update
+        self._setup_noise()
+        self._setup_fusion()
+
+    # -- noise ----------------------------------------------------------------------------
+    def _setup_noise(self) -> None:
+        from fedtheory.problems.noise import NoiseModel
+
+        noise = self.noise
+        self.noise_kind = "none"
+        if noise is None:
+            return
+        if not hasattr(noise, "sample"):
+            raise ValueError(f"noise must be a noise model with .sample(), got {noise!r}")
+        if isinstance(noise, NoiseModel) and noise.distribution == "gaussian":
+            # xi = s z / sqrt(d), s^2 = M ||g||^2 + sigma^2: the normals are drawn here,
+            # per replica, into one buffer, and scaled for all rows at once
+            self.noise_kind = "additive" if noise.M == 0 else "relative"
+        else:
+            self.noise_kind = "generic"
+
+    def _normals(self, part: Participants, rngs: list[np.random.Generator]) -> np.ndarray:
+        """Standard normals ``(K, d)``: replica r's rows from its own noise stream."""
+        z = np.empty((part.size, self.d), dtype=self.dtype)
+        starts = part.starts
+        for r in np.flatnonzero(part.counts):
+            rngs[r].standard_normal(out=z[starts[r] : starts[r + 1]], dtype=self.dtype)
+        return z
+
+    def _add_noise(self, g: np.ndarray, part: Participants,
+                   rngs: list[np.random.Generator]) -> None:
+        """Add one noise draw to every row of the gradients ``g`` in place."""
+        if self.noise_kind == "generic":
+            starts = part.starts
+            for r in np.flatnonzero(part.counts):
+                s, e = starts[r], starts[r + 1]
+                g[s:e] += self.noise.sample(g[s:e], rngs[r], dtype=self.dtype)
+            return
+        z = self._normals(part, rngs)
+        if self.noise_kind == "additive":
+            z *= self.dtype.type(math.sqrt(self.noise.sigma2 / self.d))
+        else:
+            scale = np.sqrt(self.noise.variance(g) / self.d).astype(self.dtype)
+            z *= scale[:, None]
+        g += z
+
+    # -- exact multi-step shortcut for diagonal quadratics --------------------------------
+    def _setup_fusion(self) -> None:
+        from fedtheory.problems.quadratic import QuadraticProblem
+
+        exact = (
+            isinstance(self.problem, QuadraticProblem)
+            and self.problem.diagonal
+            and self.noise_kind in ("none", "additive")
+        )
+        if self.fuse_local_steps is None:
+            self.fused = exact and self.local_steps > 1
+        elif self.fuse_local_steps and not exact:
+            raise ValueError(
+                "fuse_local_steps=True needs a diagonal QuadraticProblem and additive Gaussian "
+                f"noise (or none), got problem {type(self.problem).__name__} and noise "
+                f"{self.noise!r}"
+            )
+        else:
+            self.fused = bool(self.fuse_local_steps)
+        if not self.fused:
+            return
+        a = self.problem.hessians
+        m = 1.0 - self.lr * a
+        s1 = np.zeros_like(a)
+        s2 = np.zeros_like(a)
+        power = np.ones_like(a)
+        for _ in range(self.local_steps):
+            s1 += power
+            s2 += power * power
+            power = power * m
+        dt = self.dtype
+        self.fused_gain = (s1 * a).astype(dt)  # S1 * a
+        self.fused_s1 = s1.astype(dt)
+        self.fused_centers = self.problem.centers.astype(dt)
+        sig = math.sqrt(self.noise.sigma2 / self.d) if self.noise_kind == "additive" else 0.0
+        self.fused_noise = (sig * np.sqrt(s2)).astype(dt)
+
+    # -- one round's local work -----------------------------------------------------------
+    def local_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
+                      rngs: list[np.random.Generator]) -> tuple[np.ndarray, int]:
+        """The active pairs' pseudo-gradients ``(K, d)`` and the gradient rows evaluated."""
+        K, cols = part.size, part.cols
+        if K == 0:
+            return np.empty((0, self.d), dtype=self.dtype), 0
+        y = np.take(x, part.rows, axis=0)
+        if self.fused:
+            y -= np.take(self.fused_centers, cols, axis=0)
+            y *= np.take(self.fused_gain, cols, axis=0)
+            if corr is not None:
+                y += corr * np.take(self.fused_s1, cols, axis=0)
+            if self.noise_kind == "additive" and self.noise.sigma2 > 0:
+                z = self._normals(part, rngs)
+                z *= np.take(self.fused_noise, cols, axis=0)
+                y += z
+            return y, K
+        total = None
+        for k in range(self.local_steps):
+            g = np.asarray(self.problem.client_gradients(y, cols), dtype=self.dtype)
+            if self.noise_kind != "none":
+                self._add_noise(g, part, rngs)
+            if corr is not None:
+                g += corr
+            if total is None:
+                total = g if self.local_steps == 1 else g.copy()
+            else:
+                total += g
+            if k + 1 < self.local_steps:
+                g *= self.dtype.type(self.lr)
+                y -= g
+        return total, K * self.local_steps
+
+    # -- metrics --------------------------------------------------------------------------
+    def measure(self, x: np.ndarray, bits: np.ndarray) -> dict[str, np.ndarray]:
+        x64 = x.astype(float, copy=False)
+        g = np.asarray(self.problem.grad(x64), dtype=float)
+        out = {
+            "f_gap": np.asarray(self.problem.loss(x64), dtype=float) - self.f_star,
+            "grad_norm2": np.einsum("rd,rd->r", g, g),
+            "dist2": np.einsum("rd,rd->r", x64 - self.x_star, x64 - self.x_star),
+            "bits": bits.astype(float),
+        }
+        for name, fn in self.extra_metrics.items():
+            val = np.asarray(fn(x64), dtype=float)
+            if val.shape != (x.shape[0],):
+                raise ValueError(
+                    f"extra metric {name!r} must map (R, d) iterates to (R,), got {val.shape}"
+                )
+            out[name] = val
+        return out
+
+    # -- a block of replicas --------------------------------------------------------------
+    def _streams(self, start: int, size: int, which: int) -> list[np.random.Generator]:
+        bg = BIT_GENERATORS[self.bit_generator]
+        return [
+            np.random.Generator(bg(np.random.SeedSequence(self.seed, spawn_key=(r, which))))
+            for r in range(start, start + size)
+        ]
+
+    def run_chunk(self, start: int, size: int) -> dict[str, Any]:
+        part_rngs = self._streams(start, size, 0)
+        noise_rngs = self._streams(start, size, 1)
+        dt = self.dtype
+        x = np.array(np.broadcast_to(self.x0[start : start + size] if self.x0.ndim == 2
+                                     else self.x0, (size, self.d)), dtype=dt)
+        rule, n, d = self.rule, self.n, self.d
+        grad_evals = client_rounds = 0
+        initial = None
+        if rule.table and rule.memory_init == "full":
+            full = Participants.full(size, n)
+            upd, ge = self.local_updates(x, full, None, noise_rngs)
+            initial = upd.reshape(size, n, d)
+            grad_evals += ge
+            client_rounds += full.size
+        rstate = rule.init(size, n, d, p=self.p, weights=self.problem.weights, dtype=dt,
+                           initial=initial, local_steps=self.local_steps)
+        pstate = self.participation.init(part_rngs, size)
+        bits = np.zeros(size, dtype=np.int64)
+        if initial is not None:
+            bits += n * self.bits_per_update
+        v = np.zeros((size, d), dtype=dt) if self.momentum else None
+        names = list(METRICS) + list(self.extra_metrics)
+        T_rec = len(self.record)
+        acc = {k: (np.zeros(T_rec), np.zeros(T_rec)) for k in names}
+        kept = {k: np.empty((size, T_rec)) for k in names} if self.keep_replicas else None
+
+        def record(j: int) -> None:
+            vals = self.measure(x, bits)
+            for k in names:
+                mean = vals[k].mean()
+                acc[k][0][j] = mean
+                acc[k][1][j] = np.sum((vals[k] - mean) ** 2)
+                if kept is not None:
+                    kept[k][:, j] = vals[k]
+
+        j = 0
+        if self.record[0] == 0:
+            record(0)
+            j = 1
+        all_pairs = Participants.full(size, n) if rule.needs_all else None
+        step = dt.type(self.step_size)
+        beta = dt.type(self.momentum)
+        for t in range(1, self.rounds + 1):
+            mask, pstate = self.participation.step(pstate, part_rngs)
+            part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
+            corr = rule.correction(rstate, part) if part.size else None
+            upd, ge = self.local_updates(x, part, corr, noise_rngs)
+            grad_evals += ge
+            client_rounds += part.size
+            G, rstate = rule.step(rstate, part, upd)
+            if v is not None:
+                v *= beta
+                v += G
+                G = v
+            x -= step * G
+            bits += part.counts * self.bits_per_update
+            if j < T_rec and self.record[j] == t:
+                record(j)
+                j += 1
+        return {"size": size, "acc": acc, "kept": kept, "x": x,
+                "grad_evals": grad_evals, "client_rounds": client_rounds}
+
+
+def _combine(chunks: list[dict[str, Any]], name: str, keep: bool) -> Trace:
+    """Chan et al.'s pairwise update: exact mean and sum of squares over all replicas."""
+    count = 0
+    mean = m2 = None
+    for c in chunks:
+        nb, mb, sb = c["size"], c["acc"][name][0], c["acc"][name][1]
+        if mean is None:
+            count, mean, m2 = nb, mb.copy(), sb.copy()
+            continue
+        delta = mb - mean
+        tot = count + nb
+        mean = mean + delta * (nb / tot)
+        m2 = m2 + sb + delta**2 * (count * nb / tot)
+        count = tot
+    se = np.sqrt(m2 / (count - 1) / count) if count > 1 else np.full_like(mean, np.nan)
+    reps = np.concatenate([c["kept"][name] for c in chunks], axis=0) if keep else None
+    return Trace(mean, se, reps)
+
+
+def simulate(
+    problem: Any,
+    rule: str | Rule,
+    participation: Any,
+    *,
+    rounds: int,
+    replicas: int,
+    lr: float,
+    local_steps: int = 1,
+    global_lr: float = 1.0,
+    momentum: float = 0.0,
+    noise: Any = None,
+    x0: np.ndarray | None = None,
+    seed: int = 0,
+    dtype: Any = np.float64,
+    chunk: int | None = None,
+    keep_replicas: bool = False,
+    record_every: int = 1,
+    bits_per_float: int = 32,
+    workers: int | None = 1,
+    bit_generator: str = "pcg64",
+    fuse_local_steps: bool | None = None,
+    extra_metrics: dict[str, Callable[[np.ndarray], np.ndarray]] | None = None,
+) -> SimulationResult:
+    r"""Simulate ``replicas`` independent runs of federated optimisation for ``rounds`` rounds.
+
+    Parameters
+    ----------
+    problem
+        A federated problem (:class:`fedtheory.problems.Problem`).
+    rule
+        An aggregation rule or its name (:func:`fedtheory.algorithms.get_rule`).
+    participation
+        A participation process (:mod:`fedtheory.participation`) over ``problem.n`` clients;
+        its stationary probabilities are the :math:`p_i` the rule uses.
+    rounds, replicas
+        :math:`T` rounds, :math:`R` independent replicas.
+    lr
+        Local learning rate :math:`\eta > 0` (the seed's :math:`\eta` when ``global_lr = 1``).
+    local_steps
+        :math:`\tau \ge 1` local steps per round.
+    global_lr
+        Server learning rate :math:`\eta_g > 0`: :math:`x_{t+1} = x_t - \eta_g\eta v_t`.
+    momentum
+        Heavy-ball :math:`\beta \in [0, 1)` on the server, :math:`v_t = \beta v_{t-1} + G_t`.
+    noise
+        Gradient-noise model (:mod:`fedtheory.problems.noise`) or None (exact gradients).
+    x0
+        Initial point ``(d,)`` or one per replica ``(R, d)``; zeros by default.
+    seed
+        Seed of every random stream (see the module docstring).
+    dtype
+        ``np.float64`` or ``np.float32`` for iterates, updates, tables and noise draws
+        (metrics are computed in float64).
+    chunk
+        Replicas simulated together; by default as many as keep a round's updates under
+        :math:`2^{22}` numbers. Never changes the numbers.
+    keep_replicas
+        Also return every replica's metrics (``Trace.replicas``).
+    record_every
+        Record the metrics every this many rounds (and at the first and the last).
+    bits_per_float
+        Bits per transmitted coordinate (32: single-precision floats).
+    workers
+        Threads simulating chunks in parallel (None: up to 2 when the work is large enough
+        to pay). Never changes the numbers.
+    bit_generator
+        One of :data:`BIT_GENERATORS` (``"pcg64"``, numpy's default; ``"sfc64"`` is faster).
+    fuse_local_steps
+        Use the exact one-Gaussian form of :math:`\tau` local steps on a diagonal quadratic
+        (None: whenever it is exact; see the module docstring).
+    extra_metrics
+        ``name -> f((R, d) iterates) -> (R,)``, recorded like the built-in metrics.
+
+    Returns
+    -------
+    SimulationResult
+    """
+    t0 = time.perf_counter()
+    problem = _resolve_problem(problem)
+    rule = get_rule(rule)
+    rounds = _positive_int("rounds", rounds, minimum=0)
+    replicas = _positive_int("replicas", replicas)
+    local_steps = _positive_int("local_steps", local_steps)
+    record_every = _positive_int("record_every", record_every)
+    bits_per_float = _positive_int("bits_per_float", bits_per_float)
+    lr = _positive_real("lr", lr)
+    global_lr = _positive_real("global_lr", global_lr)
+    try:
+        beta = float(momentum)
+    except (TypeError, ValueError):
+        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}") from None
+    if not 0.0 <= beta < 1.0:
+        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    if beta and rule.own_momentum:
+        raise ValueError(
+            f"momentum must be 0 with rule {rule.name!r}, which applies its own beta={rule.beta}"
+        )
+    dt = np.dtype(dtype)
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+    if bit_generator not in BIT_GENERATORS:
+        raise ValueError(f"bit_generator must be one of {sorted(BIT_GENERATORS)}, "
+                         f"got {bit_generator!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    n, d = int(problem.n), int(problem.d)
+    if getattr(participation, "n", None) != n:
+        raise ValueError(
+            f"participation must be a process over problem.n={n} clients, got "
+            f"{participation!r} with n={getattr(participation, 'n', None)!r}"
+        )
+    p = np.asarray(participation.stationary, dtype=float)
+    if p.shape != (n,) or not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
+        raise ValueError(f"participation.stationary must be n={n} probabilities, got {p!r}")
+    if (p == 0).any():
+        if rule.importance_weighted:
+            i = int(np.flatnonzero(p == 0)[0])
+            raise ValueError(
+                f"participation.stationary must be positive for the importance-weighted rule "
+                f"{rule.name!r}: client {i} has p = 0.0"
+            )
+        p = None
+    if x0 is None:
+        x0 = np.zeros(d)
+    x0 = np.asarray(x0, dtype=float)
+    if x0.shape not in ((d,), (replicas, d)) or not np.isfinite(x0).all():
+        raise ValueError(f"x0 must be finite with shape ({d},) or ({replicas}, {d}), "
+                         f"got shape {x0.shape}")
+    extra = dict(extra_metrics or {})
+    clash = set(extra) & set(METRICS)
+    if clash:
+        raise ValueError(f"extra_metrics must not redefine {sorted(clash)}")
+    if chunk is None:
+        per_replica = n * d * (2 if rule.table else 1)
+        chunk = max(1, min(replicas, _CHUNK_BUDGET // max(per_replica, 1)))
+        if workers is None:
+            work = replicas * (p.sum() if p is not None else n) * d * local_steps
+            workers = 2 if (work >= 1 << 16 and replicas >= 2) else 1
+            workers = max(1, min(workers, os.cpu_count() or 1))
+        if workers > 1:
+            chunk = min(chunk, -(-replicas // workers))
+    else:
+        chunk = _positive_int("chunk", chunk)
+    workers = 1 if workers is None else _positive_int("workers", workers)
+    record = sorted(set(range(0, rounds + 1, record_every)) | {rounds})
+
+    engine = _Engine(
+        problem=problem, rule=rule, participation=participation, rounds=rounds, lr=lr,
+        local_steps=local_steps, global_lr=global_lr, momentum=beta, noise=noise, x0=x0,
+        seed=int(seed), dtype=dt, keep_replicas=bool(keep_replicas), record=record,
+        bits_per_float=bits_per_float, bit_generator=bit_generator,
+        fuse_local_steps=fuse_local_steps, extra_metrics=extra, p=p,
+    )
+    blocks = [(s, min(chunk, replicas - s)) for s in range(0, replicas, chunk)]
+    if workers > 1 and len(blocks) > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            chunks = list(pool.map(lambda b: engine.run_chunk(*b), blocks))
+    else:
+        chunks = [engine.run_chunk(*b) for b in blocks]
+
+    traces = {k: _combine(chunks, k, engine.keep_replicas) for k in list(METRICS) + list(extra)}
+    config = {
+        "problem": repr(problem), "rule": repr(rule), "participation": repr(participation),
+        "rounds": rounds, "replicas": replicas, "lr": lr, "local_steps": local_steps,
+        "global_lr": global_lr, "momentum": beta, "noise": repr(noise), "seed": int(seed),
+        "dtype": dt.name, "chunk": chunk, "workers": workers, "bit_generator": bit_generator,
+        "fused_local_steps": engine.fused, "bits_per_float": bits_per_float,
+        "record_every": record_every,
+    }
+    return SimulationResult(
+        rounds=np.asarray(record),
+        f_gap=traces["f_gap"], grad_norm2=traces["grad_norm2"], dist2=traces["dist2"],
+        bits=traces["bits"], extra={k: traces[k] for k in extra},
+        x=np.concatenate([c["x"] for c in chunks], axis=0), replicas=replicas,
+        grad_evals=int(sum(c["grad_evals"] for c in chunks)),
+        client_rounds=int(sum(c["client_rounds"] for c in chunks)),
+        seconds=time.perf_counter() - t0, config=config,
+    )
