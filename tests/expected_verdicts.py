@@ -5,4 +5,17 @@ is right after all, and a confirmed claim that starts failing is a regression.
 """
 
 EXPECTED: dict[str, str] = {
+    "mifa.biased": "confirmed",
+    "mifa.umifa_unbiased": "confirmed",
+    "mifa.mifa_error": "confirmed",
+    "mifa.umifa_error": "confirmed",
+    "mifa.error_floor_step": "confirmed",
+    "mifa.error_floor_average": "refuted",
+    "mifa.error_floor_average.corrected": "confirmed",
+    "is.unbiased": "confirmed",
+    "is.variance_independent": "confirmed",
+    "is.variance_arbitrary_sampling": "confirmed",
+    "is.independent_minimises_variance": "refuted",
+    "is.independent_minimises_variance.corrected": "confirmed",
+    "is.variance_without_replacement": "confirmed",
 }

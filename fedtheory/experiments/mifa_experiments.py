@@ -1,0 +1,367 @@
+r"""Computations behind the ``mifa`` family (seed 000): exact enumerations, closed forms on
+isotropic quadratics, pathwise runs with realised staleness, and the seed's experiments.
+
+Everything here computes data; the claims in :mod:`fedtheory.claims.mifa` test it and the
+scripts in ``paper_figures/`` plot it. The aggregation rules themselves live in
+:mod:`fedtheory.algorithms` (MIFA, U-MIFA, MIFAm, U-MIFAm, FedAvg-IS, FedPGD, SAGA); the
+multi-replica simulations use :func:`fedtheory.simulate.simulate`.
+
+Notation: :math:`n` clients, independent participation :math:`1_i\sim\mathrm{Bernoulli}(p)`,
+step :math:`\eta`, :math:`f=\frac1n\sum_i f_i` :math:`L`-smooth, exact client gradients
+(:math:`\Delta_i = \nabla f_i(w_t)`, one local step).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "all_masks",
+    "exact_expectation",
+    "fractions",
+    "isotropic_fedavg_is_moments",
+    "isotropic_fedavg_is_floor",
+    "isotropic_problem",
+    "pathwise_run",
+    "mask_probabilities",
+    "staleness",
+    "validate_p",
+]
+
+
+# ---------------------------------------------------------------------------- validation
+def validate_p(p: Any, name: str = "p") -> float:
+    """Return the participation probability ``p`` as a float in (0, 1], or raise ValueError.
+
+    >>> validate_p(0.1)
+    0.1
+    >>> validate_p(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: p must be in (0, 1], got 0
+    """
+    try:
+        v = float(p)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number in (0, 1], got {p!r}") from None
+    if not (np.isfinite(v) and 0.0 < v <= 1.0):
+        raise ValueError(f"{name} must be in (0, 1], got {p!r}")
+    return v
+
+
+def _positive_int(name: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    return int(v)
+
+
+def _positive_real(name: str, v: Any) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive real number, got {v!r}") from None
+    if not (np.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be a positive real number, got {v!r}")
+    return x
+
+
+# ---------------------------------------------------------------------------- enumeration
+def all_masks(n: int) -> np.ndarray:
+    """Every participation pattern of ``n`` clients: a boolean array ``(2**n, n)``.
+
+    >>> all_masks(2).astype(int).tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    """
+    n = _positive_int("n", n)
+    if n > 20:
+        raise ValueError(f"n must be at most 20 for exact enumeration, got {n!r}")
+    return np.array(list(itertools.product([False, True], repeat=n)), dtype=bool)
+
+
+def mask_probabilities(masks: np.ndarray, p: Sequence[Any] | Any, exact: bool = False
+                       ) -> np.ndarray:
+    r"""Probability of each pattern under independent :math:`1_i\sim\mathrm{Bernoulli}(p_i)`.
+
+    .. math:: P(m) = \prod_i p_i^{m_i}(1-p_i)^{1-m_i}.
+
+    ``p`` is a scalar or a sequence of length ``n``; with ``exact=True`` the entries are
+    :class:`fractions.Fraction` (``p`` given as fractions, integers or strings) and the result
+    is an object array of fractions that sums to exactly 1.
+
+    >>> probs = mask_probabilities(all_masks(2), [Fraction(1, 2), Fraction(1, 3)], exact=True)
+    >>> [str(x) for x in probs], sum(probs)
+    (['1/3', '1/6', '1/3', '1/6'], Fraction(1, 1))
+    """
+    m = np.asarray(masks, dtype=bool)
+    if m.ndim != 2:
+        raise ValueError(f"masks must have shape (patterns, n), got shape {m.shape}")
+    n = m.shape[1]
+    if exact:
+        ps = [Fraction(p)] * n if np.ndim(p) == 0 else [Fraction(x) for x in p]
+        if len(ps) != n or any(not 0 <= x <= 1 for x in ps):
+            raise ValueError(f"p must be {n} probabilities in [0, 1], got {p!r}")
+        out = np.empty(m.shape[0], dtype=object)
+        for k, row in enumerate(m):
+            prob = Fraction(1)
+            for i in range(n):
+                prob *= ps[i] if row[i] else 1 - ps[i]
+            out[k] = prob
+        return out
+    pv = np.broadcast_to(np.asarray(p, dtype=float), (n,))
+    if np.any((pv < 0) | (pv > 1)) or not np.all(np.isfinite(pv)):
+        raise ValueError(f"p must be probabilities in [0, 1], got {p!r}")
+    return np.prod(np.where(m, pv, 1.0 - pv), axis=1)
+
+
+def staleness(masks: np.ndarray) -> np.ndarray:
+    r"""Staleness :math:`\tau(t, i)` of every client's memory under MIFA.
+
+    ``masks`` has shape ``(T, ..., n)`` (rounds first). Round 0 is the initialisation round in
+    which every client reports (``G_0^{(i)} = \nabla f_i(w_0)``), whatever ``masks[0]`` says;
+    afterwards
+
+    .. math:: \tau(t,i) = t - \max\{s \le t : s = 0 \text{ or } i\in\mathcal A(s)\}.
+
+    Returns an integer array of the same shape. Vectorised over replicas and clients (the loop
+    runs over rounds).
+
+    >>> m = np.array([[0, 0], [1, 0], [0, 0], [0, 1]], dtype=bool)
+    >>> staleness(m).tolist()
+    [[0, 0], [0, 1], [1, 2], [2, 0]]
+    """
+    m = np.asarray(masks, dtype=bool)
+    if m.ndim < 2:
+        raise ValueError(f"masks must have shape (T, ..., n), got shape {m.shape}")
+    tau = np.zeros(m.shape, dtype=np.int64)
+    for t in range(1, m.shape[0]):
+        tau[t] = np.where(m[t], 0, tau[t - 1] + 1)
+    return tau
+
+
+# ---------------------------------------------------------------------------- closed forms
+def isotropic_fedavg_is_moments(
+    T: int, *, eta: float, L: float, n: int, p: float, h2_sum: float, u0_sq: float = 0.0
+) -> np.ndarray:
+    r"""Exact :math:`\mathbb E\|\nabla f(w_t)\|^2`, :math:`t = 0..T`, for FedAvg-IS on an
+    isotropic quadratic with exact client gradients.
+
+    Every client has the Hessian :math:`L I`: :math:`\nabla f_i(w) = L(w - w^\star) + h_i` with
+    :math:`\sum_i h_i = 0`. With :math:`u_t = w_t - w^\star` and
+    :math:`G_t = \frac1n\sum_{i\in\mathcal A(t)}\nabla f_i(w_t)/p`,
+
+    .. math::
+
+        \mathbb E\|u_{t+1}\|^2 = (1-\eta L)^2\,\mathbb E\|u_t\|^2
+        + \frac{\eta^2}{n^2}\Big(\frac1p-1\Big)\Big(\sum_i\|h_i\|^2
+        + nL^2\,\mathbb E\|u_t\|^2\Big),
+
+    and :math:`\|\nabla f(w_t)\|^2 = L^2\|u_t\|^2`. ``h2_sum`` is :math:`\sum_i\|h_i\|^2`,
+    ``u0_sq`` is :math:`\|u_0\|^2`.
+
+    >>> m = isotropic_fedavg_is_moments(2, eta=0.125, L=4.0, n=2, p=0.5, h2_sum=32.0)
+    >>> m.tolist()
+    [0.0, 2.0, 2.75]
+    """
+    T = _positive_int("T", T)
+    eta = _positive_real("eta", eta)
+    L = _positive_real("L", L)
+    n = _positive_int("n", n)
+    p = validate_p(p)
+    if not (np.isfinite(h2_sum) and h2_sum >= 0):
+        raise ValueError(f"h2_sum must be a non-negative real number, got {h2_sum!r}")
+    if not (np.isfinite(u0_sq) and u0_sq >= 0):
+        raise ValueError(f"u0_sq must be a non-negative real number, got {u0_sq!r}")
+    a = (1.0 / p - 1.0) / n**2
+    u = np.empty(T + 1)
+    u[0] = u0_sq
+    for t in range(T):
+        u[t + 1] = (1 - eta * L) ** 2 * u[t] + eta**2 * a * (h2_sum + n * L**2 * u[t])
+    return L**2 * u
+
+
+def isotropic_fedavg_is_floor(*, eta: float, L: float, n: int, p: float, h2_sum: float
+                              ) -> float:
+    r"""The stationary :math:`\lim_t\mathbb E\|\nabla f(w_t)\|^2` of FedAvg-IS on the isotropic
+    quadratic of :func:`isotropic_fedavg_is_moments`:
+
+    .. math::
+
+        \lim_{t\to\infty}\mathbb E\|\nabla f(w_t)\|^2
+        = \frac{\eta L\, a\, S}{2 - \eta L(1 + n a)},\qquad a = \frac{1/p - 1}{n^2},\
+        S = \sum_i \|h_i\|^2,
+
+    finite when :math:`\eta L (1 + na) < 2`, infinite otherwise.
+
+    >>> isotropic_fedavg_is_floor(eta=0.125, L=4.0, n=2, p=0.5, h2_sum=32.0)
+    3.2
+    """
+    eta = _positive_real("eta", eta)
+    L = _positive_real("L", L)
+    n = _positive_int("n", n)
+    p = validate_p(p)
+    a = (1.0 / p - 1.0) / n**2
+    den = 2.0 - eta * L * (1.0 + n * a)
+    if den <= 0:
+        return float("inf")
+    return float(eta * L * a * h2_sum / den)
+
+
+def exact_expectation(func: Any, n: int, p: Sequence[Any] | Any) -> Any:
+    r"""Exact :math:`\mathbb E[\text{func}(1)]` over the :math:`2^n` participation patterns.
+
+    ``func`` maps a boolean mask ``(n,)`` to a number or an array of
+    :class:`fractions.Fraction` (object dtype); ``p`` holds rational probabilities. The result
+    is exact (no rounding), PEPit style: every equally described branch is enumerated.
+
+    >>> exact_expectation(lambda m: Fraction(int(m.sum())), 3, Fraction(1, 3))
+    Fraction(1, 1)
+    """
+    masks = all_masks(n)
+    probs = mask_probabilities(masks, p, exact=True)
+    total: Any = 0
+    for prob, mask in zip(probs, masks, strict=True):
+        if prob != 0:
+            total = total + prob * func(mask)
+    return total
+
+
+def fractions(values: Any) -> np.ndarray:
+    """``values`` as an object array of :class:`fractions.Fraction` (exact arithmetic).
+
+    >>> fractions([[1, "1/2"]]).tolist()
+    [[Fraction(1, 1), Fraction(1, 2)]]
+    """
+    arr = np.asarray(values, dtype=object)
+    return np.vectorize(Fraction, otypes=[object])(arr)
+
+
+# ---------------------------------------------------------------------------- pathwise runs
+def pathwise_run(
+    problem: Any,
+    rule: Any,
+    *,
+    p: float,
+    rounds: int,
+    replicas: int,
+    eta: float,
+    rng: np.random.Generator,
+    x0: np.ndarray | None = None,
+    participation: Any = None,
+    beta: float | None = None,
+) -> dict[str, np.ndarray]:
+    r"""Run an aggregation rule with exact client gradients and record every round.
+
+    A thin loop over rounds around :mod:`fedtheory.algorithms` (the rule) and
+    :mod:`fedtheory.participation` (the masks) that keeps what the ``mifa`` claims need and the
+    simulator does not report: the realised staleness and :math:`\|G_t\|^2` per replica.
+    Round :math:`t` computes every client's gradient at :math:`w_t` (vectorised over
+    replicas and clients), draws :math:`\mathcal A(t)`, steps
+    :math:`w_{t+1} = w_t - \eta G_t`. Table rules start from a full memory,
+    :math:`G_{-1}^{(i)} = \nabla f_i(w_0)` (round 0 then sees fresh rows whatever its mask:
+    the memory-initialisation round of the seed's MIFA analysis).
+
+    Parameters
+    ----------
+    problem:
+        A :class:`fedtheory.problems.base.Problem` (``client_grads``, ``grad``, ``loss``,
+        ``f_star``, ``x_star``).
+    rule:
+        A rule name or object of :mod:`fedtheory.algorithms` (``memory_init="full"`` is used
+        for table rules given by name); ``beta`` is passed to momentum rules.
+    p:
+        Participation probability (Bernoulli(p) unless ``participation`` is given).
+    rounds, replicas, eta, rng, x0:
+        Horizon :math:`T`, number of independent runs, step, randomness, and the start
+        :math:`w_0` (the origin by default).
+
+    Returns
+    -------
+    dict with ``grad_norm2`` and ``f_gap`` of shape ``(T + 1, R)`` (rounds 0..T),
+    ``G_norm2`` ``(T, R)``, ``tau_max`` ``(R,)`` (largest staleness over rounds
+    :math:`0..T-1`), and ``x`` ``(R, d)`` the final iterates.
+    """
+    from fedtheory.algorithms import get_rule
+    from fedtheory.participation import BernoulliParticipation
+
+    rounds = _positive_int("rounds", rounds)
+    replicas = _positive_int("replicas", replicas)
+    eta = _positive_real("eta", eta)
+    p = validate_p(p)
+    n, d = problem.n, problem.d
+    if isinstance(rule, str):
+        params: dict[str, Any] = {}
+        if rule in ("mifa", "umifa", "mifam", "umifam", "saga", "fedvarp"):
+            params["memory_init"] = "full"
+        if beta is not None:
+            params["beta"] = beta
+        rule = get_rule(rule, **params)
+    proc = participation if participation is not None else BernoulliParticipation(p, n=n)
+    x = np.zeros((replicas, d)) if x0 is None else np.array(
+        np.broadcast_to(np.asarray(x0, dtype=float), (replicas, d)))
+    grads = problem.client_grads(x)
+    state = rule.init(replicas, n, d, p=np.full(n, p), initial=np.ascontiguousarray(grads))
+    pstate = proc.init(rng, replicas)
+    gn2 = np.empty((rounds + 1, replicas))
+    fgap = np.empty((rounds + 1, replicas))
+    Gn2 = np.empty((rounds, replicas))
+    tau = np.zeros((replicas, n), dtype=np.int64)
+    tau_max = np.zeros(replicas, dtype=np.int64)
+    for t in range(rounds):
+        gn2[t] = np.sum(problem.grad(x) ** 2, axis=-1)
+        fgap[t] = problem.loss(x) - problem.f_star
+        mask, pstate = proc.step(pstate, rng)
+        if t > 0:
+            tau = np.where(mask, 0, tau + 1)
+            np.maximum(tau_max, tau.max(axis=1), out=tau_max)
+        G, state = rule.step(state, mask, grads)
+        Gn2[t] = np.sum(G**2, axis=-1)
+        x = x - eta * G
+        grads = problem.client_grads(x)
+    gn2[rounds] = np.sum(problem.grad(x) ** 2, axis=-1)
+    fgap[rounds] = problem.loss(x) - problem.f_star
+    return {"grad_norm2": gn2, "f_gap": fgap, "G_norm2": Gn2, "tau_max": tau_max, "x": x}
+
+
+def isotropic_problem(n: int, d: int, *, L: float, sigma_G2_max: float,
+                      rng: np.random.Generator) -> Any:
+    r"""A quadratic with every Hessian :math:`LI` and :math:`\|h_i\|^2 = \sigma_G^2` for all
+    clients, :math:`x^\star = 0`.
+
+    Then :math:`\nabla f_i(x) - \nabla f(x) = h_i` is constant, so the seed's per-client
+    assumption :math:`\|\nabla f_i - \nabla f\|^2\le\sigma_G^2` holds with equality at every
+    :math:`x`, and the :math:`L`-smoothness upper model is exact.
+
+    >>> prob = isotropic_problem(4, 3, L=2.0, sigma_G2_max=1.0, rng=np.random.default_rng(0))
+    >>> h = prob.client_grads(prob.x_star)
+    >>> np.allclose(np.sum(h**2, -1), 1.0), np.allclose(h.sum(0), 0.0), prob.L
+    (True, True, 2.0)
+    """
+    from fedtheory.problems.quadratic import QuadraticProblem
+
+    n = _positive_int("n", n)
+    d = _positive_int("d", d)
+    L = _positive_real("L", L)
+    if n < 2:
+        raise ValueError(f"n must be at least 2 for heterogeneous clients, got {n!r}")
+    if not (np.isfinite(sigma_G2_max) and sigma_G2_max >= 0):
+        raise ValueError(f"sigma_G2_max must be a non-negative real number, got {sigma_G2_max!r}")
+    # n unit vectors summing to zero: pairs +-v, plus (n odd) three at 120 degrees in a plane
+    k = n // 2 - (n % 2)
+    v = rng.standard_normal((k, d))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    parts = [v, -v]
+    if n % 2:
+        if d < 2:
+            raise ValueError(f"d must be at least 2 for an odd number of clients, got d={d!r}")
+        q, _ = np.linalg.qr(rng.standard_normal((d, 2)))
+        ang = np.array([0.0, 2 * np.pi / 3, 4 * np.pi / 3])
+        parts.append(np.cos(ang)[:, None] * q[:, 0] + np.sin(ang)[:, None] * q[:, 1])
+    h = np.concatenate(parts)
+    h = h * np.sqrt(sigma_G2_max)
+    # grad f_i(x) = L (x - c_i) = L x + h_i  =>  c_i = -h_i / L ; x* = mean c = 0
+    return QuadraticProblem(np.full((n, d), L), -h / L)
