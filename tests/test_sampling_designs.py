@@ -248,3 +248,12 @@ def test_explicit_designs_property(n, data):
     Mi = masks.astype(int).astype(object)
     assert list(q @ Mi) == list(d.p_exact)
     np.testing.assert_allclose(d.P_exact.astype(float), P, atol=1e-15)
+
+
+def test_without_replacement_threshold_ties_still_select_b():
+    # ties at the b-th order statistic (probability ~ n^2 2^-54 per row) are resolved exactly
+    d = UniformWithoutReplacement(5, 2)
+    u = np.array([[0.1, 0.3, 0.3, 0.3, 0.9], [0.5, 0.5, 0.5, 0.5, 0.5], [0.9, 0.8, 0.7, 0.6, 0.5]])
+    masks = d._smallest_b(u)
+    assert masks.sum(axis=1).tolist() == [2, 2, 2]
+    assert masks[0, 0] and masks[2, 3] and masks[2, 4]

@@ -126,6 +126,14 @@ class SamplingDesign(abc.ABC):
     @abc.abstractmethod
     def _enumerate(self, exact: bool) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def _sample_into(self, rng: np.random.Generator, out: np.ndarray) -> None:
+        """Write ``len(out)`` masks as 0.0/1.0 into the float array ``out`` (rows, n).
+
+        Must consume the generator exactly as ``_sample(rng, len(out))`` does and give the same
+        masks; subclasses override it to avoid temporaries (the Monte Carlo hot path).
+        """
+        np.copyto(out, self._sample(rng, out.shape[0]))
+
     @abc.abstractmethod
     def _count(self) -> int:
         """Number of subsets ``enumerate()`` would return."""
@@ -230,7 +238,9 @@ class IndependentSampling(SamplingDesign):
             raise ValueError(f"p must be a non-empty 1-D array, got shape {arr.shape}")
         bad = ~np.isfinite(arr) | (arr <= 0) | (arr > 1)
         if bad.any():
-            raise ValueError(f"p must be in (0, 1], got {float(arr[bad][0])!r} (in p = {arr.tolist()!r})")
+            raise ValueError(
+                f"p must be in (0, 1], got {float(arr[bad][0])!r} (in p = {arr.tolist()!r})"
+            )
         self._p = arr
         self._p_in = list(p) if not isinstance(p, np.ndarray) else list(arr)
 
@@ -256,6 +266,10 @@ class IndependentSampling(SamplingDesign):
     def _sample(self, rng: np.random.Generator, replicas: int) -> np.ndarray:
         # U < p_i has probability p_i; p_i = 1 always joins since U lies in [0, 1)
         return rng.random((replicas, self.n)) < self._p
+
+    def _sample_into(self, rng: np.random.Generator, out: np.ndarray) -> None:
+        rng.random(out=out)
+        np.less(out, self._p, out=out)  # 1.0 where U < p_i, else 0.0
 
     def _count(self) -> int:
         return 2 ** int(np.sum(self._p < 1))
@@ -339,17 +353,36 @@ class UniformWithoutReplacement(SamplingDesign):
         r = self._pair_offdiag_exact()
         return [[q if i == j else r for j in range(self._n)] for i in range(self._n)]
 
-    def _sample(self, rng: np.random.Generator, replicas: int) -> np.ndarray:
-        n, b = self._n, self.b
-        masks = np.zeros((replicas, n), dtype=bool)
-        if b == n:
-            masks[:] = True
-            return masks
-        # the b smallest of n i.i.d. uniforms form a uniformly random b-subset
-        u = rng.random((replicas, n))
-        idx = np.argpartition(u, b - 1, axis=1)[:, :b]
-        np.put_along_axis(masks, idx, True, axis=1)
+    def _smallest_b(self, u: np.ndarray) -> np.ndarray:
+        """Boolean mask of the b smallest entries of each row of ``u``.
+
+        The b smallest of n i.i.d. uniforms form a uniformly random b-subset. Thresholding at
+        the b-th order statistic (``np.partition``) is about three times faster than
+        ``argpartition``; rows where a tie at the threshold would select more than b (an event
+        of probability about n^2 2^-54 per row) are redone with ``argpartition``.
+        """
+        b = self.b
+        kth = np.partition(u, b - 1, axis=1)[:, b - 1:b]
+        masks = u <= kth
+        bad = np.flatnonzero(np.count_nonzero(masks, axis=1) != b)
+        if bad.size:
+            idx = np.argpartition(u[bad], b - 1, axis=1)[:, :b]
+            fixed = np.zeros((bad.size, self._n), dtype=bool)
+            np.put_along_axis(fixed, idx, True, axis=1)
+            masks[bad] = fixed
         return masks
+
+    def _sample(self, rng: np.random.Generator, replicas: int) -> np.ndarray:
+        if self.b == self._n:
+            return np.ones((replicas, self._n), dtype=bool)
+        return self._smallest_b(rng.random((replicas, self._n)))
+
+    def _sample_into(self, rng: np.random.Generator, out: np.ndarray) -> None:
+        if self.b == self._n:
+            out.fill(1.0)
+            return
+        rng.random(out=out)
+        np.copyto(out, self._smallest_b(out))
 
     def _count(self) -> int:
         return math.comb(self._n, self.b)

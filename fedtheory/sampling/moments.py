@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.sampling.designs import IndependentSampling, SamplingDesign
+from fedtheory.sampling.designs import SamplingDesign
 
 __all__ = [
     "bound_coefficients",
@@ -235,9 +235,10 @@ def sample_estimator(design: SamplingDesign, w: Any, zeta: Any, rng: np.random.G
 
     Vectorised: each chunk of replicas is one ``(rows, n)`` mask times the ``(n, d)`` matrix of
     importance vectors; the Python loop is over chunks (of :data:`CHUNK_ELEMENTS` mask entries
-    by default), never over replicas or clients. Independent sampling draws its uniforms in
-    place and thresholds them without a boolean temporary. The draws depend only on the
-    generator's state, not on ``chunk_rows``.
+    by default, small enough to stay in cache and keep BLAS single-threaded), never over
+    replicas or clients. The masks are written as 0.0/1.0 into a reused float buffer
+    (independent sampling thresholds its uniforms in place). The draws are those of
+    ``design.sample`` and depend only on the generator's state, not on ``chunk_rows``.
 
     >>> from fedtheory.sampling.designs import IndependentSampling
     >>> X = sample_estimator(IndependentSampling([0.5, 0.5]), [0.5, 0.5], [[1.0], [1.0]],
@@ -259,18 +260,10 @@ def sample_estimator(design: SamplingDesign, w: Any, zeta: Any, rng: np.random.G
             or chunk_rows < 1:
         raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
     out = np.empty((int(replicas), d))
-    if isinstance(design, IndependentSampling):
-        p = design.p
-        buf = np.empty((min(chunk_rows, max(int(replicas), 1)), n))
-        for start in range(0, int(replicas), chunk_rows):
-            rows = min(chunk_rows, int(replicas) - start)
-            b = buf[:rows]
-            rng.random(out=b)
-            np.less(b, p, out=b)  # 1.0 where U < p_i, else 0.0
-            np.matmul(b, A, out=out[start:start + rows])
-        return out
+    buf = np.empty((min(chunk_rows, max(int(replicas), 1)), n))
     for start in range(0, int(replicas), chunk_rows):
         rows = min(chunk_rows, int(replicas) - start)
-        masks = design.sample(rng, rows)
-        np.matmul(masks.astype(float), A, out=out[start:start + rows])
+        b = buf[:rows]
+        design._sample_into(rng, b)  # 0.0/1.0 masks, same draws as design.sample
+        np.matmul(b, A, out=out[start:start + rows])
     return out
