@@ -7,5 +7,15 @@ from fedtheory.convex.eso import (
     eso_min_eigenvalue,
     smallest_eso,
 )
+from fedtheory.convex.ocs import (
+    KKTCertificate,
+    OCSConvexSolution,
+    budget_dual_bound,
+    dual_function,
+    kkt_certificate,
+    solve_ocs_convex,
+)
 
 __all__ = ["ESOResult", "ESOSolverError", "eso_gap_matrix", "eso_min_eigenvalue", "smallest_eso"]
+__all__ += ["KKTCertificate", "OCSConvexSolution", "budget_dual_bound", "dual_function",
+            "kkt_certificate", "solve_ocs_convex"]

@@ -13,8 +13,22 @@ from fedtheory.symbolic.indicators import (
     uniform_without_replacement_moments,
     vector_symbols,
 )
+from fedtheory.symbolic.kkt import (
+    KKTPoint,
+    OCSKKTDerivation,
+    derive_ocs_kkt,
+    derive_optimal_value,
+    kkt_points_exact,
+    to_rational,
+)
 
 __all__ = [
+    "KKTPoint",
+    "OCSKKTDerivation",
+    "derive_ocs_kkt",
+    "derive_optimal_value",
+    "kkt_points_exact",
+    "to_rational",
     "derive_estimator_moments",
     "design_moments",
     "expectation",
