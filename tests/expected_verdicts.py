@@ -18,4 +18,11 @@ EXPECTED: dict[str, str] = {
     "is.independent_minimises_variance": "refuted",
     "is.independent_minimises_variance.corrected": "confirmed",
     "is.variance_without_replacement": "confirmed",
+    "ocs.independent_variance": "confirmed",
+    "ocs.closed_form": "refuted",
+    "ocs.closed_form.corrected": "confirmed",
+    "ocs.kkt_derivation": "confirmed",
+    "ocs.optimal_variance": "confirmed",
+    "ocs.aocs": "confirmed",
+    "ocs.improvement_factor": "confirmed",
 }
