@@ -167,6 +167,7 @@ def test_empirical_subset_frequencies(design):
         (lambda: ExplicitSampling(np.zeros((2, 0), bool), [0.5, 0.5]), r"shape \(k, n\)"),
         (lambda: ExplicitSampling(np.ones((1, 2), bool), [1.0], n=3), r"differs from"),
         (lambda: ExplicitSampling("abc", [1.0]), r"subsets must be a list of index tuples"),
+        (lambda: ExplicitSampling(np.eye(2), [0.5, 0.5]), r"must be boolean.*got dtype float64"),
     ],
 )
 def test_constructor_validation(make, match):

@@ -605,7 +605,8 @@ MINIMISES = register(Claim(
         "always (variance 0), independent sampling gives variance 1/2. The seed's own reasons "
         "((a) independent sampling admits v = 1 - p, the smallest possible; (b) (5) is an "
         "equality for it) prove optimality for the RIGHT-hand side of (5) only; Remark 2 of the "
-        "seed says as much. What is true is `is.independent_minimises_variance.corrected`."
+        "seed itself concedes that optimality for the left-hand side 'in the full general case' "
+        "is not obtained. What is true is `is.independent_minimises_variance.corrected`."
     ),
 ))
 

@@ -488,6 +488,10 @@ class ExplicitSampling(SamplingDesign):
             if n is not None and n != subsets.shape[1]:
                 raise ValueError(f"n = {n!r} differs from subsets.shape[1] = {subsets.shape[1]}")
             return subsets.copy()
+        if isinstance(subsets, np.ndarray) and subsets.ndim == 2:
+            raise ValueError(
+                f"subsets as an array must be boolean of shape (k, n), got dtype {subsets.dtype}"
+            )
         try:
             tuples = [tuple(int(i) for i in s) for s in subsets]
         except (TypeError, ValueError):
