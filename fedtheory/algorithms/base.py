@@ -364,16 +364,37 @@ class TableRule(Rule):
         idx = part.flat_index
         return idx, np.take(flat, idx, axis=0)
 
+    @staticmethod
+    def _pair_coef(values: np.ndarray, part: Participants, dtype: np.dtype) -> Any:
+        """``values[cols]`` as a ``(K, 1)`` column, or one scalar when all values are equal
+        (then a sum can be scaled after the reduction instead of every row before it)."""
+        if values.min() == values.max():
+            return dtype.type(values[0])
+        return values[part.cols].astype(dtype)[:, None]
+
+    @staticmethod
+    def _scaled_sum(values: np.ndarray, part: Participants, coef: Any) -> np.ndarray:
+        r""":math:`\sum_{k \in r} \text{coef}_k v_k` per replica."""
+        if np.ndim(coef) == 0:
+            out = segment_sum(values, part)
+            out *= coef
+            return out
+        return segment_sum(values * coef, part)
+
     def _scatter(
         self, state: dict[str, Any], part: Participants, idx: np.ndarray, rows: np.ndarray,
-        weighted_change: np.ndarray,
+        change: np.ndarray | None = None, change_sum: np.ndarray | None = None,
     ) -> None:
-        """Write ``rows`` into the table and add the per-replica sum of ``weighted_change``."""
+        r"""Write ``rows`` into the table and add :math:`\sum_k w_k\,\text{change}_k` per
+        replica to the running total (``change_sum``: that sum, already computed)."""
         flat = state["table"].reshape(-1, state["d"])
         flat[idx] = rows
         state["since_refresh"] += 1
         if state["since_refresh"] >= state["n"]:
             state["total"] = self._weighted_sum(state)
             state["since_refresh"] = 0
+        elif change_sum is not None:
+            state["total"] += change_sum
         else:
-            state["total"] += segment_sum(weighted_change, part)
+            coef = self._pair_coef(state["weights"], part, change.dtype)
+            state["total"] += self._scaled_sum(change, part, coef)

@@ -47,14 +47,13 @@ class FedVARP(TableRule):
 
     def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
               p: np.ndarray | None) -> np.ndarray:
-        idx, old = self._gather(state, part)
-        change = updates - old
-        w = state["weights"][part.cols]
-        change *= w.astype(change.dtype)[:, None]
-        num = segment_sum(change, part)
-        den = segment_sum(w, part)
+        idx, change = self._gather(state, part)
+        np.subtract(updates, change, out=change)  # Delta_i - y_i
+        w_coef = self._pair_coef(state["weights"], part, change.dtype)
+        num = self._scaled_sum(change, part, w_coef)
+        den = segment_sum(state["weights"][part.cols], part)
         corr = np.zeros_like(num)
         np.divide(num, den[:, None], out=corr, where=den[:, None] > 0)
         G = state["total"] + corr
-        self._scatter(state, part, idx, updates, change)
+        self._scatter(state, part, idx, updates, change_sum=num)
         return G

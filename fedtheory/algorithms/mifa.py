@@ -46,9 +46,8 @@ class MIFA(TableRule):
 
     def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
               p: np.ndarray | None) -> np.ndarray:
-        idx, old = self._gather(state, part)
-        change = updates - old
-        change *= state["weights"][part.cols].astype(change.dtype)[:, None]
+        idx, change = self._gather(state, part)
+        np.subtract(updates, change, out=change)  # Delta_i - G_{t-1}^i
         self._scatter(state, part, idx, updates, change)
         return self._direction(state, state["total"].copy())
 
@@ -82,12 +81,10 @@ class UMIFA(MIFA):
     def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
               p: np.ndarray | None) -> np.ndarray:
         idx, old = self._gather(state, part)
-        inv = (1.0 / p[part.cols]).astype(old.dtype)[:, None]
-        new = updates * inv
-        new -= old * (inv - 1.0)  # exactly the seed's form: p = 1 stores Delta itself
-        change = new - old
-        change *= state["weights"][part.cols].astype(change.dtype)[:, None]
-        self._scatter(state, part, idx, new, change)
+        change = updates - old
+        change *= self._pair_coef(1.0 / p, part, change.dtype)  # (Delta_i - G_{t-1}^i) / p_i
+        old += change  # G_t^i = G_{t-1}^i + (Delta_i - G_{t-1}^i) / p_i
+        self._scatter(state, part, idx, old, change)
         return self._direction(state, state["total"].copy())
 
 

@@ -49,10 +49,16 @@ class SAGA(TableRule):
 
     def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
               p: np.ndarray | None) -> np.ndarray:
-        idx, old = self._gather(state, part)
-        change = updates - old
-        w = state["weights"][part.cols]
-        change *= w.astype(change.dtype)[:, None]
-        G = state["total"] + segment_sum(change / p[part.cols].astype(change.dtype)[:, None], part)
-        self._scatter(state, part, idx, updates, change)
+        idx, change = self._gather(state, part)
+        np.subtract(updates, change, out=change)  # Delta_i - u_i
+        dt = change.dtype
+        w_coef = self._pair_coef(state["weights"], part, dt)
+        is_coef = self._pair_coef(state["weights"] / p, part, dt)
+        if np.ndim(w_coef) == 0 and np.ndim(is_coef) == 0:
+            raw = segment_sum(change, part)
+            G = state["total"] + raw * is_coef
+            self._scatter(state, part, idx, updates, change_sum=raw * w_coef)
+        else:
+            G = state["total"] + self._scaled_sum(change, part, is_coef)
+            self._scatter(state, part, idx, updates, change)
         return G

@@ -60,14 +60,15 @@ class SCAFFOLD(TableRule):
 
     def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
               p: np.ndarray | None) -> np.ndarray:
-        w = state["weights"][part.cols]
-        num = segment_sum(updates * w.astype(updates.dtype)[:, None], part)
-        den = segment_sum(w, part)
+        dt = updates.dtype
+        w_coef = self._pair_coef(state["weights"], part, dt)
+        num = self._scaled_sum(updates, part, w_coef)
+        den = segment_sum(state["weights"][part.cols], part)
         G = np.zeros_like(num)
         np.divide(num, den[:, None], out=G, where=den[:, None] > 0)
         idx, old = self._gather(state, part)
-        new = old - np.take(state["total"], part.rows, axis=0)
-        new += updates / state["local_steps"]
-        change = (new - old) * w.astype(new.dtype)[:, None]
-        self._scatter(state, part, idx, new, change)
+        change = updates * dt.type(1.0 / state["local_steps"])
+        change -= np.take(state["total"], part.rows, axis=0)  # u_i^+ - u_i = Delta_i/tau - u
+        old += change
+        self._scatter(state, part, idx, old, change)
         return G
