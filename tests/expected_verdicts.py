@@ -25,4 +25,7 @@ EXPECTED: dict[str, str] = {
     "ocs.optimal_variance": "confirmed",
     "ocs.aocs": "confirmed",
     "ocs.improvement_factor": "confirmed",
+    "fedavg.heterogeneity": "confirmed",
+    "fedavg.partial_participation": "confirmed",
+    "fedavg.local_steps": "confirmed",
 }
