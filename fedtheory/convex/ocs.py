@@ -68,7 +68,9 @@ __all__ = [
 class OCSConvexSolution:
     """The result of :func:`solve_ocs_convex`.
 
-    ``objective`` is :math:`V(p)` recomputed from the returned ``p`` (in the input's units),
+    ``p`` is the solver's point made feasible (clipped to :math:`[0, 1]`, scaled down to the
+    budget if it overshoots by the solver's tolerance), ``objective`` is :math:`V(p)` recomputed
+    from it (in the input's units, an upper bound on the optimum),
     ``solver_objective`` the solver's own value, ``budget_dual`` the multiplier :math:`y` of
     :math:`\\sum_i p_i \\le m` (for :math:`\\Omega`, in the input's units).
     """
@@ -142,7 +144,10 @@ def solve_ocs_convex(
     if p.value is None:
         return OCSConvexSolution(p_full * np.nan, np.nan, np.nan, str(prob.status), np.nan,
                                  secs, solver)
-    p_full[nz] = np.clip(p.value, 0.0, 1.0)
+    q = np.clip(p.value, 0.0, 1.0)
+    if q.sum() > m:  # an interior-point solution may overshoot the budget by its tolerance
+        q *= m / q.sum()
+    p_full[nz] = q
     dual = float(cons.dual_value) * scale**2 if cons.dual_value is not None else np.nan
     obj = independent_sampling_variance(u, p_full) if np.all(p_full[nz] > 0) else np.inf
     return OCSConvexSolution(p_full, float(obj), float(prob.value) * scale**2, str(prob.status),

@@ -214,10 +214,11 @@ def optimal_probabilities(norms: np.ndarray | Sequence[float], m: float) -> np.n
     u, m = validate_norms(norms, m)
     ell, s_l, sum_l = _threshold(u, m)
     n = u.shape[-1]
-    coef = m + ell - n
-    safe = np.where(sum_l > 0, sum_l, 1.0)
-    scale = np.where(sum_l > 0, coef / safe, 0.0)[..., None]
-    return np.where(u <= s_l[..., None], np.minimum(scale * u, 1.0), 1.0)
+    coef = (m + ell - n)[..., None]
+    safe = np.where(sum_l > 0, sum_l, 1.0)[..., None]
+    # u / S_l <= 1 for the l smallest: no overflow even for subnormal sums; 0 / S_l = 0
+    below = u <= s_l[..., None]
+    return np.where(below, np.minimum(coef * (np.where(below, u, 0.0) / safe), 1.0), 1.0)
 
 
 def independent_sampling_variance(
@@ -253,7 +254,9 @@ def optimal_variance(norms: np.ndarray | Sequence[float], m: float) -> np.ndarra
         - \sum_{i\le l} u_{(i)}^2
 
     (:math:`u_{(i)}` sorted increasingly, :math:`l` as in eq. (7); 0 when the :math:`l`
-    smallest norms are all zero).
+    smallest norms are all zero), evaluated as the equal sum of non-negative terms
+    :math:`\sum_{i\le l} u_{(i)}\,(t - u_{(i)})`, :math:`t = \sum_{j\le l}u_{(j)}/(m+l-n)`,
+    which avoids cancellation.
 
     >>> optimal_variance([1.0, 1.0, 10.0], 2)
     2.0
@@ -263,10 +266,12 @@ def optimal_variance(norms: np.ndarray | Sequence[float], m: float) -> np.ndarra
     u, m = validate_norms(norms, m)
     ell, s_l, sum_l = _threshold(u, m)
     n = u.shape[-1]
-    below = u <= s_l[..., None]
-    sq_l = np.where(below, u**2, 0.0).sum(axis=-1)
-    val = sum_l**2 / (m + ell - n) - sq_l
-    val = np.maximum(val, 0.0)  # exact value is >= 0 (Cauchy-Schwarz); clip rounding only
+    # the same value as sum_{i<=l} u_(i) (t - u_(i)), t = S_l/(m+l-n) >= u_(l): a sum of
+    # non-negative terms, free of the cancellation S_l^2/(m+l-n) - Q_l suffers when one
+    # norm dominates
+    t = (sum_l / (m + ell - n))[..., None]
+    v = np.where(u <= s_l[..., None], u, 0.0)
+    val = np.sum(v * np.maximum(t - v, 0.0), axis=-1)
     return float(val) if u.ndim == 1 else val
 
 
