@@ -90,7 +90,7 @@ def float_instances(rng: np.random.Generator, quick: bool) -> list[tuple[str, np
         for _ in range(reps):
             out += [
                 ("lognormal sigma=1", rng.lognormal(0.0, 1.0, n), float(max(1, n // 10))),
-                ("lognormal sigma=3, fractional m", rng.lognormal(0.0, 3.0, n), n / 5 + 0.5),
+                ("lognormal sigma=3 (fractional m)", rng.lognormal(0.0, 3.0, n), n / 5 + 0.5),
                 ("pareto a=0.7 (heavy tail)", rng.pareto(0.7, n) + 1e-3, float(max(1, n // 4))),
                 ("ties", rng.integers(1, 4, n).astype(float), float(max(1, n // 2))),
                 ("zeros", rng.lognormal(0.0, 1.0, n) * (rng.random(n) < 0.4),
