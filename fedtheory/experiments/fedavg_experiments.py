@@ -665,8 +665,13 @@ def fit_exponent(x: np.ndarray, samples: np.ndarray) -> tuple[float, float]:
     if np.any(mean <= 0):
         raise ValueError(f"the sample means must be positive to take logs, got {mean!r}")
     var_log = s.var(axis=1, ddof=1) / s.shape[1] / mean**2
-    w = 1.0 / var_log
     lx, ly = np.log(x), np.log(mean)
+    if np.all(var_log == 0):  # deterministic rows: the ordinary fit is exact
+        return float(np.polyfit(lx, ly, 1)[0]), 0.0
+    if np.any(var_log == 0):
+        raise ValueError("samples rows must all vary or all be constant, got constant rows "
+                         f"{np.flatnonzero(var_log == 0).tolist()} among varying ones")
+    w = 1.0 / var_log
     xb = np.sum(w * lx) / np.sum(w)
     sxx = np.sum(w * (lx - xb) ** 2)
     slope = float(np.sum(w * (lx - xb) * ly) / sxx)
