@@ -335,7 +335,7 @@ def _bernoulli_masks(ctx: Context) -> Evidence:
 _CF_STATEMENT = (
     r"p_i=\begin{cases}(m+l-n)\dfrac{\|\tilde U_i\|}{\sum_{j=1}^{l}\|\tilde U_{(j)}\|},"
     r"& i\notin A\\ 1,& i\in A\end{cases},\quad l=\max\Big\{l: 0<m+l-n\le"
-    r"\frac{\sum_{i\le l}\|\tilde U_{(i)}\|}{\|\tilde U_{(l)}\|}\Big\},\quad"
+    r"\frac{\sum_{i\le l}\|\tilde U_{(i)}\|}{\|\tilde U_{(l)}\|}\Big\},\quad "
     r"A=\{i:\|\tilde U_i\|\ge\|\tilde U_{(l+1)}\|\},"
     r"\ \text{with } \|\tilde U_{(j)}\| \text{ the } j\text{-th smallest (eq. 7) / "
     r"largest (Lemma 20)}"
@@ -1084,7 +1084,8 @@ def _bound_with_truncation(ctx: Context) -> Evidence:
     ok = ok_margin and equiv and lagrange and ok_gamma
     return Evidence(
         passed=ok, measured=str(margin), theoretical=">= 0",
-        detail=(f"bound with k = n - l saturated: (bound x V_U) - V* >= {margin} "
+        detail=(f"bound with k = n - l saturated: (bound x V_U) - V* >= "
+                f"{expected_margin if ok_margin else margin} "
                 f"({'>= 0' if ok_margin else 'NOT derived'}); alpha <= bound <=> V* <= "
                 f"(n-m)(sum u)^2/(nm): {equiv}; Lagrange identity (bound <= 1): {lagrange}; "
                 f"gamma(0) = 1, gamma(1) = m/n, dgamma/dalpha = {dgamma} < 0: {ok_gamma}"),
