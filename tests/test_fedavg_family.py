@@ -249,3 +249,29 @@ def test_claims_registered_with_all_kinds():
         kinds = {c.kind for c in claim.checks}
         assert {"symbolic", "monte_carlo", "figure"} <= kinds, claim.id
         assert claim.derivation.strip()
+
+
+def test_final_moments_closed_form_matches_recursion():
+    prob = _problem()
+    x0 = np.linspace(-1, 1, prob.d)
+    for K in (1, 4):
+        a = fx.fedavg_final_moments(prob, lr=0.2, rounds=37, local_steps=K, sigma2=0.7, x0=x0)
+        b = fx.fedavg_moments(prob, lr=0.2, rounds=37, local_steps=K, sigma2=0.7, x0=x0)
+        np.testing.assert_allclose(a.mean[-1], b.mean[-1], rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(a.second[-1], b.second[-1], rtol=1e-10, atol=1e-14)
+    # a flat coordinate (alpha = 1): the geometric sums read R
+    flat = QuadraticProblem(np.array([[0.0, 1.0], [0.0, 2.0]]), np.array([[1.0, 1.0],
+                                                                          [3.0, -1.0]]))
+    a = fx.fedavg_final_moments(flat, lr=0.1, rounds=9, sigma2=1.0)
+    b = fx.fedavg_moments(flat, lr=0.1, rounds=9, sigma2=1.0)
+    np.testing.assert_allclose(a.second[-1], b.second[-1], rtol=1e-10)
+
+
+def test_fit_exponent_of_exact_values_uses_sample_weights():
+    rng = np.random.default_rng(1)
+    x = np.array([1.0, 4.0, 16.0])
+    s = rng.exponential(1.0, (3, 500)) * (x**-0.5)[:, None]
+    slope, _ = fx.fit_exponent(x, s, values=x**-0.5)
+    assert slope == pytest.approx(-0.5, abs=1e-12)
+    with pytest.raises(ValueError, match="values must be positive"):
+        fx.fit_exponent(x, s, values=np.array([1.0, -1.0, 1.0]))
