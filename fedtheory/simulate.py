@@ -68,6 +68,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.algorithms import Participants, Rule, get_rule
+from fedtheory.algorithms.base import scratch, take_rows
 
 __all__ = ["BIT_GENERATORS", "METRICS", "SimulationResult", "Trace", "simulate"]
 
@@ -82,6 +83,10 @@ BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
 
 #: The metrics every simulation records (besides ``extra_metrics``).
 METRICS = ("f_gap", "grad_norm2", "dist2", "bits")
+
+#: Rows of a replica's participants processed together (times d): a block's temporaries
+#: (1 MiB of float64 each) stay in cache while a round streams through the table.
+_BLOCK_ELEMENTS = 1 << 17
 
 #: Expected transient elements (K * d) per round of a chunk of replicas when ``chunk`` is
 #: None: 4 MiB of float64, so that a round's temporaries stay in the last-level cache.
@@ -191,6 +196,7 @@ class _Engine:
         self.f_star = float(prob.f_star)
         self.step_size = self.global_lr * self.lr
         self.bits_per_update = self.d * self.bits_per_float * self.rule.floats_per_update
+        self.block_rows = max(8, _BLOCK_ELEMENTS // self.d)
         self._setup_noise()
         self._setup_fusion()
 
@@ -211,16 +217,17 @@ class _Engine:
         else:
             self.noise_kind = "generic"
 
-    def _normals(self, part: Participants, rngs: list[np.random.Generator]) -> np.ndarray:
+    def _normals(self, part: Participants, rngs: list[np.random.Generator],
+                 work: dict[str, Any]) -> np.ndarray:
         """Standard normals ``(K, d)``: replica r's rows from its own noise stream."""
-        z = np.empty((part.size, self.d), dtype=self.dtype)
+        z = scratch(work, "z", part.size, self.d, self.dtype)
         starts = part.starts
         for r in np.flatnonzero(part.counts):
             rngs[r].standard_normal(out=z[starts[r] : starts[r + 1]], dtype=self.dtype)
         return z
 
-    def _add_noise(self, g: np.ndarray, part: Participants,
-                   rngs: list[np.random.Generator]) -> None:
+    def _add_noise(self, g: np.ndarray, part: Participants, rngs: list[np.random.Generator],
+                   work: dict[str, Any]) -> None:
         """Add one noise draw to every row of the gradients ``g`` in place."""
         if self.noise_kind == "generic":
             starts = part.starts
@@ -228,7 +235,7 @@ class _Engine:
                 s, e = starts[r], starts[r + 1]
                 g[s:e] += self.noise.sample(g[s:e], rngs[r], dtype=self.dtype)
             return
-        z = self._normals(part, rngs)
+        z = self._normals(part, rngs, work)
         if self.noise_kind == "additive":
             z *= self.dtype.type(math.sqrt(self.noise.sigma2 / self.d))
         else:
@@ -279,43 +286,62 @@ class _Engine:
 
     # -- one round's local work -----------------------------------------------------------
     def local_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
-                      rngs: list[np.random.Generator]) -> tuple[np.ndarray, int]:
-        """The active pairs' pseudo-gradients ``(K, d)`` and the gradient rows evaluated."""
-        K, cols = part.size, part.cols
+                      rngs: list[np.random.Generator],
+                      work: dict[str, Any]) -> tuple[np.ndarray, int]:
+        """The active pairs' pseudo-gradients ``(K, d)`` and the gradient rows evaluated.
+
+        The result lives in a scratch buffer of ``work``, valid until the next call.
+        """
+        K, cols, d, dt = part.size, part.cols, self.d, self.dtype
         if K == 0:
-            return np.empty((0, self.d), dtype=self.dtype), 0
-        y = np.take(x, part.rows, axis=0)
-        if self.diag:
-            y -= np.take(self.diag_c, cols, axis=0)  # y now holds e = y - c_i
+            return np.empty((0, d), dtype=dt), 0
+        y = scratch(work, "y", K, d, dt)
+        tmp = scratch(work, "tmp", K, d, dt) if self.diag else None
+        if self.diag:  # y holds e = x - c_i from here on
+            take_rows(self.diag_c, cols, tmp)
+            nonempty = np.flatnonzero(part.counts)
+            if len(nonempty) <= 4:  # broadcast each replica's x instead of gathering it
+                for r in nonempty:
+                    s, e = part.starts[r], part.starts[r + 1]
+                    np.subtract(x[r], tmp[s:e], out=y[s:e])
+            else:
+                take_rows(x, part.rows, y)
+                y -= tmp
+        else:
+            take_rows(x, part.rows, y)
         if self.fused:
-            y *= np.take(self.fused_gain, cols, axis=0)
+            y *= take_rows(self.fused_gain, cols, tmp)
             if corr is not None:
-                y += corr * np.take(self.fused_s1, cols, axis=0)
+                y += np.multiply(corr, take_rows(self.fused_s1, cols, tmp), out=tmp)
             if self.noise_kind == "additive" and self.noise.sigma2 > 0:
-                z = self._normals(part, rngs)
-                z *= np.take(self.fused_noise, cols, axis=0)
+                z = self._normals(part, rngs, work)
+                z *= take_rows(self.fused_noise, cols, tmp)
                 y += z
             return y, K
-        a = np.take(self.diag_a, cols, axis=0) if self.diag else None
-        lr = self.dtype.type(self.lr)
-        total = None
-        for k in range(self.local_steps):
+        a = take_rows(self.diag_a, cols, tmp) if self.diag else None
+        lr = dt.type(self.lr)
+        tau = self.local_steps
+        total = scratch(work, "total", K, d, dt) if tau > 1 else None
+        g = scratch(work, "g", K, d, dt) if a is not None else None
+        for k in range(tau):
             if a is not None:
-                g = a * y
+                np.multiply(a, y, out=g)
             else:
-                g = np.asarray(self.problem.client_gradients(y, cols), dtype=self.dtype)
+                g = np.asarray(self.problem.client_gradients(y, cols), dtype=dt)
             if self.noise_kind != "none":
-                self._add_noise(g, part, rngs)
+                self._add_noise(g, part, rngs, work)
             if corr is not None:
                 g += corr
-            if total is None:
-                total = g if self.local_steps == 1 else g.copy()
+            if tau == 1:
+                return g, K
+            if k == 0:
+                total[...] = g
             else:
                 total += g
-            if k + 1 < self.local_steps:
+            if k + 1 < tau:
                 g *= lr
                 y -= g
-        return total, K * self.local_steps
+        return total, K * tau
 
     # -- metrics --------------------------------------------------------------------------
     def _f_gap(self, x64: np.ndarray) -> np.ndarray:
@@ -362,11 +388,12 @@ class _Engine:
                                      else self.x0, (size, self.d)), dtype=dt)
         rule, n, d = self.rule, self.n, self.d
         grad_evals = client_rounds = 0
+        work: dict[str, Any] = {}  # scratch buffers reused from round to round
         initial = None
         if rule.table and rule.memory_init == "full":
             full = Participants.full(size, n)
-            upd, ge = self.local_updates(x, full, None, noise_rngs)
-            initial = upd.reshape(size, n, d)
+            upd, ge = self.local_updates(x, full, None, noise_rngs, work)
+            initial = upd.reshape(size, n, d).copy()
             grad_evals += ge
             client_rounds += full.size
         rstate = rule.init(size, n, d, p=self.p, weights=self.problem.weights, dtype=dt,
@@ -400,11 +427,14 @@ class _Engine:
         for t in range(1, self.rounds + 1):
             mask, pstate = self.participation.step(pstate, part_rngs)
             part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
-            corr = rule.correction(rstate, part) if part.size else None
-            upd, ge = self.local_updates(x, part, corr, noise_rngs)
-            grad_evals += ge
+            racc = rule.begin(rstate, part)
+            for block in part.blocks(self.block_rows):
+                corr = rule.correction(rstate, block) if block.size else None
+                upd, ge = self.local_updates(x, block, corr, noise_rngs, work)
+                rule.accumulate(rstate, racc, block, upd)
+                grad_evals += ge
+            G = rule.finish(rstate, racc)
             client_rounds += part.size
-            G, rstate = rule.step(rstate, part, upd)
             if v is not None:
                 v *= beta
                 v += G

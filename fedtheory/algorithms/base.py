@@ -19,16 +19,24 @@ leading shape.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import sparse as _sparse
 
 __all__ = [
     "Participants",
     "Rule",
+    "TableRule",
     "as_participants",
+    "pair_coef",
+    "scaled_sum",
+    "scratch",
     "segment_sum",
+    "take_rows",
     "validate_probabilities",
     "validate_weights",
 ]
@@ -98,6 +106,35 @@ class Participants:
         """``(K,)`` index ``row * n + col`` into a table viewed as ``(R * n, d)``."""
         return self.rows * self.n + self.cols
 
+    def blocks(self, size: int) -> Iterator[Participants]:
+        """Split the pairs into blocks: block ``j`` holds every replica's pairs at local
+        positions ``j*size`` to ``(j+1)*size - 1`` (sorted by replica).
+
+        A replica's pairs are grouped the same way whichever other replicas are present, so
+        blockwise sums do not depend on the chunking of replicas.
+
+        >>> part = Participants.from_mask(np.array([[1, 1, 1], [0, 1, 0]], dtype=bool))
+        >>> [(b.rows.tolist(), b.cols.tolist()) for b in part.blocks(2)]
+        [([0, 0, 1], [0, 1, 1]), ([0], [2])]
+        """
+        counts = self.counts
+        kmax = int(counts.max()) if self.replicas else 0
+        if kmax <= size:
+            yield self
+            return
+        local = np.arange(self.size) - np.repeat(self.starts[:-1], counts)
+        order = np.argsort(local // size, kind="stable")
+        rows, cols = self.rows[order], self.cols[order]
+        pos = 0
+        for j in range(-(-kmax // size)):
+            cnt = np.clip(counts - j * size, 0, size)
+            starts = np.zeros(self.replicas + 1, dtype=np.intp)
+            np.cumsum(cnt, out=starts[1:])
+            m = int(starts[-1])
+            yield Participants(self.replicas, self.n, rows[pos : pos + m], cols[pos : pos + m],
+                               starts)
+            pos += m
+
     @property
     def mask(self) -> np.ndarray:
         """The dense ``(R, n)`` boolean mask."""
@@ -106,27 +143,45 @@ class Participants:
         return out
 
 
-def segment_sum(values: np.ndarray, part: Participants) -> np.ndarray:
+#: Up to this many non-empty replicas, :func:`segment_sum` loops over them (same numbers).
+_FEW_SEGMENTS = 4
+
+
+def segment_sum(values: np.ndarray, part: Participants,
+                coef: np.ndarray | None = None) -> np.ndarray:
     r"""Sum the ``(K, ...)`` rows of ``values`` per replica: ``(R, ...)``, zero where none.
 
-    .. math:: S_r = \sum_{k:\ \text{rows}_k = r} v_k
+    .. math:: S_r = \sum_{k:\ \text{rows}_k = r} c_k\, v_k \qquad (c_k = 1 \text{ by default})
 
-    Uses :func:`numpy.add.reduceat` on the sorted pairs (no :func:`numpy.add.at`).
+    Computed as the product of the sparse ``(R, K)`` selector with ``values`` (compiled, no
+    :func:`numpy.add.at`), or for a few replicas by a loop of :func:`numpy.sum`: either way
+    each replica's rows are added one after the other, in order, so a replica's sum does not
+    depend on which other replicas share the call (chunking).
 
     >>> part = Participants.from_mask(np.array([[True, True], [False, False], [False, True]]))
     >>> segment_sum(np.array([1.0, 2.0, 5.0]), part).tolist()
     [3.0, 0.0, 5.0]
+    >>> segment_sum(np.array([1.0, 2.0, 5.0]), part, coef=np.array([1.0, 0.5, 2.0])).tolist()
+    [2.0, 0.0, 10.0]
     """
     values = np.asarray(values)
-    out = np.zeros((part.replicas,) + values.shape[1:], dtype=values.dtype)
-    if part.size == 0:
-        return out
-    counts = part.counts
-    nonempty = counts > 0
-    if nonempty.all():
-        return np.add.reduceat(values, part.starts[:-1], axis=0)
-    out[nonempty] = np.add.reduceat(values, part.starts[:-1][nonempty], axis=0)
-    return out
+    tail = values.shape[1:]
+    flat = values.reshape(part.size, math.prod(tail))
+    c = None if coef is None else np.asarray(coef, dtype=values.dtype).reshape(part.size)
+    nonempty = np.flatnonzero(part.counts)
+    if len(nonempty) <= _FEW_SEGMENTS:
+        # the same sequential sums without the sparse matrix's set-up cost
+        out = np.zeros((part.replicas, flat.shape[1]), dtype=values.dtype)
+        for r in nonempty:
+            s, e = part.starts[r], part.starts[r + 1]
+            seg = flat[s:e] if c is None else flat[s:e] * c[s:e, None]
+            np.sum(seg, axis=0, out=out[r])
+    else:
+        data = np.ones(part.size, dtype=values.dtype) if c is None else c
+        sel = _sparse.csr_array((data, np.arange(part.size), part.starts),
+                                shape=(part.replicas, part.size))
+        out = np.asarray(sel @ flat)
+    return out.reshape((part.replicas,) + tail)
 
 
 def validate_probabilities(p: Any, n: int, name: str = "p") -> np.ndarray:
@@ -152,6 +207,52 @@ def validate_weights(weights: Any, n: int) -> np.ndarray:
     if not (np.isfinite(w).all() and (w >= 0).all() and w.sum() > 0):
         raise ValueError(f"weights must be finite, non-negative and not all 0, got {weights!r}")
     return w
+
+
+def pair_coef(values: np.ndarray, part: Participants, dtype: Any) -> Any:
+    """``values[cols]`` as a ``(K, 1)`` column, or one scalar when all ``values`` are equal
+    (then a sum is scaled after the reduction instead of every row before it).
+
+    >>> part = Participants.from_mask(np.array([[True, True]]))
+    >>> pair_coef(np.array([0.5, 0.5]), part, np.float64)
+    np.float64(0.5)
+    """
+    dtype = np.dtype(dtype)
+    if values.min() == values.max():
+        return dtype.type(values[0])
+    return values[part.cols].astype(dtype)[:, None]
+
+
+def scaled_sum(values: np.ndarray, part: Participants, coef: Any) -> np.ndarray:
+    r""":math:`\sum_{k:\ \text{rows}_k = r} \text{coef}_k\, v_k` per replica, ``(R, d)``;
+    ``coef`` from :func:`pair_coef` (a scalar is applied after the sum)."""
+    if np.ndim(coef) == 0:
+        out = segment_sum(values, part)
+        out *= coef
+        return out
+    return segment_sum(values, part, coef=coef)
+
+
+def take_rows(src: np.ndarray, idx: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``src[idx]`` (rows) written into ``out``; ``idx`` must be valid (``mode="clip"``, which
+    lets numpy write ``out`` directly instead of through a buffer)."""
+    return np.take(src, idx, axis=0, out=out, mode="clip")
+
+
+def scratch(store: dict[str, Any], name: str, rows: int, cols: int, dtype: Any) -> np.ndarray:
+    """A ``(rows, cols)`` work array kept in ``store`` and reused from round to round.
+
+    Fresh multi-megabyte temporaries cost a page fault per 4 KiB page every round (the
+    allocator returns them to the system); reusing buffers avoids that. The buffer grows by a
+    quarter when too small. Its contents are valid until the next call with the same name.
+    """
+    buffers = store.setdefault("_scratch", {})
+    buf = buffers.get(name)
+    if buf is None or buf.shape[0] < rows or buf.shape[1] != cols or buf.dtype != dtype:
+        grow = 0 if buf is None or buf.shape[1] != cols else buf.shape[0] + buf.shape[0] // 4
+        buf = np.empty((max(rows, grow), cols), dtype=dtype)
+        buffers[name] = buf
+    return buf[:rows]
 
 
 def as_participants(
@@ -192,8 +293,9 @@ def as_participants(
 class Rule:
     r"""Base class of aggregation rules: explicit state in, direction and state out.
 
-    Subclasses set the class attributes and implement :meth:`_init` and :meth:`_step`;
-    the public :meth:`init` and :meth:`step` validate and handle the dense form.
+    Subclasses set the class attributes and implement :meth:`_init` and the blockwise
+    :meth:`begin` / :meth:`accumulate` / :meth:`finish`; the public :meth:`init` and
+    :meth:`step` validate and handle the dense form.
 
     Attributes
     ----------
@@ -299,25 +401,54 @@ class Rule:
             p = validate_probabilities(p, state["n"])
         if p is None and self.importance_weighted:
             raise ValueError(f"p must be given for the importance-weighted rule {self.name!r}")
-        G = self._step(state, part, upd, p)
+        acc = self.begin(state, part, p)
+        self.accumulate(state, acc, part, upd)
+        G = self.finish(state, acc)
         return (G[0] if single else G), state
 
+    # -- the blockwise form of a step (what the engine calls) -------------------------------
+    def begin(self, state: dict[str, Any], part: Participants,
+              p: np.ndarray | None = None) -> dict[str, Any]:
+        """Start a round whose participants are ``part``; returns the round's accumulator.
+
+        A step is ``begin``, then :meth:`accumulate` on blocks of the participants (each pair
+        exactly once; the engine uses blocks so that a round's temporaries stay in cache),
+        then :meth:`finish`. ``p`` defaults to the probabilities given to :meth:`init`.
+        """
+        if p is None:
+            p = state["p"]
+        if p is None and self.importance_weighted:
+            raise ValueError(f"p must be given for the importance-weighted rule {self.name!r}")
+        return {"p": p, "size": part.size}
+
+    def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
+                   updates: np.ndarray) -> None:
+        """Take in the updates ``(k, d)`` of a block of this round's participants."""
+        raise NotImplementedError
+
+    def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
+        """End the round: the direction :math:`G_t`, ``(R, d)``."""
+        raise NotImplementedError
+
     def correction(self, state: dict[str, Any], part: Participants) -> np.ndarray | None:
-        """``(K, d)`` vector added to every local gradient of the active pairs, or None."""
+        """``(K, d)`` vector added to every local gradient of the active pairs, or None
+        (called between :meth:`begin` and :meth:`accumulate`)."""
         return None
 
     # -- for subclasses ---------------------------------------------------------------------
     def _init(self, state: dict[str, Any], initial: np.ndarray | None) -> None:
         """Add the rule's arrays to ``state``."""
 
-    def _step(
-        self, state: dict[str, Any], part: Participants, updates: np.ndarray, p: np.ndarray | None
-    ) -> np.ndarray:
-        raise NotImplementedError
-
     @staticmethod
     def _zeros(state: dict[str, Any], *shape: int) -> np.ndarray:
         return np.zeros((state["replicas"], *shape), dtype=state["dtype"])
+
+    @staticmethod
+    def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        """``num / den`` per replica, 0 where ``den`` is 0 (a round without participants)."""
+        out = np.zeros_like(num)
+        np.divide(num, den[:, None], out=out, where=den[:, None] > 0)
+        return out
 
     @staticmethod
     def _check_beta(beta: float) -> float:
@@ -359,42 +490,28 @@ class TableRule(Rule):
         return np.einsum("rnd,n->rd", state["table"], w)
 
     def _gather(self, state: dict[str, Any], part: Participants) -> tuple[np.ndarray, np.ndarray]:
-        """The flat row index of each pair and the table's rows there, ``(K, d)`` copies."""
+        """The flat row index of each pair and a copy of the table's rows there, ``(K, d)``
+        (in a scratch buffer of ``state``, valid until the next step)."""
         flat = state["table"].reshape(-1, state["d"])
         idx = part.flat_index
-        return idx, np.take(flat, idx, axis=0)
-
-    @staticmethod
-    def _pair_coef(values: np.ndarray, part: Participants, dtype: np.dtype) -> Any:
-        """``values[cols]`` as a ``(K, 1)`` column, or one scalar when all values are equal
-        (then a sum can be scaled after the reduction instead of every row before it)."""
-        if values.min() == values.max():
-            return dtype.type(values[0])
-        return values[part.cols].astype(dtype)[:, None]
-
-    @staticmethod
-    def _scaled_sum(values: np.ndarray, part: Participants, coef: Any) -> np.ndarray:
-        r""":math:`\sum_{k \in r} \text{coef}_k v_k` per replica."""
-        if np.ndim(coef) == 0:
-            out = segment_sum(values, part)
-            out *= coef
-            return out
-        return segment_sum(values * coef, part)
+        out = scratch(state, "gather", part.size, state["d"], state["dtype"])
+        return idx, take_rows(flat, idx, out)
 
     def _scatter(
-        self, state: dict[str, Any], part: Participants, idx: np.ndarray, rows: np.ndarray,
+        self, state: dict[str, Any], block: Participants, idx: np.ndarray, rows: np.ndarray,
         change: np.ndarray | None = None, change_sum: np.ndarray | None = None,
     ) -> None:
         r"""Write ``rows`` into the table and add :math:`\sum_k w_k\,\text{change}_k` per
         replica to the running total (``change_sum``: that sum, already computed)."""
         flat = state["table"].reshape(-1, state["d"])
         flat[idx] = rows
+        if change_sum is None:
+            change_sum = scaled_sum(change, block, pair_coef(state["weights"], block, change.dtype))
+        state["total"] += change_sum
+
+    def _end_round(self, state: dict[str, Any]) -> None:
+        """Count the round; every ``n`` rounds recompute the running total from the table."""
         state["since_refresh"] += 1
         if state["since_refresh"] >= state["n"]:
             state["total"] = self._weighted_sum(state)
             state["since_refresh"] = 0
-        elif change_sum is not None:
-            state["total"] += change_sum
-        else:
-            coef = self._pair_coef(state["weights"], part, change.dtype)
-            state["total"] += self._scaled_sum(change, part, coef)

@@ -12,13 +12,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, Rule, segment_sum
+from fedtheory.algorithms.base import Participants, Rule, pair_coef, scaled_sum, segment_sum
 
 __all__ = ["FedAvg", "FedAvgIS", "FedPGD", "FullParticipation"]
-
-
-def _weighted(updates: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    return updates * coef.astype(updates.dtype, copy=False)[:, None]
 
 
 class FedAvg(Rule):
@@ -42,14 +38,20 @@ class FedAvg(Rule):
 
     name: ClassVar[str] = "fedavg"
 
-    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
-              p: np.ndarray | None) -> np.ndarray:
-        w = state["weights"][part.cols]
-        num = segment_sum(_weighted(updates, w), part)
-        den = segment_sum(w, part)
-        out = np.zeros_like(num)
-        np.divide(num, den[:, None], out=out, where=den[:, None] > 0)
-        return out
+    def begin(self, state: dict[str, Any], part: Participants,
+              p: np.ndarray | None = None) -> dict[str, Any]:
+        acc = super().begin(state, part, p)
+        acc["num"] = self._zeros(state, state["d"])
+        acc["den"] = np.zeros(state["replicas"])
+        return acc
+
+    def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
+                   updates: np.ndarray) -> None:
+        acc["num"] += scaled_sum(updates, block, pair_coef(state["weights"], block, updates.dtype))
+        acc["den"] += segment_sum(state["weights"][block.cols], block)
+
+    def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
+        return self._ratio(acc["num"], acc["den"])
 
 
 class FedAvgIS(Rule):
@@ -70,10 +72,19 @@ class FedAvgIS(Rule):
     name: ClassVar[str] = "fedavg_is"
     importance_weighted: ClassVar[bool] = True
 
-    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
-              p: np.ndarray | None) -> np.ndarray:
-        coef = state["weights"][part.cols] / p[part.cols]
-        return segment_sum(_weighted(updates, coef), part)
+    def begin(self, state: dict[str, Any], part: Participants,
+              p: np.ndarray | None = None) -> dict[str, Any]:
+        acc = super().begin(state, part, p)
+        acc["coef"] = state["weights"] / acc["p"]
+        acc["num"] = self._zeros(state, state["d"])
+        return acc
+
+    def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
+                   updates: np.ndarray) -> None:
+        acc["num"] += scaled_sum(updates, block, pair_coef(acc["coef"], block, updates.dtype))
+
+    def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
+        return acc["num"]
 
 
 class FedPGD(Rule):
@@ -95,16 +106,21 @@ class FedPGD(Rule):
             raise ValueError(f"b must be positive, got {b!r}")
         self.b = b
 
-    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
-              p: np.ndarray | None) -> np.ndarray:
+    def begin(self, state: dict[str, Any], part: Participants,
+              p: np.ndarray | None = None) -> dict[str, Any]:
+        acc = super().begin(state, part, p)
         if self.b is None:
-            if p is None:
+            if acc["p"] is None:
                 raise ValueError("p must be given for rule 'fedpgd' when b is not set")
-            b = float(np.sum(p))
+            b = float(np.sum(acc["p"]))
         else:
             b = float(self.b)
-        coef = state["weights"][part.cols] * (state["n"] / b)
-        return segment_sum(_weighted(updates, coef), part)
+        acc["coef"] = state["weights"] * (state["n"] / b)
+        acc["num"] = self._zeros(state, state["d"])
+        return acc
+
+    accumulate = FedAvgIS.accumulate
+    finish = FedAvgIS.finish
 
 
 class FullParticipation(Rule):
@@ -120,11 +136,17 @@ class FullParticipation(Rule):
     name: ClassVar[str] = "full"
     needs_all: ClassVar[bool] = True
 
-    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
-              p: np.ndarray | None) -> np.ndarray:
+    def begin(self, state: dict[str, Any], part: Participants,
+              p: np.ndarray | None = None) -> dict[str, Any]:
         if part.size != part.replicas * part.n:
             raise ValueError(
                 f"rule 'full' needs every client's update: got {part.size} of "
                 f"{part.replicas * part.n} pairs"
             )
-        return segment_sum(_weighted(updates, state["weights"][part.cols]), part)
+        acc = super().begin(state, part, p)
+        acc["coef"] = state["weights"]
+        acc["num"] = self._zeros(state, state["d"])
+        return acc
+
+    accumulate = FedAvgIS.accumulate
+    finish = FedAvgIS.finish

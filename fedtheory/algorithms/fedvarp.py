@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, TableRule, segment_sum
+from fedtheory.algorithms.base import Participants, TableRule, pair_coef, scaled_sum, segment_sum
 
 __all__ = ["FedVARP"]
 
@@ -45,15 +45,23 @@ class FedVARP(TableRule):
     def __init__(self, memory_init: str = "zeros") -> None:
         self.memory_init = self._check_memory_init(memory_init)
 
-    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
-              p: np.ndarray | None) -> np.ndarray:
-        idx, change = self._gather(state, part)
+    def begin(self, state: dict[str, Any], part: Participants,
+              p: np.ndarray | None = None) -> dict[str, Any]:
+        acc = super().begin(state, part, p)
+        acc["G"] = state["total"].copy()  # y_bar_{t-1}
+        acc["num"] = self._zeros(state, state["d"])
+        acc["den"] = np.zeros(state["replicas"])
+        return acc
+
+    def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
+                   updates: np.ndarray) -> None:
+        idx, change = self._gather(state, block)
         np.subtract(updates, change, out=change)  # Delta_i - y_i
-        w_coef = self._pair_coef(state["weights"], part, change.dtype)
-        num = self._scaled_sum(change, part, w_coef)
-        den = segment_sum(state["weights"][part.cols], part)
-        corr = np.zeros_like(num)
-        np.divide(num, den[:, None], out=corr, where=den[:, None] > 0)
-        G = state["total"] + corr
-        self._scatter(state, part, idx, updates, change_sum=num)
-        return G
+        num = scaled_sum(change, block, pair_coef(state["weights"], block, change.dtype))
+        acc["num"] += num
+        acc["den"] += segment_sum(state["weights"][block.cols], block)
+        self._scatter(state, block, idx, updates, change_sum=num)
+
+    def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
+        self._end_round(state)
+        return acc["G"] + self._ratio(acc["num"], acc["den"])

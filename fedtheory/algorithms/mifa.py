@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, TableRule
+from fedtheory.algorithms.base import Participants, TableRule, pair_coef, scratch
 
 __all__ = ["MIFA", "UMIFA", "MIFAm", "UMIFAm"]
 
@@ -44,11 +44,14 @@ class MIFA(TableRule):
     def __init__(self, memory_init: str = "zeros") -> None:
         self.memory_init = self._check_memory_init(memory_init)
 
-    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
-              p: np.ndarray | None) -> np.ndarray:
-        idx, change = self._gather(state, part)
+    def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
+                   updates: np.ndarray) -> None:
+        idx, change = self._gather(state, block)
         np.subtract(updates, change, out=change)  # Delta_i - G_{t-1}^i
-        self._scatter(state, part, idx, updates, change)
+        self._scatter(state, block, idx, updates, change)
+
+    def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
+        self._end_round(state)
         return self._direction(state, state["total"].copy())
 
     def _direction(self, state: dict[str, Any], G: np.ndarray) -> np.ndarray:
@@ -78,14 +81,13 @@ class UMIFA(MIFA):
     name: ClassVar[str] = "umifa"
     importance_weighted: ClassVar[bool] = True
 
-    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
-              p: np.ndarray | None) -> np.ndarray:
-        idx, old = self._gather(state, part)
-        change = updates - old
-        change *= self._pair_coef(1.0 / p, part, change.dtype)  # (Delta_i - G_{t-1}^i) / p_i
+    def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
+                   updates: np.ndarray) -> None:
+        idx, old = self._gather(state, block)
+        change = np.subtract(updates, old, out=scratch(state, "change", *old.shape, old.dtype))
+        change *= pair_coef(1.0 / acc["p"], block, change.dtype)  # (Delta_i - G_{t-1}^i) / p_i
         old += change  # G_t^i = G_{t-1}^i + (Delta_i - G_{t-1}^i) / p_i
-        self._scatter(state, part, idx, old, change)
-        return self._direction(state, state["total"].copy())
+        self._scatter(state, block, idx, old, change)
 
 
 class _Momentum:

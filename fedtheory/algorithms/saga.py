@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, TableRule, segment_sum
+from fedtheory.algorithms.base import Participants, TableRule, pair_coef, scaled_sum, segment_sum
 
 __all__ = ["SAGA"]
 
@@ -47,18 +47,28 @@ class SAGA(TableRule):
     def __init__(self, memory_init: str = "full") -> None:
         self.memory_init = self._check_memory_init(memory_init)
 
-    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
-              p: np.ndarray | None) -> np.ndarray:
-        idx, change = self._gather(state, part)
+    def begin(self, state: dict[str, Any], part: Participants,
+              p: np.ndarray | None = None) -> dict[str, Any]:
+        acc = super().begin(state, part, p)
+        acc["G"] = state["total"].copy()  # G_t = u_bar_{t-1} + ...
+        acc["is"] = state["weights"] / acc["p"]
+        return acc
+
+    def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
+                   updates: np.ndarray) -> None:
+        idx, change = self._gather(state, block)
         np.subtract(updates, change, out=change)  # Delta_i - u_i
         dt = change.dtype
-        w_coef = self._pair_coef(state["weights"], part, dt)
-        is_coef = self._pair_coef(state["weights"] / p, part, dt)
+        w_coef = pair_coef(state["weights"], block, dt)
+        is_coef = pair_coef(acc["is"], block, dt)
         if np.ndim(w_coef) == 0 and np.ndim(is_coef) == 0:
-            raw = segment_sum(change, part)
-            G = state["total"] + raw * is_coef
-            self._scatter(state, part, idx, updates, change_sum=raw * w_coef)
+            raw = segment_sum(change, block)
+            acc["G"] += raw * is_coef
+            self._scatter(state, block, idx, updates, change_sum=raw * w_coef)
         else:
-            G = state["total"] + self._scaled_sum(change, part, is_coef)
-            self._scatter(state, part, idx, updates, change)
-        return G
+            acc["G"] += scaled_sum(change, block, is_coef)
+            self._scatter(state, block, idx, updates, change)
+
+    def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
+        self._end_round(state)
+        return acc["G"]

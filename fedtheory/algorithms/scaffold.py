@@ -13,7 +13,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, TableRule, segment_sum
+from fedtheory.algorithms.base import (
+    Participants,
+    TableRule,
+    pair_coef,
+    scaled_sum,
+    scratch,
+    segment_sum,
+    take_rows,
+)
 
 __all__ = ["SCAFFOLD"]
 
@@ -53,22 +61,40 @@ class SCAFFOLD(TableRule):
             initial = initial / state["local_steps"]
         super()._init(state, initial)
 
-    def correction(self, state: dict[str, Any], part: Participants) -> np.ndarray:
-        """:math:`\\bar u - u_i` for every active pair, ``(K, d)``."""
-        flat = state["table"].reshape(-1, state["d"])
-        return np.take(state["total"], part.rows, axis=0) - np.take(flat, part.flat_index, axis=0)
+    def begin(self, state: dict[str, Any], part: Participants,
+              p: np.ndarray | None = None) -> dict[str, Any]:
+        acc = super().begin(state, part, p)
+        state["round_total"] = state["total"].copy()  # u_bar at the start of the round
+        acc["num"] = self._zeros(state, state["d"])
+        acc["den"] = np.zeros(state["replicas"])
+        return acc
 
-    def _step(self, state: dict[str, Any], part: Participants, updates: np.ndarray,
-              p: np.ndarray | None) -> np.ndarray:
+    def correction(self, state: dict[str, Any], part: Participants) -> np.ndarray:
+        """:math:`\bar u - u_i` for every active pair, ``(K, d)`` (:math:`\bar u` as at the
+        start of the round)."""
+        flat = state["table"].reshape(-1, state["d"])
+        shape = (part.size, state["d"], state["dtype"])
+        ubar = state.get("round_total", state["total"])
+        out = take_rows(ubar, part.rows, scratch(state, "correction", *shape))
+        out -= take_rows(flat, part.flat_index, scratch(state, "rows", *shape))
+        return out
+
+    def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
+                   updates: np.ndarray) -> None:
         dt = updates.dtype
-        w_coef = self._pair_coef(state["weights"], part, dt)
-        num = self._scaled_sum(updates, part, w_coef)
-        den = segment_sum(state["weights"][part.cols], part)
-        G = np.zeros_like(num)
-        np.divide(num, den[:, None], out=G, where=den[:, None] > 0)
-        idx, old = self._gather(state, part)
-        change = updates * dt.type(1.0 / state["local_steps"])
-        change -= np.take(state["total"], part.rows, axis=0)  # u_i^+ - u_i = Delta_i/tau - u
+        w_coef = pair_coef(state["weights"], block, dt)
+        acc["num"] += scaled_sum(updates, block, w_coef)
+        acc["den"] += segment_sum(state["weights"][block.cols], block)
+        idx, old = self._gather(state, block)
+        change = np.multiply(updates, dt.type(1.0 / state["local_steps"]),
+                             out=scratch(state, "change", *updates.shape, dt))
+        # u_i^+ - u_i = Delta_i / tau - u_bar
+        change -= take_rows(state["round_total"], block.rows,
+                            scratch(state, "rows", *updates.shape, dt))
         old += change
-        self._scatter(state, part, idx, old, change)
-        return G
+        self._scatter(state, block, idx, old, change)
+
+    def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
+        self._end_round(state)
+        del state["round_total"]
+        return self._ratio(acc["num"], acc["den"])

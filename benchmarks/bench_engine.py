@@ -1,0 +1,172 @@
+"""Speed of the simulator (fedtheory.simulate) against a research-script reference
+(benchmarks/reference_loop.py) and against this machine's raw limits.
+
+Three measurements, each run once (``--quick`` shrinks the rounds):
+
+1. noise-bound, n=100, d=100, tau=5, T=1000, R=10, FedAvg, full participation, additive
+   Gaussian noise: client-rounds per second, and the fraction of this machine's raw numpy
+   normal-generation throughput achieved (the rate of normals a step-by-step simulation needs,
+   tau*d per client-round, divided by the raw rate); targets >= 70 % and >= 3x the reference.
+   Shown step by step (tau*d normals per client-round) and with the exact fused form (d).
+2. overhead-bound, n=1000, d=10, tau=1, T=1000, R=100, FedAvg, Bernoulli(0.1) and full
+   participation, additive noise: client-rounds per second; target >= 30x the reference.
+3. bandwidth, n=1000, d=1000, R=8, U-MIFA, Bernoulli(0.5), noise-free: the bytes a round
+   must move (each active pair reads and writes its table row and reads a_i and c_i: 4 d
+   floats) per second, as a fraction of the measured in-place bandwidth (``a += b``);
+   target >= 30 %.
+
+Numbers on a shared machine vary from run to run: the raw references are measured in the same
+run, right before each scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from reference_loop import reference_run  # noqa: E402
+
+from fedtheory.participation import BernoulliParticipation  # noqa: E402
+from fedtheory.problems import GaussianNoise, QuadraticProblem  # noqa: E402
+from fedtheory.simulate import simulate  # noqa: E402
+
+
+def raw_normals_per_second(dtype=np.float64, bit_generator=np.random.PCG64, size=1 << 22,
+                           repeats=7) -> float:
+    """Best-of rate of ``Generator.standard_normal(out=...)`` on one core."""
+    g = np.random.Generator(bit_generator(0))
+    buf = np.empty(size, dtype=dtype)
+    best = np.inf
+    for _ in range(repeats):
+        t = time.perf_counter()
+        g.standard_normal(out=buf, dtype=dtype)
+        best = min(best, time.perf_counter() - t)
+    return size / best
+
+
+def inplace_bandwidth(size=1 << 24, repeats=5, threads=1) -> float:
+    """Bytes/s of ``a += b`` on float64 arrays far larger than the caches (3 x 8 bytes per
+    element: read a, read b, write a), split over ``threads``."""
+    a = np.ones(size)
+    b = np.ones(size)
+    parts = np.array_split(np.arange(size), threads)
+    bounds = [(int(p[0]), int(p[-1]) + 1) for p in parts]
+
+    def work(lo, hi):
+        a[lo:hi] += b[lo:hi]
+
+    best = np.inf
+    for _ in range(repeats):
+        t = time.perf_counter()
+        if threads == 1:
+            work(0, size)
+        else:
+            ts = [threading.Thread(target=work, args=bd) for bd in bounds]
+            for th in ts:
+                th.start()
+            for th in ts:
+                th.join()
+        best = min(best, time.perf_counter() - t)
+    return 3 * 8 * size / best
+
+
+def _problem(n, d, seed=0):
+    return QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.1, sigma_G2=1.0,
+                                          rng=np.random.default_rng(seed))
+
+
+def _reference(prob, p, rounds, lr, tau, sigma2, rule="fedavg"):
+    t = time.perf_counter()
+    _, cr = reference_run(prob.hessians, prob.centers, np.full(prob.n, p), rounds, lr, tau,
+                          sigma2, rule)
+    return cr / (time.perf_counter() - t)
+
+
+def noise_bound(quick: bool) -> None:
+    n, d, tau, T, R = 100, 100, 5, (100 if quick else 1000), 10
+    prob = _problem(n, d)
+    print(f"\n[1] noise-bound: n={n} d={d} tau={tau} T={T} R={R}, FedAvg, p=1, sigma2=1")
+    ref = _reference(prob, 1.0, max(T // 10, 10), 0.05, tau, 1.0)
+    print(f"    reference loop (1 replica): {ref:12,.0f} client-rounds/s")
+    for dtype in (np.float64, np.float32):
+        for bg_name, bg in (("pcg64", np.random.PCG64), ("sfc64", np.random.SFC64)):
+            raw = raw_normals_per_second(dtype, bg)
+            print(f"    raw normals {np.dtype(dtype).name} {bg_name}: {raw / 1e6:8.1f} M/s")
+            for fuse in (False, True):
+                for workers in (1, 2):
+                    res = simulate(prob, "fedavg", BernoulliParticipation(1.0, n=n), rounds=T,
+                                   replicas=R, lr=0.05, local_steps=tau,
+                                   noise=GaussianNoise(1.0), dtype=dtype, workers=workers,
+                                   bit_generator=bg_name, fuse_local_steps=fuse,
+                                   record_every=T)
+                    cr = res.client_rounds / res.seconds
+                    frac = cr * tau * d / raw
+                    label = "fused " if fuse else "steps "
+                    print(f"      {label} workers={workers}: {cr:12,.0f} client-rounds/s = "
+                          f"{frac:6.1%} of raw normal rate, {cr / ref:6.1f}x reference "
+                          f"({res.seconds:.2f} s)")
+
+
+def overhead_bound(quick: bool) -> None:
+    n, d, tau, T, R = 1000, 10, 1, (100 if quick else 1000), 100
+    prob = _problem(n, d)
+    print(f"\n[2] overhead-bound: n={n} d={d} tau={tau} T={T} R={R}, FedAvg, sigma2=1")
+    for p in (0.1, 1.0):
+        ref = _reference(prob, p, max(T // 10, 10), 0.05, tau, 1.0)
+        print(f"    p={p}: reference loop (1 replica): {ref:12,.0f} client-rounds/s")
+        for workers in (1, 2):
+            res = simulate(prob, "fedavg", BernoulliParticipation(p, n=n), rounds=T,
+                           replicas=R, lr=0.05, noise=GaussianNoise(1.0), workers=workers,
+                           record_every=T)
+            cr = res.client_rounds / res.seconds
+            print(f"      engine workers={workers}: {cr:12,.0f} client-rounds/s, "
+                  f"{cr / ref:6.1f}x reference ({res.seconds:.2f} s)")
+
+
+def bandwidth(quick: bool) -> None:
+    n, d, R, T, p = 1000, 1000, 8, (20 if quick else 200), 0.5
+    prob = _problem(n, d)
+    print(f"\n[3] bandwidth: n={n} d={d} R={R} T={T}, U-MIFA, Bernoulli({p}), noise-free")
+    bw1 = inplace_bandwidth(threads=1)
+    bw2 = inplace_bandwidth(threads=2)
+    bw = max(bw1, bw2)
+    print(f"    in-place a += b: {bw1 / 1e9:6.1f} GB/s (1 thread), {bw2 / 1e9:6.1f} GB/s "
+          f"(2 threads)")
+    ref = _reference(prob, p, 2, 0.05, 1, 0.0, rule="umifa")
+    print(f"    reference loop (1 replica): {ref:12,.0f} client-rounds/s")
+    for dtype in (np.float64, np.float32):
+        for workers in (1, 2):
+            res = simulate(prob, "umifa", BernoulliParticipation(p, n=n), rounds=T, replicas=R,
+                           lr=0.05, dtype=dtype, workers=workers, record_every=T)
+            nbytes = res.client_rounds * 4 * d * np.dtype(dtype).itemsize
+            rate = nbytes / res.seconds
+            cr = res.client_rounds / res.seconds
+            print(f"      {np.dtype(dtype).name} workers={workers}: {rate / 1e9:6.2f} GB/s = "
+                  f"{rate / bw:6.1%} of the measured bandwidth; {cr:10,.0f} client-rounds/s, "
+                  f"{cr / ref:6.1f}x reference ({res.seconds:.2f} s)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer rounds")
+    ap.add_argument("--only", choices=["noise", "overhead", "bandwidth"], default=None)
+    args = ap.parse_args()
+    print(f"numpy {np.__version__}; load average {Path('/proc/loadavg').read_text().split()[:3]}"
+          if Path("/proc/loadavg").exists() else f"numpy {np.__version__}")
+    if args.only in (None, "noise"):
+        noise_bound(args.quick)
+    if args.only in (None, "overhead"):
+        overhead_bound(args.quick)
+    if args.only in (None, "bandwidth"):
+        bandwidth(args.quick)
+
+
+if __name__ == "__main__":
+    main()
