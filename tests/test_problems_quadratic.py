@@ -198,3 +198,19 @@ def test_constructor_hits_its_targets(n, d, L, ratio, s, seed, diagonal, identic
     assert p.mu == pytest.approx(ratio * L, rel=1e-8, abs=1e-10 * L)
     assert p.heterogeneity_at_optimum == pytest.approx(s, rel=1e-8, abs=1e-12)
     assert (p.rho is not None) == identical
+
+
+@pytest.mark.parametrize("clients", ["random", "one-heavy", "single", "empty"])
+def test_dense_hot_path_matches_gather(clients):
+    p = _make(diagonal=False, n=7, d=6)
+    rng = np.random.default_rng(11)
+    K = {"random": 500, "one-heavy": 500, "single": 1, "empty": 0}[clients]
+    cl = rng.integers(0, p.n, size=K)
+    if clients == "one-heavy":  # uneven groups (7 clients x 494 rows > 4 K): chunked fallback
+        cl[: K - 6] = 2
+        cl[K - 6:] = [0, 1, 3, 4, 5, 6]
+    y = rng.standard_normal((K, p.d))
+    expected = np.einsum("kij,kj->ki", p.hessians[cl], y - p.centers[cl])
+    got = p.client_gradients(y, cl)
+    assert got.shape == (K, p.d)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)

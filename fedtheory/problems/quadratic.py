@@ -73,6 +73,36 @@ def _orthogonal_with_first_column(v: np.ndarray, rng: np.random.Generator) -> np
     return q
 
 
+def _grouped_matvec(A: np.ndarray, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rows ``A[idx[k]] @ v[k]`` without materialising ``A[idx]`` (``K d^2`` numbers).
+
+    Rows are sorted by client and packed into a ``(clients present, largest group, d)`` array,
+    so one batched matrix product does the work; if the groups are very uneven (packing would
+    cost more than four times the rows), the gather is done in chunks of bounded memory.
+    """
+    K, d = v.shape
+    if K == 0:
+        return np.empty_like(v)
+    order = np.argsort(idx, kind="stable")
+    sidx = idx[order]
+    present, first, counts = np.unique(sidx, return_index=True, return_counts=True)
+    G = int(counts.max())
+    if len(present) * G <= 4 * K:
+        group = np.repeat(np.arange(len(present)), counts)
+        pos = np.arange(K) - np.repeat(first, counts)
+        packed = np.zeros((len(present), G, d), dtype=v.dtype)
+        packed[group, pos] = v[order]
+        prod = np.matmul(packed, np.swapaxes(A[present], -1, -2))  # rows times A_i^T = A_i
+        out = np.empty_like(v)
+        out[order] = prod[group, pos]
+        return out
+    out = np.empty_like(v)
+    rows = max(1, (1 << 22) // max(1, d * d))  # about 32 MB of gathered Hessians per chunk
+    for s in range(0, K, rows):
+        out[s:s + rows] = np.matmul(A[idx[s:s + rows]], v[s:s + rows, :, None])[..., 0]
+    return out
+
+
 class QuadraticProblem:
     r"""Federated quadratic problem :math:`f = \sum_i w_i f_i`, :math:`f_i` as in the module doc.
 
@@ -306,7 +336,10 @@ class QuadraticProblem:
                          or idx.max() >= self.n):
             raise ValueError(f"clients must be integers in [0, {self.n}), got {idx!r}")
         A, c = self._params(y.dtype)
-        return self._apply(A[idx], y - c[idx])
+        v = y - c[idx]
+        if self.diagonal:
+            return A[idx] * v
+        return _grouped_matvec(A, idx.reshape(-1), v.reshape(-1, self.d)).reshape(v.shape)
 
     def heterogeneity(self, x: np.ndarray) -> np.ndarray:
         r""":math:`\sum_i w_i \|\nabla f_i(x) - \nabla f(x)\|^2`: ``(..., d)`` -> ``(...)``."""
