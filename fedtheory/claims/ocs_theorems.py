@@ -691,7 +691,8 @@ def _mc_evidence(
     X = np.stack(cols, axis=1)
     B = np.asarray(bounds)
     ci = stats.mean_interval(X, alpha / 2, "one")
-    failing = [i for i in range(len(scenarios)) if ci.lower[i] > B[i] + 1e-12]
+    certified = [i for i, sc in enumerate(scenarios) if sc.name not in undecided]
+    failing = [i for i in certified if ci.lower[i] > B[i] + 1e-12]
     for i, row in enumerate(rows):
         row.update({"mean": float(ci.mean[i]), "lower_limit": float(ci.lower[i]),
                     "stderr": float(ci.stderr[i]), "bound": float(B[i]),
@@ -702,7 +703,12 @@ def _mc_evidence(
               "scenarios": [{**scenarios[i].describe(), **rows[i],
                              "streams": [scenarios[i].name + "/gamma",
                                          scenarios[i].name + "/step"]} for i in failing]}
+    # only scenarios whose step sizes provably meet the theorem's conditions can refute it;
+    # the Bonferroni correction still counts every scenario
     ev = stats.check_upper_bound(X, B, alpha=alpha / 2, counterexample=ce, what=what)
+    ev.passed = not failing
+    if not failing:
+        ev.counterexample = None
     z90 = ci.z + stats.z_quantile(0.1, "one")
     ref = np.array([r.get("reference", 0.0) for r in rows])
     detectable = float(np.max(z90 * ci.stderr / np.maximum(np.abs(B - ref), 1e-300)))
@@ -724,9 +730,11 @@ def _mc_evidence(
         f"{power_note} Per scenario: {table}"
     )
     ev.data = {"scenarios": rows}
-    if undecided and ev.passed is not False:
-        ev.passed = None
-        ev.detail += f". Step-size conditions not certified for: {', '.join(undecided)}"
+    if undecided:
+        ev.detail += (f". Step-size conditions not certified (left out of the verdict) for: "
+                      f"{', '.join(undecided)}")
+        if not failing:
+            ev.passed = None
     return ev
 
 
