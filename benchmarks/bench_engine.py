@@ -16,7 +16,8 @@ Three measurements, each run once (``--quick`` shrinks the rounds):
    target >= 30 %.
 
 Numbers on a shared machine vary from run to run: the raw references are measured in the same
-run, right before each scenario.
+run, right before each scenario. Besides wall-clock rates, single-thread runs also show rates
+per second of this process's CPU time (``cpu``), which other users of the machine disturb less.
 """
 
 from __future__ import annotations
@@ -39,21 +40,31 @@ from fedtheory.simulate import simulate  # noqa: E402
 
 
 def raw_normals_per_second(dtype=np.float64, bit_generator=np.random.PCG64, size=1 << 22,
-                           repeats=7) -> float:
-    """Best-of rate of ``Generator.standard_normal(out=...)`` on one core."""
+                           repeats=7) -> tuple[float, float]:
+    """Best-of rates (wall clock, CPU time) of ``Generator.standard_normal(out=...)``, one
+    core."""
     g = np.random.Generator(bit_generator(0))
     buf = np.empty(size, dtype=dtype)
-    best = np.inf
+    best, best_cpu = np.inf, np.inf
     for _ in range(repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         g.standard_normal(out=buf, dtype=dtype)
         best = min(best, time.perf_counter() - t)
-    return size / best
+        best_cpu = min(best_cpu, time.process_time() - c)
+    return size / best, size / max(best_cpu, 1e-9)
 
 
-def inplace_bandwidth(size=1 << 24, repeats=5, threads=1) -> float:
-    """Bytes/s of ``a += b`` on float64 arrays far larger than the caches (3 x 8 bytes per
-    element: read a, read b, write a), split over ``threads``."""
+def timed_simulate(*args, **kwargs):
+    """:func:`simulate` and the CPU time it took (all threads of this process)."""
+    c = time.process_time()
+    res = simulate(*args, **kwargs)
+    return res, time.process_time() - c
+
+
+def inplace_bandwidth(size=1 << 22, repeats=7, threads=1) -> tuple[float, float]:
+    """Bytes/s (wall clock, CPU time per thread) of ``a += b`` on two float64 arrays of 32 MiB
+    (together twice the last-level cache; 3 x 8 bytes per element: read a, read b, write a),
+    split over ``threads``."""
     a = np.ones(size)
     b = np.ones(size)
     parts = np.array_split(np.arange(size), threads)
@@ -62,9 +73,9 @@ def inplace_bandwidth(size=1 << 24, repeats=5, threads=1) -> float:
     def work(lo, hi):
         a[lo:hi] += b[lo:hi]
 
-    best = np.inf
+    best, best_cpu = np.inf, np.inf
     for _ in range(repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         if threads == 1:
             work(0, size)
         else:
@@ -74,7 +85,8 @@ def inplace_bandwidth(size=1 << 24, repeats=5, threads=1) -> float:
             for th in ts:
                 th.join()
         best = min(best, time.perf_counter() - t)
-    return 3 * 8 * size / best
+        best_cpu = min(best_cpu, (time.process_time() - c) / threads)
+    return 3 * 8 * size / best, 3 * 8 * size / max(best_cpu, 1e-9)
 
 
 def _problem(n, d, seed=0):
@@ -95,23 +107,27 @@ def noise_bound(quick: bool) -> None:
     print(f"\n[1] noise-bound: n={n} d={d} tau={tau} T={T} R={R}, FedAvg, p=1, sigma2=1")
     ref = _reference(prob, 1.0, max(T // 10, 10), 0.05, tau, 1.0)
     print(f"    reference loop (1 replica): {ref:12,.0f} client-rounds/s")
-    for dtype in (np.float64, np.float32):
-        for bg_name, bg in (("pcg64", np.random.PCG64), ("sfc64", np.random.SFC64)):
-            raw = raw_normals_per_second(dtype, bg)
-            print(f"    raw normals {np.dtype(dtype).name} {bg_name}: {raw / 1e6:8.1f} M/s")
-            for fuse in (False, True):
-                for workers in (1, 2):
-                    res = simulate(prob, "fedavg", BernoulliParticipation(1.0, n=n), rounds=T,
-                                   replicas=R, lr=0.05, local_steps=tau,
-                                   noise=GaussianNoise(1.0), dtype=dtype, workers=workers,
-                                   bit_generator=bg_name, fuse_local_steps=fuse,
-                                   record_every=T)
-                    cr = res.client_rounds / res.seconds
-                    frac = cr * tau * d / raw
-                    label = "fused " if fuse else "steps "
-                    print(f"      {label} workers={workers}: {cr:12,.0f} client-rounds/s = "
-                          f"{frac:6.1%} of raw normal rate, {cr / ref:6.1f}x reference "
-                          f"({res.seconds:.2f} s)")
+    combos = ((np.float64, "pcg64", np.random.PCG64), (np.float32, "sfc64", np.random.SFC64))
+    for dtype, bg_name, bg in combos:
+        raw, raw_cpu = raw_normals_per_second(dtype, bg)
+        print(f"    raw normals {np.dtype(dtype).name} {bg_name}: {raw / 1e6:8.1f} M/s "
+              f"(cpu {raw_cpu / 1e6:.1f} M/s)")
+        for fuse in (False, True):
+            for workers in (1, 2):
+                res, cpu = timed_simulate(
+                    prob, "fedavg", BernoulliParticipation(1.0, n=n), rounds=T,
+                    replicas=R, lr=0.05, local_steps=tau, noise=GaussianNoise(1.0),
+                    dtype=dtype, workers=workers, bit_generator=bg_name,
+                    fuse_local_steps=fuse, record_every=T)
+                cr = res.client_rounds / res.seconds
+                frac = cr * tau * d / raw
+                label = "fused " if fuse else "steps "
+                extra = ""
+                if workers == 1:
+                    extra = f", cpu {res.client_rounds * tau * d / cpu / raw_cpu:6.1%}"
+                print(f"      {label} workers={workers}: {cr:12,.0f} client-rounds/s = "
+                      f"{frac:6.1%} of raw normal rate{extra}, {cr / ref:6.1f}x reference "
+                      f"({res.seconds:.2f} s)")
 
 
 def overhead_bound(quick: bool) -> None:
@@ -122,11 +138,12 @@ def overhead_bound(quick: bool) -> None:
         ref = _reference(prob, p, max(T // 10, 10), 0.05, tau, 1.0)
         print(f"    p={p}: reference loop (1 replica): {ref:12,.0f} client-rounds/s")
         for workers in (1, 2):
-            res = simulate(prob, "fedavg", BernoulliParticipation(p, n=n), rounds=T,
-                           replicas=R, lr=0.05, noise=GaussianNoise(1.0), workers=workers,
-                           record_every=T)
+            res, cpu = timed_simulate(
+                prob, "fedavg", BernoulliParticipation(p, n=n), rounds=T, replicas=R, lr=0.05,
+                noise=GaussianNoise(1.0), workers=workers, record_every=T)
             cr = res.client_rounds / res.seconds
-            print(f"      engine workers={workers}: {cr:12,.0f} client-rounds/s, "
+            extra = f" (cpu: {res.client_rounds / cpu:,.0f}/s)" if workers == 1 else ""
+            print(f"      engine workers={workers}: {cr:12,.0f} client-rounds/s{extra}, "
                   f"{cr / ref:6.1f}x reference ({res.seconds:.2f} s)")
 
 
@@ -134,23 +151,25 @@ def bandwidth(quick: bool) -> None:
     n, d, R, T, p = 1000, 1000, 8, (20 if quick else 200), 0.5
     prob = _problem(n, d)
     print(f"\n[3] bandwidth: n={n} d={d} R={R} T={T}, U-MIFA, Bernoulli({p}), noise-free")
-    bw1 = inplace_bandwidth(threads=1)
-    bw2 = inplace_bandwidth(threads=2)
+    bw1, bw1_cpu = inplace_bandwidth(threads=1)
+    bw2, _ = inplace_bandwidth(threads=2)
     bw = max(bw1, bw2)
-    print(f"    in-place a += b: {bw1 / 1e9:6.1f} GB/s (1 thread), {bw2 / 1e9:6.1f} GB/s "
-          f"(2 threads)")
+    print(f"    in-place a += b: {bw1 / 1e9:6.1f} GB/s (1 thread; cpu {bw1_cpu / 1e9:.1f}), "
+          f"{bw2 / 1e9:6.1f} GB/s (2 threads)")
     ref = _reference(prob, p, 2, 0.05, 1, 0.0, rule="umifa")
     print(f"    reference loop (1 replica): {ref:12,.0f} client-rounds/s")
     for dtype in (np.float64, np.float32):
         for workers in (1, 2):
-            res = simulate(prob, "umifa", BernoulliParticipation(p, n=n), rounds=T, replicas=R,
-                           lr=0.05, dtype=dtype, workers=workers, record_every=T)
+            res, cpu = timed_simulate(
+                prob, "umifa", BernoulliParticipation(p, n=n), rounds=T, replicas=R, lr=0.05,
+                dtype=dtype, workers=workers, record_every=T)
             nbytes = res.client_rounds * 4 * d * np.dtype(dtype).itemsize
             rate = nbytes / res.seconds
             cr = res.client_rounds / res.seconds
+            extra = f" (cpu: {nbytes / cpu / bw1_cpu:6.1%} of 1 thread)" if workers == 1 else ""
             print(f"      {np.dtype(dtype).name} workers={workers}: {rate / 1e9:6.2f} GB/s = "
-                  f"{rate / bw:6.1%} of the measured bandwidth; {cr:10,.0f} client-rounds/s, "
-                  f"{cr / ref:6.1f}x reference ({res.seconds:.2f} s)")
+                  f"{rate / bw:6.1%} of the measured bandwidth{extra}; {cr:10,.0f} "
+                  f"client-rounds/s, {cr / ref:6.1f}x reference ({res.seconds:.2f} s)")
 
 
 def main() -> None:

@@ -21,8 +21,10 @@ One round :math:`t` of replica :math:`r` (all replicas advance together, as arra
 Work follows participation: the :math:`K` active (replica, client) pairs of a round are
 flattened and only they compute gradients (:meth:`Problem.client_gradients`), so a round at
 participation rate :math:`\bar p` costs about :math:`\bar p` of a full one; rules that need
-every client's update (``needs_all``) get all pairs. Memory is :math:`O(Rd)` plus the round's
-:math:`O(Kd)` updates, and :math:`O(Rnd)` only for rules that keep a table.
+every client's update (``needs_all``) get all pairs. The pairs stream through the rule in
+cache-sized blocks (:meth:`Participants.blocks`, the rules' ``begin`` / ``accumulate`` /
+``finish``) with work arrays reused from round to round. Memory is :math:`O(Rd)` plus a
+block's updates, and :math:`O(Rnd)` only for rules that keep a table.
 
 Determinism: replica :math:`r` draws its participation from the stream
 ``SeedSequence(seed, spawn_key=(r, 0))`` and its gradient noise from ``(r, 1)``, with the bit
@@ -486,7 +488,7 @@ def simulate(
     keep_replicas: bool = False,
     record_every: int = 1,
     bits_per_float: int = 32,
-    workers: int | None = 1,
+    workers: int | None = None,
     bit_generator: str = "pcg64",
     fuse_local_steps: bool | None = None,
     extra_metrics: dict[str, Callable[[np.ndarray], np.ndarray]] | None = None,
