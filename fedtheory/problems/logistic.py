@@ -13,9 +13,9 @@ the weighting of seed 002, Algorithm 3) or :math:`w_i = 1/n`. The losses are
 
 * binary (:math:`t_j \in \{0, 1\}`, :math:`x \in \mathbb R^p`):
   :math:`\ell = \log(1 + e^{-b_j a_j^\top x})`, :math:`b_j = 2 t_j - 1`;
-* multinomial (:math:`C` classes, :math:`x = \operatorname{vec}(W)`, :math:`W \in
-  \mathbb R^{p \times C}` row-major): :math:`\ell = \log \sum_c e^{(a_j^\top W)_c} -
-  (a_j^\top W)_{t_j}`.
+* multinomial (:math:`C` classes, :math:`x = \operatorname{vec}(V)`, :math:`V \in
+  \mathbb R^{C \times p}` row-major, so :math:`x_{cp + a} = V_{ca}`):
+  :math:`\ell = \log \sum_c e^{(V a_j)_c} - (V a_j)_{t_j}`.
 
 Constants, computed from the data (not guessed):
 
@@ -52,7 +52,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp, softmax
+from scipy.special import expit, log_expit, softmax
 
 from fedtheory.problems.base import validate_weights
 from fedtheory.problems.datasets import FederatedData, federated_split
@@ -106,7 +106,7 @@ class LogisticProblem:
         self.n = data.n_clients
         self.p = data.n_features
         self.n_classes = data.n_classes
-        self._C = data.n_classes if self.multinomial else 1  # columns of W
+        self._C = data.n_classes if self.multinomial else 1  # rows of V
         self.d = self.p * self._C
         self.sizes = data.sizes
         if np.any(self.sizes < 1):
@@ -126,9 +126,11 @@ class LogisticProblem:
         self.X_padded, self.T_padded, self.mask = X, T, mask
         for a in (X, T, mask):
             a.flags.writeable = False
+        self._Tt = np.swapaxes(T, -1, -2)  # (n, C, s_max) view
+        self._padded32: tuple[np.ndarray, np.ndarray] | None = None
         # pooled arrays for f and its derivatives (no padding)
         self._X_all = np.concatenate(data.X_clients)
-        self._T_all = self._targets(np.concatenate(data.y_clients))
+        self._T_all = self._targets(np.concatenate(data.y_clients)).T  # (C, N)
         self._sw_all = np.repeat(self.weights / self.sizes, self.sizes)
         # smoothness
         curv = 0.5 if self.multinomial else 0.25
@@ -160,61 +162,74 @@ class LogisticProblem:
             return np.eye(self.n_classes)[y]
         return (2.0 * y - 1.0)[:, None]  # b_j in {-1, +1}
 
-    def _W(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+    def _V(self, x: np.ndarray) -> np.ndarray:
+        """``x (..., d)`` as the weight matrix ``V (..., C, p)`` (classes first, row-major);
+        float32 input stays float32, anything else becomes float64."""
+        x = np.asarray(x)
+        if x.dtype != np.float32:
+            x = x.astype(float, copy=False)
         if x.ndim == 0 or x.shape[-1] != self.d:
             raise ValueError(f"x must have last dimension d = {self.d}, got shape {x.shape}")
-        return x.reshape(*x.shape[:-1], self.p, self._C)
+        return x.reshape(*x.shape[:-1], self._C, self.p)
 
     # ------------------------------------------------------------------ the link
+    # Logits are kept as (..., C, s): reductions over the C classes then run over a non-inner
+    # axis, which numpy vectorises far better than a reduction over a short last axis.
     def _ell(self, Z: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """Per-sample loss from logits ``Z (..., C)`` and targets ``T`` (one-hot or b)."""
+        """Per-sample loss from logits ``Z (..., C, s)`` and targets ``T`` (one-hot or b)."""
         if self.multinomial:
-            return logsumexp(Z, axis=-1) - np.sum(T * Z, axis=-1)
-        return -log_expit(T[..., 0] * Z[..., 0])
+            zmax = Z.max(axis=-2, keepdims=True)
+            lse = np.log(np.exp(Z - zmax).sum(axis=-2)) + zmax[..., 0, :]
+            return lse - (Z * T).sum(axis=-2)
+        return -log_expit(T[..., 0, :] * Z[..., 0, :])
 
     def _dell(self, Z: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """Derivative of the loss in the logits, shape of ``Z``."""
-        if self.multinomial:
-            return softmax(Z, axis=-1) - T
+        """Derivative of the loss in the logits, shape of ``Z`` (``Z`` is overwritten)."""
+        if self.multinomial:  # softmax(Z) - T, in place
+            Z -= Z.max(axis=-2, keepdims=True)
+            np.exp(Z, out=Z)
+            Z /= Z.sum(axis=-2, keepdims=True)
+            Z -= T
+            return Z
         return -T * expit(-T * Z)
 
     # ------------------------------------------------------------------ the interface
     def client_losses(self, x: np.ndarray) -> np.ndarray:
         """:math:`f_i(x)` for every client, x of shape ``(..., d)`` -> ``(..., n)``."""
-        W = self._W(x)
-        Z = self.X_padded @ W[..., None, :, :]  # (..., n, s, C)
-        ell = self._ell(Z, self.T_padded)  # (..., n, s)
+        V = self._V(x)
+        Z = V[..., None, :, :] @ np.swapaxes(self.X_padded, -1, -2)  # (..., n, C, s)
+        ell = self._ell(Z, self._Tt)  # (..., n, s)
         reg = 0.5 * self.lam * np.sum(np.asarray(x, dtype=float) ** 2, axis=-1)
         return np.sum(ell * self.mask, axis=-1) + reg[..., None]
 
     def loss(self, x: np.ndarray) -> np.ndarray | float:
         r""":math:`f(x) = \sum_i w_i f_i(x)`, x of shape ``(..., d)``."""
-        W = self._W(x)
-        Z = self._X_all @ W  # (..., N, C)
-        val = np.sum(self._ell(Z, self._T_all) * self._sw_all, axis=-1)
+        Z = self._V(x) @ self._X_all.T  # (..., C, N)
+        val = self._ell(Z, self._T_all) @ self._sw_all
         val = val + 0.5 * self.lam * np.sum(np.asarray(x, dtype=float) ** 2, axis=-1)
         return float(val) if np.ndim(val) == 0 else val
 
     def grad(self, x: np.ndarray) -> np.ndarray:
         r""":math:`\nabla f(x)`, x of shape ``(..., d)`` -> ``(..., d)``."""
-        W = self._W(x)
-        R = self._dell(self._X_all @ W, self._T_all) * self._sw_all[:, None]
-        G = np.swapaxes(self._X_all, -1, -2) @ R  # (..., p, C)
+        R = self._dell(self._V(x) @ self._X_all.T, self._T_all)
+        R *= self._sw_all
+        G = R @ self._X_all  # (..., C, p)
         return G.reshape(*G.shape[:-2], self.d) + self.lam * np.asarray(x, dtype=float)
 
-    def _grads_padded(self, W: np.ndarray, X: np.ndarray, T: np.ndarray, M: np.ndarray
+    def _grads_padded(self, V: np.ndarray, X: np.ndarray, T: np.ndarray, M: np.ndarray
                       ) -> np.ndarray:
-        """Gradients of clients with padded data ``X (.., k, s, p)`` at ``W (.., k, p, C)``."""
-        R = self._dell(X @ W, T) * M[..., None]  # (..., k, s, C)
-        G = np.swapaxes(X, -1, -2) @ R  # (..., k, p, C)
-        return G.reshape(*G.shape[:-2], self.d) + self.lam * W.reshape(*W.shape[:-2], self.d)
+        """Gradients at ``V (.., k, C, p)`` of clients with padded data ``X (.., k, s, p)``,
+        targets ``T (.., k, C, s)`` and row weights ``M (.., k, s)``."""
+        R = self._dell(V @ np.swapaxes(X, -1, -2), T)  # (..., k, C, s)
+        R *= M[..., None, :]
+        G = R @ X  # (..., k, C, p)
+        return G.reshape(*G.shape[:-2], self.d) + self.lam * V.reshape(*V.shape[:-2], self.d)
 
     def client_grads(self, x: np.ndarray) -> np.ndarray:
         r"""Every client's :math:`\nabla f_i(x)` at a common x: ``(..., d)`` -> ``(..., n, d)``."""
-        W = self._W(x)[..., None, :, :]
-        W = np.broadcast_to(W, (*W.shape[:-3], self.n, self.p, self._C))
-        return self._grads_padded(W, self.X_padded, self.T_padded, self.mask)
+        V = self._V(x)[..., None, :, :]
+        V = np.broadcast_to(V, (*V.shape[:-3], self.n, self._C, self.p))
+        return self._grads_padded(V, self.X_padded, self._Tt, self.mask)
 
     def client_grads_at(self, y: np.ndarray) -> np.ndarray:
         r"""Every client's gradient at its own point: ``y (..., n, d)`` -> ``(..., n, d)``.
@@ -225,7 +240,7 @@ class LogisticProblem:
         y = np.asarray(y, dtype=float)
         if y.ndim < 2 or y.shape[-2] != self.n:
             raise ValueError(f"y must have shape (..., n={self.n}, d), got {y.shape}")
-        return self._grads_padded(self._W(y), self.X_padded, self.T_padded, self.mask)
+        return self._grads_padded(self._V(y), self.X_padded, self._Tt, self.mask)
 
     def client_gradients(self, y: np.ndarray, clients: np.ndarray) -> np.ndarray:
         r"""Row-wise client gradients :math:`\nabla f_{c_k}(y_k)`: ``y (K, d)``, ``clients (K,)``.
@@ -244,52 +259,84 @@ class LogisticProblem:
             raise ValueError(f"clients must be in [0, {self.n}), got {c!r}")
         out = np.empty_like(y)
         block = max(1, _BLOCK_ELEMENTS // (self.s_max * (self.p + self._C)))
-        W = self._W(y)
+        V = self._V(y)
         for lo in range(0, y.shape[0], block):
             cb = c[lo:lo + block]
             s = int(self.sizes[cb].max()) if cb.size else 0
             out[lo:lo + block] = self._grads_padded(
-                W[lo:lo + block], self.X_padded[cb, :s], self.T_padded[cb, :s],
+                V[lo:lo + block], self.X_padded[cb, :s], self._Tt[cb, :, :s],
                 self.mask[cb, :s])
         return out
 
     def minibatch_grads_at(self, y: np.ndarray, batch: np.ndarray,
-                           valid: np.ndarray | None = None) -> np.ndarray:
-        r"""Mini-batch gradients of every client at its own point.
+                           valid: np.ndarray | None = None,
+                           clients: np.ndarray | None = None) -> np.ndarray:
+        r"""Mini-batch gradients of clients, each at its own point.
 
         Parameters
         ----------
         y:
-            Points, shape ``(..., n, d)``.
+            Points, shape ``(..., k, d)``: one per client of ``clients``.
         batch:
-            Row indices into each client's data, shape ``(..., n, B)``, in ``[0, s_i)``.
+            Row indices into each client's data, shape ``(..., k, B)`` (leading axes
+            broadcastable to those of ``y``: replicas of several runs may share batches), in
+            ``[0, s_i)``.
         valid:
-            Optional boolean mask ``(..., n, B)``; the gradient averages the valid rows only
-            (a client with no valid row gets the gradient of the regulariser alone).
+            Optional boolean mask of the shape of ``batch``; the gradient averages the valid
+            rows only (a client with no valid row gets the gradient of the regulariser alone).
+        clients:
+            The clients on axis ``-2`` of ``y``, shape ``(k,)`` (default: all ``n`` in order).
 
         Returns
         -------
         numpy.ndarray
             :math:`\lambda y_i + \frac{1}{|B_i|}\sum_{j \in B_i} \nabla \ell(y_i; a_j, t_j)`,
-            shape ``(..., n, d)``.
+            shape ``(..., k, d)``, computed in float32 when ``y`` is float32 (simulations that
+            trade precision for speed) and in float64 otherwise.
         """
-        y = np.asarray(y, dtype=float)
+        y = np.asarray(y)
+        if y.dtype != np.float32:
+            y = y.astype(float, copy=False)
         batch = np.asarray(batch)
-        if y.ndim < 2 or y.shape[-2] != self.n:
-            raise ValueError(f"y must have shape (..., n={self.n}, d), got {y.shape}")
-        if batch.shape[:-1] != y.shape[:-1]:
-            raise ValueError(f"batch must have shape {y.shape[:-1]} + (B,), got {batch.shape}")
+        if clients is None:
+            cl = np.arange(self.n)
+        else:
+            cl = np.asarray(clients)
+            if (cl.ndim != 1 or not np.issubdtype(cl.dtype, np.integer)
+                    or (cl.size and (cl.min() < 0 or cl.max() >= self.n))):
+                raise ValueError(f"clients must be a 1-D integer array in [0, {self.n}), "
+                                 f"got {clients!r}")
+        k = cl.size
+        if y.ndim < 2 or y.shape[-2] != k:
+            raise ValueError(f"y must have shape (..., {k}, d), got {y.shape}")
+        try:
+            ok = np.broadcast_shapes(batch.shape[:-1], y.shape[:-1]) == y.shape[:-1]
+        except ValueError:
+            ok = False
+        if batch.ndim < 2 or not ok:
+            raise ValueError(f"batch must have shape (..., {k}, B) broadcastable to "
+                             f"{y.shape[:-1]} + (B,), got {batch.shape}")
         v = np.ones(batch.shape, dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
         if v.shape != batch.shape:
             raise ValueError(f"valid must have the shape of batch {batch.shape}, got {v.shape}")
-        if np.any(v & ((batch < 0) | (batch >= self.sizes[:, None]))):
+        if np.any(v & ((batch < 0) | (batch >= self.sizes[cl][:, None]))):
             raise ValueError("batch has row indices outside [0, s_i) for some client")
-        ii = np.arange(self.n)[:, None]
-        Xb = self.X_padded[ii, batch]  # (..., n, B, p)
-        Tb = self.T_padded[ii, batch]
+        ii = cl[:, None]
+        X, T = self._padded(y.dtype)
+        Xb = X[ii, batch]  # (..., k, B, p)
+        Tb = np.swapaxes(T[ii, batch], -1, -2)  # (..., k, C, B)
         cnt = v.sum(axis=-1, keepdims=True)
-        M = np.where(v, 1.0 / np.maximum(cnt, 1), 0.0)
-        return self._grads_padded(self._W(y), Xb, Tb, M)
+        M = np.where(v, 1.0 / np.maximum(cnt, 1), 0.0).astype(X.dtype, copy=False)
+        return self._grads_padded(self._V(y), Xb, Tb, M)
+
+    def _padded(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+        """Padded features and targets in float32 (for float32 ``y``) or float64."""
+        if dtype != np.float32:
+            return self.X_padded, self.T_padded
+        if self._padded32 is None:
+            self._padded32 = (self.X_padded.astype(np.float32),
+                              self.T_padded.astype(np.float32))
+        return self._padded32
 
     def heterogeneity(self, x: np.ndarray) -> np.ndarray | float:
         r""":math:`\sum_i w_i \|\nabla f_i(x) - \nabla f(x)\|^2`, x of shape ``(..., d)``."""
@@ -301,10 +348,10 @@ class LogisticProblem:
     # ------------------------------------------------------------------ extras
     def hessian(self, x: np.ndarray) -> np.ndarray:
         r""":math:`\nabla^2 f(x)` at a single point ``x (d,)``, shape ``(d, d)``."""
-        W = self._W(x)
-        if W.ndim != 2:
+        V = self._V(x)
+        if V.ndim != 2:
             raise ValueError(f"x must have shape (d,), got {np.shape(x)}")
-        Z = self._X_all @ W
+        Z = self._X_all @ V.T  # (N, C)
         Xs = self._X_all * self._sw_all[:, None]
         if self.multinomial:
             P = softmax(Z, axis=-1)
@@ -312,43 +359,53 @@ class LogisticProblem:
         else:
             s = expit(Z)
             D = (s * (1 - s))[:, :, None]
-        H = np.empty((self.p, self._C, self.p, self._C))
-        for c in range(self._C):  # C <= 10 small products
-            H[:, c] = np.einsum("ja,jbe->abe", Xs, self._X_all[:, :, None] * D[:, None, c, :])
-        H = H.reshape(self.d, self.d)
-        return H + self.lam * np.eye(self.d)
+        H = np.empty((self._C, self.p, self._C, self.p))
+        for c in range(self._C):  # C <= 10 products (N, p)^T (N, C p)
+            B = (D[:, c, :, None] * self._X_all[:, None, :]).reshape(len(Xs), -1)
+            H[c] = (Xs.T @ B).reshape(self.p, self._C, self.p)
+        return H.reshape(self.d, self.d) + self.lam * np.eye(self.d)
 
     def accuracy(self, x: np.ndarray, X: np.ndarray | None = None,
                  y: np.ndarray | None = None) -> np.ndarray | float:
         """Classification accuracy of ``x (..., d)`` on ``(X, y)`` (default: validation set)."""
         X = self.data.X_val if X is None else np.asarray(X, dtype=float)
         y = self.data.y_val if y is None else np.asarray(y)
-        Z = X @ self._W(x)  # (..., N, C)
-        pred = np.argmax(Z, axis=-1) if self.multinomial else (Z[..., 0] > 0).astype(np.int64)
+        Z = self._V(x) @ X.T  # (..., C, N)
+        pred = np.argmax(Z, axis=-2) if self.multinomial else (Z[..., 0, :] > 0).astype(np.int64)
         acc = np.mean(pred == y, axis=-1)
         return float(acc) if np.ndim(acc) == 0 else acc
 
     def _newton(self, tol: float, max_iter: int = 100) -> tuple[np.ndarray, int]:
+        """Damped Newton from 0: Armijo backtracking on f; once the predicted decrease is below
+        f's floating-point resolution, full steps are accepted while they reduce |grad f|."""
         x = np.zeros(self.d)
         fx = self.loss(x)
+        g = self.grad(x)
         for it in range(1, max_iter + 1):
-            g = self.grad(x)
-            if np.linalg.norm(g) <= tol:
+            gnorm = float(np.linalg.norm(g))
+            if gnorm <= tol:
                 return x, it - 1
             step = np.linalg.solve(self.hessian(x), g)
-            t, dec = 1.0, float(g @ step)
+            dec = float(g @ step)
+            if dec <= 1e-13 * max(1.0, abs(fx)):  # quadratic phase: f cannot see the decrease
+                x_new = x - step
+                g_new = self.grad(x_new)
+                if np.linalg.norm(g_new) >= gnorm:
+                    return x, it  # no further progress possible in floating point
+                x, fx, g = x_new, self.loss(x_new), g_new
+                continue
+            t = 1.0
             while True:
                 x_new = x - t * step
                 f_new = self.loss(x_new)
-                if f_new <= fx - 1e-4 * t * dec or t < 1e-12:
+                if f_new <= fx - 1e-4 * t * dec:
                     break
                 t *= 0.5
-            if t < 1e-12:  # no decrease possible in floating point: at the optimum
-                return x, it
-            x, fx = x_new, f_new
-        if np.linalg.norm(self.grad(x)) > max(tol, 1e-8):
-            raise RuntimeError(f"Newton did not converge: |grad f| = {np.linalg.norm(g):.3g}")
-        return x, max_iter
+                if t < 1e-10:
+                    raise RuntimeError(f"Newton line search failed at |grad f| = {gnorm:.3g}")
+            x, fx, g = x_new, f_new, self.grad(x_new)
+        raise RuntimeError(f"Newton did not converge in {max_iter} iterations: "
+                           f"|grad f| = {np.linalg.norm(g):.3g}")
 
     def __repr__(self) -> str:
         kind = "multinomial" if self.multinomial else "binary"

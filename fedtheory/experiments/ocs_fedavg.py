@@ -1,0 +1,506 @@
+r"""FedAvg with full, uniform and optimal (OCS / AOCS) client participation (seed 002, Sec. 5).
+
+A compute-only driver (it returns arrays; figure scripts plot them) of Algorithm 3 of seed 002,
+vectorised over participation schemes, replicas and clients (Python loops only over rounds and
+local steps). In round :math:`k` every client :math:`i` starts from :math:`x^k`, runs local
+mini-batch SGD with step :math:`\eta_l` (one epoch of batches of size :math:`B` by default, or a
+fixed number of steps) and computes :math:`U_i^k = x^k - y_{i,R}^k`. With probabilities
+:math:`p_i^k` each client independently sends :math:`\frac{w_i}{p_i^k} U_i^k` and the master
+updates
+
+.. math::
+
+    x^{k+1} = x^k - \eta_g \sum_{i \in S^k} \frac{w_i}{p_i^k} U_i^k,
+    \qquad w_i = \frac{s_i}{\sum_j s_j}\ \text{(data-size weights)}.
+
+Schemes (independent sampling in every case, so the estimator is unbiased):
+
+* ``"full"``: :math:`p_i = 1`;
+* ``"uniform"``: :math:`p_i = m/n` (the baseline of Definition 11);
+* ``"ocs"``: the closed form (7) on the norms :math:`\|w_i U_i^k\|` (Algorithm 1),
+  :func:`fedtheory.sampling.optimal_probabilities`;
+* ``"aocs"``: Algorithm 2 (aggregation-only approximation) with ``j_max`` iterations,
+  :func:`fedtheory.sampling.aocs_probabilities`.
+
+Common random numbers: in each round and replica all schemes use the same mini-batch
+permutations and the same uniforms :math:`V_i` (client :math:`i` sends iff :math:`V_i < p_i`),
+as the seed does ("the same random seed for all three methods in a single run"); comparisons
+between schemes are therefore paired.
+
+Bits sent client :math:`\to` master are counted at ``float_bits`` (32) per float: every
+participating client sends its :math:`d`-dimensional update; with OCS and AOCS every client also
+sends its norm (one float); with AOCS every client also sends :math:`t_i = (1, p_i)` or
+:math:`(0, 0)` (two floats) in each iteration :math:`j` of Algorithm 2 actually executed (the
+loop stops when :math:`C \le 1`). Master :math:`\to` client messages are not counted (seed 002,
+footnote 5).
+
+The "training loss" recorded is the global objective :math:`f(x^k)` (the seed plots a local
+training loss; :math:`f` is the quantity its theory is about) and the accuracy is measured on the
+problem's validation hold-out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fedtheory.problems.logistic import LogisticProblem
+from fedtheory.sampling.aocs import aocs_probabilities
+from fedtheory.sampling.ocs import optimal_probabilities
+
+__all__ = [
+    "PRESETS",
+    "SCHEMES",
+    "SETUP",
+    "FedAvgRun",
+    "SqrtNSweep",
+    "area_per_bit",
+    "area_per_round",
+    "common_budget",
+    "curves_per_bit",
+    "digits_problem",
+    "ocs_vs_uniform",
+    "run_fedavg",
+    "sqrt_n_sweep",
+]
+
+#: Participation schemes understood by :func:`run_fedavg`.
+SCHEMES = ("full", "uniform", "ocs", "aocs")
+
+
+@dataclass
+class FedAvgRun:
+    """What :func:`run_fedavg` measured, schemes on axis 0 and replicas on axis 1.
+
+    Attributes
+    ----------
+    schemes:
+        The scheme names, in the order of axis 0 (``config["m"]`` holds each one's ``m``).
+    loss, accuracy, bits:
+        ``(S, R, rounds + 1)``: :math:`f(x^k)`, validation accuracy and cumulative bits sent
+        client -> master, for :math:`k = 0, \\dots, K`.
+    senders:
+        ``(S, R, rounds)``: how many clients sent an update in each round.
+    expected_senders:
+        ``(S, R, rounds)``: :math:`\\sum_i p_i^k`.
+    aocs_iterations:
+        ``(R, rounds)`` iterations of Algorithm 2 executed (``None`` without ``"aocs"``).
+    aocs_equals_ocs:
+        ``(R, rounds)``: whether Algorithm 2's probabilities equal the closed form (7) on the
+        same norms (max abs difference :math:`\\le 10^{-9}`), along the AOCS trajectory.
+    f_star:
+        :math:`f^\\star` of the problem.
+    config:
+        The parameters of the run.
+    """
+
+    schemes: tuple[str, ...]
+    loss: np.ndarray
+    accuracy: np.ndarray
+    bits: np.ndarray
+    senders: np.ndarray
+    expected_senders: np.ndarray
+    f_star: float
+    aocs_iterations: np.ndarray | None = None
+    aocs_equals_ocs: np.ndarray | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def index(self, scheme: str) -> int:
+        """Position of ``scheme`` on axis 0."""
+        if scheme not in self.schemes:
+            raise ValueError(f"scheme must be one of {self.schemes}, got {scheme!r}")
+        return self.schemes.index(scheme)
+
+    def at_budget(self, values: np.ndarray, budget: np.ndarray) -> np.ndarray:
+        """``values`` (S, R, K+1) at the last round whose cumulative bits are within ``budget``.
+
+        ``budget`` has shape ``(R,)`` (one budget per replica, the same for every scheme).
+        """
+        ok = self.bits <= np.asarray(budget, dtype=float)[None, :, None]
+        last = ok.shape[-1] - 1 - np.argmax(ok[..., ::-1], axis=-1)  # round 0 costs 0 bits
+        return np.take_along_axis(values, last[..., None], axis=-1)[..., 0]
+
+
+def _check_positive_int(value: Any, name: str, allow_none: bool = False) -> None:
+    if allow_none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def run_fedavg(
+    problem: LogisticProblem,
+    *,
+    m: float,
+    rounds: int,
+    replicas: int,
+    local_lr: float,
+    global_lr: float = 1.0,
+    batch_size: int | None = 20,
+    local_steps: int | None = None,
+    j_max: int = 4,
+    schemes: tuple[str, ...] = SCHEMES,
+    rng: np.random.Generator | int | None = None,
+    float_bits: int = 32,
+    x0: np.ndarray | None = None,
+    dtype: type = np.float64,
+) -> FedAvgRun:
+    r"""Run FedAvg (seed 002, Algorithm 3) with several participation schemes side by side.
+
+    Parameters
+    ----------
+    problem:
+        A :class:`~fedtheory.problems.logistic.LogisticProblem` (anything with its
+        ``minibatch_grads_at``, ``sizes``, ``s_max``, ``weights``, ``loss``, ``accuracy``).
+    m:
+        Expected number of clients sending an update, :math:`0 < m \le n`: one number, or one
+        per scheme (so that e.g. ``schemes=("full", "ocs", "ocs")``, ``m=(n, 2, 4)`` compares
+        several budgets on common random numbers; ``m`` is ignored by ``"full"``).
+    rounds, replicas:
+        Number of communication rounds :math:`K` and of independent replicas.
+    local_lr, global_lr:
+        :math:`\eta_l > 0` and :math:`\eta_g > 0`.
+    batch_size:
+        Local mini-batch size :math:`B` (``None``: the client's whole data, i.e. local GD).
+    local_steps:
+        Local steps per round; ``None`` runs one epoch, :math:`\lceil s_i / B \rceil` steps
+        (clients of different sizes take different numbers of steps, as in the seed).
+    j_max:
+        Iterations of Algorithm 2 (AOCS).
+    schemes:
+        Names from :data:`SCHEMES` (repeats allowed with different ``m``; one ``"aocs"`` at
+        most).
+    rng:
+        Generator or seed.
+    float_bits:
+        Bits per float in the communication count.
+    x0:
+        Initial model ``(d,)`` (default 0).
+    dtype:
+        ``numpy.float64`` or ``numpy.float32``: precision of the local training (the
+        gradients); float32 is about twice as fast. Aggregation, probabilities and metrics
+        are computed in float64 either way.
+
+    Returns
+    -------
+    FedAvgRun
+    """
+    n, d = problem.n, problem.d
+    schemes = tuple(schemes)
+    if not schemes or any(s not in SCHEMES for s in schemes) or schemes.count("aocs") > 1:
+        raise ValueError(f"schemes must be names from {SCHEMES} (at most one 'aocs'), "
+                         f"got {schemes!r}")
+    try:
+        ms = np.broadcast_to(np.asarray(m, dtype=float), (len(schemes),)).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"m must be a number or one number per scheme, got {m!r}") from None
+    if not np.all(np.isfinite(ms) & (ms > 0) & (ms <= n)):
+        raise ValueError(f"m must satisfy 0 < m <= n = {n}, got {m!r}")
+    _check_positive_int(rounds, "rounds")
+    _check_positive_int(replicas, "replicas")
+    _check_positive_int(batch_size, "batch_size", allow_none=True)
+    _check_positive_int(local_steps, "local_steps", allow_none=True)
+    _check_positive_int(j_max, "j_max")
+    _check_positive_int(float_bits, "float_bits")
+    for name, val in (("local_lr", local_lr), ("global_lr", global_lr)):
+        if not (isinstance(val, (int, float, np.floating)) and np.isfinite(val) and val > 0):
+            raise ValueError(f"{name} must be a positive finite number, got {val!r}")
+    if dtype not in (np.float64, np.float32):
+        raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {dtype!r}")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    S, R = len(schemes), int(replicas)
+    sizes = problem.sizes
+    w = problem.weights
+    s_max = int(problem.s_max)
+    B = s_max if batch_size is None else min(int(batch_size), s_max)
+    if local_steps is None:
+        steps = -(-sizes // B)  # one epoch
+    else:
+        steps = np.full(n, int(local_steps))
+    T = int(steps.max())
+    ar = np.arange(B)
+    pad = np.arange(s_max)[None, :] >= sizes[:, None]  # (n, s_max)
+    # local training runs with the clients sorted by decreasing number of steps, so that the
+    # clients still active at step t are a prefix (a view) and finished ones cost nothing
+    order = np.argsort(-steps, kind="stable")
+    inverse = np.argsort(order)
+    n_active = [int(np.sum(steps > t)) for t in range(T)]
+    sizes_o = sizes[order]
+
+    x = np.zeros((S, R, d)) if x0 is None else np.broadcast_to(
+        np.asarray(x0, dtype=float), (S, R, d)).copy()
+    loss = np.empty((S, R, rounds + 1))
+    acc = np.empty((S, R, rounds + 1))
+    bits = np.zeros((S, R, rounds + 1))
+    senders = np.empty((S, R, rounds))
+    expected = np.empty((S, R, rounds))
+    has_aocs = "aocs" in schemes
+    a_iter = np.zeros((R, rounds), dtype=np.int64) if has_aocs else None
+    a_eq = np.zeros((R, rounds), dtype=bool) if has_aocs else None
+    loss[..., 0] = problem.loss(x)
+    acc[..., 0] = problem.accuracy(x)
+
+    for k in range(rounds):
+        # local training: one permutation of each client's data per (replica, client)
+        keys = gen.random((R, n, s_max))
+        keys[:, pad] = np.inf
+        perm = np.argsort(keys, axis=-1)[:, order]  # (R, n, s_max), sorted clients
+        y = np.repeat(x[:, :, None, :].astype(dtype), n, axis=2)  # (S, R, n, d), sorted
+        for t in range(T):
+            k_t = n_active[t]
+            q = t * B + ar
+            pos = q[None, :] % sizes_o[:k_t, None]  # (k_t, B)
+            if local_steps is None:
+                valid = q[None, :] < sizes_o[:k_t, None]
+            else:
+                valid = ar[None, :] < sizes_o[:k_t, None]
+            batch = np.take_along_axis(perm[:, :k_t], np.broadcast_to(pos, (R, k_t, B)), -1)
+            g = problem.minibatch_grads_at(y[:, :, :k_t], batch,
+                                           np.broadcast_to(valid, (R, k_t, B)),
+                                           clients=order[:k_t])
+            y[:, :, :k_t] -= dtype(local_lr) * g
+        y = y[:, :, inverse].astype(np.float64)  # back to the natural client order
+        U = x[:, :, None, :] - y  # (S, R, n, d)
+        u = w * np.linalg.norm(U, axis=-1)  # (S, R, n)
+        # participation probabilities
+        p = np.empty((S, R, n))
+        extra = np.zeros((S, R))  # floats sent besides the updates
+        for si, scheme in enumerate(schemes):
+            if scheme == "full":
+                p[si] = 1.0
+            elif scheme == "uniform":
+                p[si] = ms[si] / n
+            elif scheme == "ocs":
+                p[si] = optimal_probabilities(u[si], ms[si])
+                extra[si] = n
+            else:
+                res = aocs_probabilities(u[si], ms[si], j_max)
+                p[si], it = res.p, res.iterations
+                extra[si] = n + 2 * n * it
+                a_iter[:, k] = it
+                closed = optimal_probabilities(u[si], ms[si])
+                a_eq[:, k] = np.max(np.abs(p[si] - closed), axis=-1) <= 1e-9
+        v = gen.random((R, n))  # common uniforms: client i sends iff v_i < p_i
+        send = v[None] < p
+        coef = np.where(send, w / np.where(p > 0, p, 1.0), 0.0)  # (S, R, n)
+        x = x - global_lr * np.einsum("srn,srnd->srd", coef, U)
+        cnt = send.sum(axis=-1)
+        senders[..., k] = cnt
+        expected[..., k] = p.sum(axis=-1)
+        bits[..., k + 1] = bits[..., k] + float_bits * (d * cnt + extra)
+        loss[..., k + 1] = problem.loss(x)
+        acc[..., k + 1] = problem.accuracy(x)
+
+    return FedAvgRun(
+        schemes=schemes, loss=loss, accuracy=acc, bits=bits, senders=senders,
+        expected_senders=expected, f_star=float(problem.f_star), aocs_iterations=a_iter,
+        aocs_equals_ocs=a_eq,
+        config={"m": ms, "rounds": rounds, "dtype": np.dtype(dtype).name, "replicas": R,
+                "local_lr": local_lr, "global_lr": global_lr, "batch_size": batch_size,
+                "local_steps": local_steps, "j_max": j_max, "float_bits": float_bits, "n": n,
+                "d": d},
+    )
+
+
+# ---------------------------------------------------------------------------- metrics
+def area_per_round(run: FedAvgRun, values: np.ndarray) -> np.ndarray:
+    r"""Mean of ``values`` over rounds :math:`k = 1, \dots, K`: shape ``(S, R)``.
+
+    With ``values = loss - f_star`` this is the area under the suboptimality curve per round,
+    a summary of "loss against rounds" that rewards both speed and the final level.
+    """
+    return np.asarray(values)[..., 1:].mean(axis=-1)
+
+
+def common_budget(run: FedAvgRun) -> np.ndarray:
+    """Per replica, the largest bit budget that every partial scheme reached: ``(R,)``.
+
+    ``"full"`` is excluded (it spends far more per round and reaches any such budget)."""
+    partial = [i for i, s in enumerate(run.schemes) if s != "full"] or list(range(len(run.schemes)))
+    return run.bits[partial, :, -1].min(axis=0)
+
+
+def area_per_bit(run: FedAvgRun, values: np.ndarray, points: int = 64) -> np.ndarray:
+    r"""Mean of ``values`` over an even grid of bit budgets up to :func:`common_budget`.
+
+    Each scheme's value at budget :math:`b` is its value after the last round whose cumulative
+    client :math:`\to` master bits do not exceed :math:`b` (the start if none): the area under
+    "loss against bits". Shape ``(S, R)``.
+    """
+    _check_positive_int(points, "points")
+    grid = common_budget(run)[None, :] * (np.arange(1, points + 1) / points)[:, None]
+    return np.mean([run.at_budget(values, b) for b in grid], axis=0)
+
+
+def curves_per_bit(run: FedAvgRun, values: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    """``values`` (S, R, K+1) at the given budgets ``(G,)``: shape ``(S, R, G)``."""
+    return np.stack([run.at_budget(values, np.full(run.loss.shape[1], b))
+                     for b in np.asarray(budgets, dtype=float)], axis=-1)
+
+
+# ---------------------------------------------------------------------------- experiments
+#: Sizes of the two presets; "full" follows the seed (151 rounds, m = 3 of n = 32, j_max = 4).
+PRESETS: dict[str, dict[str, Any]] = {
+    "quick": {"rounds": 30, "replicas": 60, "sweep_ns": (8, 16, 32), "sweep_rounds": 30,
+              "sweep_replicas": 30, "sweep_grid": (1, 2, 4)},
+    "full": {"rounds": 151, "replicas": 100, "sweep_ns": (8, 16, 32, 64, 128),
+             "sweep_rounds": 100, "sweep_replicas": 60,
+             "sweep_grid": (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)},
+}
+
+#: The federated data and training set-up shared by both presets (see :func:`digits_problem`).
+SETUP: dict[str, Any] = {
+    "dataset": "digits", "n_clients": 32, "alpha": 0.5, "lam": 1e-3, "unbalance_s": 0.5,
+    "unbalance_a_frac": 0.25, "unbalance_b_frac": 1.5, "m": 3, "local_lr": 1.0,
+    "global_lr": 1.0, "batch_size": 20, "j_max": 4, "sweep_m_seed_constant": 6 / np.sqrt(32),
+    "match_epsilon": 0.01, "match_tail": 0.2, "dtype": np.float32,
+}
+
+
+def digits_problem(n_clients: int = 32, seed: int = 0, unbalanced: bool = True
+                   ) -> LogisticProblem:
+    r"""Multinomial logistic regression on an unbalanced federated split of ``load_digits``.
+
+    Dirichlet(:math:`\alpha = 0.5`) label split into ``n_clients`` clients, then (if
+    ``unbalanced``) seed 002's Section 5.2 procedure with :math:`s = 0.5`,
+    :math:`a = \lceil \bar s / 4 \rceil`, :math:`b = \lceil 1.5\, \bar s \rceil` where
+    :math:`\bar s` is the mean client size: medium clients are removed or cut down to
+    :math:`a` examples, which leaves a bimodal federation of small and large clients (fewer than
+    ``n_clients`` clients remain). :math:`\lambda = 10^{-3}`, data-size weights.
+    """
+    from fedtheory.problems.datasets import load_dataset
+
+    unbalance = None
+    if unbalanced:
+        n_train = round(len(load_dataset(SETUP["dataset"])[1]) * 0.8)
+        mean = n_train / n_clients
+        a = max(2, int(np.ceil(SETUP["unbalance_a_frac"] * mean)))
+        b = max(a + 1, int(np.ceil(SETUP["unbalance_b_frac"] * mean)))
+        unbalance = (SETUP["unbalance_s"], a, b)
+    from fedtheory.problems.logistic import make_logistic_problem
+
+    return make_logistic_problem(SETUP["dataset"], n_clients=n_clients, alpha=SETUP["alpha"],
+                                 seed=seed, lam=SETUP["lam"], unbalance=unbalance)
+
+
+def ocs_vs_uniform(preset: str = "quick", seed: int = 0,
+                   rng: np.random.Generator | int | None = None) -> FedAvgRun:
+    """The seed's Section 5.2 comparison: full, uniform(m), OCS(m), AOCS(m) on unbalanced digits.
+
+    ``seed`` fixes the federated split; ``rng`` (default: ``seed``) drives the training.
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
+    cfg = PRESETS[preset]
+    prob = digits_problem(SETUP["n_clients"], seed=seed)
+    run = run_fedavg(prob, m=SETUP["m"], rounds=cfg["rounds"], replicas=cfg["replicas"],
+                     local_lr=SETUP["local_lr"], global_lr=SETUP["global_lr"],
+                     batch_size=SETUP["batch_size"], j_max=SETUP["j_max"],
+                     rng=seed if rng is None else rng, dtype=SETUP["dtype"])
+    run.config.update({"preset": preset, "seed": seed, "sizes": prob.sizes.tolist()})
+    return run
+
+
+@dataclass
+class SqrtNSweep:
+    r"""OCS(m) against full participation for several numbers of clients :math:`n`.
+
+    Attributes
+    ----------
+    ns:
+        The numbers of clients.
+    grids:
+        Per :math:`n`, the budgets :math:`m < n` tried: the preset's grid plus the seed's
+        budget :math:`\lceil c\sqrt n\rceil` (:meth:`seed_budget`).
+    acc_gap:
+        Per :math:`n`, ``(len(grid), R)``: validation accuracy of full minus OCS(m), each
+        averaged over the last ``tail`` fraction of rounds, per replica (paired).
+    loss_gap:
+        Per :math:`n`, ``(len(grid), R)``: per-round area of :math:`f - f^\star`, OCS(m) minus
+        full.
+    upper, lower:
+        Per :math:`n`, the one-sided upper and lower :math:`1 - \alpha` confidence limits of
+        the mean ``acc_gap``.
+    m_star:
+        Per :math:`n`, the smallest :math:`m` in the grid with ``upper <= epsilon``
+        ("OCS(m) matches full participation"), or ``None``.
+    epsilon, alpha:
+        The matching tolerance (accuracy points) and the false-alarm level.
+    sizes:
+        Per :math:`n`, the client sizes.
+    """
+
+    ns: tuple[int, ...]
+    grids: dict[int, tuple[int, ...]]
+    acc_gap: dict[int, np.ndarray]
+    loss_gap: dict[int, np.ndarray]
+    upper: dict[int, np.ndarray]
+    lower: dict[int, np.ndarray]
+    m_star: dict[int, int | None]
+    epsilon: float
+    alpha: float
+    sizes: dict[int, list[int]]
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def seed_budget(self, n: int) -> int:
+        r""":math:`\lceil c \sqrt n \rceil` with the seed's constant :math:`c = 6/\sqrt{32}`
+        (m = 6 for n = 32 and m = 12 for n = 128 matched full participation there)."""
+        return _seed_budget(n)
+
+
+def _seed_budget(n: int) -> int:
+    return int(np.ceil(SETUP["sweep_m_seed_constant"] * np.sqrt(n) - 1e-9))
+
+
+def sqrt_n_sweep(preset: str = "quick", seed: int = 0, alpha: float = 1e-6,
+                 rng: np.random.Generator | int | None = None) -> SqrtNSweep:
+    r"""For each :math:`n`, the smallest :math:`m` for which OCS(m) matches full participation.
+
+    The federation is a Dirichlet(:math:`\alpha = 0.5`) label split of ``load_digits`` into
+    exactly :math:`n` clients (naturally unbalanced, without the removal step, as the seed's
+    Shakespeare runs that motivated the conjecture). For each :math:`n`, full participation and
+    OCS(m) for every :math:`m` of the grid below :math:`n` run on common random numbers.
+    "OCS(m) matches full" means: the one-sided upper :math:`1-\alpha` limit of
+    :math:`\mathbb E[\mathrm{acc}_{\rm full} - \mathrm{acc}_{\rm OCS(m)}]` (validation accuracy
+    averaged over the last 20% of rounds) is at most :math:`\varepsilon = 0.01` (one accuracy
+    point): a one-sided equivalence test, so a match is a positive finding with false-alarm
+    level :math:`\alpha`.
+    """
+    from fedtheory.stats import mean_interval
+
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
+    cfg = PRESETS[preset]
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(
+        seed if rng is None else rng)
+    eps, tail_frac = SETUP["match_epsilon"], SETUP["match_tail"]
+    K = cfg["sweep_rounds"]
+    tail = max(1, int(round(tail_frac * K)))
+    grids, acc_gap, loss_gap, upper, lower, m_star, sizes = {}, {}, {}, {}, {}, {}, {}
+    for n in cfg["sweep_ns"]:
+        prob = digits_problem(n, seed=seed, unbalanced=False)
+        grid = tuple(sorted({m for m in cfg["sweep_grid"] if m < n}
+                            | {min(_seed_budget(n), n - 1)}))
+        run = run_fedavg(prob, m=(n, *grid), schemes=("full",) + ("ocs",) * len(grid),
+                         rounds=K, replicas=cfg["sweep_replicas"], local_lr=SETUP["local_lr"],
+                         global_lr=SETUP["global_lr"], batch_size=SETUP["batch_size"],
+                         rng=gen, dtype=SETUP["dtype"])
+        acc = run.accuracy[..., -tail:].mean(axis=-1)
+        area = area_per_round(run, run.loss - run.f_star)
+        acc_gap[n] = acc[0][None, :] - acc[1:]
+        loss_gap[n] = area[1:] - area[0][None, :]
+        cis = [mean_interval(g, alpha, "one") for g in acc_gap[n]]
+        upper[n] = np.array([float(ci.upper) for ci in cis])
+        lower[n] = np.array([float(ci.lower) for ci in cis])
+        ok = [m for m, u in zip(grid, upper[n], strict=True) if u <= eps]
+        m_star[n] = ok[0] if ok else None
+        grids[n] = grid
+        sizes[n] = prob.sizes.tolist()
+    return SqrtNSweep(ns=tuple(cfg["sweep_ns"]), grids=grids, acc_gap=acc_gap,
+                      loss_gap=loss_gap, upper=upper, lower=lower, m_star=m_star,
+                      epsilon=eps, alpha=alpha, sizes=sizes,
+                      config={"preset": preset, "seed": seed, "rounds": K,
+                              "replicas": cfg["sweep_replicas"], "tail": tail})
