@@ -1,0 +1,69 @@
+"""Speed of the logistic-regression problems and of the ``ocs.experiment`` driver.
+
+Measurements (best of a few repeats, wall clock and this process's CPU time, which other users
+of a shared machine disturb less):
+
+1. building the unbalanced digits problem (split + Newton solve for x*, certified);
+2. one local step of every (scheme, replica, client) -- ``minibatch_grads_at`` on
+   (S=4, R=60, n=20, B=20) -- in float64 and float32: gradients per second;
+3. the quick presets of the claim: the full/uniform/OCS/AOCS comparison (30 rounds, 60
+   replicas) and the m = O(sqrt n) sweep (n = 8, 16, 32; 30 rounds, 30 replicas).
+
+Targets: the quick preset of the whole claim within ~20 s on one core.
+
+Usage: python benchmarks/bench_ocs_experiment.py [--repeat K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from fedtheory.experiments import ocs_fedavg as ox
+from fedtheory.problems.datasets import federated_split
+from fedtheory.problems.logistic import LogisticProblem
+
+
+def _best(fn, repeat: int) -> tuple[float, float]:
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - w0)
+        cpu.append(time.process_time() - c0)
+    return min(wall), min(cpu)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3, help="repeats per measurement")
+    args = ap.parse_args(argv)
+    k = args.repeat
+
+    data = federated_split("digits", n_clients=32, alpha=0.5, seed=0, unbalance=(0.5, 12, 54))
+    w, c = _best(lambda: LogisticProblem(data, lam=1e-3), k)
+    prob = LogisticProblem(data, lam=1e-3)
+    print(f"problem build (n={prob.n}, d={prob.d}, Newton {prob.newton_iterations} its, "
+          f"|grad f(x*)| = {prob.grad_norm_star:.1e}): {w:.3f} s wall, {c:.3f} s cpu")
+
+    S, R, B = 4, 60, 20
+    rng = np.random.default_rng(0)
+    batch = np.minimum(rng.integers(0, 100, size=(R, prob.n, B)), prob.sizes[:, None] - 1)
+    for dtype in (np.float64, np.float32):
+        y = (0.1 * rng.normal(size=(S, R, prob.n, prob.d))).astype(dtype)
+        w, c = _best(lambda y=y: prob.minibatch_grads_at(y, batch), 5 * k)
+        print(f"local step, {np.dtype(dtype).name}: {w * 1e3:.1f} ms wall ({S * R * prob.n / w:.3g}"
+              f" client gradients/s, batch {B}), {c * 1e3:.1f} ms cpu")
+
+    w, c = _best(lambda: ox.ocs_vs_uniform("quick", 0, rng=0), k)
+    print(f"quick comparison (4 schemes, 30 rounds, 60 replicas): {w:.2f} s wall, {c:.2f} s cpu")
+    w, c = _best(lambda: ox.sqrt_n_sweep("quick", 0, rng=0), k)
+    print(f"quick sqrt-n sweep (n = 8, 16, 32): {w:.2f} s wall, {c:.2f} s cpu")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
