@@ -90,6 +90,9 @@ METRICS = ("f_gap", "grad_norm2", "dist2", "bits")
 #: (1 MiB of float64 each) stay in cache while a round streams through the table.
 _BLOCK_ELEMENTS = 1 << 17
 
+#: Table elements (chunk * n * d) a table rule may hold at once when ``chunk`` is None.
+_TABLE_BUDGET = 1 << 24
+
 #: Expected transient elements (K * d) per round of a chunk of replicas when ``chunk`` is
 #: None: 4 MiB of float64, so that a round's temporaries stay in the last-level cache.
 _CHUNK_BUDGET = 1 << 19
@@ -525,7 +528,8 @@ def simulate(
         (metrics are computed in float64).
     chunk
         Replicas simulated together; by default as many as keep a round's expected updates
-        under :math:`2^{19}` numbers (cache-sized temporaries). Never changes the numbers.
+        under :math:`2^{19}` numbers (cache-sized temporaries) and a table rule's table under
+        :math:`2^{24}`. Never changes the numbers.
     keep_replicas
         Also return every replica's metrics (``Trace.replicas``).
     record_every
@@ -605,6 +609,8 @@ def simulate(
     expected_k = float(n if rule.needs_all or p is None else max(p.sum(), 1.0))
     if chunk is None:
         chunk = max(1, min(replicas, int(_CHUNK_BUDGET // (expected_k * d))))
+        if rule.table:  # one chunk's (chunk, n, d) table stays under 128 MiB of float64
+            chunk = max(1, min(chunk, _TABLE_BUDGET // (n * d)))
         if workers is None:
             work = replicas * expected_k * d * local_steps
             workers = 2 if (work >= 1 << 16 and replicas >= 2) else 1

@@ -294,3 +294,31 @@ def test_validation(prob, kw, match):
 def test_zero_stationary_is_fine_for_plain_rules(prob):
     res = simulate(prob, "fedavg", ZeroForSomeone(N), rounds=3, replicas=2, lr=0.1, x0=X0)
     np.testing.assert_array_equal(res.x, np.tile(X0, (2, 1)))
+
+
+def test_memory_is_o_rd_unless_the_rule_keeps_a_table(monkeypatch):
+    """Peak allocation: with cache-sized chunks FedAvg's memory does not grow like R*n*d
+    (only O(R d) results); a table rule holds its chunk's (chunk, n, d) table."""
+    import tracemalloc
+
+    from fedtheory import simulate as engine
+
+    n, d = 400, 50
+    big = QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.1, sigma_G2=1.0,
+                                         rng=np.random.default_rng(1))
+    repr(big), big.f_star  # cached constants, computed outside the measurement
+    monkeypatch.setattr(engine, "_CHUNK_BUDGET", 4096)  # chunks of 4 replicas here
+
+    def peak(rule, R, **kw):
+        tracemalloc.start()
+        simulate(big, rule, BernoulliParticipation(0.05, n=n), rounds=3, replicas=R, lr=0.1,
+                 noise=GaussianNoise(1.0), workers=1, record_every=3, **kw)
+        out = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return out
+
+    small, large = peak("fedavg", 8), peak("fedavg", 64)
+    assert large - small < 56 * d * 8 * 20, (small, large)  # a few (R, d) arrays, not R n d
+    assert large < 0.1 * 64 * n * d * 8
+    assert peak("mifa", 64, chunk=64) >= 64 * n * d * 8
+    assert peak("mifa", 64) < 0.2 * 64 * n * d * 8  # chunks of 4: one chunk's table at a time

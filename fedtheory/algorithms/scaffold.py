@@ -40,8 +40,8 @@ class SCAFFOLD(TableRule):
     :math:`(\Delta y_i, \Delta u_i)`: two vectors (``floats_per_update = 2``).
 
     Memory initialisation: ``memory_init="zeros"`` (default, :math:`u_i = \bar u = 0`) or
-    ``"full"`` (:math:`u_i = \nabla f_i(x_0)`: the initial updates divided by
-    ``local_steps``).
+    ``"full"`` (the initial updates divided by ``local_steps``: each client's mean local
+    gradient from :math:`x_0`, which is :math:`\nabla f_i(x_0)` when :math:`\tau = 1`).
 
     >>> rule = SCAFFOLD()
     >>> st = rule.init(1, 2, 1)
