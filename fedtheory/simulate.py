@@ -397,8 +397,9 @@ class _Engine:
         initial = None
         if rule.table and rule.memory_init == "full":
             full = Participants.full(size, n)
-            upd, ge = self.local_updates(x, full, None, noise_rngs, work)
-            initial = upd.reshape(size, n, d).copy()
+            # a one-off round of every client (its work arrays are not kept)
+            upd, ge = self.local_updates(x, full, None, noise_rngs, {})
+            initial = upd.reshape(size, n, d)
             grad_evals += ge
             client_rounds += full.size
         rstate = rule.init(size, n, d, p=self.p, weights=self.problem.weights, dtype=dt,
