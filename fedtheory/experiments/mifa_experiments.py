@@ -21,12 +21,23 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "DEFAULT_BETA",
+    "DIVERGED_LOG10",
+    "SEED_METHODS",
     "all_masks",
+    "band",
     "exact_expectation",
+    "fedpgd_moments",
     "fractions",
     "isotropic_fedavg_is_moments",
     "isotropic_fedavg_is_floor",
     "isotropic_problem",
+    "logistic_problem",
+    "quadratic_problem",
+    "run_methods",
+    "seed_experiment",
+    "steps_to_eps",
+    "tail_log10",
     "pathwise_run",
     "mask_probabilities",
     "staleness",
@@ -365,3 +376,174 @@ def isotropic_problem(n: int, d: int, *, L: float, sigma_G2_max: float,
     h = h * np.sqrt(sigma_G2_max)
     # grad f_i(x) = L (x - c_i) = L x + h_i  =>  c_i = -h_i / L ; x* = mean c = 0
     return QuadraticProblem(np.full((n, d), L), -h / L)
+
+
+# ---------------------------------------------------------------------------- experiments
+#: The five rules of seed 000's experiments, in the seed's order.
+SEED_METHODS: tuple[str, ...] = ("fedavg_is", "mifa", "umifa", "mifam", "umifam")
+
+#: Momentum used for MIFAm / U-MIFAm (the seed gives none).
+DEFAULT_BETA = 0.9
+
+#: log10 of a loss gap that overflowed (or exceeded the largest float): the value used for a
+#: diverged run in paired comparisons.
+DIVERGED_LOG10 = 300.0
+
+
+def quadratic_problem(seed: int = 0, n: int = 10, d: int = 10) -> Any:
+    r"""The heterogeneous quadratic of the ``mifa`` experiments: :math:`L = 1`,
+    :math:`\mu = 0.2`, :math:`\sum_i w_i\|\nabla f_i(x^\star)\|^2 = 1`, diagonal Hessians drawn
+    with ``default_rng(seed)`` (:meth:`QuadraticProblem.heterogeneous`)."""
+    from fedtheory.problems.quadratic import QuadraticProblem
+
+    return QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.2, sigma_G2=1.0,
+                                          rng=np.random.default_rng(seed))
+
+
+def logistic_problem(n_clients: int = 10) -> Any:
+    r"""Logistic regression on scikit-learn's breast-cancer data, split non-iid over
+    ``n_clients`` clients (Dirichlet(0.5) labels), :math:`\lambda = 10^{-3}`, uniform weights
+    :math:`f = \frac1n\sum_i f_i` (the seed's objective (1))."""
+    from fedtheory.problems.logistic import make_logistic_problem
+
+    return make_logistic_problem("breast_cancer", n_clients=n_clients, alpha=0.5, seed=0,
+                                 lam=1e-3, weights="uniform")
+
+
+def run_methods(problem: Any, p: float, *, methods: Sequence[str] = SEED_METHODS,
+                rounds: int, replicas: int, eta: float, beta: float = DEFAULT_BETA,
+                seed: int = 0, x0: np.ndarray | None = None, record_every: int = 1
+                ) -> dict[str, Any]:
+    r"""Run each rule with :func:`fedtheory.simulate.simulate` under Bernoulli(``p``).
+
+    Every rule sees the same participation masks in replica :math:`r` (the simulator's
+    per-replica streams), so results are paired across rules. Momentum rules (``"mifam"``,
+    ``"umifam"``) get ``beta``. Memory tables start at zero (the engine's default).
+
+    Returns ``{"rounds": (k,), "f_gap": {rule: (R, k)}, "grad_norm2": {rule: (R, k)},
+    "seconds": {rule: float}}`` with overflowing runs left as ``inf``/``nan``.
+    """
+    from fedtheory.algorithms import get_rule
+    from fedtheory.participation import BernoulliParticipation
+    from fedtheory.simulate import simulate
+
+    p = validate_p(p)
+    out: dict[str, Any] = {"f_gap": {}, "grad_norm2": {}, "seconds": {}}
+    proc = BernoulliParticipation(p, n=problem.n)
+    for name in methods:
+        rule = get_rule(name, beta=beta) if name in ("mifam", "umifam") else get_rule(name)
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = simulate(problem, rule, proc, rounds=rounds, replicas=replicas, lr=eta,
+                           x0=x0, seed=seed, keep_replicas=True, record_every=record_every)
+        out["rounds"] = res.rounds
+        out["f_gap"][name] = res.f_gap.replicas
+        out["grad_norm2"][name] = res.grad_norm2.replicas
+        out["seconds"][name] = res.seconds
+    return out
+
+
+def tail_log10(values: np.ndarray, tail: float = 0.1) -> np.ndarray:
+    r"""Per replica, the mean of :math:`\log_{10}` of the last ``tail`` fraction of recorded
+    values (``(R, k)`` -> ``(R,)``); overflowed or non-finite runs count as
+    :data:`DIVERGED_LOG10`, exact zeros as :math:`-300`.
+
+    >>> tail_log10(np.array([[1.0, 10.0, 100.0], [1.0, np.inf, np.inf]]), tail=0.5).tolist()
+    [1.5, 300.0]
+    """
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 2 or v.shape[1] == 0:
+        raise ValueError(f"values must have shape (replicas, rounds), got {v.shape}")
+    if not 0 < tail <= 1:
+        raise ValueError(f"tail must be in (0, 1], got {tail!r}")
+    k = max(1, int(round(tail * v.shape[1])))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lg = np.log10(np.abs(v[:, -k:]))
+    lg = np.where(np.isfinite(lg), lg, np.where(np.isneginf(lg), -300.0, DIVERGED_LOG10))
+    return np.minimum(lg, DIVERGED_LOG10).mean(axis=1)
+
+
+def seed_experiment(problem: Any, *, p_values: Sequence[float] = (0.01, 0.1, 0.5),
+                    rounds: int, replicas: int, eta: float = 0.02,
+                    betas: Sequence[float] = (DEFAULT_BETA,), seed: int = 0,
+                    x0: np.ndarray | None = None, record_every: int = 1) -> dict[str, Any]:
+    r"""Seed 000's experiment: the five rules for each :math:`p`, and the momentum rules for
+    each :math:`\beta` in ``betas`` (the first is the main one).
+
+    Returns ``{"p_values", "betas", "rounds", "runs": {p: {label: (R, k) f_gap}},
+    "grad_norm2": {p: {label: (R, k)}}}``; labels are the rule names, with ``"@beta"``
+    appended for the extra momenta.
+    """
+    runs: dict[float, dict[str, np.ndarray]] = {}
+    grads: dict[float, dict[str, np.ndarray]] = {}
+    rounds_axis = None
+    for pv in p_values:
+        main = run_methods(problem, pv, rounds=rounds, replicas=replicas, eta=eta,
+                           beta=betas[0], seed=seed, x0=x0, record_every=record_every)
+        runs[pv] = dict(main["f_gap"])
+        grads[pv] = dict(main["grad_norm2"])
+        rounds_axis = main["rounds"]
+        for b in betas[1:]:
+            extra = run_methods(problem, pv, methods=("mifam", "umifam"), rounds=rounds,
+                                replicas=replicas, eta=eta, beta=b, seed=seed, x0=x0,
+                                record_every=record_every)
+            for k, v in extra["f_gap"].items():
+                runs[pv][f"{k}@{b:g}"] = v
+                grads[pv][f"{k}@{b:g}"] = extra["grad_norm2"][k]
+    return {"p_values": tuple(p_values), "betas": tuple(betas), "rounds": rounds_axis,
+            "runs": runs, "grad_norm2": grads, "eta": eta, "replicas": replicas}
+
+
+def band(values: np.ndarray, q: tuple[float, float] = (0.1, 0.9)) -> tuple[np.ndarray, ...]:
+    """Median and a quantile band over replicas (axis 0), ignoring overflowed runs' NaNs.
+
+    >>> m, lo, hi = band(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+    >>> m.tolist()
+    [3.0, 4.0]
+    """
+    v = np.asarray(values, dtype=float)
+    v = np.where(np.isfinite(v), v, np.finfo(float).max)  # overflowed runs sort last
+    return (np.quantile(v, 0.5, axis=0), np.quantile(v, q[0], axis=0),
+            np.quantile(v, q[1], axis=0))
+
+
+def fedpgd_moments(T: int, *, eta: float, L: float, n: int, b: int, h2_mean: float,
+                   u0_sq: float = 0.0) -> np.ndarray:
+    r"""Exact :math:`\mathbb E\|\nabla f(w_t)\|^2`, :math:`t = 0..T`, for FedPGD (:math:`b` of
+    :math:`n` without replacement, :math:`G_t = \frac1b\sum_{i\in S_t}\nabla f_i(w_t)`) on the
+    isotropic quadratic (every Hessian :math:`LI`, :math:`\nabla f_i - \nabla f = h_i`):
+
+    .. math::
+
+        \mathbb E\|u_{t+1}\|^2 = (1-\eta L)^2\,\mathbb E\|u_t\|^2 + \eta^2 V,\qquad
+        V = \frac{n-b}{b(n-1)}\cdot\frac1n\sum_i\|h_i\|^2
+          = \frac{n/b-1}{n-1}\,\overline{\|h\|^2},
+
+    :math:`\|\nabla f(w_t)\|^2 = L^2\|u_t\|^2`; ``h2_mean`` is :math:`\frac1n\sum_i\|h_i\|^2`.
+
+    >>> fedpgd_moments(1, eta=0.5, L=1.0, n=10, b=1, h2_mean=1.0).tolist()
+    [0.0, 0.25]
+    """
+    T = _positive_int("T", T)
+    eta = _positive_real("eta", eta)
+    L = _positive_real("L", L)
+    n = _positive_int("n", n)
+    b = _positive_int("b", b)
+    if b > n:
+        raise ValueError(f"b must be at most n = {n}, got {b!r}")
+    V = 0.0 if n == 1 else (n / b - 1.0) / (n - 1.0) * h2_mean
+    u = np.empty(T + 1)
+    u[0] = u0_sq
+    for t in range(T):
+        u[t + 1] = (1 - eta * L) ** 2 * u[t] + eta**2 * V
+    return L**2 * u
+
+
+def steps_to_eps(grad_norm2: np.ndarray, eps: float) -> np.ndarray:
+    """Per replica, the first recorded index with ``grad_norm2 <= eps`` (``-1`` if never).
+
+    >>> steps_to_eps(np.array([[4.0, 2.0, 0.5], [4.0, 3.0, 2.0]]), 1.0).tolist()
+    [2, -1]
+    """
+    g = np.asarray(grad_norm2, dtype=float)
+    hit = np.nan_to_num(g, nan=np.inf) <= eps
+    return np.where(hit.any(axis=1), np.argmax(hit, axis=1), -1)
