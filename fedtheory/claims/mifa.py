@@ -1313,19 +1313,11 @@ def _zero_floor_mc(ctx: Context) -> Evidence:
 def _floor_comparison(ctx: Context, p_val: float, *, eta_val: float = 0.02,
                       stream: str = "floors") -> dict[str, Any]:
     """FedAvg-IS, MIFA, U-MIFA on the isotropic quadratic (n = 10, L = 1, ||h_i||^2 = 1)."""
-    T_val = ctx.size(quick=600, full=3000)
-    R = ctx.size(quick=100, full=500)
-    out: dict[str, Any] = {"T": T_val, "R": R, "p": p_val, "eta": eta_val}
-    rng_prob = ctx.rng(stream + "-problem")
-    prob = mx.isotropic_problem(10, 5, L=1.0, sigma_G2_max=1.0, rng=rng_prob)
-    x0 = prob.x_star + np.ones(prob.d)
-    for rule in ("fedavg_is", "mifa", "umifa"):
-        with np.errstate(over="ignore", invalid="ignore"):
-            res = mx.pathwise_run(prob, rule, p=p_val, rounds=T_val, replicas=R, eta=eta_val,
-                                  rng=ctx.rng(f"{stream}-{rule}"), x0=x0)
-        out[rule] = res["grad_norm2"]
-    out["floor"] = mx.isotropic_fedavg_is_floor(eta=eta_val, L=1.0, n=10, p=p_val, h2_sum=10.0)
-    return out
+    return mx.floor_experiment(p_val, rounds=ctx.size(quick=600, full=3000),
+                               replicas=ctx.size(quick=100, full=500), eta=eta_val,
+                               rng_problem=ctx.rng(stream + "-problem"),
+                               rngs={rule: ctx.rng(f"{stream}-{rule}")
+                                     for rule in ("fedavg_is", "mifa", "umifa")})
 
 
 def _floor_verdicts(out: dict[str, Any]) -> tuple[bool | None, str, dict[str, Any]]:
@@ -1359,8 +1351,12 @@ def _zero_floor_qualitative(ctx: Context) -> Evidence:
     """The seed's p = 0.1, η = 0.02: FedAvg-IS floor, MIFA none, U-MIFA none (as printed)."""
     out = _floor_comparison(ctx, 0.1)
     ok, detail, data = _floor_verdicts(out)
+    figs: list[str] = []
+    path = ctx.figure_path("floors")
+    if path is not None:
+        figs = mx.plot_floor_experiment([out], path=path)
     return Evidence(passed=ok, measured=data, theoretical={"floor_F": out["floor"]},
-                    detail=detail, alpha=ALPHA,
+                    detail=detail, alpha=ALPHA, figures=figs,
                     counterexample=None if ok else {
                         "seed": ctx.seed, "n": 10, "p": 0.1, "eta": 0.02, "T": out["T"],
                         "replicas": out["R"], "x0": "x* + 1", "measured": data,
@@ -1690,18 +1686,7 @@ def _experiment(ctx: Context, kind: str) -> dict[str, Any]:
     """Seed 000's experiment on the quadratic or the logistic problem (cached per context)."""
     key = (kind, ctx.preset, ctx.seed)
     if key not in _EXPERIMENT_CACHE:
-        if kind == "quadratic":
-            prob = mx.quadratic_problem(seed=ctx.seed)
-            x0 = prob.x_star + np.ones(prob.d)
-            rounds = ctx.size(quick=1000, full=3000)
-        else:
-            prob = mx.logistic_problem()
-            x0 = np.zeros(prob.d)
-            rounds = ctx.size(quick=600, full=3000)
-        res = mx.seed_experiment(prob, rounds=rounds, replicas=ctx.size(quick=24, full=100),
-                                 eta=0.02, betas=(mx.DEFAULT_BETA, 0.5), seed=ctx.seed, x0=x0,
-                                 record_every=ctx.size(quick=10, full=10))
-        res["problem"] = repr(prob)
+        res = mx.seed_setting(kind, quick=ctx.quick, seed=ctx.seed)
         _EXPERIMENT_CACHE.clear()  # keep one experiment in memory
         _EXPERIMENT_CACHE[key] = res
     return _EXPERIMENT_CACHE[key]
@@ -1743,7 +1728,7 @@ def _experiment_claim_checks(claim: Claim, kind: str) -> None:
         figs: list[str] = []
         path = ctx.figure_path(f"{kind}_rules")
         if path is not None:
-            figs = plot_seed_experiment(res, title=f"seed 000, {kind} problem", path=path)
+            figs = mx.plot_seed_experiment(res, title=f"seed 000, {kind} problem", path=path)
         momentum = {}
         for pv in res["p_values"]:
             r = res["runs"][pv]
@@ -1788,33 +1773,6 @@ def _experiment_claim_checks(claim: Claim, kind: str) -> None:
 
     for pv in (0.01, 0.1, 0.5):
         make(pv)
-
-
-def plot_seed_experiment(res: dict[str, Any], *, title: str, path: Any) -> list[str]:
-    """Plot :func:`fedtheory.experiments.mifa_experiments.seed_experiment` results (one panel
-    per p; median and 10-90% band of f - f* per rule); returns the PNG and PDF paths."""
-    from fedtheory.plotting import plt, save_figure
-
-    labels = {"fedavg_is": "FedAvg-IS", "mifa": "MIFA", "umifa": "U-MIFA", "mifam": "MIFAm",
-              "umifam": "U-MIFAm"}
-    pvs = res["p_values"]
-    fig, axes = plt.subplots(1, len(pvs), figsize=(4.2 * len(pvs), 3.4), sharey=True)
-    axes = np.atleast_1d(axes)
-    t = res["rounds"]
-    for ax, pv in zip(axes, pvs, strict=True):
-        for k, lab in labels.items():
-            med, lo, hi = mx.band(res["runs"][pv][k])
-            line, = ax.plot(t, med, label=lab)
-            ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
-        ax.set_yscale("log")
-        ax.set_ylim(1e-16, 1e4)
-        ax.set_title(f"p = {pv:g}")
-        ax.set_xlabel("round t")
-    axes[0].set_ylabel(r"$f(w_t) - f^\star$ (median, 10-90%)")
-    axes[-1].legend(fontsize=8)
-    fig.suptitle(f"{title}: η = {res['eta']}, β = {res['betas'][0]}, {res['replicas']} seeds",
-                 y=1.03)
-    return save_figure(fig, path)
 
 
 # ================================================================= mifa.quadratic_experiment

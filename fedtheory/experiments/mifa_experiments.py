@@ -31,11 +31,16 @@ __all__ = [
     "fractions",
     "isotropic_fedavg_is_moments",
     "isotropic_fedavg_is_floor",
+    "LABELS",
+    "floor_experiment",
     "isotropic_problem",
+    "plot_floor_experiment",
+    "plot_seed_experiment",
     "logistic_problem",
     "quadratic_problem",
     "run_methods",
     "seed_experiment",
+    "seed_setting",
     "steps_to_eps",
     "tail_log10",
     "pathwise_run",
@@ -493,6 +498,31 @@ def seed_experiment(problem: Any, *, p_values: Sequence[float] = (0.01, 0.1, 0.5
             "runs": runs, "grad_norm2": grads, "eta": eta, "replicas": replicas}
 
 
+def seed_setting(kind: str, *, quick: bool, seed: int = 0) -> dict[str, Any]:
+    r"""Seed 000's experiment exactly as the ``mifa`` claims and figure scripts run it.
+
+    ``kind`` is ``"quadratic"`` (:func:`quadratic_problem`, :math:`w_0 = w^\star + \mathbf 1`,
+    1000 rounds quick / 3000 full) or ``"logistic"`` (:func:`logistic_problem`,
+    :math:`w_0 = 0`, 600 / 3000 rounds); both: 10 clients, :math:`p\in\{0.01, 0.1, 0.5\}`,
+    :math:`\eta = 0.02`, :math:`\beta = 0.9` and 0.5, 24 seeds quick / 100 full, metrics
+    every 10 rounds. Returns :func:`seed_experiment`'s dict plus ``"problem"`` (its repr).
+    """
+    if kind == "quadratic":
+        prob = quadratic_problem(seed=seed)
+        x0 = prob.x_star + np.ones(prob.d)
+        rounds = 1000 if quick else 3000
+    elif kind == "logistic":
+        prob = logistic_problem()
+        x0 = np.zeros(prob.d)
+        rounds = 600 if quick else 3000
+    else:
+        raise ValueError(f"kind must be 'quadratic' or 'logistic', got {kind!r}")
+    res = seed_experiment(prob, rounds=rounds, replicas=24 if quick else 100, eta=0.02,
+                          betas=(DEFAULT_BETA, 0.5), seed=seed, x0=x0, record_every=10)
+    res["problem"] = repr(prob)
+    return res
+
+
 def band(values: np.ndarray, q: tuple[float, float] = (0.1, 0.9)) -> tuple[np.ndarray, ...]:
     """Median and a quantile band over replicas (axis 0), ignoring overflowed runs' NaNs.
 
@@ -547,3 +577,94 @@ def steps_to_eps(grad_norm2: np.ndarray, eps: float) -> np.ndarray:
     g = np.asarray(grad_norm2, dtype=float)
     hit = np.nan_to_num(g, nan=np.inf) <= eps
     return np.where(hit.any(axis=1), np.argmax(hit, axis=1), -1)
+
+
+# ---------------------------------------------------------------------------- figures
+LABELS: dict[str, str] = {"fedavg_is": "FedAvg-IS", "mifa": "MIFA", "umifa": "U-MIFA",
+                          "mifam": "MIFAm", "umifam": "U-MIFAm"}
+
+
+def plot_seed_experiment(res: dict[str, Any], *, title: str, path: Any) -> list[str]:
+    """Plot :func:`fedtheory.experiments.mifa_experiments.seed_experiment` results (one panel
+    per p; median and 10-90% band of f - f* per rule); returns the PNG and PDF paths."""
+    from fedtheory.plotting import plt, save_figure
+
+    labels = dict(LABELS)
+    pvs = res["p_values"]
+    fig, axes = plt.subplots(1, len(pvs), figsize=(4.2 * len(pvs), 3.4), sharey=True)
+    axes = np.atleast_1d(axes)
+    t = res["rounds"]
+    lows = []
+    for ax, pv in zip(axes, pvs, strict=True):
+        for k, lab in labels.items():
+            med, lo, hi = band(res["runs"][pv][k])
+            lows.append(np.min(lo[lo > 0], initial=np.inf))
+            line, = ax.plot(t, med, label=lab)
+            ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
+        b2 = res["betas"][1] if len(res["betas"]) > 1 else None
+        if b2 is not None:  # the momentum question: MIFAm with the other beta, dashed
+            med, _, _ = band(res["runs"][pv][f"mifam@{b2:g}"])
+            ax.plot(t, med, "k--", lw=1, label=f"MIFAm, β = {b2:g}")
+        ax.set_yscale("log")
+        ax.set_title(f"p = {pv:g}")
+        ax.set_xlabel("round t")
+    axes[0].set_ylim(max(min(lows) / 3, 1e-16), 1e4)
+    axes[0].set_ylabel(r"$f(w_t) - f^\star$ (median, 10-90%)")
+    axes[-1].legend(fontsize=8)
+    fig.suptitle(f"{title}: η = {res['eta']}, β = {res['betas'][0]}, {res['replicas']} seeds",
+                 y=1.03)
+    return save_figure(fig, path)
+
+
+def floor_experiment(p: float, *, rounds: int, replicas: int, eta: float = 0.02,
+                     rng_problem: np.random.Generator, rngs: dict[str, np.random.Generator],
+                     n: int = 10, d: int = 5) -> dict[str, Any]:
+    r"""FedAvg-IS, MIFA and U-MIFA (exact gradients, :func:`pathwise_run`) on the isotropic
+    quadratic (:math:`L = 1`, :math:`\|h_i\|^2 = 1`) from :math:`w^\star + \mathbf 1`, with the
+    floors: the exact stationary FedAvg-IS value :math:`F`, the seed's printed
+    :math:`\frac{\eta^2Lc}2\sigma_G^2` and the derived :math:`\eta Lc\sigma_G^2`.
+
+    Returns ``{"fedavg_is" | "mifa" | "umifa": (T + 1, R) ||∇f(w_t)||^2, "floor": F,
+    "floor_printed", "floor_derived", "p", "eta", "T", "R"}``.
+    """
+    p = validate_p(p)
+    prob = isotropic_problem(n, d, L=1.0, sigma_G2_max=1.0, rng=rng_problem)
+    x0 = prob.x_star + np.ones(d)
+    out: dict[str, Any] = {"T": rounds, "R": replicas, "p": p, "eta": eta}
+    for rule in ("fedavg_is", "mifa", "umifa"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = pathwise_run(prob, rule, p=p, rounds=rounds, replicas=replicas, eta=eta,
+                               rng=rngs[rule], x0=x0)
+        out[rule] = res["grad_norm2"]
+    c = 2.0 / n * (1.0 / p - 1.0)
+    out["floor"] = isotropic_fedavg_is_floor(eta=eta, L=1.0, n=n, p=p, h2_sum=float(n))
+    out["floor_printed"] = eta**2 * c / 2
+    out["floor_derived"] = eta * c
+    return out
+
+
+def plot_floor_experiment(results: Sequence[dict[str, Any]], *, path: Any) -> list[str]:
+    """One panel per :func:`floor_experiment` result: median and 10-90% bands of
+    ||∇f(w_t)||^2 with the three floors; returns the PNG and PDF paths."""
+    from fedtheory.plotting import plt, save_figure
+
+    fig, axes = plt.subplots(1, len(results), figsize=(4.8 * len(results), 3.6), sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, res in zip(axes, results, strict=True):
+        t = np.arange(res["T"] + 1)
+        for k in ("fedavg_is", "mifa", "umifa"):
+            med, lo, hi = band(res[k].T)
+            line, = ax.plot(t, med, label=LABELS[k])
+            ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
+        ax.axhline(res["floor"], color="C0", ls=":", lw=1, label="FedAvg-IS stationary")
+        ax.axhline(res["floor_printed"], color="k", ls="--", lw=1,
+                   label=r"printed floor $\eta^2Lc\sigma_G^2/2$")
+        ax.axhline(res["floor_derived"], color="k", ls="-.", lw=1,
+                   label=r"derived floor $\eta Lc\sigma_G^2$")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-16, 1e4)
+        ax.set_xlabel("round t")
+        ax.set_title(f"p = {res['p']:g}, η = {res['eta']:g}")
+    axes[0].set_ylabel(r"$\|\nabla f(w_t)\|^2$ (median, 10-90%)")
+    axes[-1].legend(fontsize=7)
+    return save_figure(fig, path)
