@@ -11,8 +11,10 @@ from fedtheory.problems.datasets import (
 from fedtheory.problems.logistic import LogisticProblem, make_logistic_problem
 from fedtheory.problems.noise import GaussianNoise, NoiseModel, RelativeNoise
 from fedtheory.problems.quadratic import QuadraticProblem
+from fedtheory.problems.registry import PROBLEMS, get_problem
 
 __all__ = [
+    "PROBLEMS",
     "FederatedData",
     "GaussianNoise",
     "LogisticProblem",
@@ -22,6 +24,7 @@ __all__ = [
     "RelativeNoise",
     "dirichlet_label_split",
     "federated_split",
+    "get_problem",
     "load_dataset",
     "make_logistic_problem",
     "unbalance_clients",
