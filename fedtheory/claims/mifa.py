@@ -59,7 +59,10 @@ ALPHA = stats.DEFAULT_ALPHA
 # ------------------------------------------------------------------------------ symbols
 p, eta, L, T, sigma2 = sp.symbols(r"p \eta L T \sigma_G^2", positive=True)
 c_sym = sp.Symbol("c", positive=True)
-grad2 = sp.Symbol(r"\|\nabla f(w_t)\|^2", nonnegative=True)
+grad2 = sp.Symbol(r"\|\nabla{f}(w_{t})\|^{2}", nonnegative=True)
+#: delta0 = f(w_0) - f*, delta1 = f(w_1) - f*
+delta0 = sp.Symbol(r"\delta_{0}", nonnegative=True)
+delta1 = sp.Symbol(r"\delta_{1}", positive=True)
 
 
 def _vec(name: str, n: int) -> list[sp.Symbol]:
@@ -224,7 +227,7 @@ def derive_fedavg_is_step(n: int = 3) -> dict[str, Any]:
     2. :math:`\sum_i\|\nabla f_i\|^2 = \sum_i\|h_i\|^2 + n\|\nabla f\|^2` with
        :math:`h_i = \nabla f_i-\nabla f`, :math:`\sum_i h_i = 0` (the seed uses the looser
        :math:`\le 2\sum_i\|h_i\|^2 + 2n\|\nabla f\|^2`);
-    3. the :math:`L`-smooth upper model
+    3. (with :math:`S_h = \sum_i\|h_i\|^2`) the :math:`L`-smooth upper model
        :math:`\mathbb E f(w_{t+1})-f(w_t)\le -\eta\|\nabla f\|^2+\frac{\eta^2L}2\mathbb E\|G_t\|^2`
        with :math:`\|h_i\|^2\le\sigma_G^2`, against the seed's
        :math:`-\frac\eta2\|\nabla f\|^2+\frac{\eta^2Lc}2\sigma_G^2`: the difference is
@@ -243,7 +246,7 @@ def derive_fedavg_is_step(n: int = 3) -> dict[str, Any]:
     sub_sum0 = {h[-1]: -sum(h[:-1])}
     lhs2 = sp.expand(sum(x**2 for x in gs).subs(sub).subs(sub_sum0))
     rhs2 = sp.expand((sum(x**2 for x in h) + n * sp.Symbol("m") ** 2).subs(sub_sum0))
-    S = sp.Symbol(r"\sum_i\|h_i\|^2", nonnegative=True)
+    S = sp.Symbol(r"S_{h}", nonnegative=True)  # sum_i ||h_i||^2
     c = sp.Rational(2, n) * (1 / p - 1)
     upper = -eta * grad2 + eta**2 * L / 2 * (grad2 + (1 / p - 1) / n**2 * (S + n * grad2))
     upper_at_sigma = upper.subs(S, n * sigma2)
@@ -275,7 +278,8 @@ def derive_fedavg_is_step(n: int = 3) -> dict[str, Any]:
 def derive_summed_floor() -> dict[str, Any]:
     r"""Sum the one-step bound over :math:`t<T` and compare the floor with the seed's.
 
-    Telescoping :math:`\sum_{t<T}(\mathbb E f(w_{t+1})-\mathbb E f(w_t)) = \mathbb E f(w_T)-f(w_0)
+    Symbols: :math:`A_T` the average, :math:`\delta_0 = f(w_0)-f^\star`. Telescoping
+    :math:`\sum_{t<T}(\mathbb E f(w_{t+1})-\mathbb E f(w_t)) = \mathbb E f(w_T)-f(w_0)
     \ge f^\star - f(w_0)` gives
 
     .. math::
@@ -290,8 +294,8 @@ def derive_summed_floor() -> dict[str, Any]:
     :math:`\mathbb E\|\nabla f\|^2` exceeds the printed floor whenever
     :math:`\eta(2-\eta L(1+c/2)) < 1` (e.g. every :math:`\eta<1/2`).
     """
-    D0 = sp.Symbol(r"f(w_0)-f^\star", nonnegative=True)
-    avg = sp.Symbol(r"\frac1T\sum_{t<T}\mathbb E\|\nabla f(w_t)\|^2", nonnegative=True)
+    D0 = delta0
+    avg = sp.Symbol(r"A_{T}", nonnegative=True)  # (1/T) sum_{t<T} E||grad f(w_t)||^2
     # sum of one-step bounds: -Delta0 <= E f(w_T) - f(w_0) <= -(eta/2) T avg + T eta^2 L c s/2
     ineq = -D0 - (-(eta / 2) * T * avg + T * eta**2 * L * c_sym / 2 * sigma2)  # <= 0
     avg_max = sp.solve(sp.Eq(ineq, 0), avg)[0]
@@ -321,6 +325,9 @@ def derive_summed_floor() -> dict[str, Any]:
 def derive_zero_floor_sum(T_val: int = 6, tau_val: int = 2) -> dict[str, Any]:
     r"""Where the seed's MIFA summation loses terms, and the denominator :math:`\eta T-1`.
 
+    Symbols: :math:`S_T = \sum_{t=1}^{T-1}\|\nabla f(w_t)\|^2`, :math:`\delta_1 = f(w_1)-f^\star`,
+    :math:`x_j = \|G_j\|^2`.
+
     1. Dividing :math:`\frac\eta2\sum_{t=1}^{T-1}\|\nabla f(w_t)\|^2\le f(w_1)-f^\star` by
        :math:`T-1` gives :math:`\frac{2(f(w_1)-f^\star)}{\eta(T-1)}`, not
        :math:`\frac{2(f(w_1)-f^\star)}{\eta T-1}`; the printed right side is negative for
@@ -334,8 +341,8 @@ def derive_zero_floor_sum(T_val: int = 6, tau_val: int = 2) -> dict[str, Any]:
        from :math:`t = 0` instead removes it and gives
        :math:`\frac1T\sum_{t=0}^{T-1}\|\nabla f(w_t)\|^2\le\frac{2(f(w_0)-f^\star)}{\eta T}`.
     """
-    D1 = sp.Symbol(r"f(w_1)-f^\star", positive=True)
-    S = sp.Symbol(r"\sum_{t=1}^{T-1}\|\nabla f(w_t)\|^2", nonnegative=True)
+    D1 = delta1
+    S = sp.Symbol(r"S_{T}", nonnegative=True)  # sum_{t=1}^{T-1} ||grad f(w_t)||^2
     derived = sp.solve(sp.Eq(eta / 2 * S, D1), S)[0] / (T - 1)
     printed = 2 * D1 / (eta * T - 1)
     negative_when = sp.solve(sp.Lt(eta * T - 1, 0), T)
@@ -1093,7 +1100,7 @@ ERROR_FLOOR_AVERAGE_CORRECTED = register(Claim(
 def _floor_avg_corr_symbolic(ctx: Context) -> Evidence:
     """Telescoping the one-step bound gives exactly the corrected statement."""
     d = derive_summed_floor()
-    D0 = sp.Symbol(r"f(w_0)-f^\star", nonnegative=True)
+    D0 = delta0
     target = 2 * D0 / (eta * T) + eta * L * c_sym * sigma2
     ok = _is_zero(d["avg_bound"] - target)
     return Evidence(passed=ok, measured=str(d["avg_bound"]), theoretical=str(target),

@@ -531,7 +531,7 @@ def band(values: np.ndarray, q: tuple[float, float] = (0.1, 0.9)) -> tuple[np.nd
     [3.0, 4.0]
     """
     v = np.asarray(values, dtype=float)
-    v = np.where(np.isfinite(v), v, np.finfo(float).max)  # overflowed runs sort last
+    v = np.where(np.isfinite(v), np.minimum(v, 1e300), 1e300)  # overflowed runs sort last
     return (np.quantile(v, 0.5, axis=0), np.quantile(v, q[0], axis=0),
             np.quantile(v, q[1], axis=0))
 
@@ -580,6 +580,9 @@ def steps_to_eps(grad_norm2: np.ndarray, eps: float) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- figures
+#: Plotted values are clipped to at most this (the axes stop at 1e4).
+_TOP = 1e6
+
 LABELS: dict[str, str] = {"fedavg_is": "FedAvg-IS", "mifa": "MIFA", "umifa": "U-MIFA",
                           "mifam": "MIFAm", "umifam": "U-MIFAm"}
 
@@ -594,21 +597,23 @@ def plot_seed_experiment(res: dict[str, Any], *, title: str, path: Any) -> list[
     fig, axes = plt.subplots(1, len(pvs), figsize=(4.2 * len(pvs), 3.4), sharey=True)
     axes = np.atleast_1d(axes)
     t = res["rounds"]
-    lows = []
+    lows = [np.min(q[q > 0], initial=np.inf) for pv in pvs for k in labels
+            for q in band(res["runs"][pv][k])[1:2]]
+    bottom = max(min(lows) / 3, 1e-16)
     for ax, pv in zip(axes, pvs, strict=True):
         for k, lab in labels.items():
-            med, lo, hi = band(res["runs"][pv][k])
-            lows.append(np.min(lo[lo > 0], initial=np.inf))
+            # clipped to the visible range (log axes overflow on 1e300)
+            med, lo, hi = np.clip(band(res["runs"][pv][k]), bottom / 10, _TOP)
             line, = ax.plot(t, med, label=lab)
             ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
         b2 = res["betas"][1] if len(res["betas"]) > 1 else None
         if b2 is not None:  # the momentum question: MIFAm with the other beta, dashed
-            med, _, _ = band(res["runs"][pv][f"mifam@{b2:g}"])
+            med = np.clip(band(res["runs"][pv][f"mifam@{b2:g}"])[0], bottom / 10, _TOP)
             ax.plot(t, med, "k--", lw=1, label=f"MIFAm, β = {b2:g}")
         ax.set_yscale("log")
         ax.set_title(f"p = {pv:g}")
         ax.set_xlabel("round t")
-    axes[0].set_ylim(max(min(lows) / 3, 1e-16), 1e4)
+    axes[0].set_ylim(bottom, 1e4)
     axes[0].set_ylabel(r"$f(w_t) - f^\star$ (median, 10-90%)")
     axes[-1].legend(fontsize=8)
     fig.suptitle(f"{title}: η = {res['eta']}, β = {res['betas'][0]}, {res['replicas']} seeds",
@@ -653,7 +658,7 @@ def plot_floor_experiment(results: Sequence[dict[str, Any]], *, path: Any) -> li
     for ax, res in zip(axes, results, strict=True):
         t = np.arange(res["T"] + 1)
         for k in ("fedavg_is", "mifa", "umifa"):
-            med, lo, hi = band(res[k].T)
+            med, lo, hi = np.clip(band(res[k].T), 1e-17, _TOP)
             line, = ax.plot(t, med, label=LABELS[k])
             ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
         ax.axhline(res["floor"], color="C0", ls=":", lw=1, label="FedAvg-IS stationary")
