@@ -19,6 +19,7 @@ EXPECTED: dict[str, str] = {
     "mifa.quadratic_experiment": "refuted",
     "mifa.logistic_experiment": "refuted",
     "mifa.rates_table": "refuted",
+    "mifa.rates_table.corrected": "confirmed",
     "is.unbiased": "confirmed",
     "is.variance_independent": "confirmed",
     "is.variance_arbitrary_sampling": "confirmed",
