@@ -1256,20 +1256,25 @@ _ZF_TINY = {"A": [Fraction(1), Fraction(1)], "centers": [Fraction(1), Fraction(-
 
 @ZERO_FLOOR.check("symbolic")
 def _zero_floor_symbolic(ctx: Context) -> Evidence:
-    """The denominator ηT-1 vs η(T-1), its sign, and the seed's window counting."""
+    """The denominator ηT-1 vs η(T-1): the printed right side is negative for T < 1/η."""
     d = derive_zero_floor_sum()
-    same = _is_zero(d["printed"] - d["derived"])
+    negative = d["printed_negative_when"] != sp.false  # a region where RHS < 0 <= LHS
     seed_w = d["windows"]["seed"]
     detail = (f"derived bound {d['derived']} vs printed {d['printed']} (ratio "
-              f"{d['ratio_printed_over_derived']}); printed < 0 when {d['printed_negative_when']}"
-              f"; seed's window coefficient up to {seed_w['max_coefficient']} (τ = {d['tau']}) "
-              f"with uncovered rounds j = {seed_w['uncovered']}")
-    ok = same and seed_w["max_coefficient"] <= d["tau"] and not seed_w["uncovered"]
-    return Evidence(passed=ok, measured=str(d["printed"]), theoretical=str(d["derived"]),
-                    detail=detail,
-                    counterexample=None if ok else {
-                        "reason": "printed denominator ηT - 1 < 0 for T < 1/η",
-                        "instance": "see exact_enumeration: n = 2, η = 1/50, T = 2"})
+              f"{d['ratio_printed_over_derived']}); printed < 0 <= left side when "
+              f"{d['printed_negative_when']}; the seed's window also counts each ||G_j||^2 up "
+              f"to {seed_w['max_coefficient']} times (τ = {d['tau']}) and reaches rounds "
+              f"j = {seed_w['uncovered']} not covered by the descent term")
+    t = _ZF_TINY
+    paths = _exact_mifa_paths(t["T"], t["eta"], t["A"], t["centers"], t["w0"])
+    lhs, rhs = paths[0]["grad_norm2"][1], 2 * paths[0]["gap1"] / (t["eta"] * t["T"] - 1)
+    return Evidence(passed=not negative, measured=str(d["printed"]),
+                    theoretical=str(d["derived"]), detail=detail,
+                    counterexample=None if not negative else {
+                        "n": 2, "f_i": "(1/2)(w - c_i)^2, c = (1, -1)", "L": 1, "w0": 1,
+                        "eta": "1/50 (the seed's 0.02)", "T": 2, "tau_max": "<= 1",
+                        "condition": "1 - 1/50 - 1/2500 > 0", "lhs": str(lhs),
+                        "rhs": str(rhs)})
 
 
 @ZERO_FLOOR.check("symbolic", "exact_enumeration")
