@@ -364,3 +364,23 @@ def test_alpha_vectorised():
     u = rng.lognormal(0, 1, (4, 9))
     np.testing.assert_allclose(improvement_factor(u, 3), [improvement_factor(r, 3) for r in u])
     np.testing.assert_allclose(gamma_from_alpha(np.array([0.0, 1.0]), 9, 3), [1.0, 1 / 3])
+
+
+@pytest.mark.parametrize(
+    ("norms", "m"),
+    [([0.0, 1e-320, 1.0, 1.0], 3.0), ([0.0, 1e-320, 5e-324, 1.0], 2.5), ([0.0, 0.0, 1e-310], 1.0)],
+)
+def test_aocs_subnormal_norms_never_nan(norms, m):
+    """A subnormal sum of probabilities overflows the master's C; zero norms must stay at
+    p = 0 (no 0 * inf = NaN), and an overshooting saturation is never reported converged."""
+    import warnings
+
+    from fedtheory.sampling import aocs_probabilities, optimal_probabilities
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = aocs_probabilities(np.array(norms), m, j_max=10)
+    assert np.all(np.isfinite(res.p)) and res.p[0] == 0.0
+    if res.converged:
+        assert res.p.sum() <= m * (1 + 1e-12)
+        np.testing.assert_allclose(res.p, optimal_probabilities(norms, m), atol=1e-9)

@@ -108,13 +108,16 @@ def master_scale(count: np.ndarray | float, mass: np.ndarray | float, m: float,
     count = np.asarray(count, dtype=float)
     mass = np.asarray(mass, dtype=float)
     safe = np.where(mass > 0, mass, 1.0)
-    return np.where(mass > 0, (m - n + count) / safe, 1.0)
+    with np.errstate(over="ignore"):  # a subnormal P can overflow C to +inf: see recalibrate
+        return np.where(mass > 0, (m - n + count) / safe, 1.0)
 
 
 def client_recalibrate(p: np.ndarray, scale: np.ndarray | float) -> np.ndarray:
     r"""Line 12: :math:`p_i \leftarrow \min\{C p_i, 1\}` for the clients with :math:`p_i < 1`."""
     c = np.asarray(scale, dtype=float)[..., None]
-    return np.where(p < 1.0, np.minimum(c * p, 1.0), p)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = np.where(p > 0, np.minimum(c * p, 1.0), 0.0)  # a zero p stays 0 (never NaN)
+    return np.where(p < 1.0, scaled, p)
 
 
 def aocs_probabilities(
@@ -174,7 +177,10 @@ def aocs_probabilities(
         p = np.where(running[..., None], client_recalibrate(p, scale), p)  # line 12
         iterations = np.where(running, j, iterations)
         stop = running & (scale <= 1.0 + rtol)  # line 13
-        converged |= stop
+        # stopping is not reaching the optimum when C overflowed (subnormal P) and the
+        # saturation overshot the budget: only a feasible fixed point counts as converged
+        feasible = p.sum(axis=-1) <= m * (1.0 + 1e-12)
+        converged |= stop & feasible
         running &= ~stop
 
     if u.ndim == 1:
