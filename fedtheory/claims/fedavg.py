@@ -979,13 +979,11 @@ def _rate_constants(ctx: Context) -> Evidence:
     order in gamma; with gamma = c/sqrt(T) the best rate is a_bar |e_0| sigma/sqrt(nKR)."""
     d = derive_rate_constants(2)
     n = 2
-    c0, e0, R = sp.Symbol("c", positive=True), sp.Symbol("e_0", positive=True), sp.Symbol(
-        "R", positive=True)
+    e0, R = sp.Symbol("e_0", positive=True), sp.Symbol("R", positive=True)
     a1, a2 = sp.Symbol("a_1", positive=True), sp.Symbol("a_2", positive=True)
     target = (a1 + a2) / n * e0 * sp.sqrt(sigma2) / sp.sqrt(n * K * R)
     rate_ok = d["rate_in_R"] is not None and _is_zero(d["rate_in_R"] - target)
     c_ok = d["c_opt"] is not None and _is_zero(d["c_opt"] - e0 * sp.sqrt(n) / sp.sqrt(sigma2))
-    del c0
     facts = {"same stationary variance (leading)": d["same_variance_leading"],
              "same transient (leading)": d["same_transient_leading"],
              "best c = |e_0| sqrt(n)/sigma": c_ok,
