@@ -170,21 +170,3 @@ def test_to_rational_is_exact():
     assert to_rational(Fraction(1, 3)) == sp.Rational(1, 3)
     assert to_rational("2/7") == sp.Rational(2, 7)
 
-
-# -------------------------------------------------------------------------------------------
-# the full preset of the core ocs claims (n up to 1000 solves, 10^6 replicas): about 2 minutes
-# -------------------------------------------------------------------------------------------
-
-CORE_OCS = ["ocs.independent_variance", "ocs.closed_form", "ocs.closed_form.corrected",
-            "ocs.kkt_derivation", "ocs.optimal_variance", "ocs.aocs", "ocs.improvement_factor"]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("claim_id", CORE_OCS)
-def test_full_preset_reaches_the_quick_verdict(claim_id, tmp_path):
-    from fedtheory.claims import get_claim
-
-    from .expected_verdicts import EXPECTED
-
-    res = get_claim(claim_id).verify(preset="full", seed=0, figure_dir=tmp_path)
-    assert res.verdict.value == EXPECTED[claim_id], [(c.name, c.detail) for c in res.checks]

@@ -61,6 +61,19 @@ def test_quick_verdict(claim, tmp_path):
             assert Path(fig).exists(), fig
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("claim", ALL, ids=[c.id for c in ALL])
+def test_full_verdict(claim, tmp_path):
+    """The seed's own sizes reach the same verdict as the quick preset (about 40 CPU-minutes in
+    all; CI runs these with two workers)."""
+    res = claim.verify(preset="full", seed=0, figure_dir=tmp_path)
+    errors = [f"{c.name}: {c.error}" for c in res.checks if c.error]
+    assert res.verdict is not Verdict.ERROR, "\n".join(errors)
+    assert res.verdict.value == EXPECTED[claim.id], [
+        (c.name, c.passed, c.detail) for c in res.checks
+    ]
+
+
 def test_unknown_id_and_family_give_close_matches():
     with pytest.raises(ValueError, match="closest matches: ocs.closed_form"):
         get_claim("ocs.closed_from")
