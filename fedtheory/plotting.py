@@ -1,7 +1,10 @@
-"""Figure helpers: a headless backend and saving one figure as PNG and PDF."""
+"""Figure helpers: a headless backend, saving one figure as PNG and PDF, and the command line
+shared by the scripts in ``paper_figures/``."""
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -10,7 +13,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["plt", "save_figure"]
+__all__ = ["figure_script_args", "plt", "save_figure"]
 
 
 def save_figure(fig: plt.Figure, path: Path | str, formats: tuple[str, ...] = ("png", "pdf"),
@@ -25,3 +28,34 @@ def save_figure(fig: plt.Figure, path: Path | str, formats: tuple[str, ...] = ("
         out.append(str(target))
     plt.close(fig)
     return out
+
+
+def figure_script_args(doc: str, argv: Sequence[str] | None = None, *,
+                       quick_help: str = "small sizes (seconds)") -> argparse.Namespace:
+    """Parse the command line every figure script takes: ``--quick``, ``--out DIR``, ``--seed S``.
+
+    Parameters
+    ----------
+    doc
+        The script's module docstring; its first line is the description.
+    argv
+        The arguments (default: ``sys.argv[1:]``).
+    quick_help
+        What ``--quick`` does, for ``--help``.
+
+    Returns
+    -------
+    argparse.Namespace
+        ``quick`` (bool), ``out`` (str, default ``"figures"``) and ``seed`` (int, default 0).
+
+    Examples
+    --------
+    >>> args = figure_script_args("A figure.\\n\\nMore.", ["--quick", "--seed", "3"])
+    >>> args.quick, args.out, args.seed
+    (True, 'figures', 3)
+    """
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    ap.add_argument("--out", default="figures", help="output folder (default: figures/)")
+    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    return ap.parse_args(None if argv is None else list(argv))

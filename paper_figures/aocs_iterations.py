@@ -10,22 +10,18 @@ Usage: python paper_figures/aocs_iterations.py [--quick] [--out DIR] [--seed S]
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from fedtheory.claims.ocs import plot_aocs_iterations
+from fedtheory.plotting import figure_script_args
 from fedtheory.sampling.aocs import aocs_iteration_study
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--out", default="figures", help="output folder (default: figures/)")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv)
     ns = (10, 100, 1000) if args.quick else (10, 100, 1000, 10_000)
     rounds = 30 if args.quick else 300
     data = aocs_iteration_study(np.random.default_rng(args.seed), ns, (0.01, 0.1, 0.3),

@@ -11,20 +11,16 @@ Usage: python paper_figures/fedavg_heterogeneity.py [--quick] [--out DIR] [--see
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from fedtheory.claims.fedavg import heterogeneity_data
 from fedtheory.experiments.fedavg_experiments import plot_heterogeneity
+from fedtheory.plotting import figure_script_args
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--out", default="figures", help="output folder (default: figures/)")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv)
     drift, sampling = heterogeneity_data("quick" if args.quick else "full", args.seed)
     paths = plot_heterogeneity(drift, sampling, Path(args.out) / "fedavg_heterogeneity")
     for name, data, rule in (("full participation", drift, "scaffold"),

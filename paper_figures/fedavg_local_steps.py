@@ -11,20 +11,16 @@ Usage: python paper_figures/fedavg_local_steps.py [--quick] [--out DIR] [--seed 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from fedtheory.claims.fedavg import local_steps_data
 from fedtheory.experiments.fedavg_experiments import fit_exponent, plot_local_steps
+from fedtheory.plotting import figure_script_args
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--out", default="figures", help="output folder (default: figures/)")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv)
     rate, _ = local_steps_data("quick" if args.quick else "full", args.seed)
     paths = plot_local_steps(rate, rate["curves"], Path(args.out) / "fedavg_local_steps")
     for key in ("fedavg", "sgd"):

@@ -12,21 +12,17 @@ Usage: python paper_figures/is_variance_designs.py [--quick] [--out DIR] [--seed
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from fedtheory.claims.importance_sampling import plot_variance_curves, variance_curves
+from fedtheory.plotting import figure_script_args
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--out", default="figures", help="output folder (default: figures/)")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv)
     n, d = (10, 3) if args.quick else (20, 3)
     replicas = 50_000 if args.quick else 500_000
     rng = np.random.default_rng(args.seed)

@@ -7,20 +7,16 @@ mifa.error_floor_average, mifa.zero_floor and their corrections). Isotropic quad
 Usage: python paper_figures/mifa_error_floor.py [--quick] [--out DIR] [--seed S]
 """
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 
 from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.plotting import figure_script_args
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="100 runs, 600 rounds")
-    ap.add_argument("--out", default="figures", help="output folder (default figures/)")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv, quick_help="100 runs, 600 rounds")
     rounds, replicas = (600, 100) if args.quick else (3000, 500)
     results = []
     for k, p in enumerate((0.1, 0.5, 0.6)):

@@ -5,18 +5,14 @@ p = 0.01, 0.1, 0.5): the five rules, median and 10-90% bands of f - f* over the 
 Usage: python paper_figures/mifa_logistic.py [--quick] [--out DIR] [--seed S]
 """
 
-import argparse
 from pathlib import Path
 
 from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.plotting import figure_script_args
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="24 seeds, 600 rounds")
-    ap.add_argument("--out", default="figures", help="output folder (default figures/)")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv, quick_help="24 seeds, 600 rounds")
     res = mx.seed_setting("logistic", quick=args.quick, seed=args.seed)
     paths = mx.plot_seed_experiment(res, title="seed 000, logistic regression",
                                     path=Path(args.out) / "mifa_logistic")

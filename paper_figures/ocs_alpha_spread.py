@@ -11,22 +11,18 @@ Usage: python paper_figures/ocs_alpha_spread.py [--quick] [--out DIR] [--seed S]
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from fedtheory.claims.ocs import plot_alpha_spread
+from fedtheory.plotting import figure_script_args
 from fedtheory.sampling.improvement import alpha_spread_study
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--out", default="figures", help="output folder (default: figures/)")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv)
     n, rounds = (100, 100) if args.quick else (1000, 1000)
     ms = (1.0, 0.05 * n, 0.1 * n, 0.3 * n)
     sigmas = np.linspace(0.0, 3.0, 13)

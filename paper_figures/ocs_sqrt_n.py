@@ -11,19 +11,15 @@ Usage: python paper_figures/ocs_sqrt_n.py [--quick] [--out DIR] [--seed S]
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from fedtheory.claims.ocs_experiment import plot_sqrt_n, sweep_run
+from fedtheory.plotting import figure_script_args
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--out", default="figures", help="output folder (default: figures/)")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv)
     sw = sweep_run("quick" if args.quick else "full", args.seed)
     paths = plot_sqrt_n(sw, Path(args.out) / "ocs_sqrt_n")
     print(f"{sw.config['rounds']} rounds, {sw.config['replicas']} replicas, tolerance "

@@ -13,19 +13,15 @@ Usage: python paper_figures/ocs_theorem_slack.py [--quick] [--out DIR] [--seed S
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from fedtheory.claims.ocs_theorems import plot_theorem_slack, theorem_slack_data
+from fedtheory.plotting import figure_script_args
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--out", default="figures", help="output folder (default: figures/)")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv)
     data = theorem_slack_data(quick=args.quick, seed=args.seed)
     for key in ("thm13", "thm13c", "thm15", "thm17", "thm17c", "thm18"):
         worst = max(data[key], key=lambda p: p["mean_minus_ref"] - p["bound_minus_ref"])

@@ -10,7 +10,6 @@ Usage: python paper_figures/ocs_vs_uniform.py [--quick] [--out DIR] [--seed S]
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -18,14 +17,11 @@ import numpy as np
 
 from fedtheory.claims.ocs_experiment import experiment_run, plot_ocs_vs_uniform
 from fedtheory.experiments.ocs_fedavg import area_per_bit, area_per_round
+from fedtheory.plotting import figure_script_args
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    ap.add_argument("--out", default="figures", help="output folder (default: figures/)")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = ap.parse_args(argv)
+    args = figure_script_args(__doc__, argv)
     run = experiment_run("quick" if args.quick else "full", args.seed)
     paths = plot_ocs_vs_uniform(run, Path(args.out) / "ocs_vs_uniform")
     log_gap = np.log(run.loss - run.f_star)
