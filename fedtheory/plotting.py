@@ -16,9 +16,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 __all__ = ["figure_script_args", "plt", "save_figure"]
 
 
-def save_figure(fig: plt.Figure, path: Path | str, formats: tuple[str, ...] = ("png", "pdf"),
-                dpi: int = 130) -> list[str]:
-    """Save ``fig`` as ``path.<fmt>`` for each format, close it, and return the paths."""
+def save_figure(fig: plt.Figure, path: Path | str | None,
+                formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 130) -> list[str]:
+    """Save ``fig`` as ``path.<fmt>`` for each format, close it, and return the paths.
+
+    With ``path=None`` the figure is only closed and no path is returned (figures are off).
+    """
+    if path is None:
+        plt.close(fig)
+        return []
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     out = []

@@ -463,6 +463,18 @@ def _het_ctx(preset: str, seed: int) -> Context:
     return Context(preset=preset, seed=seed, claim_id=HETEROGENEITY.id)
 
 
+def _floors_with_params(params: dict[str, Any], rules: tuple[str, ...]) -> dict[str, Any]:
+    """:func:`~fedtheory.experiments.fedavg_experiments.floors_vs_heterogeneity` at ``params``
+    (``participants`` optional: all clients), with ``params`` kept in the result."""
+    data = fx.floors_vs_heterogeneity(
+        params["levels"], rules, participants=params.get("participants"), lr=params["lr"],
+        local_steps=params["local_steps"], rounds=params["rounds"],
+        replicas=params["replicas"], sigma2=params["sigma2"], seed=params["seed"],
+        problem_kw=params["problem_kw"])
+    data["params"] = params
+    return data
+
+
 @functools.lru_cache(maxsize=4)
 def _het_drift_data(preset: str, seed: int) -> dict[str, Any]:
     ctx = _het_ctx(preset, seed)
@@ -474,13 +486,7 @@ def _het_drift_data(preset: str, seed: int) -> dict[str, Any]:
         "problem_kw": {"n": 10, "d": 8, "mu": 0.2, "L": 1.0, "problem_seed": 0},
         "seed": _engine_seed(ctx, "drift"),
     }
-    data = fx.floors_vs_heterogeneity(
-        params["levels"], ("fedavg", "scaffold"), lr=params["lr"],
-        local_steps=params["local_steps"], rounds=params["rounds"],
-        replicas=params["replicas"], sigma2=params["sigma2"], seed=params["seed"],
-        problem_kw=params["problem_kw"])
-    data["params"] = params
-    return data
+    return _floors_with_params(params, ("fedavg", "scaffold"))
 
 
 @functools.lru_cache(maxsize=4)
@@ -494,13 +500,7 @@ def _het_sampling_data(preset: str, seed: int) -> dict[str, Any]:
         "problem_kw": {"n": 10, "d": 8, "mu": 0.2, "L": 1.0, "problem_seed": 0},
         "seed": _engine_seed(ctx, "sampling"),
     }
-    data = fx.floors_vs_heterogeneity(
-        params["levels"], ("fedavg", "saga"), participants=params["participants"],
-        lr=params["lr"], local_steps=params["local_steps"], rounds=params["rounds"],
-        replicas=params["replicas"], sigma2=params["sigma2"], seed=params["seed"],
-        problem_kw=params["problem_kw"])
-    data["params"] = params
-    return data
+    return _floors_with_params(params, ("fedavg", "saga"))
 
 
 def _replay(data: dict[str, Any]) -> dict[str, Any]:
@@ -706,11 +706,7 @@ def _pp_floor_data(preset: str, seed: int) -> dict[str, Any]:
               "seed": _engine_seed(ctx, "floor")}
     rows, exact = [], []
     for m in params["participants"]:
-        out = fx.floors_vs_heterogeneity(
-            params["levels"], ("fedavg",), participants=m, lr=params["lr"],
-            local_steps=params["local_steps"], rounds=params["rounds"],
-            replicas=params["replicas"], sigma2=params["sigma2"], seed=params["seed"],
-            problem_kw=params["problem_kw"])
+        out = _floors_with_params({**params, "participants": m}, ("fedavg",))
         rows.append(out["dist2"]["fedavg"])
         exact.append(out["exact_fedavg"])
     n = params["problem_kw"]["n"]

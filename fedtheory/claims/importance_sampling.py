@@ -1164,9 +1164,6 @@ def plot_variance_curves(data: VarianceCurves, path: Path | str | None) -> list[
     ax.set_title(f"n = {data.n} (both 0 at b = n); {data.replicas} replicas per point, "
                  f"intervals at alpha = {data.alpha:g}", fontsize=9)
     ax.legend(fontsize=8)
-    if path is None:
-        plt.close(fig)
-        return []
     return save_figure(fig, path)
 
 

@@ -338,6 +338,14 @@ class FedAvgMoments:
         return np.sum(self.mean**2, axis=1)
 
 
+def _start(x0: np.ndarray | None, d: int) -> np.ndarray:
+    """The start ``x0`` as a float vector of length ``d`` (zeros when None)."""
+    x0 = np.zeros(d) if x0 is None else np.asarray(x0, dtype=float)
+    if x0.shape != (d,):
+        raise ValueError(f"x0 must have shape ({d},), got shape {x0.shape}")
+    return x0
+
+
 def fedavg_moments(
     problem: Any,
     *,
@@ -392,9 +400,7 @@ def fedavg_moments(
     m = _participants(participants, n)
     sigma2 = _nonneg("sigma2", sigma2)
     global_lr = _positive("global_lr", global_lr)
-    x0 = np.zeros(d) if x0 is None else np.asarray(x0, dtype=float)
-    if x0.shape != (d,):
-        raise ValueError(f"x0 must have shape ({d},), got shape {x0.shape}")
+    x0 = _start(x0, d)
 
     one_minus_p = 1.0 - local_contraction(A, lr, local_steps)
     alpha = 1.0 - global_lr * one_minus_p
@@ -451,9 +457,7 @@ def fedavg_final_moments(
     rounds = _count("rounds", rounds, low=0)
     sigma2 = _nonneg("sigma2", sigma2)
     global_lr = _positive("global_lr", global_lr)
-    x0 = np.zeros(d) if x0 is None else np.asarray(x0, dtype=float)
-    if x0.shape != (d,):
-        raise ValueError(f"x0 must have shape ({d},), got shape {x0.shape}")
+    x0 = _start(x0, d)
     one_minus_p = 1.0 - local_contraction(A, lr, local_steps)
     a = (1.0 - global_lr * one_minus_p).mean(axis=0)
     b = (global_lr * one_minus_p * (c - x_star)).mean(axis=0)
@@ -513,6 +517,24 @@ def _final(res: Any, metric: str) -> np.ndarray:
     return np.asarray(res.metric(metric).replicas[:, -1], dtype=float)
 
 
+def _simulate_uniform(problem: Any, rule: str, *, participants: int | None, lr: float,
+                      local_steps: int, rounds: int, replicas: int, sigma2: float, seed: int,
+                      x0: np.ndarray | None, record_every: int,
+                      keep_replicas: bool = False) -> Any:
+    r"""The engine with uniform ``m``-of-``n`` participation (all clients when ``participants``
+    is None) and additive Gaussian noise of :math:`\mathbb E\|\xi\|^2 = \sigma^2` (none when
+    ``sigma2 == 0``)."""
+    from fedtheory.participation import UniformParticipation
+    from fedtheory.problems import GaussianNoise
+    from fedtheory.simulate import simulate
+
+    m = _participants(participants, problem.n)
+    return simulate(problem, rule, UniformParticipation(problem.n, m), rounds=rounds,
+                    replicas=replicas, lr=lr, local_steps=local_steps,
+                    noise=GaussianNoise(sigma2) if sigma2 > 0 else None, x0=x0, seed=seed,
+                    keep_replicas=keep_replicas, record_every=record_every)
+
+
 def run_final(
     problem: Any,
     rule: str,
@@ -538,17 +560,10 @@ def run_final(
     Returns ``{metric: (replicas,) final values}`` plus ``bits`` (final, per replica) and
     ``x`` (final iterates).
     """
-    from fedtheory.participation import UniformParticipation
-    from fedtheory.problems import GaussianNoise
-    from fedtheory.simulate import simulate
-
-    m = _participants(participants, problem.n)
-    sigma2 = _nonneg("sigma2", sigma2)
-    res = simulate(
-        problem, rule, UniformParticipation(problem.n, m), rounds=rounds, replicas=replicas,
-        lr=lr, local_steps=local_steps, noise=GaussianNoise(sigma2) if sigma2 > 0 else None,
-        x0=x0, seed=seed, keep_replicas=True, record_every=max(rounds, 1),
-    )
+    res = _simulate_uniform(problem, rule, participants=participants, lr=lr,
+                            local_steps=local_steps, rounds=rounds, replicas=replicas,
+                            sigma2=_nonneg("sigma2", sigma2), seed=seed, x0=x0,
+                            keep_replicas=True, record_every=max(rounds, 1))
     out: dict[str, Any] = {k: _final(res, k) for k in metrics}
     out["bits"] = _final(res, "bits")
     out["x"] = res.x
@@ -766,15 +781,9 @@ def trajectories(
     record_every: int = 1,
 ) -> dict[str, np.ndarray]:
     """Mean and standard error per recorded round of the engine's metrics (for figures)."""
-    from fedtheory.participation import UniformParticipation
-    from fedtheory.problems import GaussianNoise
-    from fedtheory.simulate import simulate
-
-    m = _participants(participants, problem.n)
-    res = simulate(problem, rule, UniformParticipation(problem.n, m), rounds=rounds,
-                   replicas=replicas, lr=lr, local_steps=local_steps,
-                   noise=GaussianNoise(sigma2) if sigma2 > 0 else None, x0=x0, seed=seed,
-                   record_every=record_every)
+    res = _simulate_uniform(problem, rule, participants=participants, lr=lr,
+                            local_steps=local_steps, rounds=rounds, replicas=replicas,
+                            sigma2=sigma2, seed=seed, x0=x0, record_every=record_every)
     return {"rounds": res.rounds, "dist2": res.dist2.mean, "dist2_se": res.dist2.se,
             "grad_norm2": res.grad_norm2.mean, "grad_norm2_se": res.grad_norm2.se,
             "bits": res.bits.mean}
@@ -821,9 +830,6 @@ def plot_heterogeneity(drift: dict[str, Any], sampling: dict[str, Any], path: An
         ax.legend(fontsize=8)
     fig.suptitle(f"FedAvg's floor grows with heterogeneity; memory removes it "
                  f"(intervals at alpha = {alpha:g})", fontsize=10)
-    if path is None:
-        plt.close(fig)
-        return []
     return save_figure(fig, path)
 
 
@@ -874,9 +880,6 @@ def plot_partial_participation(update: dict[str, Any], floor: dict[str, Any], pa
     ax.legend(fontsize=7)
     fig.suptitle(f"Partial participation amplifies heterogeneity (intervals at alpha = "
                  f"{alpha:g})", fontsize=10)
-    if path is None:
-        plt.close(fig)
-        return []
     return save_figure(fig, path)
 
 
@@ -943,7 +946,4 @@ def plot_local_steps(rate: dict[str, Any], curves: dict[str, Any], path: Any,
     ax.legend(fontsize=7)
     fig.suptitle("FedAvg with K local steps vs parallel SGD with the same gradient steps",
                  fontsize=10)
-    if path is None:
-        plt.close(fig)
-        return []
     return save_figure(fig, path)
