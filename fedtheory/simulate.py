@@ -22,28 +22,50 @@ Work follows participation: the :math:`K` active (replica, client) pairs of a ro
 flattened and only they compute gradients (:meth:`Problem.client_gradients`), so a round at
 participation rate :math:`\bar p` costs about :math:`\bar p` of a full one; rules that need
 every client's update (``needs_all``) get all pairs. The pairs stream through the rule in
-cache-sized blocks (:meth:`Participants.blocks`, the rules' ``begin`` / ``accumulate`` /
-``finish``) with work arrays reused from round to round. Memory is :math:`O(Rd)` plus a
-block's updates, and :math:`O(Rnd)` only for rules that keep a table.
+blocks of about :data:`_BLOCK_BYTES` of updates (:meth:`Participants.blocks`: contiguous
+ranges of the replica-sorted pairs; the rules' ``begin`` / ``accumulate`` / ``finish``), the
+local update of a block computed into a work buffer that the rule then consumes in place;
+work arrays are reused from round to round. Memory is :math:`O(Rd)` plus a block's updates,
+and :math:`O(Rnd)` only for rules that keep a table.
+
+The problem does the problem-specific work; the engine only asks, by duck typing, for the
+fastest exact route the problem offers (:class:`~fedtheory.problems.QuadraticProblem` offers
+all of them):
+
+- ``client_gradients(y, clients, out=...)``: gradients into the engine's work buffer (when
+  ``out`` is accepted); ``y`` may be read-only (a tile or broadcast view of :math:`x_t`);
+- ``local_steps(y, clients, lr, steps, correction=, add_noise=, out=)``: the :math:`\tau`
+  local steps in the problem's own coordinates (a quadratic gathers :math:`a_i, c_i` once);
+- ``can_fuse_local_steps`` and ``fused_local_steps(..., normals=, noise_sd=, out=)``: the
+  closed form of :math:`\tau` steps with additive Gaussian noise (or none). For a diagonal
+  quadratic the steps are linear, :math:`e^{k+1} = m\odot e^k - \eta(\xi^k + c)` with
+  :math:`e = y - c_i`, :math:`m = 1 - \eta a_i`, so
+
+  .. math::
+
+      \Delta_i = S_1\odot\big(a_i\odot(x_t - c_i) + c\big) + \sum_{k<\tau} m^{\tau-1-k}\odot
+      \xi^k,\qquad S_1 = \sum_{j<\tau} m^j,
+
+  and the noise sum is one Gaussian with per-coordinate variance
+  :math:`\frac{\sigma^2}{d}\sum_{j<\tau} m^{2j}`: one normal per coordinate instead of
+  :math:`\tau` (``fuse_local_steps``; used automatically when exact and :math:`\tau > 1`);
+- ``loss_gap(x)``: :math:`f(x) - f^\star` without the cancellation of
+  ``loss(x) - f_star`` (the ``f_gap`` metric).
+
+A problem offering only the :class:`~fedtheory.problems.Problem` protocol gets repeated
+``client_gradients`` and ``loss(x) - f_star``.
 
 Determinism: replica :math:`r` draws its participation from the stream
 ``SeedSequence(seed, spawn_key=(r, 0))`` and its gradient noise from ``(r, 1)``, with the bit
-generator named by ``bit_generator`` (PCG64, numpy's default, unless asked otherwise). So a
-seed gives the same trajectories whatever the chunking of replicas or the number of worker
-threads.
+generator named by ``bit_generator`` (PCG64, numpy's default, unless asked otherwise). Each
+replica's pairs are cut into the same pieces whichever replicas share its chunk (see
+:meth:`Participants.blocks`), and its sums run in the same order. So a seed gives bitwise
+the same trajectories whatever the chunking of replicas or the number of worker threads.
 
-Exact shortcut: for a diagonal quadratic (:class:`~fedtheory.problems.QuadraticProblem`) the
-local steps are linear, :math:`y^{k+1}-c_i = m\odot(y^k-c_i) - \eta(\xi^k + c)` with
-:math:`m = 1 - \eta a_i`, so with additive Gaussian noise (or none)
-
-.. math::
-
-    \Delta_i = S_1\odot\big(a_i\odot(x_t - c_i) + c\big) + \sum_{k<\tau} m^{\tau-1-k}\odot\xi^k,
-    \qquad S_1 = \sum_{j<\tau} m^j,
-
-and the noise sum is one Gaussian with per-coordinate variance
-:math:`\frac{\sigma^2}{d}\sum_{j<\tau} m^{2j}`: one normal per coordinate instead of
-:math:`\tau` (``fuse_local_steps``; used automatically when exact).
+Threads: chunks of replicas run in worker threads (numpy releases the GIL inside its
+loops). A block carries enough work (:data:`_BLOCK_BYTES`) that the Python between numpy
+calls, which holds the GIL, stays a small share of it; with much smaller blocks two threads
+mostly wait for each other.
 
 Examples
 --------
@@ -59,6 +81,7 @@ Examples
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import time
@@ -86,15 +109,18 @@ BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
 #: The metrics every simulation records (besides ``extra_metrics``).
 METRICS = ("f_gap", "grad_norm2", "dist2", "bits")
 
-#: Rows of a replica's participants processed together (times d): a block's temporaries
-#: (1 MiB of float64 each) stay in cache while a round streams through the table.
-_BLOCK_ELEMENTS = 1 << 17
+#: Bytes of updates (rows times d) a block of pairs aims at: a block's few work arrays stay
+#: in the per-core L2 cache (1 MiB here) while a round streams through tables and parameters.
+_BLOCK_BYTES = 1 << 18
+
+#: Fewest rows of a block (for very large d).
+_MIN_BLOCK_ROWS = 8
 
 #: Table elements (chunk * n * d) a table rule may hold at once when ``chunk`` is None.
 _TABLE_BUDGET = 1 << 24
 
-#: Expected transient elements (K * d) per round of a chunk of replicas when ``chunk`` is
-#: None: 4 MiB of float64, so that a round's temporaries stay in the last-level cache.
+#: Expected pairs times d per round of a chunk of replicas when ``chunk`` is None (4 MiB of
+#: float64): bounds a round's per-pair index arrays and masks relative to the work.
 _CHUNK_BUDGET = 1 << 19
 
 
@@ -201,9 +227,10 @@ class _Engine:
         self.f_star = float(prob.f_star)
         self.step_size = self.global_lr * self.lr
         self.bits_per_update = self.d * self.bits_per_float * self.rule.floats_per_update
-        self.block_rows = max(8, _BLOCK_ELEMENTS // self.d)
+        self.block_rows = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (self.d * self.dtype.itemsize))
+        self.loss_gap = getattr(prob, "loss_gap", None)
         self._setup_noise()
-        self._setup_fusion()
+        self._setup_local_work()
 
     # -- noise ----------------------------------------------------------------------------
     def _setup_noise(self) -> None:
@@ -211,6 +238,7 @@ class _Engine:
 
         noise = self.noise
         self.noise_kind = "none"
+        self.noise_sd = 0.0
         if noise is None:
             return
         if not hasattr(noise, "sample"):
@@ -219,6 +247,8 @@ class _Engine:
             # xi = s z / sqrt(d), s^2 = M ||g||^2 + sigma^2: the normals are drawn here,
             # per replica, into one buffer, and scaled for all rows at once
             self.noise_kind = "additive" if noise.M == 0 else "relative"
+            if self.noise_kind == "additive":
+                self.noise_sd = math.sqrt(noise.sigma2 / self.d)
         else:
             self.noise_kind = "generic"
 
@@ -227,7 +257,7 @@ class _Engine:
         """Standard normals ``(K, d)``: replica r's rows from its own noise stream."""
         z = scratch(work, "z", part.size, self.d, self.dtype)
         starts = part.starts
-        for r in np.flatnonzero(part.counts):
+        for r in part.present.tolist():
             rngs[r].standard_normal(out=z[starts[r] : starts[r + 1]], dtype=self.dtype)
         return z
 
@@ -236,58 +266,73 @@ class _Engine:
         """Add one noise draw to every row of the gradients ``g`` in place."""
         if self.noise_kind == "generic":
             starts = part.starts
-            for r in np.flatnonzero(part.counts):
+            for r in part.present.tolist():
                 s, e = starts[r], starts[r + 1]
                 g[s:e] += self.noise.sample(g[s:e], rngs[r], dtype=self.dtype)
             return
         z = self._normals(part, rngs, work)
         if self.noise_kind == "additive":
-            z *= self.dtype.type(math.sqrt(self.noise.sigma2 / self.d))
+            z *= self.dtype.type(self.noise_sd)
         else:
             scale = np.sqrt(self.noise.variance(g) / self.d).astype(self.dtype)
             z *= scale[:, None]
         g += z
 
-    # -- diagonal quadratics: gradients in place, exact multi-step shortcut ---------------
-    def _setup_fusion(self) -> None:
-        from fedtheory.problems.quadratic import QuadraticProblem
-
-        diag = isinstance(self.problem, QuadraticProblem) and self.problem.diagonal
-        exact = diag and self.noise_kind in ("none", "additive")
+    # -- how the problem does the local work -------------------------------------------------
+    def _setup_local_work(self) -> None:
+        """Pick the problem's fastest exact route (duck-typed, see :func:`simulate`):
+        ``fused_local_steps`` (closed form of the tau steps), ``local_steps`` (its own
+        step loop), else repeated ``client_gradients``, into work buffers when it takes
+        ``out``."""
+        prob = self.problem
+        can_fuse = (bool(getattr(prob, "can_fuse_local_steps", False))
+                    and self.noise_kind in ("none", "additive"))
         if self.fuse_local_steps is None:
-            self.fused = exact and self.local_steps > 1
-        elif self.fuse_local_steps and not exact:
+            self.fused = can_fuse and self.local_steps > 1
+        elif self.fuse_local_steps and not can_fuse:
             raise ValueError(
-                "fuse_local_steps=True needs a diagonal QuadraticProblem and additive Gaussian "
-                f"noise (or none), got problem {type(self.problem).__name__} and noise "
-                f"{self.noise!r}"
+                "fuse_local_steps=True needs a problem with closed-form local steps (a diagonal "
+                "QuadraticProblem) and additive Gaussian noise (or none), got problem "
+                f"{type(prob).__name__} and noise {self.noise!r}"
             )
         else:
             self.fused = bool(self.fuse_local_steps)
-        dt = self.dtype
-        # grad f_i(y) = a_i * (y - c_i): computed here on the gathered rows (the same numbers
-        # as QuadraticProblem.client_gradients), gathering a_i and c_i once per round
-        self.diag = diag
-        quad = isinstance(self.problem, QuadraticProblem) and self.problem.mu > 0
-        self.quad_hessian = np.asarray(self.problem.hessian, dtype=float) if quad else None
-        if diag:
-            self.diag_a = self.problem.hessians.astype(dt)
-            self.diag_c = self.problem.centers.astype(dt)
-        if not self.fused:
-            return
-        a = self.problem.hessians
-        m = 1.0 - self.lr * a
-        s1 = np.zeros_like(a)
-        s2 = np.zeros_like(a)
-        power = np.ones_like(a)
-        for _ in range(self.local_steps):
-            s1 += power
-            s2 += power * power
-            power = power * m
-        self.fused_gain = (s1 * a).astype(dt)  # S1 * a
-        self.fused_s1 = s1.astype(dt)
-        sig = math.sqrt(self.noise.sigma2 / self.d) if self.noise_kind == "additive" else 0.0
-        self.fused_noise = (sig * np.sqrt(s2)).astype(dt)
+        self.stepper = None
+        if not self.fused and self.local_steps > 1:
+            self.stepper = getattr(prob, "local_steps", None)
+        try:
+            params = inspect.signature(prob.client_gradients).parameters
+        except (TypeError, ValueError):
+            params = {}
+        self.grads_take_out = "out" in params
+
+    def _gradients(self, y: np.ndarray, cols: np.ndarray, work: dict[str, Any]) -> np.ndarray:
+        """The problem's gradient rows at ``y``, in a work buffer the engine may overwrite."""
+        if self.grads_take_out:
+            out = scratch(work, "g", y.shape[0], self.d, self.dtype)
+            return self.problem.client_gradients(y, cols, out=out)
+        return np.array(self.problem.client_gradients(y, cols), dtype=self.dtype)
+
+    def _start_points(self, x: np.ndarray, part: Participants,
+                      work: dict[str, Any]) -> np.ndarray:
+        """:math:`x_t` of each pair's replica, ``(K, d)``, read-only for the caller.
+
+        Gathered rows when the pairs belong to several replicas. For one replica (the usual
+        block when ``d`` is large): rows of a contiguous tile of :math:`x_t`, filled once per
+        replica and round, so that the problem's first pass runs as one loop over the block
+        (a broadcast view would cost one inner loop per row); a broadcast view beyond the
+        tile's rows."""
+        r, K = part.only, part.size
+        if r is None:
+            return take_rows(x, part.rows, scratch(work, "x", K, self.d, self.dtype))
+        if K > self.block_rows:
+            return np.broadcast_to(x[r], (K, self.d))
+        key = (work.get("round"), r)
+        tile = scratch(work, "x_tile", self.block_rows, self.d, self.dtype)
+        if work.get("x_tile_key") != key:
+            tile[...] = x[r]
+            work["x_tile_key"] = key
+        return tile[:K]
 
     # -- one round's local work -----------------------------------------------------------
     def local_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
@@ -295,50 +340,45 @@ class _Engine:
                       work: dict[str, Any]) -> tuple[np.ndarray, int]:
         """The active pairs' pseudo-gradients ``(K, d)`` and the gradient rows evaluated.
 
-        The result lives in a scratch buffer of ``work``, valid until the next call.
+        The result lives in a work buffer of ``work`` (the caller may overwrite it), valid
+        until the next call.
         """
         K, cols, d, dt = part.size, part.cols, self.d, self.dtype
         if K == 0:
             return np.empty((0, d), dtype=dt), 0
-        y = scratch(work, "y", K, d, dt)
-        tmp = scratch(work, "tmp", K, d, dt) if self.diag else None
-        if self.diag:  # y holds e = x - c_i from here on
-            take_rows(self.diag_c, cols, tmp)
-            nonempty = np.flatnonzero(part.counts)
-            if len(nonempty) <= 4:  # broadcast each replica's x instead of gathering it
-                for r in nonempty:
-                    s, e = part.starts[r], part.starts[r + 1]
-                    np.subtract(x[r], tmp[s:e], out=y[s:e])
-            else:
-                take_rows(x, part.rows, y)
-                y -= tmp
-        else:
-            take_rows(x, part.rows, y)
-        if self.fused:
-            y *= take_rows(self.fused_gain, cols, tmp)
-            if corr is not None:
-                y += np.multiply(corr, take_rows(self.fused_s1, cols, tmp), out=tmp)
-            if self.noise_kind == "additive" and self.noise.sigma2 > 0:
-                z = self._normals(part, rngs, work)
-                z *= take_rows(self.fused_noise, cols, tmp)
-                y += z
-            return y, K
-        a = take_rows(self.diag_a, cols, tmp) if self.diag else None
-        lr = dt.type(self.lr)
+        y0 = self._start_points(x, part, work)
         tau = self.local_steps
-        total = scratch(work, "total", K, d, dt) if tau > 1 else None
-        g = scratch(work, "g", K, d, dt) if a is not None else None
-        for k in range(tau):
-            if a is not None:
-                np.multiply(a, y, out=g)
-            else:
-                g = np.asarray(self.problem.client_gradients(y, cols), dtype=dt)
+        if self.fused:
+            z = self._normals(part, rngs, work) if self.noise_sd > 0 else None
+            upd = self.problem.fused_local_steps(
+                y0, cols, self.lr, tau, correction=corr, normals=z, noise_sd=self.noise_sd,
+                out=scratch(work, "upd", K, d, dt))
+            return upd, K
+        if tau == 1:
+            g = self._gradients(y0, cols, work)
             if self.noise_kind != "none":
                 self._add_noise(g, part, rngs, work)
             if corr is not None:
                 g += corr
-            if tau == 1:
-                return g, K
+            return g, K
+        if self.stepper is not None:
+            add_noise = None
+            if self.noise_kind != "none":
+                def add_noise(g: np.ndarray) -> None:
+                    self._add_noise(g, part, rngs, work)
+            upd = self.stepper(y0, cols, self.lr, tau, correction=corr, add_noise=add_noise,
+                               out=scratch(work, "upd", K, d, dt))
+            return upd, K * tau
+        y = scratch(work, "y", K, d, dt)
+        y[...] = y0
+        total = scratch(work, "total", K, d, dt)
+        lr = dt.type(self.lr)
+        for k in range(tau):
+            g = self._gradients(y, cols, work)
+            if self.noise_kind != "none":
+                self._add_noise(g, part, rngs, work)
+            if corr is not None:
+                g += corr
             if k == 0:
                 total[...] = g
             else:
@@ -350,14 +390,12 @@ class _Engine:
 
     # -- metrics --------------------------------------------------------------------------
     def _f_gap(self, x64: np.ndarray) -> np.ndarray:
-        r""":math:`f(x) - f^\star`; for a quadratic with :math:`\bar A \succ 0`, exactly
-        :math:`\tfrac12 (x - x^\star)^\top \bar A (x - x^\star)` in :math:`O(Rd)`
-        (:math:`O(Rd^2)` dense), without the cancellation of :math:`f(x) - f^\star`."""
-        if self.quad_hessian is None:
-            return np.asarray(self.problem.loss(x64), dtype=float) - self.f_star
-        e = x64 - self.x_star
-        He = e * self.quad_hessian if self.quad_hessian.ndim == 1 else e @ self.quad_hessian
-        return 0.5 * np.einsum("rd,rd->r", e, He)
+        r""":math:`f(x) - f^\star`: the problem's ``loss_gap`` when it has one (exact, without
+        the cancellation of ``loss(x) - f_star`` near :math:`x^\star`), else that
+        difference."""
+        if self.loss_gap is not None:
+            return np.asarray(self.loss_gap(x64), dtype=float)
+        return np.asarray(self.problem.loss(x64), dtype=float) - self.f_star
 
     def measure(self, x: np.ndarray, bits: np.ndarray) -> dict[str, np.ndarray]:
         x64 = x.astype(float, copy=False)
@@ -431,13 +469,14 @@ class _Engine:
         step = dt.type(self.step_size)
         beta = dt.type(self.momentum)
         for t in range(1, self.rounds + 1):
+            work["round"] = t
             mask, pstate = self.participation.step(pstate, part_rngs)
             part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
             racc = rule.begin(rstate, part)
             for block in part.blocks(self.block_rows):
                 corr = rule.correction(rstate, block) if block.size else None
                 upd, ge = self.local_updates(x, block, corr, noise_rngs, work)
-                rule.accumulate(rstate, racc, block, upd)
+                rule.accumulate(rstate, racc, block, upd, consume=True)
                 grad_evals += ge
             G = rule.finish(rstate, racc)
             client_rounds += part.size
@@ -529,8 +568,8 @@ def simulate(
         (metrics are computed in float64).
     chunk
         Replicas simulated together; by default as many as keep a round's expected updates
-        under :math:`2^{19}` numbers (cache-sized temporaries) and a table rule's table under
-        :math:`2^{24}`. Never changes the numbers.
+        under :math:`2^{19}` numbers and a table rule's table under :math:`2^{24}`, and at
+        most a ``workers``-th of them. Never changes the numbers.
     keep_replicas
         Also return every replica's metrics (``Trace.replicas``).
     record_every
@@ -543,8 +582,9 @@ def simulate(
     bit_generator
         One of :data:`BIT_GENERATORS` (``"pcg64"``, numpy's default; ``"sfc64"`` is faster).
     fuse_local_steps
-        Use the exact one-Gaussian form of :math:`\tau` local steps on a diagonal quadratic
-        (None: whenever it is exact; see the module docstring).
+        Use the problem's closed form of :math:`\tau` local steps with one Gaussian per
+        coordinate (``fused_local_steps``, e.g. a diagonal quadratic; None: whenever it is
+        exact and :math:`\tau > 1`; see the module docstring).
     extra_metrics
         ``name -> f((R, d) iterates) -> (R,)``, recorded like the built-in metrics.
 

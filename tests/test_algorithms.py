@@ -356,3 +356,104 @@ def test_segment_sum_paths_agree_bitwise(dtype):
         sel = slice(part.starts[r], part.starts[r + 1])
         loop = base.segment_sum(vals[sel], one, coef[sel])
         np.testing.assert_array_equal(loop[r], sparse[r])
+
+
+def _pieces(part, size):
+    """Each replica's pieces (as (client tuple) per block) when the pairs stream in blocks."""
+    out = {}
+    for block in part.blocks(size):
+        for r in block.present.tolist():
+            s, e = block.starts[r], block.starts[r + 1]
+            out.setdefault(r, []).append(tuple(block.cols[s:e].tolist()))
+    return out
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 50])
+def test_blocks_are_contiguous_and_cut_each_replica_the_same_way(size):
+    rng = np.random.default_rng(15)
+    mask = rng.random((9, 23)) < 0.6
+    mask[3] = False
+    mask[4] = True
+    part = Participants.from_mask(mask)
+    blocks = list(part.blocks(size))
+    # contiguous ranges of the pairs, in order, each at most 2 size - 1 pairs
+    np.testing.assert_array_equal(np.concatenate([b.rows for b in blocks]), part.rows)
+    np.testing.assert_array_equal(np.concatenate([b.cols for b in blocks]), part.cols)
+    assert all(b.size <= max(2 * size - 1, 1) for b in blocks)
+    # a replica's pieces: its pairs cut at local multiples of size, whatever else is present
+    pieces = _pieces(part, size)
+    for r in range(9):
+        own = list(map(tuple, np.flatnonzero(mask[r]).reshape(-1, 1).tolist()))
+        cols = [c[0] for c in own]
+        want = [tuple(cols[j:j + size]) for j in range(0, len(cols), size)]
+        assert pieces.get(r, []) == want
+        alone = Participants.from_mask(np.where(np.arange(9)[:, None] == r, mask, False))
+        assert _pieces(alone, size).get(r, []) == want
+    with pytest.raises(ValueError, match="size must be a positive integer, got 0"):
+        next(part.blocks(0))
+
+
+def test_participants_derived_fields():
+    part = Participants.from_mask(np.array([[False, True, True], [False, False, False]]))
+    assert part.only == 0 and part.present.tolist() == [0]
+    assert part.flat_index.tolist() == [1, 2] and part.counts.tolist() == [2, 0]
+    full = Participants.full(2, 3)
+    assert full.only is None and full.flat_index.tolist() == list(range(6))
+    empty = Participants.from_mask(np.zeros((2, 3), bool))
+    assert empty.only is None and empty.present.size == 0
+
+
+def test_one_column_sums_do_not_depend_on_the_other_replicas():
+    """d = 1: numpy sums a contiguous column pairwise, so every path must use the sequential
+    sparse product (it used to differ between few and many replicas)."""
+    from fedtheory.algorithms import base
+
+    rng = np.random.default_rng(16)
+    mask = np.ones((6, 40), bool)
+    part = Participants.from_mask(mask)
+    vals = rng.normal(size=(part.size, 1)) * np.exp(3 * rng.normal(size=(part.size, 1)))
+    many = base.segment_sum(vals, part)
+    one = Participants.from_mask(np.where(np.arange(6)[:, None] == 0, mask, False))
+    np.testing.assert_array_equal(base.segment_sum(vals[:40], one)[0], many[0])
+    np.testing.assert_array_equal(base.segment_sum(vals[:40, 0], one)[0], many[0, 0])
+
+
+@pytest.mark.parametrize("uniform", [True, False])
+def test_add_scaled_sums_equals_scaled_sum(uniform):
+    from fedtheory.algorithms import base
+
+    rng = np.random.default_rng(17)
+    values = rng.random(5) if not uniform else np.full(5, 0.2)
+    coef = base.client_coef(values, np.float64)
+    assert (np.ndim(coef) == 0) == uniform
+    one_replica = np.zeros((4, 5), bool)
+    one_replica[2, [0, 3, 4]] = True
+    for mask in (rng.random((4, 5)) < 0.7, one_replica):
+        part = Participants.from_mask(mask)
+        upd = rng.normal(size=(part.size, 3))
+        target = rng.normal(size=(4, 3))
+        want = target + base.scaled_sum(upd, part, base.pair_coef(values, part, np.float64))
+        base.add_scaled_sums(target, upd, part, base.rows_coef(coef, part))
+        np.testing.assert_array_equal(target, want)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_consumed_updates_give_the_same_step(name):
+    """consume=True lets a rule overwrite the engine's update buffer: same results."""
+    rng = np.random.default_rng(18)
+    rule = make(name)
+    s1, s2 = init(rule, local_steps=2), init(rule, local_steps=2)
+    for _ in range(3):
+        mask, upd = random_round(rng)
+        if rule.needs_all:
+            mask[:] = True
+        part = Participants.from_mask(mask)
+        flat = upd[part.rows, part.cols]
+        a1, a2 = rule.begin(s1, part), rule.begin(s2, part)
+        for rl in (rule.correction(s1, part), rule.correction(s2, part)):
+            assert rl is None or rl.shape == flat.shape
+        rule.accumulate(s1, a1, part, flat.copy())
+        rule.accumulate(s2, a2, part, flat.copy(), consume=True)
+        np.testing.assert_array_equal(rule.finish(s1, a1), rule.finish(s2, a2))
+        if rule.table:
+            np.testing.assert_array_equal(s1["table"], s2["table"])

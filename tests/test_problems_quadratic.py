@@ -214,3 +214,170 @@ def test_dense_hot_path_matches_gather(clients):
     got = p.client_gradients(y, cl)
     assert got.shape == (K, p.d)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ the simulator's hot path
+@pytest.mark.parametrize("kw", [dict(diagonal=True), dict(diagonal=False)], ids=["diag", "dense"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_client_gradients_into_out_broadcast_and_aliased(kw, dtype):
+    p = _make(**kw, n=6, d=5)
+    rng = np.random.default_rng(20)
+    y = rng.standard_normal((9, p.d)).astype(dtype)
+    cl = rng.integers(0, p.n, size=9)
+    want = np.einsum("kij,kj->ki", p.hessians[cl] if not p.diagonal else
+                     np.stack([np.diag(a) for a in p.hessians])[cl], y - p.centers[cl])
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    out = np.empty_like(y)
+    got = p.client_gradients(y, cl, out=out)
+    assert got.dtype == dtype and np.shares_memory(got, out)
+    np.testing.assert_allclose(got, want, **tol)
+    np.testing.assert_array_equal(p.client_gradients(y, cl), got)
+    # the output may be y itself; y may be a read-only broadcast view (one replica's x)
+    alias = y.copy()
+    np.testing.assert_array_equal(p.client_gradients(alias, cl, out=alias), got)
+    view = np.broadcast_to(y[0], y.shape)
+    np.testing.assert_array_equal(p.client_gradients(view, cl),
+                                  p.client_gradients(np.tile(y[0], (9, 1)), cl))
+    # leading axes, and an empty call
+    assert p.client_gradients(y.reshape(3, 3, p.d), cl.reshape(3, 3)).shape == (3, 3, p.d)
+    assert p.client_gradients(y[:0], cl[:0]).shape == (0, p.d)
+
+
+def test_hot_path_validation():
+    p = _make(n=4, d=3)
+    y = np.zeros((2, 3))
+    with pytest.raises(ValueError, match=r"clients must be integers in \[0, 4\), got"):
+        p.client_gradients(y, np.array([0, -1]))
+    with pytest.raises(ValueError, match="clients must be integers"):
+        p.client_gradients(y, np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="clients must be integers"):
+        p.client_gradients(y, np.array([True, False]))
+    with pytest.raises(ValueError, match=r"out must be an array of shape \(2, 3\) and dtype "
+                                         r"float64, got \(2, 3\) float32"):
+        p.client_gradients(y, np.array([0, 1]), out=np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match="out must be an array"):
+        p.client_gradients(y, np.array([0, 1]), out=[[0.0] * 3] * 2)
+    with pytest.raises(ValueError, match=r"y must have shape \(K, 3\), got shape \(2, 1, 3\)"):
+        p.local_steps(y[:, None], np.array([[0], [1]]), 0.1, 2)
+    with pytest.raises(ValueError, match="lr must be a positive real number, got 0"):
+        p.local_steps(y, np.array([0, 1]), 0, 2)
+    with pytest.raises(ValueError, match="steps must be an integer >= 1, got 0"):
+        p.fused_local_steps(y, np.array([0, 1]), 0.1, 0)
+    with pytest.raises(ValueError, match="noise_sd must be a non-negative real number"):
+        p.fused_local_steps(y, np.array([0, 1]), 0.1, 2, noise_sd=-1.0)
+    dense = _make(diagonal=False, n=4, d=3)
+    assert dense.can_fuse_local_steps is False and p.can_fuse_local_steps is True
+    with pytest.raises(ValueError, match="fused_local_steps needs diagonal Hessians"):
+        dense.fused_local_steps(y, np.array([0, 1]), 0.1, 2)
+
+
+def _hand_steps(p, y, cl, lr, steps, u=None, noise=None):
+    """tau gradient steps written out with client_gradients."""
+    y = y.copy()
+    total = np.zeros_like(y)
+    for j in range(steps):
+        g = p.client_gradients(y, cl)
+        if noise is not None:
+            g = g + noise[j]
+        if u is not None:
+            g = g + u
+        total += g
+        y = y - lr * g
+    return total
+
+
+@pytest.mark.parametrize("kw", [dict(diagonal=True), dict(diagonal=False)], ids=["diag", "dense"])
+@pytest.mark.parametrize("steps", [1, 4])
+def test_local_steps_are_the_gradient_steps(kw, steps):
+    p = _make(**kw, n=5, d=4)
+    rng = np.random.default_rng(21)
+    y = rng.standard_normal((7, p.d))
+    cl = rng.integers(0, p.n, size=7)
+    u = rng.standard_normal((7, p.d))
+    xi = rng.standard_normal((steps, 7, p.d))
+    calls = iter(range(steps))
+
+    def add_noise(g):
+        g += xi[next(calls)]
+
+    got = p.local_steps(y, cl, 0.2, steps, correction=u, add_noise=add_noise)
+    np.testing.assert_allclose(got, _hand_steps(p, y, cl, 0.2, steps, u, xi), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(p.local_steps(y, cl, 0.2, steps),
+                               _hand_steps(p, y, cl, 0.2, steps), rtol=1e-12, atol=1e-12)
+    out = y.copy()
+    np.testing.assert_array_equal(p.local_steps(out, cl, 0.2, steps, out=out),
+                                  p.local_steps(y, cl, 0.2, steps))
+
+
+@pytest.mark.parametrize("steps", [1, 2, 5])
+def test_fused_local_steps_are_the_closed_form(steps):
+    p = _make(n=5, d=4)
+    rng = np.random.default_rng(22)
+    y = rng.standard_normal((8, p.d))
+    cl = rng.integers(0, p.n, size=8)
+    u = rng.standard_normal((8, p.d))
+    lr = 0.3
+    # noise-free: the steps themselves
+    np.testing.assert_allclose(p.fused_local_steps(y, cl, lr, steps, correction=u),
+                               _hand_steps(p, y, cl, lr, steps, u), rtol=1e-12, atol=1e-12)
+    # noisy: S1 (a (y - c) + u) + sd sqrt(S2) z, with one normal per coordinate
+    z = rng.standard_normal((8, p.d))
+    a, c = p.hessians[cl], p.centers[cl]
+    m = 1 - lr * a
+    s1 = sum(m**j for j in range(steps))
+    s2 = sum(m ** (2 * j) for j in range(steps))
+    want = s1 * (a * (y - c) + u) + 0.7 * np.sqrt(s2) * z
+    got = p.fused_local_steps(y, cl, lr, steps, correction=u, normals=z.copy(), noise_sd=0.7)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    # float32 stays float32
+    y32 = y.astype(np.float32)
+    assert p.fused_local_steps(y32, cl, lr, steps).dtype == np.float32
+
+
+@pytest.mark.parametrize("kw", VARIANTS)
+def test_loss_and_loss_gap(kw):
+    p = _make(**kw)
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((4, 3, p.d)) * 3
+    direct = p.client_losses(x) @ p.weights
+    np.testing.assert_allclose(p.loss(x), direct, rtol=1e-12)
+    np.testing.assert_allclose(p.loss_gap(x), direct - p.f_star, rtol=1e-10, atol=1e-12)
+    assert p.f_star == pytest.approx(float(p.client_losses(p.x_star) @ p.weights), rel=0, abs=0)
+    # no cancellation near x*: the gap is (1/2) e^T A_bar e to full relative precision
+    e = 1e-9 * rng.standard_normal(p.d)
+    H = p.hessian if p.hessian.ndim == 2 else np.diag(p.hessian)
+    np.testing.assert_allclose(p.loss_gap(p.x_star + e), 0.5 * e @ H @ e, rtol=1e-6)
+    assert p.loss(x[0, 0].astype(np.float32)).dtype == np.float32
+
+
+def test_loss_gap_of_a_problem_unbounded_along_a_null_direction():
+    """A_bar singular with sum_i w_i A_i c_i outside its range: f is linear along the null
+    space, x* is the least-squares point, and the gap keeps the linear term exactly."""
+    A = np.array([[1.0, 1.0], [1.0, -1.0]])  # A_bar = diag(1, 0)
+    c = np.array([[1.0, 2.0], [0.0, 1.0]])
+    p = QuadraticProblem(A, c)
+    assert p.mu == 0.0 and p.x_star.tolist() == [0.5, 0.0]
+    x = np.array([[0.5, 3.0], [2.0, -1.0], [0.5, 0.0]])
+    direct = p.client_losses(x) @ p.weights - p.f_star
+    np.testing.assert_allclose(p.loss_gap(x), direct, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(p.loss(x), p.client_losses(x) @ p.weights, rtol=1e-12)
+    dense = QuadraticProblem(np.stack([np.diag(a) for a in A]), c)
+    np.testing.assert_allclose(dense.loss_gap(x), direct, rtol=1e-12, atol=1e-15)
+
+
+def test_hot_path_is_thread_safe():
+    """Work buffers are per thread: concurrent calls do not share them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    p = _make(n=50, d=300)
+    rng = np.random.default_rng(24)
+    jobs = [(rng.standard_normal((200, p.d)), rng.integers(0, p.n, 200)) for _ in range(16)]
+    want = [p.client_grads(y)[np.arange(200), cl] for y, cl in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda job: p.client_gradients(*job), jobs))
+        steps = list(pool.map(lambda job: p.local_steps(*job, 0.1, 3), jobs))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    for s, (y, cl) in zip(steps, jobs, strict=True):
+        np.testing.assert_allclose(s, _hand_steps(p, y, cl, 0.1, 3), rtol=1e-12, atol=1e-12)

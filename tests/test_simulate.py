@@ -27,13 +27,19 @@ def prob():
 
 
 class Counting:
-    """A problem proxy that counts the client-gradient rows it is asked for."""
+    """A problem proxy that offers only the Problem protocol (none of the optional fast
+    routes: ``local_steps``, ``fused_local_steps``, ``loss_gap``, ``out=``) and counts the
+    client-gradient rows it is asked for."""
+
+    OPTIONAL = {"local_steps", "fused_local_steps", "can_fuse_local_steps", "loss_gap"}
 
     def __init__(self, problem):
         self._p = problem
         self.rows = 0
 
     def __getattr__(self, name):
+        if name in self.OPTIONAL:
+            raise AttributeError(name)
         return getattr(self._p, name)
 
     def client_gradients(self, y, clients):
@@ -322,3 +328,69 @@ def test_memory_is_o_rd_unless_the_rule_keeps_a_table(monkeypatch):
     assert large < 0.1 * 64 * n * d * 8
     assert peak("mifa", 64, chunk=64) >= 64 * n * d * 8
     assert peak("mifa", 64) < 0.2 * 64 * n * d * 8  # chunks of 4: one chunk's table at a time
+
+
+@pytest.mark.parametrize(
+    "rule, noise, tau, dtype",
+    [
+        ("umifa", None, 1, np.float64),
+        ("saga", GaussianNoise(0.5), 1, np.float32),
+        ("scaffold", GaussianNoise(0.5), 3, np.float64),
+        ("fedavg", RelativeNoise(0.3, 0.2), 2, np.float64),
+        ("fedvarp", None, 2, np.float32),
+    ],
+)
+def test_bitwise_whatever_the_chunking_when_replicas_span_blocks(monkeypatch, rule, noise, tau,
+                                                                 dtype):
+    """Blocks of 3 rows: every replica's round streams through several blocks, alone or
+    sharing a block with others depending on the chunk; the numbers must not change."""
+    from fedtheory import simulate as engine
+
+    big = QuadraticProblem.heterogeneous(20, D, L=1.0, mu=0.2, sigma_G2=2.0,
+                                         rng=np.random.default_rng(3))
+    monkeypatch.setattr(engine, "_BLOCK_BYTES", 3 * D * np.dtype(dtype).itemsize)
+    monkeypatch.setattr(engine, "_MIN_BLOCK_ROWS", 1)
+    kw = dict(rounds=8, replicas=6, lr=0.1, local_steps=tau, noise=noise, seed=5, dtype=dtype,
+              x0=X0, keep_replicas=True)
+    proc = BernoulliParticipation(np.linspace(0.2, 0.9, 20))
+    ref = simulate(big, rule, proc, chunk=6, workers=1, **kw)
+    for chunk, workers in ((1, 1), (4, 1), (2, 2), (5, 2)):
+        res = simulate(big, rule, proc, chunk=chunk, workers=workers, **kw)
+        np.testing.assert_array_equal(res.x, ref.x)  # metrics: batched einsum rounding
+        np.testing.assert_allclose(res.dist2.replicas, ref.dist2.replicas, rtol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "rule, noise, tau, fuse",
+    [
+        ("umifa", None, 1, None),
+        ("scaffold", GaussianNoise(0.4), 1, None),
+        ("fedavg", RelativeNoise(0.3, 0.2), 3, None),  # the problem's local_steps
+        ("mifa", GaussianNoise(0.4), 3, False),  # local_steps with additive noise
+        ("saga", None, 4, None),  # closed form (noise-free: the same path as step by step)
+    ],
+)
+def test_the_problems_fast_routes_match_the_protocol(prob, rule, noise, tau, fuse):
+    """client_gradients(out=), local_steps, fused_local_steps and loss_gap give the
+    trajectories of the bare Problem protocol (repeated client_gradients, loss - f_star):
+    bitwise for one step, to rounding for several."""
+    kw = dict(rounds=12, replicas=4, lr=0.15, local_steps=tau, noise=noise, x0=X0, seed=6,
+              fuse_local_steps=fuse, keep_replicas=True)
+    proc = BernoulliParticipation(0.6, n=N)
+    fast = simulate(prob, rule, proc, **kw)
+    plain = simulate(Counting(prob), rule, proc, **kw)
+    if tau == 1:
+        np.testing.assert_array_equal(fast.x, plain.x)
+    np.testing.assert_allclose(fast.x, plain.x, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(fast.f_gap.replicas, plain.f_gap.replicas, rtol=1e-9,
+                               atol=1e-14)
+
+
+def test_f_gap_has_no_cancellation(prob):
+    """Gradient descent to 1e-25 and beyond: f_gap is (1/2) e^T A e of the iterate (the
+    problem's loss_gap), not the rounding noise of loss(x) - f_star."""
+    res = simulate(prob, "full", BernoulliParticipation(1.0, n=N), rounds=400, replicas=1,
+                   lr=0.9, x0=X0, record_every=400)
+    e = res.x[0] - prob.x_star
+    assert 0 < res.f_gap.mean[-1] < 1e-25
+    np.testing.assert_allclose(res.f_gap.mean[-1], 0.5 * e @ (prob.hessian * e), rtol=1e-12)

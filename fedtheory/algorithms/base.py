@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,11 +32,14 @@ __all__ = [
     "Participants",
     "Rule",
     "TableRule",
+    "add_scaled_sums",
     "as_participants",
+    "client_coef",
     "pair_coef",
     "scaled_sum",
     "scratch",
     "segment_sum",
+    "rows_coef",
     "take_rows",
     "validate_probabilities",
     "validate_weights",
@@ -96,44 +100,76 @@ class Participants:
         """:math:`K`, the number of active pairs."""
         return int(self.rows.shape[0])
 
+    # derived arrays, computed on first use and kept (plain dict caching: cheaper than
+    # functools.cached_property, which takes a lock on every access in Python 3.11)
     @property
     def counts(self) -> np.ndarray:
         """``(R,)`` number of participants of each replica."""
-        return np.diff(self.starts)
+        val = self.__dict__.get("_counts")
+        if val is None:
+            val = self.__dict__["_counts"] = np.diff(self.starts)
+        return val
+
+    @property
+    def present(self) -> np.ndarray:
+        """The replicas with at least one participant, increasing."""
+        val = self.__dict__.get("_present")
+        if val is None:
+            val = self.__dict__["_present"] = np.flatnonzero(self.counts)
+        return val
+
+    @property
+    def only(self) -> int | None:
+        """The replica of every pair when they all belong to one replica, else None."""
+        cache = self.__dict__
+        if "_only" not in cache:
+            rows = self.rows
+            cache["_only"] = (int(rows[0]) if rows.shape[0] and rows[0] == rows[-1]
+                              else None)
+        return cache["_only"]
 
     @property
     def flat_index(self) -> np.ndarray:
         """``(K,)`` index ``row * n + col`` into a table viewed as ``(R * n, d)``."""
-        return self.rows * self.n + self.cols
+        val = self.__dict__.get("_flat_index")
+        if val is None:
+            r = self.only
+            val = self.cols + r * self.n if r is not None else self.rows * self.n + self.cols
+            self.__dict__["_flat_index"] = val
+        return val
 
     def blocks(self, size: int) -> Iterator[Participants]:
-        """Split the pairs into blocks: block ``j`` holds every replica's pairs at local
-        positions ``j*size`` to ``(j+1)*size - 1`` (sorted by replica).
+        """Split the pairs into consecutive blocks of at most ``2 * size - 1`` pairs.
 
-        A replica's pairs are grouped the same way whichever other replicas are present, so
-        blockwise sums do not depend on the chunking of replicas.
+        Each replica's pairs are cut into pieces at its local positions ``0, size,
+        2 size, ...``; a piece goes to block ``floor(global start / size)``. Consecutive pieces
+        of a replica start ``size`` apart, so a block holds at most one piece of each replica,
+        and the pieces do not depend on the other replicas present: blockwise per-replica
+        sums, and hence the trajectories, do not depend on the chunking of replicas. Blocks
+        are contiguous ranges of the pairs (no reordering); a replica with many pairs spreads
+        over blocks of ``size`` pairs, replicas with few share blocks.
 
         >>> part = Participants.from_mask(np.array([[1, 1, 1], [0, 1, 0]], dtype=bool))
         >>> [(b.rows.tolist(), b.cols.tolist()) for b in part.blocks(2)]
-        [([0, 0, 1], [0, 1, 1]), ([0], [2])]
+        [([0, 0], [0, 1]), ([0, 1], [2, 1])]
         """
-        counts = self.counts
-        kmax = int(counts.max()) if self.replicas else 0
-        if kmax <= size:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(f"size must be a positive integer, got {size!r}")
+        K = self.size
+        if K <= size:
             yield self
             return
-        local = np.arange(self.size) - np.repeat(self.starts[:-1], counts)
-        order = np.argsort(local // size, kind="stable")
-        rows, cols = self.rows[order], self.cols[order]
-        pos = 0
-        for j in range(-(-kmax // size)):
-            cnt = np.clip(counts - j * size, 0, size)
-            starts = np.zeros(self.replicas + 1, dtype=np.intp)
-            np.cumsum(cnt, out=starts[1:])
-            m = int(starts[-1])
-            yield Participants(self.replicas, self.n, rows[pos : pos + m], cols[pos : pos + m],
-                               starts)
-            pos += m
+        pieces = -(-self.counts // size)
+        first = np.cumsum(pieces) - pieces
+        local = np.arange(int(first[-1] + pieces[-1])) - np.repeat(first, pieces)
+        start = np.repeat(self.starts[:-1], pieces) + size * local
+        cuts = np.concatenate(([0], start[np.flatnonzero(np.diff(start // size)) + 1], [K]))
+        # every block's starts at once: (blocks, R + 1), clipped to the block's range
+        lo = cuts[:-1, None]
+        starts = np.minimum(np.maximum(self.starts, lo), cuts[1:, None]) - lo
+        rows, cols, R, n = self.rows, self.cols, self.replicas, self.n
+        for j, (s, e) in enumerate(pairwise(cuts.tolist())):
+            yield Participants(R, n, rows[s:e], cols[s:e], starts[j])
 
     @property
     def mask(self) -> np.ndarray:
@@ -154,9 +190,10 @@ def segment_sum(values: np.ndarray, part: Participants,
     .. math:: S_r = \sum_{k:\ \text{rows}_k = r} c_k\, v_k \qquad (c_k = 1 \text{ by default})
 
     Computed as the product of the sparse ``(R, K)`` selector with ``values`` (compiled, no
-    :func:`numpy.add.at`), or for a few replicas by a loop of :func:`numpy.sum`: either way
-    each replica's rows are added one after the other, in order, so a replica's sum does not
-    depend on which other replicas share the call (chunking).
+    :func:`numpy.add.at`), or for a few replicas (and more than one column) by a loop of
+    :func:`numpy.sum`: either way each replica's rows are added one after the other, in
+    order, so a replica's sum does not depend on which other replicas share the call
+    (chunking).
 
     >>> part = Participants.from_mask(np.array([[True, True], [False, False], [False, True]]))
     >>> segment_sum(np.array([1.0, 2.0, 5.0]), part).tolist()
@@ -168,8 +205,10 @@ def segment_sum(values: np.ndarray, part: Participants,
     tail = values.shape[1:]
     flat = values.reshape(part.size, math.prod(tail))
     c = None if coef is None else np.asarray(coef, dtype=values.dtype).reshape(part.size)
-    nonempty = np.flatnonzero(part.counts)
-    if len(nonempty) <= _FEW_SEGMENTS:
+    # one column: numpy sums a contiguous axis pairwise, so only the (sequential) sparse
+    # product keeps the sums independent of the chunking
+    nonempty = part.present if flat.shape[1] > 1 else None
+    if nonempty is not None and len(nonempty) <= _FEW_SEGMENTS:
         # the same sequential sums without the sparse matrix's set-up cost
         out = np.zeros((part.replicas, flat.shape[1]), dtype=values.dtype)
         for r in nonempty:
@@ -233,10 +272,50 @@ def scaled_sum(values: np.ndarray, part: Participants, coef: Any) -> np.ndarray:
     return segment_sum(values, part, coef=coef)
 
 
+def client_coef(values: np.ndarray, dtype: Any) -> Any:
+    """Per-client coefficients in ``dtype``: one scalar when all are equal, else ``(n,)``.
+
+    Computed once per round (or run), so that a block only indexes it (:func:`rows_coef`)
+    instead of testing uniformity every time (:func:`pair_coef`); the same numbers.
+
+    >>> client_coef(np.array([0.5, 0.5]), np.float32)
+    np.float32(0.5)
+    """
+    dtype = np.dtype(dtype)
+    values = np.asarray(values)
+    if values.min() == values.max():
+        return dtype.type(values[0])
+    return values.astype(dtype)
+
+
+def rows_coef(coef: Any, part: Participants) -> Any:
+    """A :func:`client_coef` for the pairs of ``part``: the scalar, or a ``(K, 1)`` column."""
+    if isinstance(coef, np.ndarray) and coef.ndim:
+        return coef[part.cols][:, None]
+    return coef
+
+
+def add_scaled_sums(target: np.ndarray, values: np.ndarray, part: Participants,
+                    coef: Any) -> None:
+    r"""``target[r] +=`` :math:`\sum_{k:\ \text{rows}_k = r} \text{coef}_k v_k` for every
+    replica, in place; ``coef`` from :func:`rows_coef`. The same numbers as
+    ``target += scaled_sum(values, part, coef)``, without the ``(R, d)`` temporaries when the
+    pairs belong to one replica.
+    """
+    r = part.only
+    if (r is None or (isinstance(coef, np.ndarray) and coef.ndim) or values.ndim != 2
+            or values.shape[1] < 2):
+        target += scaled_sum(values, part, coef)
+        return
+    s = np.add.reduce(values, axis=0)  # = np.sum, without its Python wrapper
+    s *= coef
+    target[r] += s
+
+
 def take_rows(src: np.ndarray, idx: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``src[idx]`` (rows) written into ``out``; ``idx`` must be valid (``mode="clip"``, which
     lets numpy write ``out`` directly instead of through a buffer)."""
-    return np.take(src, idx, axis=0, out=out, mode="clip")
+    return src.take(idx, axis=0, out=out, mode="clip")
 
 
 def scratch(store: dict[str, Any], name: str, rows: int, cols: int, dtype: Any) -> np.ndarray:
@@ -360,6 +439,7 @@ class Rule:
             "p": None,
             "local_steps": int(local_steps),
         }
+        state["w_coef"] = client_coef(state["weights"], state["dtype"])
         if p is not None:
             state["p"] = validate_probabilities(p, n)
         elif self.importance_weighted:
@@ -422,8 +502,12 @@ class Rule:
         return {"p": p, "size": part.size}
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
-                   updates: np.ndarray) -> None:
-        """Take in the updates ``(k, d)`` of a block of this round's participants."""
+                   updates: np.ndarray, consume: bool = False) -> None:
+        """Take in the updates ``(k, d)`` of a block of this round's participants.
+
+        ``consume``: the caller no longer needs ``updates`` (the engine's work buffer), so the
+        rule may overwrite it instead of using a buffer of its own (one array less in cache).
+        """
         raise NotImplementedError
 
     def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
@@ -506,8 +590,9 @@ class TableRule(Rule):
         flat = state["table"].reshape(-1, state["d"])
         flat[idx] = rows
         if change_sum is None:
-            change_sum = scaled_sum(change, block, pair_coef(state["weights"], block, change.dtype))
-        state["total"] += change_sum
+            add_scaled_sums(state["total"], change, block, rows_coef(state["w_coef"], block))
+        else:
+            state["total"] += change_sum
 
     def _end_round(self, state: dict[str, Any]) -> None:
         """Count the round; every ``n`` rounds recompute the running total from the table."""

@@ -12,7 +12,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, Rule, pair_coef, scaled_sum, segment_sum
+from fedtheory.algorithms.base import (
+    Participants,
+    Rule,
+    add_scaled_sums,
+    client_coef,
+    rows_coef,
+    segment_sum,
+)
 
 __all__ = ["FedAvg", "FedAvgIS", "FedPGD", "FullParticipation"]
 
@@ -46,8 +53,8 @@ class FedAvg(Rule):
         return acc
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
-                   updates: np.ndarray) -> None:
-        acc["num"] += scaled_sum(updates, block, pair_coef(state["weights"], block, updates.dtype))
+                   updates: np.ndarray, consume: bool = False) -> None:
+        add_scaled_sums(acc["num"], updates, block, rows_coef(state["w_coef"], block))
         acc["den"] += segment_sum(state["weights"][block.cols], block)
 
     def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
@@ -75,13 +82,13 @@ class FedAvgIS(Rule):
     def begin(self, state: dict[str, Any], part: Participants,
               p: np.ndarray | None = None) -> dict[str, Any]:
         acc = super().begin(state, part, p)
-        acc["coef"] = state["weights"] / acc["p"]
+        acc["coef"] = client_coef(state["weights"] / acc["p"], state["dtype"])
         acc["num"] = self._zeros(state, state["d"])
         return acc
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
-                   updates: np.ndarray) -> None:
-        acc["num"] += scaled_sum(updates, block, pair_coef(acc["coef"], block, updates.dtype))
+                   updates: np.ndarray, consume: bool = False) -> None:
+        add_scaled_sums(acc["num"], updates, block, rows_coef(acc["coef"], block))
 
     def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
         return acc["num"]
@@ -115,7 +122,7 @@ class FedPGD(Rule):
             b = float(np.sum(acc["p"]))
         else:
             b = float(self.b)
-        acc["coef"] = state["weights"] * (state["n"] / b)
+        acc["coef"] = client_coef(state["weights"] * (state["n"] / b), state["dtype"])
         acc["num"] = self._zeros(state, state["d"])
         return acc
 
@@ -144,7 +151,7 @@ class FullParticipation(Rule):
                 f"{part.replicas * part.n} pairs"
             )
         acc = super().begin(state, part, p)
-        acc["coef"] = state["weights"]
+        acc["coef"] = state["w_coef"]
         acc["num"] = self._zeros(state, state["d"])
         return acc
 

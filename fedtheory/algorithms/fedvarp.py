@@ -11,7 +11,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, TableRule, pair_coef, scaled_sum, segment_sum
+from fedtheory.algorithms.base import (
+    Participants,
+    TableRule,
+    rows_coef,
+    scaled_sum,
+    segment_sum,
+)
 
 __all__ = ["FedVARP"]
 
@@ -54,10 +60,10 @@ class FedVARP(TableRule):
         return acc
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
-                   updates: np.ndarray) -> None:
+                   updates: np.ndarray, consume: bool = False) -> None:
         idx, change = self._gather(state, block)
         np.subtract(updates, change, out=change)  # Delta_i - y_i
-        num = scaled_sum(change, block, pair_coef(state["weights"], block, change.dtype))
+        num = scaled_sum(change, block, rows_coef(state["w_coef"], block))
         acc["num"] += num
         acc["den"] += segment_sum(state["weights"][block.cols], block)
         self._scatter(state, block, idx, updates, change_sum=num)

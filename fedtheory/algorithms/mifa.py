@@ -16,7 +16,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, TableRule, pair_coef, scratch
+from fedtheory.algorithms.base import (
+    Participants,
+    TableRule,
+    client_coef,
+    rows_coef,
+    scratch,
+)
 
 __all__ = ["MIFA", "UMIFA", "MIFAm", "UMIFAm"]
 
@@ -45,7 +51,7 @@ class MIFA(TableRule):
         self.memory_init = self._check_memory_init(memory_init)
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
-                   updates: np.ndarray) -> None:
+                   updates: np.ndarray, consume: bool = False) -> None:
         idx, change = self._gather(state, block)
         np.subtract(updates, change, out=change)  # Delta_i - G_{t-1}^i
         self._scatter(state, block, idx, updates, change)
@@ -81,11 +87,18 @@ class UMIFA(MIFA):
     name: ClassVar[str] = "umifa"
     importance_weighted: ClassVar[bool] = True
 
+    def begin(self, state: dict[str, Any], part: Participants,
+              p: np.ndarray | None = None) -> dict[str, Any]:
+        acc = super().begin(state, part, p)
+        acc["inv_p"] = client_coef(1.0 / acc["p"], state["dtype"])
+        return acc
+
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
-                   updates: np.ndarray) -> None:
+                   updates: np.ndarray, consume: bool = False) -> None:
         idx, old = self._gather(state, block)
-        change = np.subtract(updates, old, out=scratch(state, "change", *old.shape, old.dtype))
-        change *= pair_coef(1.0 / acc["p"], block, change.dtype)  # (Delta_i - G_{t-1}^i) / p_i
+        change = updates if consume else scratch(state, "change", *old.shape, old.dtype)
+        np.subtract(updates, old, out=change)
+        change *= rows_coef(acc["inv_p"], block)  # (Delta_i - G_{t-1}^i) / p_i
         old += change  # G_t^i = G_{t-1}^i + (Delta_i - G_{t-1}^i) / p_i
         self._scatter(state, block, idx, old, change)
 

@@ -10,7 +10,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, TableRule, pair_coef, scaled_sum, segment_sum
+from fedtheory.algorithms.base import (
+    Participants,
+    TableRule,
+    add_scaled_sums,
+    client_coef,
+    rows_coef,
+    segment_sum,
+)
 
 __all__ = ["SAGA"]
 
@@ -51,22 +58,21 @@ class SAGA(TableRule):
               p: np.ndarray | None = None) -> dict[str, Any]:
         acc = super().begin(state, part, p)
         acc["G"] = state["total"].copy()  # G_t = u_bar_{t-1} + ...
-        acc["is"] = state["weights"] / acc["p"]
+        acc["is"] = client_coef(state["weights"] / acc["p"], state["dtype"])
         return acc
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
-                   updates: np.ndarray) -> None:
+                   updates: np.ndarray, consume: bool = False) -> None:
         idx, change = self._gather(state, block)
         np.subtract(updates, change, out=change)  # Delta_i - u_i
-        dt = change.dtype
-        w_coef = pair_coef(state["weights"], block, dt)
-        is_coef = pair_coef(acc["is"], block, dt)
+        w_coef = rows_coef(state["w_coef"], block)
+        is_coef = rows_coef(acc["is"], block)
         if np.ndim(w_coef) == 0 and np.ndim(is_coef) == 0:
             raw = segment_sum(change, block)
             acc["G"] += raw * is_coef
             self._scatter(state, block, idx, updates, change_sum=raw * w_coef)
         else:
-            acc["G"] += scaled_sum(change, block, is_coef)
+            add_scaled_sums(acc["G"], change, block, is_coef)
             self._scatter(state, block, idx, updates, change)
 
     def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:

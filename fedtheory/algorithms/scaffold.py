@@ -16,8 +16,8 @@ import numpy as np
 from fedtheory.algorithms.base import (
     Participants,
     TableRule,
-    pair_coef,
-    scaled_sum,
+    add_scaled_sums,
+    rows_coef,
     scratch,
     segment_sum,
     take_rows,
@@ -80,14 +80,13 @@ class SCAFFOLD(TableRule):
         return out
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
-                   updates: np.ndarray) -> None:
+                   updates: np.ndarray, consume: bool = False) -> None:
         dt = updates.dtype
-        w_coef = pair_coef(state["weights"], block, dt)
-        acc["num"] += scaled_sum(updates, block, w_coef)
+        add_scaled_sums(acc["num"], updates, block, rows_coef(state["w_coef"], block))
         acc["den"] += segment_sum(state["weights"][block.cols], block)
         idx, old = self._gather(state, block)
-        change = np.multiply(updates, dt.type(1.0 / state["local_steps"]),
-                             out=scratch(state, "change", *updates.shape, dt))
+        change = updates if consume else scratch(state, "change", *updates.shape, dt)
+        np.multiply(updates, dt.type(1.0 / state["local_steps"]), out=change)
         # u_i^+ - u_i = Delta_i / tau - u_bar
         change -= take_rows(state["round_total"], block.rows,
                             scratch(state, "rows", *updates.shape, dt))

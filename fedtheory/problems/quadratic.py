@@ -44,7 +44,11 @@ Examples
 
 from __future__ import annotations
 
+import math
+import threading
+from collections.abc import Callable
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -61,6 +65,56 @@ def _check_real(name: str, value: float) -> float:
     if not np.isfinite(v):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return v
+
+
+def _positive(name: str, value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive real number, got {value!r}") from None
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a positive real number, got {value!r}")
+    return v
+
+
+def _steps(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"steps must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_UMAX = np.maximum.reduce
+
+#: Work arrays of the hot path, one set per thread (the simulator runs replica chunks in
+#: threads), reused from call to call: no page faults for fresh multi-megabyte temporaries.
+_LOCAL = threading.local()
+
+
+def _thread_buffer(name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A C-contiguous work array of ``shape`` owned by the calling thread; valid until the
+    thread's next request of ``name``."""
+    try:
+        bufs = _LOCAL.buffers
+    except AttributeError:
+        bufs = _LOCAL.buffers = {}
+    size = math.prod(shape)
+    buf = bufs.get((name, dtype))
+    if buf is None or buf.size < size:
+        buf = np.empty(max(size, 0 if buf is None else buf.size + buf.size // 4), dtype=dtype)
+        bufs[(name, dtype)] = buf
+    return buf[:size].reshape(shape)
+
+
+def _minus_rows(y: np.ndarray, c: np.ndarray, idx: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``y - c[idx]`` into ``out`` (``(K, d)``; ``idx`` already checked): the rows are
+    gathered straight into ``out`` unless ``out`` may overlap ``y``."""
+    if np.may_share_memory(y, out):
+        rows = c.take(idx, axis=0, out=_thread_buffer("centers", out.shape, out.dtype),
+                      mode="clip")
+        return np.subtract(y, rows, out=out)
+    c.take(idx, axis=0, out=out, mode="clip")
+    return np.subtract(y, out, out=out)
 
 
 def _orthogonal_with_first_column(v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -164,7 +218,7 @@ class QuadraticProblem:
         self.centers = c
         self.offsets = e
         self.weights = validate_weights(weights, n)
-        self._cast: dict[np.dtype, tuple[np.ndarray, np.ndarray]] = {}
+        self._cast: dict[Any, Any] = {}  # parameters per dtype (hot-path layouts)
 
     def __repr__(self) -> str:
         kind = "diagonal" if self.diagonal else "dense"
@@ -236,8 +290,8 @@ class QuadraticProblem:
 
     @cached_property
     def f_star(self) -> float:
-        """:math:`f(x^\\star)`."""
-        return float(self.loss(self.x_star))
+        """:math:`f(x^\\star) = \\sum_i w_i f_i(x^\\star)`."""
+        return float(self.client_losses(self.x_star) @ self.weights)
 
     @property
     def client_minima(self) -> np.ndarray:
@@ -282,12 +336,15 @@ class QuadraticProblem:
         return x
 
     def _params(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-        """Hessians and centers cast to ``dtype`` (cached: the simulator may run in float32)."""
+        """Hessians and centers cast to ``dtype`` (cached: the simulator may run in float32),
+        C-contiguous so that gathered rows stay contiguous (numpy then runs one loop over a
+        whole block instead of one per row)."""
         dtype = np.dtype(dtype)
         if dtype.kind != "f":
             dtype = np.dtype(float)
         if dtype not in self._cast:
-            self._cast[dtype] = (self.hessians.astype(dtype), self.centers.astype(dtype))
+            self._cast[dtype] = (np.ascontiguousarray(self.hessians, dtype=dtype),
+                                 np.ascontiguousarray(self.centers, dtype=dtype))
         return self._cast[dtype]
 
     def client_losses(self, x: np.ndarray) -> np.ndarray:
@@ -297,10 +354,66 @@ class QuadraticProblem:
         r = x[..., None, :] - c
         return 0.5 * np.sum(r * self._apply(A, r), axis=-1) + self.offsets.astype(A.dtype)
 
+    @cached_property
+    def _residual_at_x_star(self) -> np.ndarray | None:
+        r""":math:`\nabla f(x^\star) = \bar A x^\star - \sum_i w_i A_i c_i`, or None where it is
+        zero: always, unless :math:`\bar A` is singular and :math:`\sum_i w_i A_i c_i` has a
+        component in its null space (then :math:`x^\star` is the least-squares point and
+        :math:`f` is unbounded along that component).
+
+        The component is taken exactly (no rounding residue of the solve): for diagonal
+        :math:`\bar A` the coordinates where it is 0; for dense :math:`\bar A` the
+        eigenvectors that :func:`numpy.linalg.lstsq` treats as null (eigenvalues below
+        :math:`\epsilon d \max|\lambda|`).
+        """
+        if self.diagonal:
+            r = np.where(self.hessian == 0, -self._b, 0.0)
+        else:
+            lam, V = np.linalg.eigh(self.hessian)
+            null = np.abs(lam) <= np.finfo(float).eps * self.d * np.max(np.abs(lam))
+            Vn = V[:, null]
+            r = -(Vn @ (Vn.T @ self._b))
+        return r if np.any(r != 0) else None
+
+    def loss_gap(self, x: np.ndarray) -> np.ndarray:
+        r""":math:`f(x) - f^\star` without cancellation: ``(..., d)`` -> ``(...)``.
+
+        A quadratic equals its second-order expansion at :math:`x^\star`,
+
+        .. math::
+
+            f(x) - f(x^\star) = \tfrac12 (x - x^\star)^\top \bar A\, (x - x^\star)
+            + \nabla f(x^\star)^\top (x - x^\star),
+
+        with :math:`\nabla f(x^\star) = 0` unless :math:`\bar A` is singular and the linear
+        term has a component in its null space. Costs :math:`O(d)` per point
+        (:math:`O(d^2)` dense), and stays accurate down to the smallest gaps, where
+        ``loss(x) - f_star`` would be rounding noise of size :math:`10^{-16}|f^\star|`.
+
+        >>> prob = QuadraticProblem(np.array([[2.0], [4.0]]), np.array([[1.0], [-1.0]]))
+        >>> x = prob.x_star + 1e-9  # the gap is 3/2 * 1e-18, f_star is 5/3
+        >>> round(float(prob.loss_gap(x)) * 1e18, 6), float(prob.loss(x) - prob.f_star)
+        (1.5, 0.0)
+        """
+        x = self._x(x)
+        dtype = x.dtype if x.dtype.kind == "f" else np.dtype(float)
+        e = x - self.x_star.astype(dtype)
+        H = self.hessian.astype(dtype)
+        He = e * H if self.diagonal else e @ H
+        gap = 0.5 * np.einsum("...d,...d->...", e, He)
+        r = self._residual_at_x_star
+        if r is not None:
+            gap = gap + e @ r.astype(dtype)
+        return gap
+
     def loss(self, x: np.ndarray) -> np.ndarray:
-        r""":math:`f(x) = \sum_i w_i f_i(x)`: ``(..., d)`` -> ``(...)``."""
-        fi = self.client_losses(x)
-        return fi @ self.weights.astype(fi.dtype)
+        r""":math:`f(x) = \sum_i w_i f_i(x)`: ``(..., d)`` -> ``(...)``.
+
+        Computed as :math:`f^\star + (f(x) - f^\star)` (:meth:`loss_gap`): :math:`O(d)` per
+        point (:math:`O(d^2)` dense) instead of :math:`O(nd)`, with no ``(..., n, d)``
+        temporary; equal to :math:`\sum_i w_i f_i(x)` (:meth:`client_losses`) up to rounding.
+        """
+        return self.f_star + self.loss_gap(x)
 
     def client_grads(self, x: np.ndarray) -> np.ndarray:
         r""":math:`\nabla f_i(x) = A_i(x - c_i)`, all clients: ``(..., d)`` -> ``(..., n, d)``."""
@@ -318,28 +431,209 @@ class QuadraticProblem:
             return H * x - b
         return x @ H.T - b
 
-    def client_gradients(self, y: np.ndarray, clients: np.ndarray) -> np.ndarray:
+    # ------------------------------------------------------------------ the simulator's hot path
+    def _rows(self, y: np.ndarray, clients: Any, out: np.ndarray | None,
+              two_d: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Validate a hot-path call: ``y`` ``(..., d)``, ``clients`` of shape ``y.shape[:-1]``
+        in ``[0, n)``, ``out`` None or of ``y``'s shape and floating dtype. Returns ``y``,
+        the client indices (1-D) and the output array (2-D views ``(K, d)``)."""
+        if type(y) is not np.ndarray:
+            y = np.asarray(y)
+        shape = y.shape
+        if not shape or shape[-1] != self.d or (two_d and len(shape) != 2):
+            want = f"(K, {self.d})" if two_d else f"(..., {self.d})"
+            raise ValueError(f"y must have shape {want}, got shape {shape}")
+        idx = clients if type(clients) is np.ndarray else np.asarray(clients)
+        if idx.shape != shape[:-1]:
+            raise ValueError(f"clients must have shape {shape[:-1]}, got shape {idx.shape}")
+        if idx.size:
+            kind = idx.dtype.kind
+            # one reduction: negative signed indices are huge as unsigned
+            top = (_UMAX(idx.view(_UNSIGNED[idx.dtype.itemsize]), axis=None)
+                   if kind in "iu" else None)
+            if top is None or top >= self.n:
+                raise ValueError(f"clients must be integers in [0, {self.n}), got {idx!r}")
+        dtype = y.dtype if y.dtype.kind == "f" else np.dtype(float)
+        if out is None:
+            out = np.empty(shape, dtype=dtype)
+        elif not (type(out) is np.ndarray and out.shape == shape and out.dtype == dtype):
+            raise ValueError(
+                f"out must be an array of shape {shape} and dtype {dtype}, got "
+                f"{getattr(out, 'shape', None)} {getattr(out, 'dtype', type(out).__name__)}"
+            )
+        if len(shape) == 2:
+            return y, idx, out
+        K = idx.size
+        return y.reshape(K, self.d), idx.reshape(K), out.reshape(K, self.d)
+
+    def client_gradients(self, y: np.ndarray, clients: np.ndarray,
+                         out: np.ndarray | None = None) -> np.ndarray:
         r"""Row ``k``: :math:`\nabla f_{c_k}(y_k) = A_{c_k}(y_k - c_{c_k})` (simulator hot path).
+
+        For diagonal Hessians: two row gathers (:math:`c_i` into ``out``, :math:`a_i` into a
+        reused per-thread buffer) and two in-place passes, all on contiguous rows; no
+        index-checked fancy indexing, no fresh temporaries. ``y`` may be a read-only
+        broadcast view (e.g. one replica's iterate for all its clients).
 
         Parameters
         ----------
         y:
-            Points, shape ``(K, d)``; the result has ``y``'s floating dtype.
+            Points, shape ``(..., d)``; the result has ``y``'s floating dtype.
         clients:
-            Client index of each row, shape ``(K,)``, integers in ``[0, n)``.
+            Client index of each row, shape ``y.shape[:-1]``, integers in ``[0, n)``.
+        out:
+            Optional result array (shape of ``y``, its floating dtype; may be ``y``).
+
+        >>> prob = QuadraticProblem(np.array([[1.0, 2.0], [3.0, 4.0]]), np.zeros((2, 2)))
+        >>> prob.client_gradients(np.ones((3, 2)), np.array([1, 0, 1])).tolist()
+        [[3.0, 4.0], [1.0, 2.0], [3.0, 4.0]]
         """
-        y = self._x(y)
-        idx = np.asarray(clients)
-        if idx.shape != y.shape[:-1]:
-            raise ValueError(f"clients must have shape {y.shape[:-1]}, got shape {idx.shape}")
-        if idx.size and (not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0
-                         or idx.max() >= self.n):
-            raise ValueError(f"clients must be integers in [0, {self.n}), got {idx!r}")
-        A, c = self._params(y.dtype)
-        v = y - c[idx]
+        y2, idx, out2 = self._rows(y, clients, out)
+        A, c = self._params(out2.dtype)
+        v = _minus_rows(y2, c, idx, out2)
         if self.diagonal:
-            return A[idx] * v
-        return _grouped_matvec(A, idx.reshape(-1), v.reshape(-1, self.d)).reshape(v.shape)
+            a = A.take(idx, axis=0, out=_thread_buffer("rows", v.shape, v.dtype), mode="clip")
+            np.multiply(a, v, out=v)
+        else:
+            v[...] = _grouped_matvec(A, idx, v)
+        return v.reshape(np.shape(y))
+
+    def local_steps(self, y: np.ndarray, clients: np.ndarray, lr: float, steps: int, *,
+                    correction: np.ndarray | None = None,
+                    add_noise: Callable[[np.ndarray], None] | None = None,
+                    out: np.ndarray | None = None) -> np.ndarray:
+        r"""Pseudo-gradients of ``steps`` local gradient steps, client :math:`c_k` from
+        :math:`y_k` (the simulator's local work, step by step):
+
+        .. math::
+
+            y^{j+1} = y^j - \eta\,\big(\nabla f_{c_k}(y^j) + \xi^j + u_k\big),\quad
+            \Delta_k = \frac{y^0 - y^\tau}{\eta}
+            = \sum_{j<\tau}\big(\nabla f_{c_k}(y^j) + \xi^j + u_k\big).
+
+        Iterates are kept as :math:`e^j = y^j - c_{c_k}`, so a step is
+        :math:`g = A_{c_k} e^j` (plus noise and correction), :math:`e^{j+1} = e^j - \eta g`:
+        the centers and Hessian diagonals are gathered once for all steps.
+
+        Parameters
+        ----------
+        y, clients:
+            Start points ``(K, d)`` (may be a broadcast view) and client indices ``(K,)``.
+        lr, steps:
+            :math:`\eta > 0` and :math:`\tau \ge 1`.
+        correction:
+            :math:`u_k`, ``(K, d)``, added to every local gradient (SCAFFOLD), or None.
+        add_noise:
+            Called once per step with the gradients ``(K, d)``; adds :math:`\xi^j` in place.
+        out:
+            Optional result array, ``(K, d)`` of ``y``'s floating dtype.
+        """
+        y2, idx, total = self._rows(y, clients, out, two_d=True)
+        lr = _positive("lr", lr)
+        steps = _steps(steps)
+        dtype, K, d = total.dtype, idx.size, self.d
+        A, c = self._params(dtype)
+        e = c.take(idx, axis=0, out=_thread_buffer("iterate", (K, d), dtype), mode="clip")
+        np.subtract(y2, e, out=e)
+        if self.diagonal:
+            a = A.take(idx, axis=0, out=_thread_buffer("rows", (K, d), dtype), mode="clip")
+        g = total if steps == 1 else _thread_buffer("grad", (K, d), dtype)
+        step = dtype.type(lr)
+        for k in range(steps):
+            if self.diagonal:
+                np.multiply(a, e, out=g)
+            else:
+                g[...] = _grouped_matvec(A, idx, e)
+            if add_noise is not None:
+                add_noise(g)
+            if correction is not None:
+                g += correction
+            if steps == 1:
+                break
+            if k == 0:
+                total[...] = g
+            else:
+                total += g
+            if k + 1 < steps:
+                g *= step
+                e -= g
+        return total
+
+    @property
+    def can_fuse_local_steps(self) -> bool:
+        """Whether :meth:`fused_local_steps` applies (diagonal Hessians)."""
+        return self.diagonal
+
+    def _fused_coefficients(self, lr: float, steps: int, noise_sd: float,
+                            dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r"""Cached per (lr, steps, noise_sd, dtype): the gain :math:`S_1 a_i`, :math:`S_1`
+        and the noise scale :math:`\sigma_\xi\sqrt{S_2}`, with
+        :math:`S_q = \sum_{j<\tau} m^{qj}`, :math:`m = 1 - \eta a_i`."""
+        key = ("fused", float(lr), int(steps), float(noise_sd), np.dtype(dtype))
+        hit = self._cast.get(key)
+        if hit is None:
+            a = self.hessians
+            m = 1.0 - lr * a
+            s1 = np.zeros_like(a)
+            s2 = np.zeros_like(a)
+            power = np.ones_like(a)
+            for _ in range(steps):
+                s1 += power
+                s2 += power * power
+                power = power * m
+            hit = ((s1 * a).astype(dtype), s1.astype(dtype),
+                   (noise_sd * np.sqrt(s2)).astype(dtype))
+            self._cast[key] = hit
+        return hit
+
+    def fused_local_steps(self, y: np.ndarray, clients: np.ndarray, lr: float, steps: int, *,
+                          correction: np.ndarray | None = None,
+                          normals: np.ndarray | None = None, noise_sd: float = 0.0,
+                          out: np.ndarray | None = None) -> np.ndarray:
+        r""":meth:`local_steps` in closed form for diagonal Hessians, with additive Gaussian
+        noise :math:`\xi^j \sim N(0, \sigma_\xi^2 I)` (or none).
+
+        The steps are linear: :math:`e^{j+1} = m\odot e^j - \eta(\xi^j + u)` with
+        :math:`e = y - c_i`, :math:`m = 1 - \eta a_i`, so
+
+        .. math::
+
+            \Delta = S_1\odot\big(a_i\odot(y^0 - c_i) + u\big)
+            + \sum_{j<\tau} m^{\tau-1-j}\odot\xi^j,\qquad S_1 = \sum_{j<\tau} m^j,
+
+        and the noise sum is one Gaussian of per-coordinate variance
+        :math:`\sigma_\xi^2 S_2`, :math:`S_2 = \sum_{j<\tau} m^{2j}`: one standard normal per
+        coordinate (``normals``, ``(K, d)``, overwritten) instead of :math:`\tau`.
+
+        >>> prob = QuadraticProblem(np.array([[0.5]]), np.array([[1.0]]))
+        >>> y = np.array([[3.0]])
+        >>> float(prob.fused_local_steps(y, np.array([0]), lr=0.5, steps=2)[0, 0])
+        1.75
+        >>> float(prob.local_steps(y, np.array([0]), lr=0.5, steps=2)[0, 0])
+        1.75
+        """
+        if not self.diagonal:
+            raise ValueError("fused_local_steps needs diagonal Hessians; this problem is dense "
+                             "(use local_steps)")
+        y2, idx, out2 = self._rows(y, clients, out, two_d=True)
+        lr = _positive("lr", lr)
+        steps = _steps(steps)
+        noise_sd = float(noise_sd)
+        if not (np.isfinite(noise_sd) and noise_sd >= 0):
+            raise ValueError(f"noise_sd must be a non-negative real number, got {noise_sd!r}")
+        dtype, K, d = out2.dtype, idx.size, self.d
+        gain, s1, sd = self._fused_coefficients(lr, steps, noise_sd, dtype)
+        _minus_rows(y2, self._params(dtype)[1], idx, out2)
+        aux = _thread_buffer("rows", (K, d), dtype)
+        out2 *= gain.take(idx, axis=0, out=aux, mode="clip")  # S1 a (y - c)
+        if correction is not None:
+            s1.take(idx, axis=0, out=aux, mode="clip")
+            aux *= correction
+            out2 += aux  # + S1 u
+        if normals is not None and noise_sd > 0:
+            normals *= sd.take(idx, axis=0, out=aux, mode="clip")
+            out2 += normals
+        return out2
 
     def heterogeneity(self, x: np.ndarray) -> np.ndarray:
         r""":math:`\sum_i w_i \|\nabla f_i(x) - \nabla f(x)\|^2`: ``(..., d)`` -> ``(...)``."""
