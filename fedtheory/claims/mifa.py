@@ -46,6 +46,7 @@ import sympy as sp
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, register
 from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.symbolic.indicators import expectation, independent_moments
 
 __all__ = [
     "bernoulli_expectation",
@@ -78,24 +79,25 @@ def _indicators(n: int) -> list[sp.Symbol]:
     return [sp.Symbol(f"1_{{{i}}}", nonnegative=True) for i in range(1, n + 1)]
 
 
+def _prob_symbols(n: int) -> list[sp.Symbol]:
+    return [sp.Symbol(f"p_{{{i}}}", positive=True) for i in range(1, n + 1)]
+
+
 def bernoulli_expectation(expr: sp.Expr, indicators: list[sp.Symbol], probs: list[Any]
                           ) -> sp.Expr:
     r"""Expectation of a polynomial in independent Bernoulli indicators.
 
     Uses only :math:`1_i^k = 1_i` (:math:`k\ge1`), :math:`\mathbb E\,1_i = p_i` and
     independence (the expectation of a product of distinct indicators is the product of the
-    :math:`p_i`): expand, reduce powers, substitute.
+    :math:`p_i`): :func:`fedtheory.symbolic.indicators.expectation` with
+    :func:`~fedtheory.symbolic.indicators.independent_moments`.
 
     >>> a, b = sp.symbols("a b")
     >>> I1, I2 = _indicators(2)
     >>> bernoulli_expectation((I1 * a + I2 * b) ** 2, [I1, I2], [p, p])
     a**2*p + 2*a*b*p**2 + b**2*p
     """
-    inds = set(indicators)
-    e = sp.expand(expr)
-    e = e.replace(lambda x: x.is_Pow and x.base in inds and x.exp.is_Integer and x.exp > 0,
-                  lambda x: x.base)
-    return sp.expand(e.subs(dict(zip(indicators, probs, strict=True)), simultaneous=True))
+    return expectation(expr, indicators, independent_moments(probs))
 
 
 def _is_zero(expr: sp.Expr) -> bool:
@@ -120,7 +122,7 @@ def derive_conditional_means(n: int = 3) -> dict[str, Any]:
     "bias = 0".
     """
     I = _indicators(n)
-    ps = [sp.Symbol(f"p_{{{i}}}", positive=True) for i in range(1, n + 1)]
+    ps = _prob_symbols(n)
     D = _vec(r"\Delta", n)
     M = [sp.Symbol(f"G_{{t-1}}^{{({i})}}", real=True) for i in range(1, n + 1)]
     mifa_rows = [I[i] * D[i] + (1 - I[i]) * M[i] for i in range(n)]
@@ -162,7 +164,7 @@ def derive_error_terms(n: int = 3) -> dict[str, Any]:
     g = _vec("g", n)
     e = _vec("e", n)
     M = [g[i] - e[i] for i in range(n)]  # memory G_{t-1}^{(i)} written through e_i
-    ps = [sp.Symbol(f"p_{{{i}}}", positive=True) for i in range(1, n + 1)]
+    ps = _prob_symbols(n)
     mifa_rows = [I[i] * g[i] + (1 - I[i]) * M[i] for i in range(n)]
     umifa_rows = [I[i] * (g[i] / p - (1 / p - 1) * M[i]) + (1 - I[i]) * M[i] for i in range(n)]
     err_mifa = sum(g[i] - mifa_rows[i] for i in range(n)) / n
@@ -394,7 +396,7 @@ def derive_saga_umifa(n: int = 3) -> dict[str, Any]:
     :math:`\frac{n-1}{n^2}\sum_ie_i^2` (:math:`e_i = g_i-\alpha_i`).
     """
     I = _indicators(n)
-    ps = [sp.Symbol(f"p_{{{i}}}", positive=True) for i in range(1, n + 1)]
+    ps = _prob_symbols(n)
     g = _vec("g", n)
     a = _vec(r"\alpha", n)
     abar = sum(a) / n
@@ -467,6 +469,24 @@ def _exact_state(n: int = 3) -> tuple[np.ndarray, np.ndarray, list[Fraction]]:
     return delta, memory, p
 
 
+def _exact_error2(rule_name: str) -> tuple[np.ndarray, np.ndarray, Fraction, Fraction]:
+    """Exact E||∇f(w_t) - G_t||^2 of one round of ``rule_name`` over all 2^3 patterns.
+
+    The state of :func:`_exact_state` (updates = exact client gradients), p = 1/10 for every
+    client; returns (grads, memory, p, the expectation).
+    """
+    grads, memory, _ = _exact_state(3)
+    p_val = Fraction(1, 10)
+    pl = [p_val] * 3
+    gbar = grads.sum(axis=0) / 3
+
+    def err2(m: np.ndarray) -> Fraction:
+        G = _exact_rows(rule_name, m, grads, memory, pl).sum(axis=0) / 3
+        return sum((gbar - G) ** 2)
+
+    return grads, memory, p_val, mx.exact_expectation(err2, 3, p_val)
+
+
 def _fmt_frac(a: Any) -> Any:
     return np.vectorize(str, otypes=[object])(np.asarray(a, dtype=object)).tolist()
 
@@ -480,6 +500,17 @@ def _z_reject(samples: np.ndarray, value: np.ndarray, alpha: float = ALPHA
     ci = stats.mean_interval(samples, alpha, "two")
     z = np.abs(ci.mean - value) / np.maximum(ci.stderr, 1e-300)
     return bool(np.all(z > ci.z)), float(np.min(z)), float(ci.z)
+
+
+def _identity_and_bound(ident: Evidence, up: Evidence, theoretical: Any, bound_label: str = "",
+                        data: dict[str, Any] | None = None) -> Evidence:
+    """One verdict from a two-sided check of the exact value and a one-sided check of a bound
+    on the same samples: passed when both pass, inconclusive when the identity is."""
+    ok = bool(ident.passed) and bool(up.passed)
+    return Evidence(passed=ok if ident.passed is not None else None, measured=ident.measured,
+                    theoretical=theoretical, detail=f"{ident.detail}. {bound_label}{up.detail}",
+                    alpha=ALPHA, counterexample=ident.counterexample or up.counterexample,
+                    data=data if data is not None else {})
 
 
 # ============================================================================== mifa.biased
@@ -678,16 +709,7 @@ def _mifa_error_symbolic(ctx: Context) -> Evidence:
 @MIFA_ERROR.check("symbolic", "exact_enumeration")
 def _mifa_error_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns with p = 1/10 (rational, d = 2): exact value and bound."""
-    grads, memory, _ = _exact_state(3)
-    p_val = Fraction(1, 10)
-    pl = [p_val] * 3
-    gbar = grads.sum(axis=0) / 3
-
-    def err2(m: np.ndarray) -> Fraction:
-        G = _exact_rows("mifa", m, grads, memory, pl).sum(axis=0) / 3
-        return sum((gbar - G) ** 2)
-
-    value = mx.exact_expectation(err2, 3, p_val)
+    grads, memory, p_val, value = _exact_error2("mifa")
     e = grads - memory
     S1, S2 = e.sum(axis=0), (e**2).sum()
     exact = ((1 - p_val) ** 2 * sum(S1**2) + p_val * (1 - p_val) * S2) / 9
@@ -712,11 +734,7 @@ def _mifa_error_mc(ctx: Context) -> Evidence:
     ce = {"seed": ctx.seed, "replicas": R, "p": p_val, "grads": grads, "memory": memory}
     ident = stats.check_identity(err2, exact, counterexample=ce, what="E||∇f - G_t||^2")
     up = stats.check_upper_bound(err2, bound, counterexample=ce, what="E||∇f - G_t||^2")
-    ok = bool(ident.passed) and bool(up.passed)
-    return Evidence(passed=ok if ident.passed is not None else None, measured=ident.measured,
-                    theoretical={"exact": exact, "bound": bound},
-                    detail=f"{ident.detail}. Bound: {up.detail}", alpha=ALPHA,
-                    counterexample=ident.counterexample or up.counterexample)
+    return _identity_and_bound(ident, up, {"exact": exact, "bound": bound}, "Bound: ")
 
 
 # ======================================================================== mifa.umifa_error
@@ -756,16 +774,7 @@ def _umifa_error_symbolic(ctx: Context) -> Evidence:
 @UMIFA_ERROR.check("symbolic", "exact_enumeration")
 def _umifa_error_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns with p = 1/10 (rational, d = 2): exact equality."""
-    grads, memory, _ = _exact_state(3)
-    p_val = Fraction(1, 10)
-    pl = [p_val] * 3
-    gbar = grads.sum(axis=0) / 3
-
-    def err2(m: np.ndarray) -> Fraction:
-        G = _exact_rows("umifa", m, grads, memory, pl).sum(axis=0) / 3
-        return sum((gbar - G) ** 2)
-
-    value = mx.exact_expectation(err2, 3, p_val)
+    grads, memory, p_val, value = _exact_error2("umifa")
     theory = (1 - p_val) / (9 * p_val) * ((grads - memory) ** 2).sum()
     ok = value == theory
     return Evidence(passed=ok, measured=str(value), theoretical=str(theory),
@@ -790,14 +799,18 @@ def _c_of(n: int, p_val: float) -> float:
     return 2.0 / n * (1.0 / p_val - 1.0)
 
 
-def _floor_problems(rng: np.random.Generator, n: int = 10, d: int = 5) -> list[tuple[str, Any]]:
-    """The quadratics of the FedAvg-IS floor checks: isotropic and heterogeneous Hessians."""
+def _heterogeneous(rng: np.random.Generator, n: int = 10, d: int = 5) -> Any:
+    """The heterogeneous quadratic of the checks: L = 1, μ = 0.1, σ_G² = 1."""
     from fedtheory.problems.quadratic import QuadraticProblem
 
+    return QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.1, sigma_G2=1.0, rng=rng)
+
+
+def _floor_problems(rng: np.random.Generator, n: int = 10, d: int = 5) -> list[tuple[str, Any]]:
+    """The quadratics of the FedAvg-IS floor checks: isotropic and heterogeneous Hessians."""
     return [
         ("isotropic", mx.isotropic_problem(n, d, L=1.0, sigma_G2_max=1.0, rng=rng)),
-        ("heterogeneous", QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.1, sigma_G2=1.0,
-                                                         rng=rng)),
+        ("heterogeneous", _heterogeneous(rng, n, d)),
     ]
 
 
@@ -1203,10 +1216,8 @@ def _condition(eta_val: Any, L_val: Any, tau_max: Any) -> Any:
 def _mifa_long_runs(ctx: Context, *, eta_val: float, p_val: float, stream: str,
                     start: float = 5.0) -> dict[str, Any]:
     """MIFA (exact gradients, memory filled at round 0) on a heterogeneous quadratic, n = 10."""
-    from fedtheory.problems.quadratic import QuadraticProblem
-
     rng = ctx.rng(stream)
-    prob = QuadraticProblem.heterogeneous(10, 5, L=1.0, mu=0.1, sigma_G2=1.0, rng=rng)
+    prob = _heterogeneous(rng)
     T_val = ctx.size(quick=300, full=2000)
     R = ctx.size(quick=300, full=2000)
     x0 = prob.x_star + start * np.ones(prob.d) / np.sqrt(prob.d)
@@ -1337,6 +1348,11 @@ def _floor_comparison(ctx: Context, p_val: float, *, eta_val: float = 0.02,
                                      for rule in ("fedavg_is", "mifa", "umifa")})
 
 
+def _diverged(v: np.ndarray) -> bool:
+    """Whether some run overflowed (non-finite or above 1e100)."""
+    return bool(not np.all(np.isfinite(v)) or np.max(v) > 1e100)
+
+
 def _floor_verdicts(out: dict[str, Any]) -> tuple[bool | None, str, dict[str, Any]]:
     """'keeps a floor' for FedAvg-IS, 'no floor' for MIFA and U-MIFA (see the derivation)."""
     F = out["floor"]
@@ -1347,7 +1363,7 @@ def _floor_verdicts(out: dict[str, Any]) -> tuple[bool | None, str, dict[str, An
     ok &= bool(ev_is.passed)
     for k in ("mifa", "umifa"):
         v = final[k]
-        if not np.all(np.isfinite(v)) or np.max(v) > 1e100:
+        if _diverged(v):
             parts.append(f"{k}: diverged ({int(np.sum(~np.isfinite(v) | (v > 1e100)))}/"
                          f"{v.size} runs overflow by round {out['T']})")
             data[k] = "diverged"
@@ -1484,7 +1500,7 @@ def _zf_corr_floors(ctx: Context) -> Evidence:
         out = _floor_comparison(ctx, p_val, stream=f"p{p_val}")
         v = out["umifa"][-1]
         F = out["floor"]
-        if not np.all(np.isfinite(v)) or np.max(v) > 1e100:
+        if _diverged(v):
             parts.append(f"p = {p_val}: U-MIFA diverged (overflow by round {out['T']})")
             data[f"p={p_val}"] = "diverged"
             continue
@@ -1525,10 +1541,7 @@ def _exact_saga_umifa(T_val: int, eta_r: Fraction, p_r: Fraction, centers: list[
 
 def _same_mask_runs(ctx: Context, p_val: float, rounds: int, replicas: int, stream: str
                     ) -> dict[str, dict[str, np.ndarray]]:
-    from fedtheory.problems.quadratic import QuadraticProblem
-
-    prob = QuadraticProblem.heterogeneous(10, 5, L=1.0, mu=0.1, sigma_G2=1.0,
-                                          rng=ctx.rng(stream + "-problem"))
+    prob = _heterogeneous(ctx.rng(stream + "-problem"))
     x0 = prob.x_star + np.ones(prob.d)
     out = {}
     for rule in ("saga", "umifa"):
@@ -1646,7 +1659,7 @@ def _saga_corr_symbolic(ctx: Context) -> Evidence:
     """Directions equal, rows differ by 1_i(1/p_i - 1)(Δ_i - α_i), MIFA = SAG, variances."""
     d = derive_saga_umifa(3)
     I = _indicators(3)
-    ps = [sp.Symbol(f"p_{{{i}}}", positive=True) for i in range(1, 4)]
+    ps = _prob_symbols(3)
     g, a = _vec("g", 3), _vec(r"\alpha", 3)
     rows = all(_is_zero(d["memory_difference"][i] - I[i] * (1 / ps[i] - 1) * (g[i] - a[i]))
                for i in range(3))
@@ -1666,10 +1679,9 @@ def _saga_corr_sync(ctx: Context) -> Evidence:
     """Engine: U-MIFA given SAGA's table each round returns SAGA's direction; p = 1 identical."""
     from fedtheory.algorithms import get_rule
     from fedtheory.participation import BernoulliParticipation
-    from fedtheory.problems.quadratic import QuadraticProblem
 
     rng = ctx.rng("sync")
-    prob = QuadraticProblem.heterogeneous(10, 5, L=1.0, mu=0.1, sigma_G2=1.0, rng=rng)
+    prob = _heterogeneous(rng)
     R, n, d_ = 64, prob.n, prob.d
     x = np.broadcast_to(prob.x_star + 1.0, (R, d_)).copy()
     saga = get_rule("saga", memory_init="full")
@@ -1907,17 +1919,16 @@ def _rates_fedpgd(ctx: Context) -> Evidence:
                                  what="E[(1/T)Σ||∇f||^2] per (n, b)")
     up = stats.check_upper_bound(samples, np.array(bounds), counterexample=ce,
                                  what="the row's bound per (n, b)")
-    ok = bool(ident.passed) and bool(up.passed)
-    return Evidence(passed=ok if ident.passed is not None else None, measured=ident.measured,
-                    theoretical={"exact": exact, "row_bound": bounds},
-                    detail=f"{ident.detail}. {up.detail}", alpha=ALPHA,
-                    counterexample=ident.counterexample or up.counterexample,
-                    data={"configs": rows})
+    return _identity_and_bound(ident, up, {"exact": exact, "row_bound": bounds},
+                               data={"configs": rows})
 
 
-@RATES_TABLE.check("monte_carlo", "fedpgd_convex_row")
-def _rates_convex(ctx: Context) -> Evidence:
-    """Convex FedPGD row as printed (floor inside 1/T): min_t f(x_t) - f* against it."""
+def _convex_fedpgd_run(ctx: Context) -> dict[str, Any]:
+    """The convex FedPGD setting of mifa.rates_table and its correction: n = 40, b = 4,
+    d = 50, η = 1/(2L) on the isotropic quadratic from x* + a unit vector (stream "convex").
+
+    Returns the sizes, the replicas of f(x_t) - f* ``(R, T + 1)`` and f(x_0) - f*.
+    """
     from fedtheory.algorithms import get_rule
     from fedtheory.participation import UniformParticipation
     from fedtheory.simulate import simulate
@@ -1930,8 +1941,17 @@ def _rates_convex(ctx: Context) -> Evidence:
     x0 = prob.x_star + np.ones(d) / np.sqrt(d)
     res = simulate(prob, get_rule("fedpgd", b=b), UniformParticipation(n, b), rounds=T_val,
                    replicas=R, lr=eta_val, x0=x0, seed=ctx.seed, keep_replicas=True)
-    mins = res.f_gap.replicas.min(axis=1)
-    gap0 = float(prob.loss(x0) - prob.f_star)
+    return {"n": n, "b": b, "d": d, "eta": eta_val, "L": L_val, "T": T_val, "R": R,
+            "f_gap": res.f_gap.replicas, "gap0": float(prob.loss(x0) - prob.f_star)}
+
+
+@RATES_TABLE.check("monte_carlo", "fedpgd_convex_row")
+def _rates_convex(ctx: Context) -> Evidence:
+    """Convex FedPGD row as printed (floor inside 1/T): min_t f(x_t) - f* against it."""
+    r = _convex_fedpgd_run(ctx)
+    n, b, d, eta_val, L_val, T_val, R = (r[k] for k in ("n", "b", "d", "eta", "L", "T", "R"))
+    mins = r["f_gap"].min(axis=1)
+    gap0 = r["gap0"]
     bound = (1.0 / (2 * eta_val) + 2 * gap0
              + eta_val * L_val / (n - 1) * (n / b - 1) * 1.0) / T_val
     ce = {"seed": ctx.seed, "n": n, "b": b, "d": d, "eta": eta_val, "L": L_val, "T": T_val,
@@ -1942,10 +1962,7 @@ def _rates_convex(ctx: Context) -> Evidence:
 
 
 def _scaling_problem(ctx: Context, n: int) -> Any:
-    from fedtheory.problems.quadratic import QuadraticProblem
-
-    return QuadraticProblem.heterogeneous(n, 5, L=1.0, mu=0.1, sigma_G2=1.0,
-                                          rng=ctx.rng(f"scaling{n}"))
+    return _heterogeneous(ctx.rng(f"scaling{n}"), n)
 
 
 def _evals_to_eps(ctx: Context, ns: list[int]) -> dict[str, Any]:
@@ -2118,19 +2135,9 @@ def _rates_corr_symbolic(ctx: Context) -> Evidence:
 @RATES_TABLE_CORRECTED.check("monte_carlo", "fedpgd_convex_long_run")
 def _rates_corr_convex(ctx: Context) -> Evidence:
     """The setting that refutes the printed convex row: the derived bound on the average."""
-    from fedtheory.algorithms import get_rule
-    from fedtheory.participation import UniformParticipation
-    from fedtheory.simulate import simulate
-
-    n, b, d = 40, 4, 50
-    eta_val, L_val = 0.5, 1.0
-    T_val = ctx.size(quick=1000, full=5000)
-    R = ctx.size(quick=50, full=200)
-    prob = mx.isotropic_problem(n, d, L=L_val, sigma_G2_max=1.0, rng=ctx.rng("convex"))
-    x0 = prob.x_star + np.ones(d) / np.sqrt(d)
-    res = simulate(prob, get_rule("fedpgd", b=b), UniformParticipation(n, b), rounds=T_val,
-                   replicas=R, lr=eta_val, x0=x0, seed=ctx.seed, keep_replicas=True)
-    avg = res.f_gap.replicas[:, :T_val].mean(axis=1)
+    r = _convex_fedpgd_run(ctx)
+    n, b, d, eta_val, T_val, R = (r[k] for k in ("n", "b", "d", "eta", "T", "R"))
+    avg = r["f_gap"][:, :T_val].mean(axis=1)
     bound = 1.0 / (eta_val * T_val) + eta_val * (n / b - 1) / (n - 1) * 1.0
     ce = {"seed": ctx.seed, "n": n, "b": b, "d": d, "eta": eta_val, "T": T_val,
           "replicas": R}
