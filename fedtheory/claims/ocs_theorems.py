@@ -29,7 +29,6 @@ theorem's step-size limit and right-hand side) are what the claims and the figur
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,8 +41,10 @@ import sympy as sp
 from fedtheory import stats
 from fedtheory.claims.core import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.registry import register
+from fedtheory.experiments.mifa_experiments import exact_expectation
 from fedtheory.problems import NoiseModel, QuadraticProblem, RelativeNoise
 from fedtheory.sampling.ocs import optimal_probabilities
+from fedtheory.symbolic.indicators import expectation, independent_moments
 
 __all__ = [
     "GammaInterval",
@@ -266,6 +267,18 @@ def _common(problem: QuadraticProblem, noise: NoiseModel) -> dict[str, float]:
     }
 
 
+def _theorem13_form(problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray, eta: float,
+                    gamma: float, k: int) -> float:
+    r""":math:`(1-\mu\eta)\|r^k\|^2 + \eta^2(\beta_1/\gamma - \beta_2)` with
+    :math:`\beta_1 = kL(1+M)\sum_i w_i^2 Z_i + \sigma^2\sum_i w_i^2`,
+    :math:`\beta_2 = kL\sum_i w_i^2 Z_i` (the seed's :math:`k = 2`, corrected :math:`k = 4`)."""
+    c = _common(problem, noise)
+    r2 = float(np.sum((np.asarray(x) - problem.x_star) ** 2))
+    beta1 = k * c["L"] * (1 + c["M"]) * c["S2Z"] + c["sigma2"] * c["S2"]
+    beta2 = k * c["L"] * c["S2Z"]
+    return (1 - problem.mu * eta) * r2 + eta**2 * (beta1 / gamma - beta2)
+
+
 def theorem13_eta_max(problem: QuadraticProblem, noise: NoiseModel, gamma: float) -> float:
     r"""Largest step of Theorem 13: :math:`\gamma^k / ((1 + WM)L)`."""
     c = _common(problem, noise)
@@ -280,11 +293,7 @@ def theorem13_rhs(
     .. math:: \beta_1 = \sum_i w_i^2 (2L(1+M)Z_i + \sigma^2),\quad
               \beta_2 = 2L\sum_i w_i^2 Z_i .
     """
-    c = _common(problem, noise)
-    r2 = float(np.sum((np.asarray(x) - problem.x_star) ** 2))
-    beta1 = 2 * c["L"] * (1 + c["M"]) * c["S2Z"] + c["sigma2"] * c["S2"]
-    beta2 = 2 * c["L"] * c["S2Z"]
-    return (1 - problem.mu * eta) * r2 + eta**2 * (beta1 / gamma - beta2)
+    return _theorem13_form(problem, noise, x, eta, gamma, 2)
 
 
 def theorem13_corrected_eta_max(
@@ -303,11 +312,7 @@ def theorem13_corrected_rhs(
     .. math:: \beta_1' = \sum_i w_i^2 (4L(1+M)Z_i + \sigma^2),\quad
               \beta_2' = 4L\sum_i w_i^2 Z_i .
     """
-    c = _common(problem, noise)
-    r2 = float(np.sum((np.asarray(x) - problem.x_star) ** 2))
-    beta1 = 4 * c["L"] * (1 + c["M"]) * c["S2Z"] + c["sigma2"] * c["S2"]
-    beta2 = 4 * c["L"] * c["S2Z"]
-    return (1 - problem.mu * eta) * r2 + eta**2 * (beta1 / gamma - beta2)
+    return _theorem13_form(problem, noise, x, eta, gamma, 4)
 
 
 def _rho(problem: QuadraticProblem) -> float:
@@ -341,6 +346,20 @@ def theorem17_eta_max(
     return min(1 / (L * (2 + a)), gamma / ((1 + c["W"] * (1 + a)) * L)) / 8
 
 
+def _theorem17_form(problem: QuadraticProblem, c: dict[str, float], x: np.ndarray, eta: float,
+                    beta1: float, R: int) -> float:  # noqa: N803
+    r""":math:`(1 - \tfrac{\mu\eta}{2})\|r^k\|^2 - \tfrac38\eta(f(x^k) - f^\star)
+    + \eta^2\beta_1^k + \eta^3\beta_2` with :math:`\beta_2 = 72L^2(1 + \frac MR)
+    \sum_i w_i Z_i` (Theorem 17 and its correction differ only in :math:`\beta_1^k`)."""
+    L, a = c["L"], c["M"] / R
+    x = np.asarray(x, dtype=float)
+    r2 = float(np.sum((x - problem.x_star) ** 2))
+    gap = float(problem.loss(x)) - problem.f_star
+    beta2 = 72 * L**2 * (1 + a) * c["SZ"]
+    mu = problem.mu_clients
+    return (1 - mu * eta / 2) * r2 - 3 / 8 * eta * gap + eta**2 * beta1 + eta**3 * beta2
+
+
 def theorem17_rhs(
     problem: QuadraticProblem,
     noise: NoiseModel,
@@ -360,13 +379,8 @@ def theorem17_rhs(
     """
     c = _common(problem, noise)
     L, a = c["L"], c["M"] / R
-    x = np.asarray(x, dtype=float)
-    r2 = float(np.sum((x - problem.x_star) ** 2))
-    gap = float(problem.loss(x)) - problem.f_star
     beta1 = 2 * c["sigma2"] / (gamma * R) * c["S2"] + 4 * L * (a + 1 - gamma) * c["S2Z"]
-    beta2 = 72 * L**2 * (1 + a) * c["SZ"]
-    mu = problem.mu_clients
-    return (1 - mu * eta / 2) * r2 - 3 / 8 * eta * gap + eta**2 * beta1 + eta**3 * beta2
+    return _theorem17_form(problem, c, x, eta, beta1, R)
 
 
 def theorem17_corrected_eta_max(
@@ -394,14 +408,9 @@ def theorem17_corrected_rhs(
     """
     c = _common(problem, noise)
     L, a = c["L"], c["M"] / R
-    x = np.asarray(x, dtype=float)
-    r2 = float(np.sum((x - problem.x_star) ** 2))
-    gap = float(problem.loss(x)) - problem.f_star
     beta1 = 17 * c["sigma2"] / (8 * gamma * R) * c["S2"] + 8 * L / gamma * (a + 1 - gamma) * c[
         "S2Z"]
-    beta2 = 72 * L**2 * (1 + a) * c["SZ"]
-    mu = problem.mu_clients
-    return (1 - mu * eta / 2) * r2 - 3 / 8 * eta * gap + eta**2 * beta1 + eta**3 * beta2
+    return _theorem17_form(problem, c, x, eta, beta1, R)
 
 
 def theorem18_eta_max(problem: QuadraticProblem, noise: NoiseModel, R: int) -> float:  # noqa: N803
@@ -452,20 +461,6 @@ def exact_ocs_probabilities(norms: Sequence[Fraction], m: int) -> list[Fraction]
     return out
 
 
-def _exact_expectation(
-    p: Sequence[Fraction], value: Callable[[tuple[int, ...]], Fraction]
-) -> Fraction:
-    """:math:`\\mathbb E[value(S)]` over independent participation, enumerating all patterns."""
-    total = Fraction(0)
-    for pattern in itertools.product((0, 1), repeat=len(p)):
-        prob = Fraction(1)
-        for s, pi in zip(pattern, p, strict=True):
-            prob *= pi if s else 1 - pi
-        if prob:
-            total += prob * value(pattern)
-    return total
-
-
 def _exact_gamma(u: Sequence[Fraction], m: int) -> tuple[Fraction, list[Fraction]]:
     n = len(u)
     p = exact_ocs_probabilities(u, m)
@@ -514,11 +509,11 @@ def exact_dsgd_counterexample(
     k = 4 if corrected else 2
     beta1, beta2 = k * s2z, k * s2z  # sigma^2 = M = 0, L = 1
 
-    def sq_dist(pattern: tuple[int, ...]) -> Fraction:
+    def sq_dist(pattern: np.ndarray) -> Fraction:
         G = sum((weights[i] / p[i] * g[i] for i in range(n) if pattern[i]), Fraction(0))
         return (x - eta * G - x_star) ** 2
 
-    lhs = _exact_expectation(p, sq_dist)
+    lhs = exact_expectation(sq_dist, n, p)
     rhs = (1 - eta) * (x - x_star) ** 2 + eta**2 * (beta1 / gamma - beta2)
     return {"lhs": lhs, "rhs": rhs, "gamma": gamma, "eta": eta, "x_star": x_star,
             "p": p, "beta1": beta1, "beta2": beta2}
@@ -560,11 +555,11 @@ def exact_fedavg_counterexample(
     s2z = sum((wi * wi * z for wi, z in zip(w, Z, strict=True)), Fraction(0))
     sz = sum((wi * z for wi, z in zip(w, Z, strict=True)), Fraction(0))
 
-    def sq_dist(pattern: tuple[int, ...]) -> Fraction:
+    def sq_dist(pattern: np.ndarray) -> Fraction:
         agg = sum((w[i] / p[i] * U[i] for i in range(n) if pattern[i]), Fraction(0))
         return (x - eta_g * agg) ** 2
 
-    lhs = _exact_expectation(p, sq_dist)
+    lhs = exact_expectation(sq_dist, n, p)
     zc = 8 / gamma * (1 - gamma) if corrected else 4 * (1 - gamma)
     beta1 = zc * s2z
     beta2 = 72 * sz
@@ -607,29 +602,36 @@ def _direction(problem: QuadraticProblem, dist: float, rng: np.random.Generator)
     return problem.x_star + dist * v / np.linalg.norm(v)
 
 
-def _dsgd_gamma(sc: Scenario, reps: int, rng: np.random.Generator, level: float
-                ) -> GammaInterval:
+def _gamma_interval(sc: Scenario, updates: Callable[[int], np.ndarray], reps: int,
+                    level: float) -> GammaInterval:
+    r""":math:`\gamma` and its interval from ``reps`` draws of the updates, in chunks
+    (``updates(k)`` gives ``k`` replicas of the ``(n, d)`` updates)."""
     p = sc.problem
     A, B = [], []
-    G = p.client_grads(np.asarray(sc.x, dtype=float))
     for k in _chunks(reps):
-        Gk = np.broadcast_to(G, (k, p.n, p.d))
-        a, b = alpha_terms(Gk + sc.noise.sample(Gk, rng), p.weights, sc.m)
+        a, b = alpha_terms(updates(k), p.weights, sc.m)
         A.append(a)
         B.append(b)
     return improvement_interval((np.concatenate(A), np.concatenate(B)), p.weights, sc.m, level)
+
+
+def _dsgd_gamma(sc: Scenario, reps: int, rng: np.random.Generator, level: float
+                ) -> GammaInterval:
+    p = sc.problem
+    G = p.client_grads(np.asarray(sc.x, dtype=float))
+
+    def updates(k: int) -> np.ndarray:
+        Gk = np.broadcast_to(G, (k, p.n, p.d))
+        return Gk + sc.noise.sample(Gk, rng)
+
+    return _gamma_interval(sc, updates, reps, level)
 
 
 def _fedavg_gamma(sc: Scenario, eta_l: float, reps: int, rng: np.random.Generator,
                   level: float) -> GammaInterval:
-    p = sc.problem
-    A, B = [], []
-    for k in _chunks(reps):
-        U = fedavg_local_updates(p, sc.noise, sc.x, eta_l, sc.R, rng, k)
-        a, b = alpha_terms(U, p.weights, sc.m)
-        A.append(a)
-        B.append(b)
-    return improvement_interval((np.concatenate(A), np.concatenate(B)), p.weights, sc.m, level)
+    return _gamma_interval(
+        sc, lambda k: fedavg_local_updates(sc.problem, sc.noise, sc.x, eta_l, sc.R, rng, k),
+        reps, level)
 
 
 def choose_fedavg_steps(
@@ -964,20 +966,6 @@ def _fedavg_check(ctx: Context, scenarios: list[Scenario], theorem: str, what: s
 
 
 # ----------------------------------------------------------------------------- sympy helpers
-def _indicator_expectation(expr: sp.Expr, indicators: Sequence[sp.Symbol],
-                           probs: Sequence[sp.Symbol]) -> sp.Expr:
-    """:math:`\\mathbb E` of a polynomial in independent Bernoulli(:math:`p_i`) indicators."""
-    poly = sp.Poly(sp.expand(expr), *indicators)
-    out = sp.Integer(0)
-    for exps, coeff in poly.terms():
-        term = coeff
-        for e, p in zip(exps, probs, strict=True):
-            if e:  # 1_i^e = 1_i, E[prod 1_i] = prod p_i (independence)
-                term *= p
-        out += term
-    return out
-
-
 def _one_step_identity_evidence() -> Evidence:
     n, d = 3, 2
     p = sp.symbols(f"p1:{n + 1}", positive=True)
@@ -987,7 +975,9 @@ def _one_step_identity_evidence() -> Evidence:
     r = sp.symbols(f"r1:{d + 1}")
     g = [[sp.Symbol(f"g{i + 1}_{j + 1}") for j in range(d)] for i in range(n)]
     G = [sum(one[i] * w[i] / p[i] * g[i][j] for i in range(n)) for j in range(d)]
-    lhs = _indicator_expectation(sum((r[j] - eta * G[j]) ** 2 for j in range(d)), one, p)
+    # 1_i^k = 1_i, E[prod 1_i] = prod p_i (independence)
+    lhs = expectation(sum((r[j] - eta * G[j]) ** 2 for j in range(d)), one,
+                      independent_moments(p))
     mean = [sum(w[i] * g[i][j] for i in range(n)) for j in range(d)]
     var = sum(w[i] ** 2 * (1 - p[i]) / p[i] * sum(g[i][j] ** 2 for j in range(d))
               for i in range(n))
