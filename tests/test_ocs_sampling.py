@@ -384,3 +384,14 @@ def test_aocs_subnormal_norms_never_nan(norms, m):
     if res.converged:
         assert res.p.sum() <= m * (1 + 1e-12)
         np.testing.assert_allclose(res.p, optimal_probabilities(norms, m), atol=1e-9)
+
+
+def test_variance_at_optimum_with_a_tiny_probability():
+    """Found by hypothesis: (1 - q)/q overflows for q ~ 5e-309; the variance must stay finite
+    and equal the optimal value."""
+    from fedtheory.sampling.ocs import independent_sampling_variance, optimal_variance
+
+    u = [4.0, 2.225e-308]
+    v = independent_sampling_variance(u, optimal_probabilities(u, 1))
+    assert np.isfinite(v)
+    np.testing.assert_allclose(v, optimal_variance(u, 1), rtol=1e-12)

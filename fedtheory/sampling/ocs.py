@@ -239,8 +239,9 @@ def independent_sampling_variance(
     """
     u, _ = validate_norms(norms, 1.0)
     q = validate_probabilities(p, u.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(u > 0, (1.0 - q) / q * u**2, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # ((1 - q) u) (u / q): u / q stays finite where (1 - q) / q would overflow (tiny q)
+        terms = np.where(u > 0, ((1.0 - q) * u) * (u / q), 0.0)
     out = terms.sum(axis=-1)
     return float(out) if u.ndim == 1 else out
 
