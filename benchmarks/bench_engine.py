@@ -1,7 +1,7 @@
 """Speed of the simulator (fedtheory.simulate) against a research-script reference
 (benchmarks/reference_loop.py) and against this machine's raw limits.
 
-Three measurements, each run once (``--quick`` shrinks the rounds):
+Four measurements, each run once (``--quick`` shrinks the rounds):
 
 1. noise-bound, n=100, d=100, tau=5, T=1000, R=10, FedAvg, full participation, additive
    Gaussian noise: client-rounds per second, and the fraction of this machine's raw numpy
@@ -12,12 +12,20 @@ Three measurements, each run once (``--quick`` shrinks the rounds):
    participation, additive noise: client-rounds per second; target >= 30x the reference.
 3. bandwidth, n=1000, d=1000, R=8, U-MIFA, Bernoulli(0.5), noise-free: the bytes a round
    must move (each active pair reads and writes its table row and reads a_i and c_i: 4 d
-   floats) per second, as a fraction of the measured in-place bandwidth (``a += b``);
-   target >= 30 %.
+   floats) per second, as a fraction of the measured in-place bandwidth (``a += b`` on two
+   32 MiB arrays, the better of 1 and 2 threads); target >= 30 %. Both the wall-clock
+   fraction and the CPU-time fraction (bytes per CPU-second of the process against one
+   thread's ``a += b`` per CPU-second) are shown, and, for reference, the fraction of the
+   bandwidth measured on arrays four times the size of the last-level cache (the 32 MiB
+   arrays are partly served from a 32 MiB cache on some machines).
+4. problem hot path: ``QuadraticProblem.client_gradients`` (rows of a diagonal problem,
+   n=1000, d=1000, a block of K=128 rows of one replica) and ``loss`` (R=64 points) against
+   their research-script forms (fancy indexing; the sum over clients).
 
 Numbers on a shared machine vary from run to run: the raw references are measured in the same
-run, right before each scenario. Besides wall-clock rates, single-thread runs also show rates
-per second of this process's CPU time (``cpu``), which other users of the machine disturb less.
+run, right before each scenario, and the load average is printed at the start and the end.
+Besides wall-clock rates, runs show rates per second of this process's CPU time (``cpu``),
+which other users of the machine disturb less.
 """
 
 from __future__ import annotations
@@ -32,7 +40,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reference_loop import reference_run  # noqa: E402
+from reference_loop import (  # noqa: E402
+    reference_client_gradients,
+    reference_loss,
+    reference_run,
+)
 
 from fedtheory.participation import BernoulliParticipation  # noqa: E402
 from fedtheory.problems import GaussianNoise, QuadraticProblem  # noqa: E402
@@ -62,8 +74,8 @@ def timed_simulate(*args, **kwargs):
 
 
 def inplace_bandwidth(size=1 << 22, repeats=7, threads=1) -> tuple[float, float]:
-    """Bytes/s (wall clock, CPU time per thread) of ``a += b`` on two float64 arrays of 32 MiB
-    (together twice the last-level cache; 3 x 8 bytes per element: read a, read b, write a),
+    """Bytes/s (wall clock, CPU time per thread) of ``a += b`` on two float64 arrays of
+    ``size`` elements (default 32 MiB each; 3 x 8 bytes per element: read a, read b, write a),
     split over ``threads``."""
     a = np.ones(size)
     b = np.ones(size)
@@ -89,9 +101,24 @@ def inplace_bandwidth(size=1 << 22, repeats=7, threads=1) -> tuple[float, float]
     return 3 * 8 * size / best, 3 * 8 * size / max(best_cpu, 1e-9)
 
 
+def last_level_cache_bytes(default: int = 32 << 20) -> int:
+    """The largest CPU cache of this machine (Linux sysfs), or ``default``."""
+    sizes = []
+    for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        text = f.read_text().strip()
+        unit = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+        sizes.append(int(text.rstrip("KM")) * unit)
+    return max(sizes, default=default)
+
+
 def _problem(n, d, seed=0):
-    return QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.1, sigma_G2=1.0,
+    prob = QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.1, sigma_G2=1.0,
                                           rng=np.random.default_rng(seed))
+    # cached constants (x*, f*, A_bar: BLAS calls whose worker threads spin for a while
+    # afterwards) are computed here, not inside the first timed run
+    repr(prob), prob.f_star
+    time.sleep(0.2)
+    return prob
 
 
 def _reference(prob, p, rounds, lr, tau, sigma2, rule="fedavg"):
@@ -154,8 +181,14 @@ def bandwidth(quick: bool) -> None:
     bw1, bw1_cpu = inplace_bandwidth(threads=1)
     bw2, _ = inplace_bandwidth(threads=2)
     bw = max(bw1, bw2)
-    print(f"    in-place a += b: {bw1 / 1e9:6.1f} GB/s (1 thread; cpu {bw1_cpu / 1e9:.1f}), "
-          f"{bw2 / 1e9:6.1f} GB/s (2 threads)")
+    big = 4 * last_level_cache_bytes() // 8
+    dram1, _ = inplace_bandwidth(size=big, repeats=3, threads=1)
+    dram2, _ = inplace_bandwidth(size=big, repeats=3, threads=2)
+    dram = max(dram1, dram2)
+    print(f"    in-place a += b, 2 x 32 MiB: {bw1 / 1e9:6.1f} GB/s (1 thread; cpu "
+          f"{bw1_cpu / 1e9:.1f}), {bw2 / 1e9:6.1f} GB/s (2 threads)  <- the target's reference")
+    print(f"    in-place a += b, 2 x {big * 8 >> 20} MiB: {dram1 / 1e9:6.1f} GB/s (1 thread), "
+          f"{dram2 / 1e9:6.1f} GB/s (2 threads)")
     ref = _reference(prob, p, 2, 0.05, 1, 0.0, rule="umifa")
     print(f"    reference loop (1 replica): {ref:12,.0f} client-rounds/s")
     for dtype in (np.float64, np.float32):
@@ -166,25 +199,71 @@ def bandwidth(quick: bool) -> None:
             nbytes = res.client_rounds * 4 * d * np.dtype(dtype).itemsize
             rate = nbytes / res.seconds
             cr = res.client_rounds / res.seconds
-            extra = f" (cpu: {nbytes / cpu / bw1_cpu:6.1%} of 1 thread)" if workers == 1 else ""
             print(f"      {np.dtype(dtype).name} workers={workers}: {rate / 1e9:6.2f} GB/s = "
-                  f"{rate / bw:6.1%} of the measured bandwidth{extra}; {cr:10,.0f} "
+                  f"{rate / bw:6.1%} of the measured bandwidth (wall; {rate / dram:6.1%} of the "
+                  f"large-array one), cpu: {nbytes / cpu / bw1_cpu:6.1%} of 1 thread's per "
+                  f"cpu-second, {cpu / res.seconds:.2f} cores busy; {cr:10,.0f} "
                   f"client-rounds/s, {cr / ref:6.1f}x reference ({res.seconds:.2f} s)")
+
+
+def _best_seconds(fn, args, reps: int, repeats: int = 5) -> float:
+    """Best-of-``repeats`` seconds per call of ``fn(*args)``."""
+    best = np.inf
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn(*args)
+        best = min(best, (time.perf_counter() - t) / reps)
+    return best
+
+
+def hot_path(quick: bool) -> None:
+    n, d, K, R = 1000, 1000, 128, 64
+    prob = _problem(n, d)
+    rng = np.random.default_rng(1)
+    print(f"\n[4] problem hot path: QuadraticProblem n={n} d={d} (diagonal)")
+    reps = 20 if quick else 200
+    for dtype in (np.float64, np.float32):
+        A, c = prob.hessians.astype(dtype), prob.centers.astype(dtype)
+        clients = np.sort(rng.choice(n, K, replace=False))
+        y = np.broadcast_to(rng.standard_normal(d).astype(dtype), (K, d))
+        out = np.empty((K, d), dtype=dtype)
+        prob.client_gradients(y, clients, out=out)
+        np.testing.assert_allclose(out, reference_client_gradients(A, c, y, clients), rtol=1e-5)
+        fast = K / _best_seconds(lambda y, cl, o: prob.client_gradients(y, cl, out=o),
+                                 (y, clients, out), reps)
+        slow = K / _best_seconds(reference_client_gradients, (A, c, y, clients), reps)
+        print(f"    client_gradients {np.dtype(dtype).name}, K={K}: {fast:12,.0f} rows/s "
+              f"({fast * 2 * d * np.dtype(dtype).itemsize / 1e9:5.1f} GB/s of a_i, c_i rows), "
+              f"research script {slow:12,.0f} rows/s: {fast / slow:5.1f}x")
+    x = rng.standard_normal((R, d))
+    fast = R / _best_seconds(prob.loss, (x,), max(2, reps // 10), 3)
+    slow = R / _best_seconds(reference_loss, (prob, x), max(2, reps // 10), 3)
+    print(f"    loss, R={R} points: {fast:12,.0f} points/s, sum over clients "
+          f"{slow:12,.0f} points/s: {fast / slow:7.0f}x")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds")
-    ap.add_argument("--only", choices=["noise", "overhead", "bandwidth"], default=None)
+    ap.add_argument("--only", choices=["noise", "overhead", "bandwidth", "hot-path"],
+                    default=None)
     args = ap.parse_args()
-    print(f"numpy {np.__version__}; load average {Path('/proc/loadavg').read_text().split()[:3]}"
-          if Path("/proc/loadavg").exists() else f"numpy {np.__version__}")
+    print(f"numpy {np.__version__}; {_load()}")
     if args.only in (None, "noise"):
         noise_bound(args.quick)
     if args.only in (None, "overhead"):
         overhead_bound(args.quick)
     if args.only in (None, "bandwidth"):
         bandwidth(args.quick)
+    if args.only in (None, "hot-path"):
+        hot_path(args.quick)
+    print(f"\n{_load()}")
+
+
+def _load() -> str:
+    path = Path("/proc/loadavg")
+    return f"load average {path.read_text().split()[:3]}" if path.exists() else ""
 
 
 if __name__ == "__main__":

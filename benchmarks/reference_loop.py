@@ -60,6 +60,18 @@ def reference_run(
     return x, client_rounds
 
 
+def reference_client_gradients(hessians: np.ndarray, centers: np.ndarray, y: np.ndarray,
+                               clients: np.ndarray) -> np.ndarray:
+    """Row k: a_{c_k} * (y_k - c_{c_k}), written as a research script would (fancy indexing,
+    a temporary per operation)."""
+    return hessians[clients] * (y - centers[clients])
+
+
+def reference_loss(problem, x: np.ndarray) -> np.ndarray:
+    """f(x) = sum_i w_i f_i(x) as the sum over clients (an (R, n, d) temporary)."""
+    return problem.client_losses(x) @ problem.weights
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100)

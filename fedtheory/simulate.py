@@ -109,9 +109,11 @@ BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
 #: The metrics every simulation records (besides ``extra_metrics``).
 METRICS = ("f_gap", "grad_norm2", "dist2", "bits")
 
-#: Bytes of updates (rows times d) a block of pairs aims at: a block's few work arrays stay
-#: in the per-core L2 cache (1 MiB here) while a round streams through tables and parameters.
-_BLOCK_BYTES = 1 << 18
+#: Bytes of updates (rows times d) a block of pairs aims at. Its work arrays stay in the
+#: last-level cache, and a block is enough work that the Python between numpy calls (which
+#: holds the GIL) is a few per cent of it: with L2-sized blocks (256 KiB) two worker threads
+#: spent their time handing the GIL over, and one thread lost 15 % to call overhead.
+_BLOCK_BYTES = 1 << 20
 
 #: Fewest rows of a block (for very large d).
 _MIN_BLOCK_ROWS = 8
@@ -328,10 +330,15 @@ class _Engine:
         if K > self.block_rows:
             return np.broadcast_to(x[r], (K, self.d))
         key = (work.get("round"), r)
-        tile = scratch(work, "x_tile", self.block_rows, self.d, self.dtype)
-        if work.get("x_tile_key") != key:
-            tile[...] = x[r]
-            work["x_tile_key"] = key
+        tile = work.get("x_tile")
+        filled = work["x_tile_rows"] if work.get("x_tile_key") == key else 0
+        if tile is None or tile.shape[0] < K:  # grow (the rows filled so far are lost)
+            rows = K if tile is None else max(K, tile.shape[0] + tile.shape[0] // 4)
+            tile = work["x_tile"] = np.empty((min(rows, self.block_rows), self.d), self.dtype)
+            filled = 0
+        if filled < K:  # rows of this replica and round not written yet
+            tile[filled:K] = x[r]
+            work["x_tile_key"], work["x_tile_rows"] = key, K
         return tile[:K]
 
     # -- one round's local work -----------------------------------------------------------
@@ -466,6 +473,7 @@ class _Engine:
             record(0)
             j = 1
         all_pairs = Participants.full(size, n) if rule.needs_all else None
+        corrects = type(rule).correction is not Rule.correction
         step = dt.type(self.step_size)
         beta = dt.type(self.momentum)
         for t in range(1, self.rounds + 1):
@@ -474,7 +482,7 @@ class _Engine:
             part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
             racc = rule.begin(rstate, part)
             for block in part.blocks(self.block_rows):
-                corr = rule.correction(rstate, block) if block.size else None
+                corr = rule.correction(rstate, block) if corrects and block.size else None
                 upd, ge = self.local_updates(x, block, corr, noise_rngs, work)
                 rule.accumulate(rstate, racc, block, upd, consume=True)
                 grad_evals += ge

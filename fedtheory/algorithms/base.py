@@ -34,6 +34,7 @@ __all__ = [
     "TableRule",
     "add_scaled_sums",
     "as_participants",
+    "cached_coef",
     "client_coef",
     "pair_coef",
     "scaled_sum",
@@ -134,7 +135,12 @@ class Participants:
         val = self.__dict__.get("_flat_index")
         if val is None:
             r = self.only
-            val = self.cols + r * self.n if r is not None else self.rows * self.n + self.cols
+            if r == 0:
+                val = self.cols
+            elif r is not None:
+                val = self.cols + r * self.n
+            else:
+                val = self.rows * self.n + self.cols
             self.__dict__["_flat_index"] = val
         return val
 
@@ -159,6 +165,22 @@ class Participants:
         if K <= size:
             yield self
             return
+        rows, cols, R, n = self.rows, self.cols, self.replicas, self.n
+        r = self.only
+        if r is not None:  # one replica: consecutive pieces of `size` pairs
+            full = np.zeros(R + 1, dtype=np.intp)
+            full[r + 1:] = size
+            for s in range(0, K, size):
+                e = min(s + size, K)
+                if e - s == size:
+                    starts = full
+                else:
+                    starts = np.zeros(R + 1, dtype=np.intp)
+                    starts[r + 1:] = e - s
+                block = Participants(R, n, rows[s:e], cols[s:e], starts)
+                block.__dict__["_only"] = r
+                yield block
+            return
         pieces = -(-self.counts // size)
         first = np.cumsum(pieces) - pieces
         local = np.arange(int(first[-1] + pieces[-1])) - np.repeat(first, pieces)
@@ -167,7 +189,6 @@ class Participants:
         # every block's starts at once: (blocks, R + 1), clipped to the block's range
         lo = cuts[:-1, None]
         starts = np.minimum(np.maximum(self.starts, lo), cuts[1:, None]) - lo
-        rows, cols, R, n = self.rows, self.cols, self.replicas, self.n
         for j, (s, e) in enumerate(pairwise(cuts.tolist())):
             yield Participants(R, n, rows[s:e], cols[s:e], starts[j])
 
@@ -286,6 +307,18 @@ def client_coef(values: np.ndarray, dtype: Any) -> Any:
     if values.min() == values.max():
         return dtype.type(values[0])
     return values.astype(dtype)
+
+
+def cached_coef(state: dict[str, Any], name: str, p: np.ndarray | None,
+                fn: Any) -> Any:
+    """``client_coef(fn(p))``, computed once per run when ``p`` is the state's own
+    probabilities (the engine's case), else every call (``p`` given to a step)."""
+    if p is None or p is not state["p"]:
+        return client_coef(fn(p), state["dtype"])
+    cache = state.setdefault("_coef", {})
+    if name not in cache:
+        cache[name] = client_coef(fn(p), state["dtype"])
+    return cache[name]
 
 
 def rows_coef(coef: Any, part: Participants) -> Any:
@@ -563,9 +596,12 @@ class TableRule(Rule):
         R, n, d = state["replicas"], state["n"], state["d"]
         if self.memory_init == "full" and initial is not None:
             state["table"] = np.array(initial, dtype=state["dtype"], copy=True)
+            state["total"] = self._weighted_sum(state)
         else:
+            # no pass over the fresh table: reading its untouched pages would map them to
+            # the zero page, and every first write would then fault a second time
             state["table"] = np.zeros((R, n, d), dtype=state["dtype"])
-        state["total"] = self._weighted_sum(state)
+            state["total"] = np.zeros((R, d), dtype=state["dtype"])
         state["since_refresh"] = 0
 
     @staticmethod
@@ -573,10 +609,18 @@ class TableRule(Rule):
         w = state["weights"].astype(state["dtype"])
         return np.einsum("rnd,n->rd", state["table"], w)
 
+    @staticmethod
+    def _rows_view(state: dict[str, Any]) -> np.ndarray:
+        """The table viewed as ``(R * n, d)`` rows (kept; rebuilt if the table was replaced)."""
+        flat = state.get("_rows_view")
+        if flat is None or flat.base is not state["table"]:
+            flat = state["_rows_view"] = state["table"].reshape(-1, state["d"])
+        return flat
+
     def _gather(self, state: dict[str, Any], part: Participants) -> tuple[np.ndarray, np.ndarray]:
         """The flat row index of each pair and a copy of the table's rows there, ``(K, d)``
         (in a scratch buffer of ``state``, valid until the next step)."""
-        flat = state["table"].reshape(-1, state["d"])
+        flat = self._rows_view(state)
         idx = part.flat_index
         out = scratch(state, "gather", part.size, state["d"], state["dtype"])
         return idx, take_rows(flat, idx, out)
@@ -587,8 +631,7 @@ class TableRule(Rule):
     ) -> None:
         r"""Write ``rows`` into the table and add :math:`\sum_k w_k\,\text{change}_k` per
         replica to the running total (``change_sum``: that sum, already computed)."""
-        flat = state["table"].reshape(-1, state["d"])
-        flat[idx] = rows
+        self._rows_view(state)[idx] = rows
         if change_sum is None:
             add_scaled_sums(state["total"], change, block, rows_coef(state["w_coef"], block))
         else:

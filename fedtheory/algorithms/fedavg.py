@@ -16,6 +16,7 @@ from fedtheory.algorithms.base import (
     Participants,
     Rule,
     add_scaled_sums,
+    cached_coef,
     client_coef,
     rows_coef,
     segment_sum,
@@ -82,7 +83,7 @@ class FedAvgIS(Rule):
     def begin(self, state: dict[str, Any], part: Participants,
               p: np.ndarray | None = None) -> dict[str, Any]:
         acc = super().begin(state, part, p)
-        acc["coef"] = client_coef(state["weights"] / acc["p"], state["dtype"])
+        acc["coef"] = cached_coef(state, "is", acc["p"], lambda p: state["weights"] / p)
         acc["num"] = self._zeros(state, state["d"])
         return acc
 

@@ -19,9 +19,11 @@ import numpy as np
 from fedtheory.algorithms.base import (
     Participants,
     TableRule,
-    client_coef,
+    add_scaled_sums,
+    cached_coef,
     rows_coef,
     scratch,
+    take_rows,
 )
 
 __all__ = ["MIFA", "UMIFA", "MIFAm", "UMIFAm"]
@@ -90,17 +92,21 @@ class UMIFA(MIFA):
     def begin(self, state: dict[str, Any], part: Participants,
               p: np.ndarray | None = None) -> dict[str, Any]:
         acc = super().begin(state, part, p)
-        acc["inv_p"] = client_coef(1.0 / acc["p"], state["dtype"])
+        acc["inv_p"] = cached_coef(state, "inv_p", acc["p"], lambda p: 1.0 / p)
         return acc
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
                    updates: np.ndarray, consume: bool = False) -> None:
-        idx, old = self._gather(state, block)
+        # the engine's hot path for U-MIFA: _gather / _scatter written out
+        rows = self._rows_view(state)
+        idx = block.flat_index
+        old = take_rows(rows, idx, scratch(state, "gather", *updates.shape, state["dtype"]))
         change = updates if consume else scratch(state, "change", *old.shape, old.dtype)
         np.subtract(updates, old, out=change)
         change *= rows_coef(acc["inv_p"], block)  # (Delta_i - G_{t-1}^i) / p_i
         old += change  # G_t^i = G_{t-1}^i + (Delta_i - G_{t-1}^i) / p_i
-        self._scatter(state, block, idx, old, change)
+        rows[idx] = old
+        add_scaled_sums(state["total"], change, block, rows_coef(state["w_coef"], block))
 
 
 class _Momentum:

@@ -14,7 +14,7 @@ from fedtheory.algorithms.base import (
     Participants,
     TableRule,
     add_scaled_sums,
-    client_coef,
+    cached_coef,
     rows_coef,
     segment_sum,
 )
@@ -58,7 +58,7 @@ class SAGA(TableRule):
               p: np.ndarray | None = None) -> dict[str, Any]:
         acc = super().begin(state, part, p)
         acc["G"] = state["total"].copy()  # G_t = u_bar_{t-1} + ...
-        acc["is"] = client_coef(state["weights"] / acc["p"], state["dtype"])
+        acc["is"] = cached_coef(state, "is", acc["p"], lambda p: state["weights"] / p)
         return acc
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,

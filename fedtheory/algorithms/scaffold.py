@@ -72,7 +72,7 @@ class SCAFFOLD(TableRule):
     def correction(self, state: dict[str, Any], part: Participants) -> np.ndarray:
         """:math:`\bar u - u_i` for every active pair, ``(K, d)`` (:math:`\bar u` as at the
         start of the round)."""
-        flat = state["table"].reshape(-1, state["d"])
+        flat = self._rows_view(state)
         shape = (part.size, state["d"], state["dtype"])
         ubar = state.get("round_total", state["total"])
         out = take_rows(ubar, part.rows, scratch(state, "correction", *shape))

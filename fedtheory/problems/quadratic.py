@@ -44,7 +44,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable
 from functools import cached_property
@@ -91,26 +90,36 @@ _UMAX = np.maximum.reduce
 _LOCAL = threading.local()
 
 
-def _thread_buffer(name: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A C-contiguous work array of ``shape`` owned by the calling thread; valid until the
-    thread's next request of ``name``."""
+def _thread_rows(name: str, rows: int, d: int, dtype: np.dtype) -> np.ndarray:
+    """A C-contiguous ``(rows, d)`` work array owned by the calling thread (the first rows of
+    a kept buffer); valid until the thread's next request of ``name``."""
     try:
         bufs = _LOCAL.buffers
     except AttributeError:
         bufs = _LOCAL.buffers = {}
-    size = math.prod(shape)
-    buf = bufs.get((name, dtype))
-    if buf is None or buf.size < size:
-        buf = np.empty(max(size, 0 if buf is None else buf.size + buf.size // 4), dtype=dtype)
-        bufs[(name, dtype)] = buf
-    return buf[:size].reshape(shape)
+    key = (name, dtype, d)
+    buf = bufs.get(key)
+    if buf is None or buf.shape[0] < rows:
+        grow = 0 if buf is None else buf.shape[0] + buf.shape[0] // 4
+        buf = bufs[key] = np.empty((max(rows, grow), d), dtype=dtype)
+    return buf[:rows]
+
+
+def _rowdot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_j u_{\\dots j} v_{\\dots j}` over the last axis, ``(...)``, in numpy's own
+    loops: ``einsum("rd,rd->r")`` on 2-D views. (An ``einsum`` with an ellipsis, or a dot of
+    1-D vectors, goes through BLAS, whose worker threads then spin for milliseconds and take
+    a core from the simulator's own threads.)"""
+    lead = u.shape[:-1]
+    d = u.shape[-1]
+    return np.einsum("rd,rd->r", u.reshape(-1, d), v.reshape(-1, d)).reshape(lead)
 
 
 def _minus_rows(y: np.ndarray, c: np.ndarray, idx: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``y - c[idx]`` into ``out`` (``(K, d)``; ``idx`` already checked): the rows are
     gathered straight into ``out`` unless ``out`` may overlap ``y``."""
     if np.may_share_memory(y, out):
-        rows = c.take(idx, axis=0, out=_thread_buffer("centers", out.shape, out.dtype),
+        rows = c.take(idx, axis=0, out=_thread_rows("centers", *out.shape, out.dtype),
                       mode="clip")
         return np.subtract(y, rows, out=out)
     c.take(idx, axis=0, out=out, mode="clip")
@@ -400,10 +409,10 @@ class QuadraticProblem:
         e = x - self.x_star.astype(dtype)
         H = self.hessian.astype(dtype)
         He = e * H if self.diagonal else e @ H
-        gap = 0.5 * np.einsum("...d,...d->...", e, He)
+        gap = 0.5 * _rowdot(e, He)
         r = self._residual_at_x_star
         if r is not None:
-            gap = gap + e @ r.astype(dtype)
+            gap = gap + _rowdot(e, np.broadcast_to(r.astype(dtype), e.shape))
         return gap
 
     def loss(self, x: np.ndarray) -> np.ndarray:
@@ -437,6 +446,14 @@ class QuadraticProblem:
         """Validate a hot-path call: ``y`` ``(..., d)``, ``clients`` of shape ``y.shape[:-1]``
         in ``[0, n)``, ``out`` None or of ``y``'s shape and floating dtype. Returns ``y``,
         the client indices (1-D) and the output array (2-D views ``(K, d)``)."""
+        if (type(y) is np.ndarray and type(clients) is np.ndarray and type(out) is np.ndarray
+                and len(y.shape) == 2 and y.shape[1] == self.d and clients.shape == y.shape[:1]
+                and out.shape == y.shape and y.dtype.kind == "f" and out.dtype == y.dtype
+                and clients.dtype == np.intp):
+            # the simulator's call, checked in a few attribute reads and one reduction
+            if clients.size and _UMAX(clients.view(np.uintp)) >= self.n:
+                raise ValueError(f"clients must be integers in [0, {self.n}), got {clients!r}")
+            return y, clients, out
         if type(y) is not np.ndarray:
             y = np.asarray(y)
         shape = y.shape
@@ -489,14 +506,15 @@ class QuadraticProblem:
         [[3.0, 4.0], [1.0, 2.0], [3.0, 4.0]]
         """
         y2, idx, out2 = self._rows(y, clients, out)
-        A, c = self._params(out2.dtype)
+        A, c = self._cast.get(out2.dtype) or self._params(out2.dtype)
         v = _minus_rows(y2, c, idx, out2)
         if self.diagonal:
-            a = A.take(idx, axis=0, out=_thread_buffer("rows", v.shape, v.dtype), mode="clip")
+            a = A.take(idx, axis=0, out=_thread_rows("rows", v.shape[0], self.d, v.dtype),
+                       mode="clip")
             np.multiply(a, v, out=v)
         else:
             v[...] = _grouped_matvec(A, idx, v)
-        return v.reshape(np.shape(y))
+        return v if v.shape == np.shape(y) else v.reshape(np.shape(y))
 
     def local_steps(self, y: np.ndarray, clients: np.ndarray, lr: float, steps: int, *,
                     correction: np.ndarray | None = None,
@@ -533,11 +551,11 @@ class QuadraticProblem:
         steps = _steps(steps)
         dtype, K, d = total.dtype, idx.size, self.d
         A, c = self._params(dtype)
-        e = c.take(idx, axis=0, out=_thread_buffer("iterate", (K, d), dtype), mode="clip")
+        e = c.take(idx, axis=0, out=_thread_rows("iterate", K, d, dtype), mode="clip")
         np.subtract(y2, e, out=e)
         if self.diagonal:
-            a = A.take(idx, axis=0, out=_thread_buffer("rows", (K, d), dtype), mode="clip")
-        g = total if steps == 1 else _thread_buffer("grad", (K, d), dtype)
+            a = A.take(idx, axis=0, out=_thread_rows("rows", K, d, dtype), mode="clip")
+        g = total if steps == 1 else _thread_rows("grad", K, d, dtype)
         step = dtype.type(lr)
         for k in range(steps):
             if self.diagonal:
@@ -624,7 +642,7 @@ class QuadraticProblem:
         dtype, K, d = out2.dtype, idx.size, self.d
         gain, s1, sd = self._fused_coefficients(lr, steps, noise_sd, dtype)
         _minus_rows(y2, self._params(dtype)[1], idx, out2)
-        aux = _thread_buffer("rows", (K, d), dtype)
+        aux = _thread_rows("rows", K, d, dtype)
         out2 *= gain.take(idx, axis=0, out=aux, mode="clip")  # S1 a (y - c)
         if correction is not None:
             s1.take(idx, axis=0, out=aux, mode="clip")
