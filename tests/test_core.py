@@ -78,3 +78,16 @@ def test_bad_context_and_claim_inputs():
     c = _claim()
     with pytest.raises(ValueError, match="check kind"):
         c.check("numerology")(lambda ctx: Evidence(True, 0, 0))
+
+
+def test_results_hold_plain_python_numbers():
+    c = _claim()
+
+    @c.check("monte_carlo")
+    def bad(ctx):
+        return Evidence(False, np.float64(2.0), np.float64(np.inf),
+                        counterexample={"x": np.float64(0.5), "k": np.int64(3)})
+
+    r = c.verify()
+    assert repr(r.counterexample) == "{'x': 0.5, 'k': 3, 'check': 'bad'}"
+    assert r.checks[0].theoretical == "inf"

@@ -348,10 +348,10 @@ def _jsonable(obj: Any) -> Any:
     """Turn numpy scalars/arrays, sympy numbers, paths and tuples into JSON-ready values."""
     if obj is None or isinstance(obj, (bool, str)):
         return obj
-    if isinstance(obj, (int,)) and not isinstance(obj, bool):
-        return obj
-    if isinstance(obj, float):
-        return obj if np.isfinite(obj) else repr(obj)
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):  # np.float64 is a float subclass: return a plain float
+        return float(obj) if np.isfinite(obj) else repr(float(obj))
     if isinstance(obj, np.generic):
         return _jsonable(obj.item())
     if isinstance(obj, np.ndarray):
