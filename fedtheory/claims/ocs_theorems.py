@@ -41,9 +41,9 @@ import sympy as sp
 from fedtheory import stats
 from fedtheory.claims.core import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.registry import register
-from fedtheory.experiments.mifa_experiments import exact_expectation
 from fedtheory.problems import NoiseModel, QuadraticProblem, RelativeNoise
 from fedtheory.sampling.ocs import optimal_probabilities
+from fedtheory.symbolic.enumeration import exact_expectation
 from fedtheory.symbolic.indicators import expectation, independent_moments
 
 __all__ = [

@@ -1,5 +1,11 @@
 """Sympy helpers for the symbolic derivations."""
 
+from fedtheory.symbolic.enumeration import (
+    all_masks,
+    exact_expectation,
+    fractions,
+    mask_probabilities,
+)
 from fedtheory.symbolic.indicators import (
     derive_estimator_moments,
     design_moments,
@@ -23,6 +29,10 @@ from fedtheory.symbolic.kkt import (
 )
 
 __all__ = [
+    "all_masks",
+    "exact_expectation",
+    "fractions",
+    "mask_probabilities",
     "KKTPoint",
     "OCSKKTDerivation",
     "derive_ocs_kkt",
