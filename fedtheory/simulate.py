@@ -94,6 +94,7 @@ import numpy as np
 
 from fedtheory.algorithms import Participants, Rule, get_rule
 from fedtheory.algorithms.base import scratch, take_rows
+from fedtheory.validation import integer_at_least, positive_real
 
 __all__ = ["BIT_GENERATORS", "METRICS", "SimulationResult", "Trace", "simulate"]
 
@@ -186,22 +187,6 @@ class SimulationResult:
 
 
 # ----------------------------------------------------------------------------- validation
-def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _positive_real(name: str, value: Any) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive real number, got {value!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive real number, got {value!r}")
-    return v
-
-
 def _resolve_problem(problem: Any) -> Any:
     if isinstance(problem, str):
         from fedtheory import problems as _problems
@@ -603,13 +588,13 @@ def simulate(
     t0 = time.perf_counter()
     problem = _resolve_problem(problem)
     rule = get_rule(rule)
-    rounds = _positive_int("rounds", rounds, minimum=0)
-    replicas = _positive_int("replicas", replicas)
-    local_steps = _positive_int("local_steps", local_steps)
-    record_every = _positive_int("record_every", record_every)
-    bits_per_float = _positive_int("bits_per_float", bits_per_float)
-    lr = _positive_real("lr", lr)
-    global_lr = _positive_real("global_lr", global_lr)
+    rounds = integer_at_least("rounds", rounds, minimum=0)
+    replicas = integer_at_least("replicas", replicas)
+    local_steps = integer_at_least("local_steps", local_steps)
+    record_every = integer_at_least("record_every", record_every)
+    bits_per_float = integer_at_least("bits_per_float", bits_per_float)
+    lr = positive_real("lr", lr)
+    global_lr = positive_real("global_lr", global_lr)
     try:
         beta = float(momentum)
     except (TypeError, ValueError):
@@ -667,8 +652,8 @@ def simulate(
         if workers > 1:
             chunk = min(chunk, -(-replicas // workers))
     else:
-        chunk = _positive_int("chunk", chunk)
-    workers = 1 if workers is None else _positive_int("workers", workers)
+        chunk = integer_at_least("chunk", chunk)
+    workers = 1 if workers is None else integer_at_least("workers", workers)
     record = sorted(set(range(0, rounds + 1, record_every)) | {rounds})
 
     engine = _Engine(

@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.validation import integer_at_least
+
 __all__ = [
     "FedAvgMoments",
     "enumerate_subset_variance",
@@ -74,16 +76,10 @@ def _nonneg(name: str, value: float) -> float:
     return v
 
 
-def _count(name: str, value: int, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 def _participants(m: int | None, n: int) -> int:
     if m is None:
         return n
-    m = _count("participants", m)
+    m = integer_at_least("participants", m)
     if m > n:
         raise ValueError(f"participants must be at most n = {n}, got {m!r}")
     return m
@@ -112,7 +108,7 @@ def local_contraction(hessians: np.ndarray, lr: float, local_steps: int) -> np.n
     [[0.5625, 0.25]]
     """
     lr = _positive("lr", lr)
-    local_steps = _count("local_steps", local_steps)
+    local_steps = integer_at_least("local_steps", local_steps)
     return (1.0 - lr * np.asarray(hessians, dtype=float)) ** local_steps
 
 
@@ -129,7 +125,7 @@ def local_noise_gain(hessians: np.ndarray, lr: float, local_steps: int) -> np.nd
     1.0
     """
     lr = _positive("lr", lr)
-    local_steps = _count("local_steps", local_steps)
+    local_steps = integer_at_least("local_steps", local_steps)
     q = (1.0 - lr * np.asarray(hessians, dtype=float)) ** 2
     powers = q[..., None] ** np.arange(local_steps)
     return lr**2 * powers.sum(axis=-1)
@@ -396,7 +392,7 @@ def fedavg_moments(
     """
     A, c, x_star = _diagonal_quadratic(problem)
     n, d = c.shape
-    rounds = _count("rounds", rounds, low=0)
+    rounds = integer_at_least("rounds", rounds, minimum=0)
     m = _participants(participants, n)
     sigma2 = _nonneg("sigma2", sigma2)
     global_lr = _positive("global_lr", global_lr)
@@ -454,7 +450,7 @@ def fedavg_final_moments(
     """
     A, c, x_star = _diagonal_quadratic(problem)
     n, d = c.shape
-    rounds = _count("rounds", rounds, low=0)
+    rounds = integer_at_least("rounds", rounds, minimum=0)
     sigma2 = _nonneg("sigma2", sigma2)
     global_lr = _positive("global_lr", global_lr)
     x0 = _start(x0, d)
@@ -673,7 +669,7 @@ def server_update_samples(
 
 def step_size_for(total_steps: int, c: float) -> float:
     r"""The step :math:`\gamma = c/\sqrt T` with which both FedAvg and parallel SGD run."""
-    return _positive("c", c) / np.sqrt(_count("total_steps", total_steps))
+    return _positive("c", c) / np.sqrt(integer_at_least("total_steps", total_steps))
 
 
 def local_steps_runs(
@@ -695,7 +691,7 @@ def local_steps_runs(
     (``exact_fedavg``, ``exact_sgd``), the bits each sent (``bits_fedavg``, ``bits_sgd``) and
     the rounds each used.
     """
-    K = _count("local_steps", local_steps)
+    K = integer_at_least("local_steps", local_steps)
     out: dict[str, Any] = {"rounds": np.array(rounds_grid), "local_steps": K, "c": c,
                            "fedavg": [], "sgd": [], "exact_fedavg": [], "exact_sgd": [],
                            "bits_fedavg": [], "bits_sgd": [], "seconds": 0.0}
@@ -888,7 +884,7 @@ def local_steps_curves(problem: Any, *, rounds: int, local_steps: int, c: float,
     r"""Exact :math:`\mathbb E\|\nabla f(x)\|^2` along FedAvg (:math:`K` local steps,
     :math:`R` rounds) and parallel SGD (:math:`KR` rounds), :math:`\gamma = c/\sqrt{KR}`,
     against communication rounds (for figures)."""
-    T = _count("local_steps", local_steps) * _count("rounds", rounds)
+    T = integer_at_least("local_steps", local_steps) * integer_at_least("rounds", rounds)
     lr = step_size_for(T, c)
     fed = fedavg_moments(problem, lr=lr, rounds=rounds, local_steps=local_steps,
                          sigma2=sigma2, x0=x0).grad_norm2

@@ -24,6 +24,7 @@ from fedtheory.symbolic.enumeration import (
     fractions,
     mask_probabilities,
 )
+from fedtheory.validation import positive_real
 
 __all__ = [
     "DEFAULT_BETA",
@@ -81,16 +82,6 @@ def _positive_int(name: str, v: Any) -> int:
     return int(v)
 
 
-def _positive_real(name: str, v: Any) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive real number, got {v!r}") from None
-    if not (np.isfinite(x) and x > 0):
-        raise ValueError(f"{name} must be a positive real number, got {v!r}")
-    return x
-
-
 def staleness(masks: np.ndarray) -> np.ndarray:
     r"""Staleness :math:`\tau(t, i)` of every client's memory under MIFA.
 
@@ -141,8 +132,8 @@ def isotropic_fedavg_is_moments(
     [0.0, 2.0, 2.75]
     """
     T = _positive_int("T", T)
-    eta = _positive_real("eta", eta)
-    L = _positive_real("L", L)
+    eta = positive_real("eta", eta)
+    L = positive_real("L", L)
     n = _positive_int("n", n)
     p = validate_p(p)
     if not (np.isfinite(h2_sum) and h2_sum >= 0):
@@ -173,8 +164,8 @@ def isotropic_fedavg_is_floor(*, eta: float, L: float, n: int, p: float, h2_sum:
     >>> isotropic_fedavg_is_floor(eta=0.125, L=4.0, n=2, p=0.5, h2_sum=32.0)
     3.2
     """
-    eta = _positive_real("eta", eta)
-    L = _positive_real("L", L)
+    eta = positive_real("eta", eta)
+    L = positive_real("L", L)
     n = _positive_int("n", n)
     p = validate_p(p)
     a = (1.0 / p - 1.0) / n**2
@@ -234,7 +225,7 @@ def pathwise_run(
 
     rounds = _positive_int("rounds", rounds)
     replicas = _positive_int("replicas", replicas)
-    eta = _positive_real("eta", eta)
+    eta = positive_real("eta", eta)
     p = validate_p(p)
     n, d = problem.n, problem.d
     if isinstance(rule, str):
@@ -289,7 +280,7 @@ def isotropic_problem(n: int, d: int, *, L: float, sigma_G2_max: float,
 
     n = _positive_int("n", n)
     d = _positive_int("d", d)
-    L = _positive_real("L", L)
+    L = positive_real("L", L)
     if n < 2:
         raise ValueError(f"n must be at least 2 for heterogeneous clients, got {n!r}")
     if not (np.isfinite(sigma_G2_max) and sigma_G2_max >= 0):
@@ -482,8 +473,8 @@ def fedpgd_moments(T: int, *, eta: float, L: float, n: int, b: int, h2_mean: flo
     [0.0, 0.25]
     """
     T = _positive_int("T", T)
-    eta = _positive_real("eta", eta)
-    L = _positive_real("L", L)
+    eta = positive_real("eta", eta)
+    L = positive_real("L", L)
     n = _positive_int("n", n)
     b = _positive_int("b", b)
     if b > n:

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.problems.base import validate_weights
+from fedtheory.validation import positive_real
 
 __all__ = ["QuadraticProblem"]
 
@@ -63,16 +64,6 @@ def _check_real(name: str, value: float) -> float:
         raise ValueError(f"{name} must be a real number, got {value!r}") from None
     if not np.isfinite(v):
         raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
-
-
-def _positive(name: str, value: Any) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive real number, got {value!r}") from None
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive real number, got {value!r}")
     return v
 
 
@@ -547,7 +538,7 @@ class QuadraticProblem:
             Optional result array, ``(K, d)`` of ``y``'s floating dtype.
         """
         y2, idx, total = self._rows(y, clients, out, two_d=True)
-        lr = _positive("lr", lr)
+        lr = positive_real("lr", lr)
         steps = _steps(steps)
         dtype, K, d = total.dtype, idx.size, self.d
         A, c = self._params(dtype)
@@ -634,7 +625,7 @@ class QuadraticProblem:
             raise ValueError("fused_local_steps needs diagonal Hessians; this problem is dense "
                              "(use local_steps)")
         y2, idx, out2 = self._rows(y, clients, out, two_d=True)
-        lr = _positive("lr", lr)
+        lr = positive_real("lr", lr)
         steps = _steps(steps)
         noise_sd = float(noise_sd)
         if not (np.isfinite(noise_sd) and noise_sd >= 0):
