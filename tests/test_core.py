@@ -36,7 +36,9 @@ def test_failure_is_refuted_with_counterexample():
 
     r = c.verify()
     assert r.verdict is Verdict.REFUTED
+    replay = r.counterexample.pop("replay")
     assert r.counterexample == {"n": 3, "x": [1, 2], "check": "bad"}
+    assert replay["command"].startswith("fedtheory replay x.demo --check bad")
     json.dumps(to_json([r], 0, "quick"), allow_nan=False)
 
 
@@ -89,5 +91,53 @@ def test_results_hold_plain_python_numbers():
                         counterexample={"x": np.float64(0.5), "k": np.int64(3)})
 
     r = c.verify()
+    r.counterexample.pop("replay")
     assert repr(r.counterexample) == "{'x': 0.5, 'k': 3, 'check': 'bad'}"
     assert r.checks[0].theoretical == "inf"
+
+
+def test_an_erroring_check_does_not_hide_a_refutation():
+    """Issue 6.5: a failed check with a counterexample refutes, and the error is kept beside it."""
+    c = _claim()
+
+    @c.check("symbolic")
+    def refutes(ctx):
+        return Evidence(False, 3.0, 1.0, "3 > 1", counterexample={"x": 2})
+
+    @c.check("convex")
+    def boom(ctx):
+        raise RuntimeError("solver failed")
+
+    r = c.verify(seed=5)
+    assert r.verdict is Verdict.REFUTED
+    assert r.counterexample["x"] == 2 and r.counterexample["check"] == "refutes"
+    assert [e.name for e in r.errors] == ["boom"]
+    doc = r.to_dict()
+    assert doc["errors"] == [{"check": "boom", "detail": "RuntimeError: solver failed"}]
+    # an error alone (nothing refuted) is still an error
+    c2 = _claim()
+
+    @c2.check("symbolic")
+    def fine(ctx):
+        return Evidence(True, 1.0, 1.0)
+
+    @c2.check("convex")
+    def boom2(ctx):
+        raise RuntimeError("solver failed")
+
+    assert c2.verify().verdict is Verdict.ERROR
+
+
+def test_failed_check_carries_a_replay_command():
+    c = _claim()
+
+    @c.check("monte_carlo")
+    def bad(ctx):
+        return Evidence(False, 2.0, 1.0, counterexample={"n": 3})
+
+    r = c.verify(preset="full", seed=7)
+    assert r.counterexample["replay"]["command"] == (
+        "fedtheory replay x.demo --check bad --preset full --seed 7")
+    assert "only=['bad']" in r.counterexample["replay"]["python"]
+    with pytest.raises(ValueError, match="no check named 'nope'"):
+        c.verify(only=["nope"])

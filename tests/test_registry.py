@@ -57,8 +57,21 @@ def test_quick_verdict(claim, tmp_path):
     if res.verdict is Verdict.REFUTED:
         assert res.counterexample, "a refuted claim must carry a counterexample"
     for c in res.checks:
+        if c.passed is not False:
+            continue
+        # Every counterexample re-runs: its replay reproduces exactly that check's numbers.
+        replay = c.counterexample["replay"]
+        assert replay["command"] == (f"fedtheory replay {claim.id} --check {c.name} "
+                                     "--preset quick --seed 0")
+        (again,) = claim.verify(preset="quick", seed=0, only=[c.name]).checks
+        assert _without_seconds(again.to_dict()) == _without_seconds(c.to_dict()), c.name
+    for c in res.checks:
         for fig in c.figures:
             assert Path(fig).exists(), fig
+
+
+def _without_seconds(d):
+    return {k: v for k, v in d.items() if k not in ("seconds", "figures")}
 
 
 @pytest.mark.slow

@@ -7,10 +7,15 @@ checks and combines their evidence into a :class:`Verdict`:
 
 * ``confirmed``: every check passed;
 * ``refuted``: at least one check failed; the failing evidence carries a counterexample
-  (concrete inputs a reader can re-run and the numbers measured on them);
+  (concrete inputs a reader can re-run and the numbers measured on them). A check that raised
+  beside it does not hide the refutation: it is listed with it;
 * ``inconclusive``: no check failed, but one could not decide (for instance a Monte Carlo
   interval too wide to say anything);
-* ``error``: a check raised, or a solver failed.
+* ``error``: a check raised, or a solver failed, and no other check refuted the claim.
+
+Every failed check's counterexample carries ``replay``: the command (and the Python call) that
+re-runs exactly that check with the same preset and seed, and prints the measured and stated
+values.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import numpy as np
 
 __all__ = [
     "CHECK_KINDS",
+    "PRESETS",
     "Check",
     "CheckResult",
     "Claim",
@@ -36,6 +42,8 @@ __all__ = [
     "Context",
     "Evidence",
     "Verdict",
+    "combine",
+    "replay_command",
 ]
 
 #: The kinds of evidence a check may gather (the ``kind`` field of the JSON report).
@@ -186,6 +194,14 @@ class ClaimResult:
     preset: str
     seed: int
     seconds: float
+    title: str = ""
+    derivation: str = ""
+    finding: str = ""
+
+    @property
+    def errors(self) -> list[CheckResult]:
+        """The checks that raised (listed beside a refutation, or the cause of ``error``)."""
+        return [c for c in self.checks if c.error is not None]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -193,10 +209,14 @@ class ClaimResult:
             "family": self.family,
             "seed_ref": self.seed_ref,
             "kind": self.kind,
+            "title": self.title,
             "statement": self.statement,
+            "derivation": self.derivation,
+            "finding": self.finding,
             "verdict": self.verdict.value,
             "checks": [c.to_dict() for c in self.checks],
             "counterexample": _jsonable(self.counterexample),
+            "errors": [{"check": c.name, "detail": c.detail} for c in self.errors],
             "preset": self.preset,
             "seed": self.seed,
             "seconds": round(self.seconds, 3),
@@ -224,6 +244,9 @@ class Claim:
     derivation:
         How the statement is derived and checked here (plain text or Markdown); where the seed is
         ambiguous, which reading is taken and why.
+    finding:
+        What the verification found, in a sentence or two a referee would write (for a refuted
+        claim: what is wrong and where the corrected statement is). Shown in reports.
     """
 
     id: str
@@ -234,6 +257,7 @@ class Claim:
     kind: ClaimKind
     derivation: str = ""
     checks: list[Check] = field(default_factory=list)
+    finding: str = ""
 
     def __post_init__(self) -> None:
         if not self.id.startswith(self.family + "."):
@@ -263,6 +287,13 @@ class Claim:
         only: Sequence[str] | None = None,
     ) -> ClaimResult:
         """Run the checks (all, or those named in ``only``) and return the verdict."""
+        if only is not None:
+            names = [c.name for c in self.checks]
+            unknown = [o for o in only if o not in names]
+            if unknown:
+                raise ValueError(
+                    f"claim {self.id} has no check named {unknown[0]!r} (its checks: "
+                    f"{', '.join(names)})")
         ctx = Context(
             preset=preset,
             seed=seed,
@@ -276,7 +307,11 @@ class Claim:
                 continue
             if chk.full_only and ctx.quick:
                 continue
-            results.append(_run_check(chk, ctx))
+            res = _run_check(chk, ctx)
+            if res.passed is False:
+                res.counterexample = dict(res.counterexample or {})
+                res.counterexample["replay"] = replay_command(self.id, chk.name, preset, seed)
+            results.append(res)
         verdict, counterexample = combine(results)
         return ClaimResult(
             id=self.id,
@@ -290,7 +325,26 @@ class Claim:
             preset=preset,
             seed=seed,
             seconds=time.perf_counter() - start,
+            title=self.title,
+            derivation=self.derivation,
+            finding=self.finding,
         )
+
+
+def replay_command(claim_id: str, check: str, preset: str, seed: int) -> dict[str, str]:
+    """How to re-run exactly one check: a shell command and the equivalent Python call.
+
+    The checks draw every random number from ``(seed, claim id, stream)``, so the same preset and
+    seed reproduce the same inputs and the same measured values.
+
+    >>> replay_command("ocs.closed_form", "kkt", "quick", 0)["command"]
+    'fedtheory replay ocs.closed_form --check kkt --preset quick --seed 0'
+    """
+    return {
+        "command": f"fedtheory replay {claim_id} --check {check} --preset {preset} --seed {seed}",
+        "python": (f"fedtheory.get_claim({claim_id!r}).verify(preset={preset!r}, seed={seed}, "
+                   f"only=[{check!r}])"),
+    }
 
 
 def _run_check(chk: Check, ctx: Context) -> CheckResult:
@@ -328,17 +382,22 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
 
 
 def combine(results: Sequence[CheckResult]) -> tuple[Verdict, dict[str, Any] | None]:
-    """Combine check results: error > refuted > inconclusive > confirmed."""
+    """Combine check results: refuted > error > inconclusive > confirmed.
+
+    A failed check refutes the claim even when another check raised: the counterexample is
+    kept and the errors are listed beside it (:attr:`ClaimResult.errors`). ``error`` means that
+    a check raised and nothing refuted the claim.
+    """
     if not results:
         return Verdict.INCONCLUSIVE, None
-    if any(r.error is not None for r in results):
-        return Verdict.ERROR, None
     failed = [r for r in results if r.passed is False]
     if failed:
         first = failed[0]
         ce = dict(first.counterexample or {})
         ce.setdefault("check", first.name)
         return Verdict.REFUTED, ce
+    if any(r.error is not None for r in results):
+        return Verdict.ERROR, None
     if any(r.passed is None for r in results):
         return Verdict.INCONCLUSIVE, None
     return Verdict.CONFIRMED, None

@@ -593,6 +593,12 @@ MINIMISES = register(Claim(
         r"\quad\text{for all } w, \zeta"
     ),
     kind=ClaimKind.QUALITATIVE,
+    finding=(
+        'False for the left side of (5): with n = 2, p = (1/2, 1/2) and equal updates, sampling '
+        'exactly one client has variance 0 < 1/2 (independent sampling). True for the bound (5) '
+        'and for the worst case over update directions '
+        '(is.independent_minimises_variance.corrected).'
+    ),
     derivation=(
         "Read as printed: for given marginals p and any vectors zeta_i (and weights w), the "
         "variance (LHS of (5)) under independent sampling is at most that under any other "

@@ -1019,6 +1019,11 @@ ERROR_FLOOR_AVERAGE = register(Claim(
     statement=(r"\mathbb E\Big[\frac1T\sum_{t=0}^{T-1}\|\nabla f(w_t)\|^2\Big]\le"
                r"\frac{2(f(w_0)-f^\star)}{\eta T}+\frac{\eta^2Lc}{2}\sigma_G^2"),
     kind=ClaimKind.UPPER_BOUND,
+    finding=(
+        'Summing the one-step bound gives the floor eta L c sigma_G^2, not (eta^2 L c / 2) '
+        'sigma_G^2; the printed average bound fails (exact, T = 2). Corrected: '
+        'mifa.error_floor_average.corrected.'
+    ),
     derivation=(
         "Summing the one-step bound (mifa.error_floor_step) over t < T and telescoping gives "
         "(η/2)ΣE||∇f(w_t)||^2 <= f(w_0) - f* + T(η^2Lc/2)σ_G^2, i.e. the floor ηLcσ_G^2, which "
@@ -1101,7 +1106,7 @@ ERROR_FLOOR_AVERAGE_CORRECTED = register(Claim(
     seed_ref="000, 'Non-zero error floor' (derived here)",
     title="FedAvg-IS averaged, corrected floor: ... <= 2(f(w_0)-f*)/(ηT) + η L c σ_G^2",
     statement=(r"\mathbb E\Big[\frac1T\sum_{t=0}^{T-1}\|\nabla f(w_t)\|^2\Big]\le"
-               r"\frac{2(f(w_0)-f^\star)}{\eta T}+\eta Lc\,\sigma_G^2,\quad"
+               r"\frac{2(f(w_0)-f^\star)}{\eta T}+\eta Lc\,\sigma_G^2,\quad "
                r"c=\frac2n\Big(\frac1p-1\Big),\ \eta L(1+c)\le1"),
     kind=ClaimKind.UPPER_BOUND,
     derivation=(
@@ -1236,6 +1241,11 @@ ZERO_FLOOR = register(Claim(
                r"\tau_{\max}^2\ge0;\ \text{FedAvg-IS keeps an error floor, MIFA and U-MIFA"
                r" do not}"),
     kind=ClaimKind.UPPER_BOUND,
+    finding=(
+        'The printed denominator eta T - 1 is negative for T < 1/eta, where the bound fails on '
+        'every path with a non-stationary iterate; summing from t = 0 gives the bound with eta (T'
+        ' - 1) (mifa.zero_floor.corrected).'
+    ),
     derivation=(
         "Tested as printed. Readings: (a) memory initialised by every client at round 0 "
         "(G_0^i = ∇f_i(w_0)); the seed's sum starts at t = 1 and uses f(w_1), so round 0 is "
@@ -1556,6 +1566,10 @@ SAGA_EQUIVALENCE = register(Claim(
     title="SAGA and U-MIFA are one method (the tables' row 'SAGA/U-MIFA')",
     statement=r"\text{SAGA} \equiv \text{U-MIFA}",
     kind=ClaimKind.QUALITATIVE,
+    finding=(
+        'SAGA and U-MIFA share the one-step direction but not the memory update; their '
+        'trajectories differ unless p = 1 (mifa.saga_equivalence.corrected).'
+    ),
     derivation=(
         "Reading: the tables list 'SAGA/U-MIFA' as one method with one rate, i.e. the two "
         "algorithms are identified. Given the same memory α_i and the same active set with "
@@ -1813,6 +1827,11 @@ QUADRATIC_EXPERIMENT = register(Claim(
     statement=(r"\text{U-MIFAm} \prec \{\text{FedAvg-IS},\text{MIFA},\text{U-MIFA},"
                r"\text{MIFAm}\}\ \text{(10 clients, } p_i = 0.1,\ \eta = 0.02)"),
     kind=ClaimKind.QUALITATIVE,
+    finding=(
+        "U-MIFA multiplies a client's memory error by -(1/p - 1) at each participation, so U-MIFA"
+        " (and with momentum) diverges for p < 1/2 (the seed's p = 0.1): 'U-MIFAm works better' "
+        'is refuted.'
+    ),
     derivation=(
         "The seed's experiment: 10 clients, p_i = p, η = 0.02, exact gradients, one local "
         "step; a heterogeneous quadratic (L = 1, μ = 0.2, d = 10, weighted heterogeneity at "
@@ -1838,6 +1857,11 @@ LOGISTIC_EXPERIMENT = register(Claim(
     statement=(r"\text{U-MIFAm} \prec \{\text{FedAvg-IS},\text{MIFA},\text{U-MIFA},"
                r"\text{MIFAm}\}\ \text{(logistic regression, } p\in\{0.01, 0.1, 0.5\})"),
     kind=ClaimKind.QUALITATIVE,
+    finding=(
+        "As on quadratics: U-MIFA's memory error is multiplied by -(1/p - 1) at each "
+        "participation, so U-MIFA(m) diverges for p < 1/2 (the seed's p = 0.1): 'U-MIFAm works "
+        "better' is refuted."
+    ),
     derivation=(
         "The seed's logistic-regression experiment, read as evidence for 'U-MIFAm works "
         "better in practice'. Data: scikit-learn's breast-cancer set (bundled), split over "
@@ -1859,6 +1883,10 @@ RATES_TABLE = register(Claim(
                r"2(f(x_0)-f^\star)+\frac{\eta L}{n-1}\Big(\frac nb-1\Big)\sigma_G^2\Big);\ "
                r"\text{FedGD }O(nL/\epsilon),\ \text{SAGA/U-MIFA }O(n^{2/3}L/\epsilon)"),
     kind=ClaimKind.UPPER_BOUND,
+    finding=(
+        'The convex FedPGD row puts its error floor inside the 1/T factor; the derived bound '
+        'keeps it outside (mifa.rates_table.corrected).'
+    ),
     derivation=(
         "What can be measured, each exactly as printed. (1) Non-convex FedPGD row: "
         "E[(1/T)Σ_{t<T}||∇f(x_t)||^2] <= 2(f(x_0)-f*)/(ηT) + (ηL/(n-1))(n/b-1)σ^2 with b of n "

@@ -348,6 +348,11 @@ CLOSED_FORM = register(Claim(
     title="The optimal independent sampling has the closed form (7) / (33)",
     statement=_CF_STATEMENT,
     kind=ClaimKind.CLOSED_FORM,
+    finding=(
+        "Lemma 20's 'j-th largest' ordering gives infeasible probabilities (norms (1, 2), m = 2: "
+        "p = (2/3, 4/3)); the main text's 'j-th smallest' is the KKT point "
+        '(ocs.closed_form.corrected).'
+    ),
     derivation=(
         "The problem: min sum (1 - p_i)/p_i ||U~_i||^2 s.t. 0 <= p_i <= 1, sum p_i <= m. The "
         "main text (eq. 7) takes ||U~_(j)|| as the j-th smallest norm, the appendix (Lemma 20, "

@@ -1032,6 +1032,11 @@ DSGD_STRONGLY_CONVEX = register(Claim(
         r"\beta_1=\sum_i w_i^2\big(2L(1+M)Z_i+\sigma^2\big),\ \beta_2=2L\sum_i w_i^2Z_i"
     ),
     kind=ClaimKind.UPPER_BOUND,
+    finding=(
+        'Theorem 13 fails with non-uniform weights (exact: 93/2048 > 327/8192): the proof bounds '
+        'a weighted sum of f_i(x) - f_i(x*) by W(f(x) - f*), which needs f_i(x) >= f_i(x*) for '
+        'every i. Corrected constants derived (ocs.dsgd_strongly_convex.corrected).'
+    ),
     derivation=(
         "Checked as stated at fixed iterates (k = 0 with x^0 given), eta^k at its largest "
         "allowed value. Symbolic: the one-step identity E||r^{k+1}||^2 = ||r||^2 - "
@@ -1271,6 +1276,10 @@ FEDAVG_STRONGLY_CONVEX = register(Claim(
         r"\beta_2=72L^2\Big(1+\frac MR\Big)\sum_i w_iZ_i"
     ),
     kind=ClaimKind.UPPER_BOUND,
+    finding=(
+        'Theorem 17 fails (exact, n = 8, m = 1, R = 2): a factor 1/gamma is lost in the proof; '
+        'the corrected recursion is derived (ocs.fedavg_strongly_convex.corrected).'
+    ),
     derivation=(
         "Checked as stated, multiplied by eta > 0 (an upper bound on E||r^{k+1}||^2), at "
         "eta_g at its lower limit and eta at its largest value (a fixed point, since gamma "
