@@ -1,26 +1,42 @@
-"""The ``fedtheory`` command line: ``list``, ``show`` and ``verify``."""
+"""The ``fedtheory`` command line: ``list``, ``show``, ``verify``, ``replay``, ``catalogue``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import textwrap
+import time
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any, TextIO
 
-from fedtheory.claims.core import ClaimResult, Verdict
+from fedtheory.claims.core import PRESETS, ClaimResult, Verdict
 from fedtheory.claims.registry import get_claim, select
 from fedtheory.report import (
-    load_last_results,
-    save_last_results,
+    RECORD_PATH,
+    atomic_write_text,
+    check_writable_dir,
+    check_writable_file,
+    load_report,
+    provenance,
+    provenance_lines,
     verdict_table,
     write_json,
     write_markdown,
+    write_record,
 )
+from fedtheory.runner import Job, run_jobs, verify_one
 
-__all__ = ["main"]
+__all__ = ["Progress", "build_parser", "main"]
+
+#: Lines printed by ``list`` fit this many columns.
+LIST_WIDTH = 100
+
+#: The provenance fields the committed catalogue keeps (what made the verdicts, not where).
+CATALOGUE_PROVENANCE = ("fedtheory_version", "commit", "dirty", "preset", "seed", "time",
+                        "python", "packages")
 
 
 def _one_line(text: str, width: int = 70) -> str:
@@ -29,20 +45,47 @@ def _one_line(text: str, width: int = 70) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """One entry per claim: id, kind, then its title and seed reference wrapped to fit."""
     claims = select(family=args.family)
-    rows = [(c.id, c.seed_ref, c.kind.value, _one_line(c.title)) for c in claims]
-    w = [max(len(r[i]) for r in rows) if rows else 0 for i in range(3)]
-    for r in rows:
-        print(f"{r[0].ljust(w[0])}  {r[1].ljust(w[1])}  {r[2].ljust(w[2])}  {r[3]}")
-    print(f"\n{len(rows)} claims")
+    w_id = max((len(c.id) for c in claims), default=0)
+    w_kind = max((len(c.kind.value) for c in claims), default=0)
+    width = max(24, LIST_WIDTH - w_id - w_kind - 4)
+    indent = " " * (w_id + w_kind + 4)
+    for c in claims:
+        text = textwrap.wrap(" ".join(c.title.split()), width, max_lines=2, placeholder=" ...")
+        text += textwrap.wrap(f"[seed {' '.join(c.seed_ref.split())}]", width, max_lines=2,
+                              placeholder=" ...]")
+        print(f"{c.id.ljust(w_id)}  {c.kind.value.ljust(w_kind)}  {text[0]}")
+        for line in text[1:]:
+            print(indent + line)
+    print(f"\n{len(claims)} claims")
     return 0
+
+
+def _print_result(entry: dict[str, Any]) -> None:
+    for chk in entry.get("checks", []):
+        print(f"  - {chk['name']} [{chk['kind']}] passed={chk['passed']}: "
+              f"{_one_line(chk.get('detail') or '', 300)}")
+    for err in entry.get("errors") or []:
+        print(f"  check {err['check']} raised: {_one_line(err['detail'], 300)}")
+    ce = entry.get("counterexample")
+    if ce:
+        print("  counterexample: " + _one_line(json.dumps(ce), 600))
+        replay = ce.get("replay") or {}
+        if replay.get("command"):
+            print(f"  re-run it: {replay['command']}")
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     c = get_claim(args.id)
+    if args.from_report:  # read the report first: a bad path is an error before any output
+        doc = load_report(args.from_report)
     print(f"{c.id}  ({c.family}; seed {c.seed_ref}; {c.kind.value})\n")
     print(textwrap.fill(c.title, 100) + "\n")
     print("Statement (LaTeX):\n" + textwrap.indent(c.statement.strip(), "    ") + "\n")
+    if c.finding:
+        print("Finding:\n" + textwrap.indent(textwrap.fill(c.finding.strip(), 96), "    "))
+        print()
     if c.derivation:
         print("How it is derived and checked:\n" + textwrap.indent(c.derivation.strip(), "    "))
         print()
@@ -50,74 +93,160 @@ def cmd_show(args: argparse.Namespace) -> int:
     for chk in c.checks:
         extra = " (full preset only)" if chk.full_only else ""
         print(f"  - {chk.name} [{chk.kind}]{extra}: {_one_line(chk.description, 90)}")
-    last = load_last_results().get(c.id)
     print()
-    if last is None:
-        print(f"No verdict yet: run `fedtheory verify {c.id}`.")
+    if args.from_report:
+        source = Path(args.from_report)
+    else:
+        source = RECORD_PATH
+        if not source.exists():
+            print(f"No recorded verdict here: run `fedtheory verify {c.id}` in this directory, "
+                  "or give a report with --from REPORT.json.")
+            return 0
+        try:
+            doc = load_report(source)
+        except ValueError as exc:
+            print(f"No usable run record ({exc}).")
+            return 0
+    prov = doc.get("provenance")
+    entry = next((e for e in doc["claims"] if e.get("id") == c.id), None)
+    if not isinstance(prov, dict) or not prov.get("time"):
+        if args.from_report:
+            print(f"Report {source} has no provenance (written by an older fedtheory); "
+                  "its verdicts are not shown.")
+            return 2
+        print(f"The run record {source} has no provenance; not shown. Run `fedtheory verify`.")
         return 0
-    print(f"Last verdict: {last['verdict']} (preset {last.get('preset')}, seed {last.get('seed')})")
-    for chk in last.get("checks", []):
-        print(f"  - {chk['name']} [{chk['kind']}] passed={chk['passed']}: {chk['detail']}")
-    if last.get("counterexample"):
-        print(f"  counterexample: {last['counterexample']}")
+    if entry is None:
+        where = f"report {source}" if args.from_report else f"the last run here ({source})"
+        print(f"No verdict for {c.id} in {where}.")
+        return 2 if args.from_report else 0
+    print(f"Verdict: {entry['verdict']}, from {source}:")
+    print("\n".join("  " + line.lstrip("- ") for line in provenance_lines(prov)))
+    _print_result(entry)
     return 0
 
 
-def _init_worker() -> None:
-    """One BLAS thread per worker process, so that workers do not oversubscribe the cores."""
-    try:
-        from threadpoolctl import threadpool_limits
+class Progress:
+    """Claims done out of all, the last to finish and its verdict, and the time left.
 
-        threadpool_limits(1)
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        pass
+    On a terminal: a tqdm bar. Elsewhere (a log file, CI): one plain line per finished claim.
+    """
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool = True) -> None:
+        self.total, self.stream, self.enabled = total, stream, enabled
+        self.done = 0
+        self.t0 = time.perf_counter()
+        self.bar = None
+        if enabled and stream.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="verifying", unit="claim", file=stream)
+
+    def update(self, res: ClaimResult) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{res.id}: {res.verdict.value}")
+            self.bar.update()
+            return
+        elapsed = time.perf_counter() - self.t0
+        left = elapsed / self.done * (self.total - self.done)
+        print(f"[{self.done}/{self.total}] {res.id}: {res.verdict.value} ({res.seconds:.1f} s; "
+              f"{elapsed:.0f} s elapsed, about {left:.0f} s left)", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
-def _verify_one(job: tuple[str, str, int, str | None]) -> ClaimResult:
-    claim_id, preset, seed, fig_dir = job
-    return get_claim(claim_id).verify(preset=preset, seed=seed, figure_dir=fig_dir)
+def _preset(args: argparse.Namespace) -> str:
+    if args.quick and args.preset not in (None, "quick"):
+        raise ValueError(f"--quick contradicts --preset {args.preset}")
+    return "quick" if args.quick else (args.preset or "full")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    if args.ids and args.family:
+        raise ValueError("give claim ids or --family, not both (ids with --family would "
+                         f"select only part of what was named): ids {' '.join(args.ids)}, "
+                         f"--family {args.family}")
+    preset = _preset(args)
     claims = select(args.ids, family=args.family)
     if not claims:
         print("no claims selected", file=sys.stderr)
         return 2
-    preset = "quick" if args.quick else "full"
+    # Output paths are checked before any work: a bad one costs a second, not a run.
+    if args.json:
+        check_writable_file(args.json, "--json")
+    if args.report:
+        check_writable_dir(args.report, "--report")
     fig_dir = str(Path(args.report) / "figures") if args.report else None
-    jobs = [(c.id, preset, args.seed, fig_dir) for c in claims]
-    results: list[ClaimResult] = []
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(jobs), desc="verifying", unit="claim", file=sys.stderr,
-               disable=args.no_progress)
-    if args.jobs > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs, initializer=_init_worker) as pool:
-            for res in pool.map(_verify_one, jobs):
-                results.append(res)
-                bar.set_postfix_str(f"{res.id}: {res.verdict.value}")
-                bar.update()
-    else:
-        for job in jobs:
-            bar.set_postfix_str(job[0])
-            res = _verify_one(job)
-            results.append(res)
-            bar.update()
-    bar.close()
+    jobs = [Job(c.id, preset, args.seed, fig_dir) for c in claims]
+    prov = provenance(args.seed, preset, jobs=args.jobs)
+    progress = Progress(len(jobs), sys.stderr, enabled=not args.no_progress)
+    try:
+        results = run_jobs(jobs, args.jobs, on_result=progress.update)
+    finally:
+        progress.close()
     print(verdict_table(results))
     for r in results:
         if r.verdict is Verdict.REFUTED:
             print(f"\n{r.id} refuted; counterexample: {_one_line(str(r.counterexample), 400)}")
-        if r.verdict is Verdict.ERROR:
-            for c in r.checks:
-                if c.error:
-                    print(f"\n{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
-    save_last_results(results)
+        for c in r.errors:
+            print(f"\n{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
+    if not args.no_record:
+        write_record(results, args.seed, preset, prov)
     if args.json:
-        print(f"\nJSON report: {write_json(args.json, results, args.seed, preset)}")
+        print(f"\nJSON report: {write_json(args.json, results, args.seed, preset, prov)}")
     if args.report:
-        print(f"Markdown report: {write_markdown(args.report, results, args.seed, preset)}")
-    return 1 if any(r.verdict is Verdict.ERROR for r in results) else 0
+        print(f"Markdown report: {write_markdown(args.report, results, args.seed, preset, prov)}")
+    return 1 if any(r.errors for r in results) else 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    preset = _preset(args)
+    claim = get_claim(args.id)
+    res = verify_one(Job(claim.id, preset, args.seed, None, (args.check,)))
+    (chk,) = res.checks or [None]
+    if chk is None:
+        print(f"check {args.check} of {claim.id} runs only with the full preset "
+              f"(--preset full)", file=sys.stderr)
+        return 2
+    print(f"{claim.id} / {chk.name} [{chk.kind}], preset {preset}, seed {args.seed}")
+    print(f"passed:   {chk.passed}")
+    print(f"measured: {json.dumps(chk.measured)}")
+    print(f"stated:   {json.dumps(chk.theoretical)}")
+    print(f"detail:   {chk.detail}")
+    if chk.counterexample:
+        print("counterexample:\n" + json.dumps(chk.counterexample, indent=2))
+    if chk.error:
+        print(chk.error, file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_catalogue(args: argparse.Namespace) -> int:
+    from fedtheory.catalogue import read_report, render_catalogue
+    from fedtheory.claims.registry import all_claims
+
+    check_writable_file(args.out, "--out")
+    load_report(args.from_report)  # a clear error for a missing or malformed report
+    verdicts, prov = read_report(args.from_report)
+    if prov.get("preset") != "quick":
+        raise ValueError(f"--from {args.from_report}: the catalogue records the quick preset's "
+                         f"verdicts, this report has preset {prov.get('preset')!r}")
+    # what identifies the run, not the machine it ran on (no paths, pids or BLAS details)
+    prov = {k: prov[k] for k in CATALOGUE_PROVENANCE if k in prov}
+    atomic_write_text(args.out, render_catalogue(all_claims(), verdicts, prov))
+    print(f"catalogue: {args.out}")
+    return 0
+
+
+def _version() -> str:
+    from fedtheory import __version__
+
+    return f"fedtheory {__version__}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,24 +254,49 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fedtheory",
         description="Verify the theory of federated learning under partial participation.",
     )
+    p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command", required=True)
     pl = sub.add_parser("list", help="list the registered claims")
     pl.add_argument("--family", help="only this family (is, ocs, mifa, fedavg, ...)")
     pl.set_defaults(func=cmd_list)
-    ps = sub.add_parser("show", help="show one claim, its checks and its last verdict")
+
+    ps = sub.add_parser("show", help="show one claim, its checks and a recorded verdict")
     ps.add_argument("id")
+    ps.add_argument("--from", dest="from_report", metavar="REPORT.json",
+                    help="take the verdict from this JSON report (default: the run record "
+                         f"{RECORD_PATH} of the last `fedtheory verify` in this directory)")
     ps.set_defaults(func=cmd_show)
+
+    def preset_options(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--quick", action="store_true", help="small sizes (= --preset quick)")
+        sp.add_argument("--preset", choices=PRESETS, default=None,
+                        help="sizes: quick (seconds per claim) or full (the seed's; default)")
+        sp.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+
     pv = sub.add_parser("verify", help="run the checks and print the verdicts")
     pv.add_argument("ids", nargs="*", help="claim ids (default: all)")
-    pv.add_argument("--family", help="only this family")
-    pv.add_argument("--quick", action="store_true", help="small sizes (seconds per claim)")
-    pv.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    pv.add_argument("--family", help="only this family (not together with ids)")
+    preset_options(pv)
     pv.add_argument("--json", metavar="PATH", help="write the JSON report here")
     pv.add_argument("--report", metavar="DIR", help="write report.md and figures into DIR")
     pv.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                    help="worker processes (default: min(2, cores))")
-    pv.add_argument("--no-progress", action="store_true", help="no progress bar")
+                    help="worker processes (default: min(2, cores)); never changes the numbers")
+    pv.add_argument("--no-progress", action="store_true", help="no progress output")
+    pv.add_argument("--no-record", action="store_true",
+                    help=f"do not write the run record {RECORD_PATH} in this directory")
     pv.set_defaults(func=cmd_verify)
+
+    pr = sub.add_parser("replay", help="re-run one check of a claim and print what it measured")
+    pr.add_argument("id")
+    pr.add_argument("--check", required=True, help="the check's name (see `fedtheory show ID`)")
+    preset_options(pr)
+    pr.set_defaults(func=cmd_replay)
+
+    pc = sub.add_parser("catalogue", help="write the catalogue of claims (CATALOGUE.md)")
+    pc.add_argument("--from", dest="from_report", required=True, metavar="REPORT.json",
+                    help="the JSON report of `fedtheory verify --quick` giving the verdicts")
+    pc.add_argument("--out", default="CATALOGUE.md", help="where to write (default CATALOGUE.md)")
+    pc.set_defaults(func=cmd_catalogue)
     return p
 
 
@@ -158,6 +312,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"fedtheory: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `fedtheory ... | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

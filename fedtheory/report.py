@@ -1,10 +1,29 @@
-"""Reports: the JSON document and the Markdown report of a verification run, and the cache
-of the last verdict per claim that ``fedtheory show`` reads."""
+"""Reports of a verification run: the JSON document, the Markdown report, the run record.
+
+Every report carries its **provenance** in a field of its own (:func:`provenance`): the
+fedtheory version, the git commit and whether the tree was dirty, the preset and seed, Python,
+the packages and BLAS that computed it, the command and the time. Everything outside
+``provenance`` and the timings (``seconds``) depends only on the preset, the seed and the code,
+so two runs with the same seed and preset give byte-identical documents there.
+
+Nothing is written that the user did not ask for, except the **run record**
+``.fedtheory/last_run.json`` in the working directory (the JSON report of the last
+``fedtheory verify`` run there, provenance included), which ``fedtheory show`` reads when no
+``--from REPORT.json`` is given. Every file is written atomically (a temporary file in the same
+folder, then :func:`os.replace`), so a reader never sees half a report and concurrent runs never
+mix their results: the last one to finish wins, and says who it was.
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
+import platform
+import subprocess
+import sys
+import tempfile
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,20 +32,188 @@ from typing import Any
 from fedtheory.claims.core import ClaimResult
 
 __all__ = [
-    "cache_path",
-    "load_last_results",
-    "save_last_results",
+    "RECORD_PATH",
+    "atomic_write_text",
+    "check_writable_dir",
+    "check_writable_file",
+    "load_report",
+    "provenance",
     "to_json",
     "verdict_table",
     "write_json",
     "write_markdown",
+    "write_record",
 ]
 
-REPORT_VERSION = "1"
+REPORT_VERSION = "2"
+
+#: The run record ``fedtheory verify`` leaves in the working directory (relative path).
+RECORD_PATH = Path(".fedtheory") / "last_run.json"
+
+#: Packages whose versions go into the provenance (those that compute or render evidence).
+_PACKAGES = ("numpy", "scipy", "sympy", "cvxpy", "clarabel", "matplotlib", "scikit-learn")
 
 
-def to_json(results: Sequence[ClaimResult], seed: int, preset: str) -> dict[str, Any]:
-    """The report document: ``{"version", "seed", "preset", "claims": [...]}``."""
+# --------------------------------------------------------------------------------------------
+# provenance
+
+
+def _git(args: Sequence[str], cwd: Path) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                             timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _source_tree() -> dict[str, Any]:
+    """The git commit of the fedtheory source that runs, and whether its tree was dirty.
+
+    Only when the imported package lives in a git work tree (an editable install or a clone on
+    ``sys.path``); an installed wheel has no commit to report.
+    """
+    pkg = Path(__file__).resolve().parent
+    top = _git(["rev-parse", "--show-toplevel"], pkg)
+    if top is None or not (Path(top) / "fedtheory" / "__init__.py").exists():
+        return {"commit": None, "dirty": None, "source": str(pkg)}
+    commit = _git(["rev-parse", "HEAD"], pkg)
+    status = _git(["status", "--porcelain", "--untracked-files=no"], pkg)
+    return {"commit": commit, "dirty": None if status is None else bool(status), "source": top}
+
+
+def _package_versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _blas() -> list[dict[str, Any]]:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return []
+    keep = ("internal_api", "version", "architecture", "num_threads", "threading_layer")
+    return [{k: d.get(k) for k in keep} for d in threadpool_info() if d.get("user_api") == "blas"]
+
+
+def provenance(seed: int, preset: str, *, argv: Sequence[str] | None = None,
+               jobs: int | None = None) -> dict[str, Any]:
+    """Where and when a result was made: version, commit, preset, seed, platform, time.
+
+    >>> p = provenance(0, "quick")
+    >>> sorted(p)[:5]
+    ['argv', 'blas', 'commit', 'cwd', 'dirty']
+    >>> p["seed"], p["preset"]
+    (0, 'quick')
+    """
+    from fedtheory import __version__
+
+    tree = _source_tree()
+    return {
+        "fedtheory_version": __version__,
+        "commit": tree["commit"],
+        "dirty": tree["dirty"],
+        "source": tree["source"],
+        "preset": preset,
+        "seed": seed,
+        "jobs": jobs,
+        "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "packages": _package_versions(),
+        "blas": _blas(),
+        "blas_threads_in_checks": 1,
+        "argv": list(sys.argv if argv is None else argv),
+        "cwd": os.getcwd(),
+        "pid": os.getpid(),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# writing files
+
+
+def atomic_write_text(path: Path | str, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then rename.
+
+    A reader sees the old file or the new one, never a mixture; the folder is created if needed.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # open(..., "x") rather than mkstemp: the file gets the user's umask (mkstemp's is 0600)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _probe_dir(directory: Path) -> str | None:
+    """Create ``directory`` if needed and try to write in it; return the problem, or None."""
+    if directory.exists() and not directory.is_dir():
+        return f"{directory} exists and is not a directory"
+    for parent in directory.parents:
+        if parent.exists() and not parent.is_dir():
+            return f"{parent} is not a directory"
+        if parent.exists():
+            break
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".fedtheory-probe-", dir=directory)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        return f"cannot write in {directory}: {exc.strerror or exc}"
+    return None
+
+
+def check_writable_file(path: Path | str, option: str) -> None:
+    """Raise ``ValueError`` naming ``option`` unless a file can be written at ``path``.
+
+    Run before any work, so that a bad output path is found in a second, not after the run.
+    """
+    path = Path(path)
+    if str(path) in ("", "."):
+        raise ValueError(f"{option} must be a file path, got {str(path)!r}")
+    if path.exists() and path.is_dir():
+        raise ValueError(f"{option} {path} is a directory, not a file")
+    problem = _probe_dir(path.parent if str(path.parent) else Path("."))
+    if problem:
+        raise ValueError(f"{option} {path}: {problem}")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{option} {path}: file is not writable")
+
+
+def check_writable_dir(directory: Path | str, option: str) -> None:
+    """Raise ``ValueError`` naming ``option`` unless ``directory`` (and its ``figures/``) can be
+    written."""
+    directory = Path(directory)
+    problem = _probe_dir(directory) or _probe_dir(directory / "figures")
+    if problem:
+        raise ValueError(f"{option} {directory}: {problem}")
+
+
+# --------------------------------------------------------------------------------------------
+# the JSON document
+
+
+def to_json(results: Sequence[ClaimResult], seed: int, preset: str,
+            prov: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The report document: ``{"version", "seed", "preset", "summary", "claims",
+    "provenance"}``. Outside ``provenance`` and the ``seconds`` fields it depends only on the
+    results."""
     from fedtheory import __version__
 
     return {
@@ -34,16 +221,55 @@ def to_json(results: Sequence[ClaimResult], seed: int, preset: str) -> dict[str,
         "fedtheory_version": __version__,
         "seed": seed,
         "preset": preset,
-        "summary": dict(Counter(r.verdict.value for r in results)),
+        "summary": dict(sorted(Counter(r.verdict.value for r in results).items())),
         "claims": [r.to_dict() for r in results],
+        "provenance": prov if prov is not None else provenance(seed, preset),
     }
 
 
-def write_json(path: Path | str, results: Sequence[ClaimResult], seed: int, preset: str) -> Path:
+def _dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+
+
+def write_json(path: Path | str, results: Sequence[ClaimResult], seed: int, preset: str,
+               prov: dict[str, Any] | None = None) -> Path:
+    """Write the JSON report atomically; ``provenance.path`` says where it was written."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_json(results, seed, preset), indent=2, allow_nan=False) + "\n")
-    return path
+    doc = to_json(results, seed, preset, prov)
+    doc["provenance"] = {**doc["provenance"], "path": str(path.resolve())}
+    return atomic_write_text(path, _dumps(doc))
+
+
+def write_record(results: Sequence[ClaimResult], seed: int, preset: str,
+                 prov: dict[str, Any] | None = None, root: Path | str = ".") -> Path | None:
+    """Write the run record (``.fedtheory/last_run.json`` under ``root``), best effort.
+
+    Returns its path, or None when the working directory is not writable (not an error).
+    """
+    try:
+        return write_json(Path(root) / RECORD_PATH, results, seed, preset, prov)
+    except OSError:
+        return None
+
+
+def load_report(path: Path | str) -> dict[str, Any]:
+    """Read a JSON report; ``ValueError`` naming the path when it is missing or not a report."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"report {path} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"report {path} is a directory, not a JSON report") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"report {path} is not readable JSON: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+        raise ValueError(f"report {path} is not a fedtheory report (no 'claims' list)")
+    return doc
+
+
+# --------------------------------------------------------------------------------------------
+# text and Markdown
 
 
 def verdict_table(results: Sequence[ClaimResult]) -> str:
@@ -75,67 +301,77 @@ def _md_value(v: Any) -> str:
     return str(v)
 
 
+def _md_cell(text: str) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def provenance_lines(prov: dict[str, Any]) -> list[str]:
+    """The provenance as a Markdown list (also used by ``fedtheory show``)."""
+    commit = prov.get("commit") or "unknown (not run from a git checkout)"
+    if prov.get("dirty"):
+        commit += " (tree dirty: uncommitted changes)"
+    pkgs = ", ".join(f"{k} {v}" for k, v in (prov.get("packages") or {}).items() if v)
+    blas = "; ".join(f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture')}, "
+                     f"{b.get('num_threads')} threads)" for b in prov.get("blas") or [])
+    lines = [
+        f"- fedtheory {prov.get('fedtheory_version')}, commit {commit}",
+        f"- preset `{prov.get('preset')}`, seed {prov.get('seed')}, jobs {prov.get('jobs')}",
+        f"- written {prov.get('time')} by `{' '.join(prov.get('argv') or [])}` "
+        f"in {prov.get('cwd')}",
+        f"- Python {prov.get('python')} on {prov.get('platform')}",
+    ]
+    if pkgs:
+        lines.append(f"- {pkgs}")
+    if blas:
+        lines.append(f"- BLAS: {blas}")
+    if prov.get("path"):
+        lines.append(f"- JSON: {prov['path']}")
+    return lines
+
+
 def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: int,
-                   preset: str) -> Path:
-    """Write ``report.md`` in ``directory``: a summary table, then a section per claim."""
+                   preset: str, prov: dict[str, Any] | None = None) -> Path:
+    """Write ``report.md`` in ``directory``: provenance, a summary table, then a section per
+    claim with its statement, finding, derivation, checks, counterexample and figures."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    out = [f"# fedtheory report (preset `{preset}`, seed {seed})", ""]
+    prov = prov if prov is not None else provenance(seed, preset)
+    out = [f"# fedtheory report (preset `{preset}`, seed {seed})", "", "## Provenance", ""]
+    out += provenance_lines(prov)
     counts = Counter(r.verdict.value for r in results)
-    out.append(", ".join(f"**{k}**: {v}" for k, v in sorted(counts.items())))
+    out += ["", ", ".join(f"**{k}**: {v}" for k, v in sorted(counts.items()))]
     out += ["", "| claim | seed | kind | verdict | checks |", "|---|---|---|---|---|"]
     for r in results:
         n_ok = sum(c.passed is True for c in r.checks)
         out.append(f"| [{r.id}](#{r.id.replace('.', '')}) | {r.seed_ref} | {r.kind} | "
                    f"**{r.verdict.value}** | {n_ok}/{len(r.checks)} |")
     for r in results:
-        out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: **{r.verdict.value}**", "",
-                "$$", r.statement.strip(), "$$", ""]
+        out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: **{r.verdict.value}**", ""]
+        if r.title:
+            out += [r.title, ""]
+        out += ["$$", r.statement.strip(), "$$", ""]
+        if r.finding:
+            out += [f"**Finding.** {r.finding.strip()}", ""]
+        if r.derivation:
+            out += ["<details><summary>How it is derived and checked</summary>", "",
+                    r.derivation.strip(), "", "</details>", ""]
         out += ["| check | kind | passed | measured | theory | detail |",
                 "|---|---|---|---|---|---|"]
         for c in r.checks:
-            detail = (c.detail or "").replace("|", "\\|").replace("\n", " ")
             out.append(f"| {c.name} | {c.kind} | {c.passed} | {_md_value(c.measured)} | "
-                       f"{_md_value(c.theoretical)} | {detail} |")
+                       f"{_md_value(c.theoretical)} | {_md_cell(c.detail)} |")
         if r.counterexample:
-            out += ["", "**Counterexample** (re-run with these inputs):", "", "```json",
-                    json.dumps(r.counterexample, indent=2)[:6000], "```"]
+            replay = r.counterexample.get("replay") or {}
+            out += ["", f"**Counterexample** (check `{r.counterexample.get('check')}`):", ""]
+            if replay:
+                out += ["Re-run exactly this case (prints the measured and stated values):", "",
+                        "```bash", replay.get("command", ""), "```", "",
+                        f"or in Python: `{replay.get('python', '')}`", ""]
+            out += ["```json", json.dumps(r.counterexample, indent=2)[:6000], "```"]
+        for c in r.errors:
+            out += ["", f"**Check `{c.name}` raised** (listed beside the verdict): "
+                        f"`{_md_cell(c.detail)}`"]
         for c in r.checks:
             for fig in c.figures:
                 rel = os.path.relpath(fig, directory)
                 out += ["", f"![{c.name}]({rel})"]
-    path = directory / "report.md"
-    path.write_text("\n".join(out) + "\n")
-    return path
-
-
-def cache_path() -> Path:
-    """Where the last verdict of each claim is kept (``$FEDTHEORY_CACHE`` or the XDG cache)."""
-    env = os.environ.get("FEDTHEORY_CACHE")
-    if env:
-        return Path(env)
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "fedtheory" / "last_results.json"
-
-
-def load_last_results() -> dict[str, Any]:
-    path = cache_path()
-    if not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}
-
-
-def save_last_results(results: Sequence[ClaimResult]) -> None:
-    """Merge these results into the cache (best effort: a read-only home is not an error)."""
-    data = load_last_results()
-    for r in results:
-        data[r.id] = r.to_dict()
-    path = cache_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=1, allow_nan=False))
-    except OSError:
-        pass
+    return atomic_write_text(directory / "report.md", "\n".join(out) + "\n")

@@ -1,21 +1,64 @@
+"""The command line as a user meets it: list, show (with provenance), verify (paths checked
+first, results independent of --jobs, byte-identical reports), replay, --version."""
+
+import io
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from fedtheory.claims import all_claims
-from fedtheory.cli import main
+from fedtheory.claims import Claim, ClaimKind, Evidence, Verdict, all_claims
+from fedtheory.claims import registry as reg
+from fedtheory.cli import LIST_WIDTH, Progress, main
+from fedtheory.report import RECORD_PATH
 
-FIRST = all_claims()[0].id if all_claims() else None
-needs_claims = pytest.mark.skipif(FIRST is None, reason="no claims registered yet")
+FIRST = all_claims()[0].id
+#: cheap claims: one refuted (symbolic), one with a BLAS-heavy Monte Carlo simulation
+REFUTED = "ocs.closed_form"
+REFUTED_CHECK = "appendix_reading_exact"
+MONTE_CARLO = "ocs.independent_variance"
 
 
-@needs_claims
-def test_list_and_show(capsys):
+def _strip_timings(doc):
+    """A report without provenance and timings: what must be byte-identical across runs."""
+    doc = dict(doc)
+    doc.pop("provenance")
+    for c in doc["claims"]:
+        c.pop("seconds")
+        for chk in c["checks"]:
+            chk.pop("seconds")
+    return json.dumps(doc, indent=1, sort_keys=True)
+
+
+def test_version_and_python_m(capsys):
+    from fedtheory import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.strip() == f"fedtheory {__version__}"
+    proc = subprocess.run([sys.executable, "-m", "fedtheory", "--version"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"fedtheory {__version__}"
+
+
+def test_list_fits_100_columns(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert FIRST in out and "claims" in out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= LIST_WIDTH, max(lines, key=len)
+    for c in all_claims():
+        assert any(line.startswith(c.id + " ") for line in lines), c.id
+    assert f"{len(all_claims())} claims" in out
+
+
+def test_show_without_a_record_shows_the_claim_and_no_verdict(capsys):
     assert main(["show", FIRST]) == 0
-    assert "No verdict yet" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Statement (LaTeX)" in out and "Checks:" in out
+    assert "No recorded verdict here" in out and "Verdict:" not in out
 
 
 def test_unknown_id_is_a_clear_error(capsys):
@@ -24,20 +67,160 @@ def test_unknown_id_is_a_clear_error(capsys):
     assert main(["verify", "--family", "nope", "--quick"]) == 2
 
 
-@needs_claims
-def test_verify_writes_json_and_report(tmp_path, capsys):
+def test_ids_with_family_are_rejected(capsys):
+    assert main(["verify", REFUTED, "--family", "is", "--quick", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "not both" in err and err.count("\n") == 1
+    assert not RECORD_PATH.exists()
+
+
+def test_verify_writes_reports_and_a_record_with_provenance(tmp_path, capsys):
     js = tmp_path / "r.json"
-    rc = main(["verify", FIRST, "--quick", "--json", str(js), "--report", str(tmp_path / "rep"),
-               "--no-progress", "--jobs", "1"])
+    rc = main(["verify", REFUTED, "--quick", "--json", str(js), "--report",
+               str(tmp_path / "rep"), "--no-progress", "--jobs", "1", "--seed", "3"])
     assert rc == 0
     doc = json.loads(js.read_text())
-    assert set(doc) >= {"version", "seed", "claims"}
+    assert set(doc) >= {"version", "seed", "claims", "provenance"}
+    prov = doc["provenance"]
+    for key in ("fedtheory_version", "commit", "dirty", "preset", "seed", "time", "python",
+                "packages", "argv", "path"):
+        assert key in prov, key
+    assert prov["seed"] == 3 and prov["preset"] == "quick" and prov["path"] == str(js.resolve())
     (c,) = doc["claims"]
-    assert set(c) >= {"id", "family", "seed_ref", "kind", "verdict", "checks", "counterexample"}
-    for chk in c["checks"]:
-        assert chk["kind"] in {"symbolic", "convex", "monte_carlo", "figure"}
-        assert set(chk) >= {"passed", "measured", "theoretical", "detail"}
-    assert (tmp_path / "rep" / "report.md").exists()
+    assert set(c) >= {"id", "family", "seed_ref", "kind", "verdict", "checks", "counterexample",
+                      "derivation", "finding", "errors"}
+    assert c["verdict"] == "refuted" and c["finding"]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Provenance" in md and "seed 3" in md
+    assert "**Finding.**" in md and "How it is derived and checked" in md
+    assert f"fedtheory replay {REFUTED} --check {REFUTED_CHECK} --preset quick --seed 3" in md
+    # the run record in the working directory, not in the home directory
+    assert RECORD_PATH.exists() and not (Path.home() / ".cache" / "fedtheory").exists()
     capsys.readouterr()
-    assert main(["show", FIRST]) == 0
-    assert "Last verdict" in capsys.readouterr().out
+    assert main(["show", REFUTED]) == 0
+    out = capsys.readouterr().out
+    assert f"Verdict: refuted, from {RECORD_PATH}" in out
+    assert "seed 3" in out and prov["time"] in out and "re-run it: fedtheory replay" in out
+    # the same verdict from the report given explicitly
+    assert main(["show", REFUTED, "--from", str(js)]) == 0
+    assert f"from {js}" in capsys.readouterr().out
+
+
+def test_show_from_reports_only_verdicts_with_provenance(tmp_path, capsys):
+    old = tmp_path / "old.json"  # an old-style report or cache entry: no record of its origin
+    old.write_text(json.dumps({"claims": [{"id": FIRST, "verdict": "error", "checks": []}]}))
+    assert main(["show", FIRST, "--from", str(old)]) == 2
+    out = capsys.readouterr().out
+    assert "no provenance" in out and "Verdict:" not in out
+    assert main(["show", FIRST, "--from", str(tmp_path / "missing.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{")
+    assert main(["show", FIRST, "--from", str(tmp_path / "bad.json")]) == 2
+    assert "not readable JSON" in capsys.readouterr().err
+
+
+def test_records_are_whole_reports_written_atomically(tmp_path, capsys):
+    """Two runs in one directory: the record is the second run's whole report (no merge of
+    claims from different runs), and no temporary file is left behind."""
+    assert main(["verify", REFUTED, "--quick", "--no-progress", "--jobs", "1"]) == 0
+    assert main(["verify", MONTE_CARLO, "--quick", "--no-progress", "--jobs", "1",
+                 "--seed", "1"]) == 0
+    doc = json.loads(RECORD_PATH.read_text())
+    assert [c["id"] for c in doc["claims"]] == [MONTE_CARLO] and doc["provenance"]["seed"] == 1
+    assert sorted(p.name for p in RECORD_PATH.parent.iterdir()) == ["last_run.json"]
+    capsys.readouterr()
+    assert main(["show", REFUTED]) == 0
+    assert "No verdict for ocs.closed_form in the last run here" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option,make,message", [
+    ("--json", lambda t: (t / "adir").mkdir() or t / "adir", "is a directory"),
+    ("--json", lambda t: (t / "afile").write_text("") or t / "afile" / "r.json",
+     "is not a directory"),
+    ("--report", lambda t: (t / "afile").write_text("") or t / "afile", "not a directory"),
+    ("--report", lambda t: (t / "afile").write_text("") or t / "afile" / "sub", "not a directory"),
+])
+def test_bad_output_paths_fail_before_any_work(tmp_path, capsys, monkeypatch, option, make,
+                                               message):
+    def no_work(*a, **k):
+        raise AssertionError("work started before the output paths were checked")
+
+    monkeypatch.setattr("fedtheory.cli.run_jobs", no_work)
+    assert main(["verify", REFUTED, "--quick", option, str(make(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fedtheory: error: " + option) and message in err
+    assert err.count("\n") == 1, err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_unwritable_report_dir_fails_before_any_work(tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        assert main(["verify", REFUTED, "--quick", "--report", str(ro / "rep")]) == 2
+        assert "cannot write" in capsys.readouterr().err
+    finally:
+        ro.chmod(0o700)
+
+
+def test_results_do_not_depend_on_jobs_and_repeat_byte_for_byte(tmp_path):
+    """Issue 6.7 and 6.11: same seed and preset give the same numbers whatever --jobs (BLAS
+    limited to one thread in the parent as in the workers), and the same JSON outside
+    provenance and timings."""
+    docs = []
+    for jobs, name in ((1, "a"), (2, "b"), (1, "c")):
+        js = tmp_path / f"{name}.json"
+        assert main(["verify", REFUTED, MONTE_CARLO, "--quick", "--no-progress", "--jobs",
+                     str(jobs), "--json", str(js), "--no-record"]) == 0
+        docs.append(json.loads(js.read_text()))
+    assert _strip_timings(docs[0]) == _strip_timings(docs[1]) == _strip_timings(docs[2])
+    assert [c["id"] for c in docs[1]["claims"]] == [REFUTED, MONTE_CARLO]  # order asked
+
+
+def test_checks_run_with_one_blas_thread_serially_too():
+    from threadpoolctl import threadpool_info
+
+    from fedtheory.runner import Job, run_jobs
+
+    claim = Claim(id="zz.threads", family="zz", seed_ref="000", title="t", statement="s",
+                  kind=ClaimKind.QUALITATIVE)
+
+    @claim.check("monte_carlo")
+    def threads(ctx):
+        n = [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
+        return Evidence(all(k == 1 for k in n), n, 1)
+
+    reg.register(claim)
+    try:
+        (res,) = run_jobs([Job("zz.threads", "quick", 0)], n_workers=1)
+    finally:
+        reg._REGISTRY.pop("zz.threads")
+    assert res.verdict is Verdict.CONFIRMED, res.checks[0].measured
+
+
+def test_replay_reproduces_a_counterexample(capsys):
+    assert main(["replay", REFUTED, "--check", REFUTED_CHECK, "--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "passed:   False" in out and "measured:" in out and "stated:" in out
+    assert '"norms"' in out
+    assert main(["replay", REFUTED, "--check", "nope", "--quick"]) == 2
+    assert "its checks:" in capsys.readouterr().err
+
+
+def test_progress_prints_a_plain_line_per_finished_claim():
+    from fedtheory.claims.core import ClaimResult
+
+    stream = io.StringIO()  # not a terminal
+    p = Progress(2, stream)
+    for cid in ("b.two", "a.one"):  # in the order they finish
+        p.update(ClaimResult(cid, "x", "000", "identity", "s", Verdict.CONFIRMED, [], None,
+                             "quick", 0, 0.5))
+    p.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("[1/2] b.two: confirmed") and "left)" in lines[0]
+    assert lines[1].startswith("[2/2] a.one: confirmed")
+    silent = io.StringIO()
+    Progress(1, silent, enabled=False).update(ClaimResult(
+        "a", "x", "000", "identity", "s", Verdict.CONFIRMED, [], None, "quick", 0, 0.1))
+    assert silent.getvalue() == ""
