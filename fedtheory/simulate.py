@@ -67,6 +67,15 @@ loops). A block carries enough work (:data:`_BLOCK_BYTES`) that the Python betwe
 calls, which holds the GIL, stays a small share of it; with much smaller blocks two threads
 mostly wait for each other.
 
+Divergence: a run whose iterates overflow (too large a learning rate) goes on with inf and
+NaN, but the engine raises no numpy floating-point warnings (it runs under
+:func:`numpy.errstate`). Instead, once per call, :func:`simulate` emits a
+:class:`DivergenceWarning` naming the first round at which an iterate became non-finite and
+the replicas concerned, and records each replica's first such round in
+:attr:`SimulationResult.diverged` (-1: finite throughout). The check is one reduction
+per round over the ``(R, d)`` iterates (a row sum, non-finite exactly when the row is, or when
+finite entries overflow it, which a second look rules out).
+
 Examples
 --------
 >>> from fedtheory.problems import QuadraticProblem
@@ -85,6 +94,7 @@ import inspect
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -94,9 +104,20 @@ import numpy as np
 
 from fedtheory.algorithms import Participants, Rule, get_rule
 from fedtheory.algorithms.base import scratch, take_rows
-from fedtheory.validation import integer_at_least, positive_real
+from fedtheory.validation import finite_array, integer_at_least, positive_real
 
-__all__ = ["BIT_GENERATORS", "METRICS", "SimulationResult", "Trace", "simulate"]
+__all__ = ["BIT_GENERATORS", "METRICS", "DivergenceWarning", "SimulationResult", "Trace",
+           "simulate"]
+
+
+class DivergenceWarning(RuntimeWarning):
+    """A simulated run diverged: some replica's iterate became non-finite (inf or NaN).
+
+    Emitted at most once per :func:`simulate` call; the round at which each replica diverged
+    is in :attr:`SimulationResult.diverged`. (Metrics that square the iterate, such as
+    ``f_gap``, may reach inf a few rounds before the iterate itself does.)
+    """
+
 
 #: Bit generators a simulation may use (``bit_generator=``); PCG64 is numpy's default.
 BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
@@ -115,6 +136,9 @@ METRICS = ("f_gap", "grad_norm2", "dist2", "bits")
 #: holds the GIL) is a few per cent of it: with L2-sized blocks (256 KiB) two worker threads
 #: spent their time handing the GIL over, and one thread lost 15 % to call overhead.
 _BLOCK_BYTES = 1 << 20
+
+#: Replicas named in a :class:`DivergenceWarning` before the list is shortened.
+_LISTED_REPLICAS = 10
 
 #: Fewest rows of a block (for very large d).
 _MIN_BLOCK_ROWS = 8
@@ -162,6 +186,10 @@ class SimulationResult:
         Wall-clock time of the simulation.
     config
         The parameters of the run.
+    diverged
+        Per replica, ``(R,)`` integers: the first round :math:`t` whose iterate :math:`x_t`
+        had a non-finite (inf or NaN) coordinate, or -1 when the iterates stayed finite (see
+        :class:`DivergenceWarning`).
     """
 
     rounds: np.ndarray
@@ -176,6 +204,7 @@ class SimulationResult:
     seconds: float
     extra: dict[str, Trace] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+    diverged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def metric(self, name: str) -> Trace:
         """A recorded metric by name (one of :data:`METRICS` or an extra metric)."""
@@ -416,6 +445,13 @@ class _Engine:
         ]
 
     def run_chunk(self, start: int, size: int) -> dict[str, Any]:
+        """Simulate replicas ``start, ..., start + size - 1``; the arithmetic of a diverging
+        replica (overflow, then inf and NaN) raises no numpy warnings: :func:`simulate`
+        reports it once, as a :class:`DivergenceWarning`."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return self._run_chunk(start, size)
+
+    def _run_chunk(self, start: int, size: int) -> dict[str, Any]:
         part_rngs = self._streams(start, size, 0)
         noise_rngs = self._streams(start, size, 1)
         dt = self.dtype
@@ -461,6 +497,8 @@ class _Engine:
         corrects = type(rule).correction is not Rule.correction
         step = dt.type(self.step_size)
         beta = dt.type(self.momentum)
+        diverged = np.full(size, -1, dtype=np.int64)  # first round with a non-finite x_t
+        watch = True  # some replica is still finite
         for t in range(1, self.rounds + 1):
             work["round"] = t
             mask, pstate = self.participation.step(pstate, part_rngs)
@@ -478,11 +516,19 @@ class _Engine:
                 v += G
                 G = v
             x -= step * G
+            if watch:  # one (R,) reduction per round: a row sum is finite if the row is
+                hit = ~np.isfinite(x.sum(axis=1))
+                if hit.any():
+                    rows = np.flatnonzero(hit & (diverged < 0))
+                    # confirmed entry-wise: finite entries may overflow their sum
+                    rows = rows[~np.isfinite(x[rows]).all(axis=1)]
+                    diverged[rows] = t
+                    watch = bool(np.any(diverged < 0))
             bits += part.counts * self.bits_per_update
             if j < T_rec and self.record[j] == t:
                 record(j)
                 j += 1
-        return {"size": size, "acc": acc, "kept": kept, "x": x,
+        return {"size": size, "acc": acc, "kept": kept, "x": x, "diverged": diverged,
                 "grad_evals": grad_evals, "client_rounds": client_rounds}
 
 
@@ -503,6 +549,23 @@ def _combine(chunks: list[dict[str, Any]], name: str, keep: bool) -> Trace:
     se = np.sqrt(m2 / (count - 1) / count) if count > 1 else np.full_like(mean, np.nan)
     reps = np.concatenate([c["kept"][name] for c in chunks], axis=0) if keep else None
     return Trace(mean, se, reps)
+
+
+def _divergence_message(diverged: np.ndarray, rounds: int, lr: float, global_lr: float) -> str:
+    """The text of the :class:`DivergenceWarning` for per-replica first non-finite rounds."""
+    bad = np.flatnonzero(diverged >= 0)
+    first = int(diverged[bad].min())
+    shown = ", ".join(str(int(r)) for r in bad[:_LISTED_REPLICAS])
+    if bad.size > _LISTED_REPLICAS:
+        shown += f", ... and {bad.size - _LISTED_REPLICAS} more"
+    step = f"lr={lr:g}" if global_lr == 1.0 else f"lr={lr:g} with global_lr={global_lr:g}"
+    return (
+        f"the run diverged: the iterates of {bad.size} of {diverged.size} replicas became "
+        f"non-finite (inf or NaN), first at round {first} of {rounds} (replica"
+        f"{'s' if bad.size > 1 else ''} {shown}); their metrics are inf or NaN from then on "
+        f"(SimulationResult.diverged holds each replica's first such round). Try a smaller "
+        f"learning rate than {step}."
+    )
 
 
 def simulate(
@@ -584,6 +647,13 @@ def simulate(
     Returns
     -------
     SimulationResult
+
+    Warns
+    -----
+    DivergenceWarning
+        Once, when some replica's iterate became non-finite (the round and the replicas are
+        named; see :attr:`SimulationResult.diverged`). No numpy floating-point warnings
+        (overflow, invalid value) come out of the engine.
     """
     t0 = time.perf_counter()
     problem = _resolve_problem(problem)
@@ -630,12 +700,8 @@ def simulate(
                 f"{rule.name!r}: client {i} has p = 0.0"
             )
         p = None
-    if x0 is None:
-        x0 = np.zeros(d)
-    x0 = np.asarray(x0, dtype=float)
-    if x0.shape not in ((d,), (replicas, d)) or not np.isfinite(x0).all():
-        raise ValueError(f"x0 must be finite with shape ({d},) or ({replicas}, {d}), "
-                         f"got shape {x0.shape}")
+    x0 = np.zeros(d) if x0 is None else finite_array(
+        "x0", x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
     extra = dict(extra_metrics or {})
     clash = set(extra) & set(METRICS)
     if clash:
@@ -670,7 +736,13 @@ def simulate(
     else:
         chunks = [engine.run_chunk(*b) for b in blocks]
 
-    traces = {k: _combine(chunks, k, engine.keep_replicas) for k in list(METRICS) + list(extra)}
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN of diverged replicas
+        traces = {k: _combine(chunks, k, engine.keep_replicas)
+                  for k in list(METRICS) + list(extra)}
+    diverged = np.concatenate([c["diverged"] for c in chunks])
+    if np.any(diverged >= 0):
+        warnings.warn(_divergence_message(diverged, rounds, lr, global_lr), DivergenceWarning,
+                      stacklevel=2)
     config = {
         "problem": repr(problem), "rule": repr(rule), "participation": repr(participation),
         "rounds": rounds, "replicas": replicas, "lr": lr, "local_steps": local_steps,
@@ -686,5 +758,5 @@ def simulate(
         x=np.concatenate([c["x"] for c in chunks], axis=0), replicas=replicas,
         grad_evals=int(sum(c["grad_evals"] for c in chunks)),
         client_rounds=int(sum(c["client_rounds"] for c in chunks)),
-        seconds=time.perf_counter() - t0, config=config,
+        seconds=time.perf_counter() - t0, config=config, diverged=diverged,
     )

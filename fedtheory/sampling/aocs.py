@@ -26,6 +26,12 @@ Two details the printed algorithm leaves open: with zero norms :math:`u = 0` or 
 would give :math:`0/0`; a client with :math:`u_i = 0` gets :math:`p_i = 0` and the master,
 receiving :math:`P = 0`, has nothing to rescale and stops (:math:`C = 1`). In floating point
 an exact rescale gives :math:`C = 1 \pm` a few ulps, so the test is :math:`C \le 1 + \text{rtol}`.
+
+Scale: the probabilities are invariant under :math:`u \mapsto \lambda u`. Line 6 is evaluated
+as :math:`m\,(u_i/u)` (never :math:`m u_i`, which can overflow), and a round whose sum
+:math:`u` could overflow (:math:`n \max_i u_i \ge 2^{1022}`) first has all its norms
+multiplied by one power of two (exact: a choice of units, which changes no probability); its
+transcript then records :math:`u` in those units. Everything after line 6 is dimensionless.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.sampling.ocs import validate_norms
+from fedtheory.sampling.ocs import _check_norms, _top_exponent
 
 __all__ = [
     "AOCSResult",
@@ -86,10 +92,16 @@ def secure_sum(messages: np.ndarray) -> np.ndarray:
 
 def client_initial_probabilities(norms: np.ndarray, total: np.ndarray | float,
                                  m: float) -> np.ndarray:
-    r"""Line 6: :math:`p_i = \min\{m u_i / u, 1\}` (0 for every client when :math:`u = 0`)."""
+    r"""Line 6: :math:`p_i = \min\{m u_i / u, 1\}` (0 for every client when :math:`u = 0`).
+
+    Evaluated as :math:`m\,(u_i / u)`: :math:`u_i/u \le 1`, so nothing overflows.
+
+    >>> client_initial_probabilities(np.array([1e308, 1e308]), 1e308 * 1.5, 2.0)
+    array([1., 1.])
+    """
     total = np.asarray(total, dtype=float)[..., None]
     safe = np.where(total > 0, total, 1.0)
-    return np.where(total > 0, np.minimum(m * norms / safe, 1.0), 0.0)
+    return np.where(total > 0, np.minimum(m * (norms / safe), 1.0), 0.0)
 
 
 def client_message(p: np.ndarray) -> np.ndarray:
@@ -109,7 +121,8 @@ def master_scale(count: np.ndarray | float, mass: np.ndarray | float, m: float,
     mass = np.asarray(mass, dtype=float)
     safe = np.where(mass > 0, mass, 1.0)
     with np.errstate(over="ignore"):  # a subnormal P can overflow C to +inf: see recalibrate
-        return np.where(mass > 0, (m - n + count) / safe, 1.0)
+        # m + (I - n): the integer part first, so that a tiny m is not rounded away
+        return np.where(mass > 0, (m + (count - n)) / safe, 1.0)
 
 
 def client_recalibrate(p: np.ndarray, scale: np.ndarray | float) -> np.ndarray:
@@ -149,8 +162,10 @@ def aocs_probabilities(
     (array([0.5, 0.5, 1. ]), 2, True)
     >>> aocs_probabilities([0.0, 0.0, 0.0], 1).p
     array([0., 0., 0.])
+    >>> aocs_probabilities([1e308, 1e308, 1e308], 1).p  # the sum overflows in float64
+    array([0.33333333, 0.33333333, 0.33333333])
     """
-    u, m = validate_norms(norms, m)
+    u, m, umax = _check_norms(norms, m)
     if not isinstance(j_max, (int, np.integer)) or j_max < 0:
         raise ValueError(f"j_max must be a non-negative integer, got {j_max!r}")
     if not (np.isfinite(rtol) and rtol >= 0):
@@ -158,6 +173,10 @@ def aocs_probabilities(
     n = u.shape[-1]
     rows = u.shape[:-1]
     transcript: list[dict[str, Any]] = []
+    # rounds whose sum could overflow: one power of two per round (exact; see the module doc)
+    shift = _top_exponent(n) - np.frexp(umax)[1].astype(np.int64)
+    if np.any(shift < 0):
+        u = np.ldexp(u, np.minimum(shift, 0)[..., None])
 
     total = secure_sum(u)  # lines 3-5: the master sees only the sum of the norms
     transcript.append({"step": 0, "received": {"u": total}, "broadcast": {"u": total}})

@@ -18,15 +18,23 @@ Appendix B bounds :math:`\alpha \le (\sum_i u_i)^2 / (n \sum_i u_i^2) \le 1`.
 When :math:`V_U = 0` (:math:`m = n`, or all norms zero) the ratio is :math:`0/0`; then
 :math:`V^\star = 0` as well, the method "performs as if all updates were communicated", and
 we return :math:`\alpha = 0` (so :math:`\gamma = 1`), the seed's reading of :math:`\alpha = 0`.
+
+Scale: :math:`\alpha`, :math:`\gamma` and the bound are invariant under :math:`u \mapsto
+\lambda u`; they are computed from norms multiplied by a power of two per round (exact) and
+from variances kept as mantissa and binary exponent, so that :math:`\sum_i u_i^2` never
+overflows on the way (norms of ``1e200`` or ``1e308`` give the same :math:`\alpha` as norms of
+1). :math:`V_U` itself scales like :math:`u^2` and is :math:`+\infty` only when it is beyond the
+float range.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from fedtheory.sampling.ocs import optimal_variance, validate_norms
+from fedtheory.sampling.ocs import _check_norms, _frexp, _ldexp, _optimal_variance_parts
 
 __all__ = [
     "alpha_spread_study",
@@ -42,16 +50,43 @@ def _out(x: np.ndarray, ndim: int) -> np.ndarray | float:
     return float(x) if ndim == 1 else x
 
 
+def _unit_rows(u: np.ndarray, umax: np.ndarray) -> np.ndarray:
+    r"""``u`` with each row multiplied by the power of two :math:`2^{-e}` that brings its
+    maximum into :math:`[1/2, 1)` (exact; a zero row stays zero)."""
+    return np.ldexp(u, -_frexp(umax)[1][..., None])
+
+
+def _uniform_variance_parts(u: np.ndarray, m: float,
+                            umax: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Mantissa and binary exponent of :math:`V_U = \frac{n-m}{m}\sum_i u_i^2` per row.
+
+    With :math:`u = 2^e y`, :math:`\max_i y_i \in [1/2, 1)`: :math:`\sum_i y_i^2 \le n` cannot
+    overflow, and :math:`V_U = \frac{n-m}{m}\big(\sum_i y_i^2\big) 4^e`.
+    """
+    n = u.shape[-1]
+    y = _unit_rows(u, umax)
+    qf, qe = _frexp(np.sum(y * y, axis=-1))
+    nf, ne = math.frexp(n - m)
+    mf, me = math.frexp(m)
+    return nf / mf * qf, qe + (ne - me) + 2 * _frexp(umax)[1]
+
+
 def uniform_variance(norms: np.ndarray | Sequence[float], m: float) -> np.ndarray | float:
     r"""Variance of independent uniform sampling :math:`p_i = m/n`:
     :math:`V_U = \frac{n-m}{m}\sum_i u_i^2`.
 
+    :math:`+\infty` only when :math:`V_U` is beyond the float range (no intermediate
+    :math:`u_i^2` overflows).
+
     >>> uniform_variance([1.0, 1.0, 1.0, 1.0], 2)
     4.0
+    >>> uniform_variance([1e200, 1e200], 1), uniform_variance([1e200, 1e200], 2)
+    (inf, 0.0)
+    >>> uniform_variance([1e155, 0.0], 1.999)  # finite, although (1e155)**2 overflows
+    5.0025012506247616e+306
     """
-    u, m = validate_norms(norms, m)
-    n = u.shape[-1]
-    return _out((n - m) / m * np.sum(u**2, axis=-1), u.ndim)
+    u, m, umax = _check_norms(norms, m)
+    return _out(_ldexp(*_uniform_variance_parts(u, m, umax)), u.ndim)
 
 
 def improvement_factor(norms: np.ndarray | Sequence[float], m: float) -> np.ndarray | float:
@@ -67,12 +102,15 @@ def improvement_factor(norms: np.ndarray | Sequence[float], m: float) -> np.ndar
     0.0
     >>> round(improvement_factor([1.0, 1.0, 10.0], 2), 6)
     0.039216
+    >>> round(improvement_factor([1e300, 1e300, 1e301], 2), 6)  # both variances overflow
+    0.039216
     """
-    u, m = validate_norms(norms, m)
-    v_opt = np.asarray(optimal_variance(u, m))
-    v_uni = np.asarray(uniform_variance(u, m))
-    safe = np.where(v_uni > 0, v_uni, 1.0)
-    alpha = np.where(v_uni > 0, v_opt / safe, 0.0)
+    u, m, umax = _check_norms(norms, m)
+    # the ratio of mantissas times 2**(difference of exponents): neither variance is formed
+    opt_f, opt_e = _optimal_variance_parts(u, m, umax)
+    uni_f, uni_e = _uniform_variance_parts(u, m, umax)
+    safe = np.where(uni_f > 0, uni_f, 1.0)
+    alpha = np.where(uni_f > 0, _ldexp(opt_f / safe, opt_e - uni_e), 0.0)
     return _out(np.clip(alpha, 0.0, 1.0), u.ndim)
 
 
@@ -83,9 +121,12 @@ def alpha_upper_bound(norms: np.ndarray | Sequence[float]) -> np.ndarray | float
 
     >>> round(alpha_upper_bound([1.0, 1.0, 2.0]), 4)
     0.8889
+    >>> round(alpha_upper_bound([1e300, 1e300, 2e300]), 4)
+    0.8889
     """
-    u, _ = validate_norms(norms, 1.0)
+    u, _, umax = _check_norms(norms, 1.0)
     n = u.shape[-1]
+    u = _unit_rows(u, umax)  # scale-invariant: row maximum in [1/2, 1), sums <= n
     sq = np.sum(u**2, axis=-1)
     safe = np.where(sq > 0, sq, 1.0)
     return _out(np.where(sq > 0, np.sum(u, axis=-1) ** 2 / (n * safe), 0.0), u.ndim)
@@ -118,7 +159,7 @@ def relative_improvement_factor(
     >>> relative_improvement_factor([1.0, 1.0, 1.0, 1.0], 2)
     0.5
     """
-    u, m = validate_norms(norms, m)
+    u, m, _ = _check_norms(norms, m)
     return gamma_from_alpha(improvement_factor(u, m), u.shape[-1], m)
 
 

@@ -29,6 +29,16 @@ Conventions: ``w`` has shape ``(n,)`` (any real weights: the identities do not n
 expected, its pair-inclusion matrix ``P`` (an ``(n, n)`` array; :math:`p = \mathrm{diag}\,P`)
 is accepted too.
 
+Scale: the mean scales like :math:`w\zeta` and the variance and the bound like
+:math:`(w\zeta)^2`. Each column of :math:`A` whose entries are very large or very small (beyond
+:math:`2^{\pm 480}`), or cannot be formed as :math:`(w_i/p_i)\zeta_i` without overflow or
+underflow, is built from mantissas and binary exponents (:func:`numpy.frexp`) and carried as a
+scaled column times a power of two, and the moments are assembled the same way: no
+intermediate step (:math:`w_i/p_i`, :math:`a_i^\top a_j`, :math:`w_i^2\|\zeta_i\|^2`)
+overflows or underflows where the result does not, so the result is :math:`\pm\infty` only
+when it is beyond the float range (and a zero variance stays 0, never ``inf * 0 = nan``).
+Columns in the ordinary range are computed exactly as before, bit for bit.
+
 Examples
 --------
 >>> import numpy as np
@@ -47,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.sampling.designs import SamplingDesign
+from fedtheory.sampling.ocs import _frexp, _ldexp
 
 __all__ = [
     "bound_coefficients",
@@ -63,6 +74,11 @@ DesignLike = SamplingDesign | np.ndarray
 
 #: Elements per chunk of the Monte Carlo sampler (keeps BLAS calls small and cache-resident).
 CHUNK_ELEMENTS = 1 << 15
+
+#: A column of importance vectors whose largest entry lies in :math:`[2^{-480}, 2^{480}]` is
+#: used in its own units: products of two entries and sums of up to :math:`2^{40}` of them then
+#: neither overflow nor, for the largest, underflow.
+_SAFE_EXPONENT = 480
 
 
 def _marginals_and_pairs(design: DesignLike) -> tuple[np.ndarray, np.ndarray]:
@@ -105,12 +121,60 @@ def _check_w_zeta(w: Any, zeta: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     return w, z
 
 
+def _importance_parts(p: np.ndarray, w: np.ndarray,
+                      z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(A_s, E)`` with :math:`a_{ik} = (A_s)_{ik}\, 2^{E_k}`, :math:`a_i = w_i\zeta_i/p_i`.
+
+    :math:`E_k = 0` and column :math:`k` is :math:`(w_i/p_i)\zeta_{ik}` as computed directly
+    when that is safe (every :math:`w_i/p_i` finite and normal or 0, the column's largest entry
+    in :math:`[2^{-480}, 2^{480}]`). Otherwise every entry is formed from mantissas and
+    exponents, :math:`a_{ik} = (f_i g_{ik}/h_i)\,2^{e_i + x_{ik} - k_i}` for :math:`w_i = f_i
+    2^{e_i}`, :math:`\zeta_{ik} = g_{ik}2^{x_{ik}}`, :math:`p_i = h_i 2^{k_i}`, and a column
+    beyond :math:`2^{\pm 480}` is rescaled so that its largest entry is about :math:`2^{480}`.
+    """
+    n, d = z.shape
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        fac = w / p
+        A = fac[:, None] * z
+    amax = np.max(np.abs(A), axis=0) if n else np.zeros(d)
+    fac_ok = np.all(np.isfinite(fac) & ((fac == 0) | (np.abs(fac) >= 2.0**-1022)))
+    col_ok = np.isfinite(amax) & ((amax == 0) | (np.abs(_frexp(amax)[1]) <= _SAFE_EXPONENT))
+    if fac_ok and np.all(col_ok):
+        return A, np.zeros(d, dtype=np.int64)
+    wf, we = _frexp(w)
+    pf, pe = _frexp(p)
+    zf, ze = _frexp(z)
+    mant = (wf / pf)[:, None] * zf  # |mant| < 2: a_ik = mant_ik * 2**x_ik
+    x = (we - pe)[:, None] + ze
+    nonzero = mant != 0
+    xmax = np.where(nonzero, x, np.iinfo(np.int64).min).max(axis=0, initial=np.iinfo(np.int64).min)
+    # a column beyond the window is brought to its top: small factors (a subnormal p_i in
+    # P_ij - p_i p_j) then multiply entries near 2**480, and their products stay normal
+    E = np.where(np.any(nonzero, axis=0) & (np.abs(xmax) > _SAFE_EXPONENT),
+                 xmax - _SAFE_EXPONENT, 0)
+    return _ldexp(mant, x - E), E
+
+
+def _with_exponents(x: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """``x * 2**E`` (the last axis carries ``E``), or ``x`` itself when ``E`` is 0."""
+    return _ldexp(x, E) if np.any(E) else x
+
+
 def importance_vectors(design: DesignLike, w: Any, zeta: Any) -> np.ndarray:
-    r"""The rows :math:`a_i = w_i \zeta_i / p_i`, shape ``(n, d)``."""
+    r"""The rows :math:`a_i = w_i \zeta_i / p_i`, shape ``(n, d)``.
+
+    Formed without intermediate overflow: an entry is :math:`\pm\infty` only when it is itself
+    beyond the float range.
+
+    >>> from fedtheory.sampling.designs import IndependentSampling
+    >>> importance_vectors(IndependentSampling([1e-300, 1.0]), [1e10, 1.0], [[1e-100], [1.0]])
+    array([[1.e+210],
+           [1.e+000]])
+    """
     p, _ = _marginals_and_pairs(design)
     _check_proper(p)
     w, z = _check_w_zeta(w, zeta, p.size)
-    return (w / p)[:, None] * z
+    return _with_exponents(*_importance_parts(p, w, z))
 
 
 def estimator_mean(design: DesignLike, w: Any, zeta: Any) -> np.ndarray:
@@ -120,7 +184,10 @@ def estimator_mean(design: DesignLike, w: Any, zeta: Any) -> np.ndarray:
     unbiasedness rather than assuming it. Shape ``(d,)``.
     """
     p, _ = _marginals_and_pairs(design)
-    return p @ importance_vectors(design, w, zeta)
+    _check_proper(p)
+    w, z = _check_w_zeta(w, zeta, p.size)
+    A_s, E = _importance_parts(p, w, z)
+    return _with_exponents(p @ A_s, E)
 
 
 def variance_formula(P: np.ndarray, A: np.ndarray) -> Any:
@@ -144,16 +211,36 @@ def estimator_variance(design: DesignLike, w: Any, zeta: Any) -> float:
     r"""Exact :math:`\mathbb E\|X - \mathbb EX\|^2 = e^\top((\mathbf P - pp^\top)\circ A^\top A)e`.
 
     Seed 002, Lemma 1, eq. (30). Returns a float (clipped at 0 from below: the value is a
-    variance; rounding may otherwise leave ``-1e-17``).
+    variance; rounding may otherwise leave ``-1e-17``). Columns of :math:`A` kept with different
+    binary exponents (see the module docstring) contribute separately,
+    :math:`\sum_k 4^{E_k}\, (A_s)_{:k}^\top (\mathbf P - pp^\top) (A_s)_{:k}`, each term
+    non-negative.
+
+    >>> from fedtheory.sampling.designs import UniformWithoutReplacement
+    >>> estimator_variance(UniformWithoutReplacement(2, 2), [0.5, 0.5], [[1e300], [1e300]])
+    0.0
     """
-    _, P = _marginals_and_pairs(design)
-    A = importance_vectors(design, w, zeta)
-    return max(float(variance_formula(P, A)), 0.0)
+    p, P = _marginals_and_pairs(design)
+    _check_proper(p)
+    w, z = _check_w_zeta(w, zeta, p.size)
+    A_s, E = _importance_parts(p, w, z)
+    if not np.any(E):
+        return max(float(variance_formula(P, A_s)), 0.0)
+    total = 0.0
+    for e in np.unique(E):
+        part = max(float(variance_formula(P, A_s[:, E == e])), 0.0)
+        total += float(_ldexp(part, 2 * int(e)))
+    return total
 
 
-def bound_coefficients(p: Any, w: Any, zeta: Any) -> np.ndarray:
-    r"""Coefficients :math:`c_i = w_i^2 \|\zeta_i\|^2 / p_i` of the bound (5): bound
-    :math:`= \sum_i c_i v_i`."""
+def _bound_parts(p: Any, w: Any, zeta: Any) -> tuple[np.ndarray, np.ndarray]:
+    r"""Mantissas and binary exponents of :math:`c_i = w_i^2\|\zeta_i\|^2/p_i`.
+
+    Row :math:`i` of :math:`\zeta` is multiplied by the power of two :math:`2^{-x_i}` that
+    brings its largest entry into :math:`[1/2, 1)` (exact), so :math:`\|\zeta_i\|^2` is formed
+    without overflow; with :math:`w_i = f_i 2^{e_i}`, :math:`p_i = h_i 2^{k_i}`,
+    :math:`c_i = (f_i^2 \|2^{-x_i}\zeta_i\|^2/h_i)\,2^{2e_i + 2x_i - k_i}`.
+    """
     p = np.asarray(p, dtype=float)
     if p.ndim != 1 or p.size == 0:
         raise ValueError(f"p must be a non-empty 1-D array, got shape {p.shape}")
@@ -161,22 +248,51 @@ def bound_coefficients(p: Any, w: Any, zeta: Any) -> np.ndarray:
     if bad.any():
         raise ValueError(f"p must be in (0, 1], got {float(p[bad][0])!r}")
     w, z = _check_w_zeta(w, zeta, p.size)
-    return w**2 * np.einsum("ij,ij->i", z, z) / p
+    zx = _frexp(np.max(np.abs(z), axis=1))[1] if z.shape[1] else np.zeros(p.size, np.int64)
+    zs = np.ldexp(z, -zx[:, None])
+    wf, we = _frexp(w)
+    pf, pe = _frexp(p)
+    return wf**2 * np.einsum("ij,ij->i", zs, zs) / pf, 2 * we + 2 * zx - pe
+
+
+def bound_coefficients(p: Any, w: Any, zeta: Any) -> np.ndarray:
+    r"""Coefficients :math:`c_i = w_i^2 \|\zeta_i\|^2 / p_i` of the bound (5): bound
+    :math:`= \sum_i c_i v_i`.
+
+    Formed from mantissas and binary exponents: :math:`+\infty` only where :math:`c_i` is
+    beyond the float range (:math:`w_i^2` or :math:`\|\zeta_i\|^2` alone may overflow).
+
+    >>> bound_coefficients([0.5], [1e200], [[1e-200, 0.0]])
+    array([2.])
+    """
+    return _ldexp(*_bound_parts(p, w, zeta))
 
 
 def eso_bound(p: Any, v: Any, w: Any, zeta: Any) -> float:
     r"""Right-hand side of (5): :math:`\sum_i w_i^2 \frac{v_i}{p_i} \|\zeta_i\|^2`.
 
+    Each term :math:`c_i v_i` is formed from mantissas and binary exponents and the terms are
+    summed relative to the largest non-zero one: a zero :math:`v_i` next to a huge :math:`c_i`
+    gives 0 (never ``inf * 0``), and the result is :math:`\pm\infty` only when it is beyond the
+    float range.
+
     >>> eso_bound([0.5, 0.5], [0.5, 0.5], [0.5, 0.5], [[1.0], [1.0]])
     0.5
+    >>> eso_bound([0.5, 0.5], [0.0, 1e-300], [1e200, 1.0], [[1e200], [1.0]])
+    2e-300
     """
-    c = bound_coefficients(p, w, zeta)
+    mant, exp = _bound_parts(p, w, zeta)
     v = np.asarray(v, dtype=float)
-    if v.shape != c.shape:
-        raise ValueError(f"v must have shape {c.shape}, got shape {v.shape}")
+    if v.shape != mant.shape:
+        raise ValueError(f"v must have shape {mant.shape}, got shape {v.shape}")
     if not np.all(np.isfinite(v)):
         raise ValueError(f"v must be finite, got {v.tolist()!r}")
-    return float(c @ v)
+    vf, ve = _frexp(v)
+    term = mant * vf  # c_i v_i = term_i * 2**(exp_i + ve_i); |term_i| < 2 d
+    texp = exp + ve
+    nonzero = term != 0
+    top = int(texp[nonzero].max()) if nonzero.any() else 0
+    return float(_ldexp(np.sum(_ldexp(term, texp - top)), top))
 
 
 def enumerate_moments(design: SamplingDesign, w: Any, zeta: Any,
@@ -197,7 +313,7 @@ def enumerate_moments(design: SamplingDesign, w: Any, zeta: Any,
     if not isinstance(design, SamplingDesign):
         raise ValueError(f"design must be a SamplingDesign, got {type(design).__name__}")
     _check_proper(design.p)
-    _check_w_zeta(w, zeta, design.n)  # validates shapes and finiteness
+    w_f, z_f = _check_w_zeta(w, zeta, design.n)  # validates shapes and finiteness
     masks, probs = design.enumerate(exact=exact)
     if exact:
         p = design.p_exact
@@ -212,11 +328,17 @@ def enumerate_moments(design: SamplingDesign, w: Any, zeta: Any,
         dev = Xs - mean
         var = probs @ (dev * dev).sum(axis=1)
         return mean, var
-    A = importance_vectors(design, w, zeta)
-    Xs = masks.astype(float) @ A
+    A_s, E = _importance_parts(design.p, w_f, z_f)
+    Xs = masks.astype(float) @ A_s
     mean = probs @ Xs
     dev = Xs - mean
-    return mean, float(probs @ np.einsum("kd,kd->k", dev, dev))
+    if not np.any(E):
+        return mean, float(probs @ np.einsum("kd,kd->k", dev, dev))
+    var = 0.0  # columns with different exponents: separately (see estimator_variance)
+    for e in np.unique(E):
+        cols = dev[:, E == e]
+        var += float(_ldexp(float(probs @ np.einsum("kd,kd->k", cols, cols)), 2 * int(e)))
+    return _with_exponents(mean, E), var
 
 
 def _frac(x: Any) -> Fraction:
@@ -252,7 +374,10 @@ def sample_estimator(design: SamplingDesign, w: Any, zeta: Any, rng: np.random.G
         raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")
     if isinstance(replicas, bool) or not isinstance(replicas, (int, np.integer)) or replicas < 0:
         raise ValueError(f"replicas must be a non-negative integer, got {replicas!r}")
-    A = importance_vectors(design, w, zeta)
+    p = design.p
+    _check_proper(p)
+    w, z = _check_w_zeta(w, zeta, p.size)
+    A, E = _importance_parts(p, w, z)  # E = 0 (A exactly as before) but for extreme scales
     n, d = A.shape
     if chunk_rows is None:
         chunk_rows = max(1, CHUNK_ELEMENTS // max(n, d))
@@ -266,4 +391,7 @@ def sample_estimator(design: SamplingDesign, w: Any, zeta: Any, rng: np.random.G
         b = buf[:rows]
         design._sample_into(rng, b)  # 0.0/1.0 masks, same draws as design.sample
         np.matmul(b, A, out=out[start:start + rows])
+    if np.any(E):
+        with np.errstate(over="ignore", under="ignore"):
+            np.ldexp(out, E, out=out)
     return out

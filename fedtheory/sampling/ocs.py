@@ -35,6 +35,18 @@ so it gets :math:`p_i = 0` (never NaN, also when :math:`\sum_{j\le l}u_{(j)} = 0
 ties never straddle the threshold (at a tie :math:`u_{(l)} = u_{(l+1)}` the condition holds at
 :math:`l+1` too, so the largest :math:`l` ends a block of ties).
 
+Scale: the probabilities are invariant under :math:`u \mapsto \lambda u`, and the code keeps
+them so in floating point. A row whose prefix sums could overflow (:math:`n \max_i u_i \ge
+2^{1022}`), or whose decisive threshold comparisons would be rounded in the subnormal range, is
+first multiplied by a power of two :math:`2^k` chosen from its largest norm. That is exact, and
+elsewhere floating-point arithmetic commutes with it, so the result is bitwise the same as for
+the unscaled row whenever the latter neither overflows nor underflows: huge norms
+(``1e308``), mixtures of huge and tiny ones and subnormal ones get the right answer, and
+:math:`2^k u` gets the same probabilities as :math:`u` wherever :math:`2^k u` is exact. The
+variances (which scale like :math:`u^2`) are assembled from mantissas and binary exponents
+(:func:`numpy.frexp`), so that no intermediate step overflows or underflows: they are
+:math:`+\infty` only when the true value is beyond the float range.
+
 The appendix (Lemma 20) prints the same formula with :math:`u_{(j)}` the *j-th largest*;
 :func:`closed_form_as_printed` implements both readings literally (claim ``ocs.closed_form``
 checks them against cvxpy).
@@ -42,7 +54,9 @@ checks them against cvxpy).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -61,6 +75,65 @@ __all__ = [
 #: that rounding in the prefix sums never splits a block of equal norms.
 _THRESHOLD_RTOL = 1e-12
 
+#: Working units: a row is rescaled when :math:`n \max_i u_i` could reach :math:`2^{1022}`, so
+#: that every prefix sum, every product :math:`(m+l-n)u_{(l)} \le n \max_i u_i` and the slack
+#: :math:`S_l(1 + \text{rtol})` stay a factor 2 below the overflow threshold :math:`2^{1024}`.
+_TOP_EXPONENT = 1022
+
+#: :func:`closed_form_as_printed` evaluates float norms below this in exact arithmetic: with
+#: them, products and quotients may round in the subnormal range.
+_TINY_FLOAT_NORM = 2.0**-960
+
+#: A decisive threshold product :math:`(m+l-n)u_{(l)}` below this may have lost bits to gradual
+#: underflow (the subnormal range starts at :math:`2^{-1022}`): its row is recomputed scaled up.
+_TINY_PRODUCT = 2.0**-1021
+
+
+def _ceil_log2(n: int) -> int:
+    r""":math:`\lceil \log_2 n \rceil` for :math:`n \ge 1`, in integer arithmetic."""
+    return (int(n) - 1).bit_length()
+
+
+def _top_exponent(n: int) -> int:
+    """The largest binary exponent ``e`` a row maximum may have (``max < 2**e``) in working
+    units: then ``n * max < 2**_TOP_EXPONENT``."""
+    return _TOP_EXPONENT - _ceil_log2(n)
+
+
+def _check_norms(
+    norms: np.ndarray | Sequence[float], m: float
+) -> tuple[np.ndarray, float, np.ndarray]:
+    """:func:`validate_norms`, also returning the largest norm of each row (shape
+    ``u.shape[:-1]``).
+
+    Two reductions (max and min, into which a NaN propagates) certify finite, non-negative
+    norms; only invalid input pays for the element-wise search that names the bad value.
+    """
+    try:
+        u = np.asarray(norms, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"norms must be an array of real numbers, got {norms!r}") from None
+    if u.ndim not in (1, 2):
+        raise ValueError(f"norms must be 1-D (n,) or 2-D (rounds, n), got shape {u.shape}")
+    if u.size == 0:
+        raise ValueError(f"norms must be non-empty, got shape {u.shape}")
+    umax = u.max(axis=-1)
+    if not (np.all(np.isfinite(umax)) and np.all(u.min(axis=-1) >= 0)):
+        bad = ~np.isfinite(u)
+        if bad.any():
+            raise ValueError(f"norms must be finite, got {float(u[bad].ravel()[0])!r}")
+        raise ValueError(f"norms must be non-negative, got {float(u[u < 0].ravel()[0])!r}")
+    n = u.shape[-1]
+    if isinstance(m, (bool, np.bool_)):
+        raise ValueError(f"m must be a real number, got {m!r}")
+    try:
+        m_f = float(m)
+    except (TypeError, ValueError):
+        raise ValueError(f"m must be a real number, got {m!r}") from None
+    if not np.isfinite(m_f) or m_f <= 0 or m_f > n:
+        raise ValueError(f"m must satisfy 0 < m <= n = {n}, got {m!r}")
+    return u, m_f, umax
+
 
 def validate_norms(norms: np.ndarray | Sequence[float], m: float) -> tuple[np.ndarray, float]:
     """Check ``norms`` (shape ``(n,)`` or ``(rounds, n)``) and ``m``; return them as floats.
@@ -75,28 +148,7 @@ def validate_norms(norms: np.ndarray | Sequence[float], m: float) -> tuple[np.nd
     ...
     ValueError: norms must be non-negative, got -2.0
     """
-    try:
-        u = np.asarray(norms, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"norms must be an array of real numbers, got {norms!r}") from None
-    if u.ndim not in (1, 2):
-        raise ValueError(f"norms must be 1-D (n,) or 2-D (rounds, n), got shape {u.shape}")
-    if u.size == 0:
-        raise ValueError(f"norms must be non-empty, got shape {u.shape}")
-    bad = ~np.isfinite(u)
-    if bad.any():
-        raise ValueError(f"norms must be finite, got {float(u[bad].ravel()[0])!r}")
-    if (u < 0).any():
-        raise ValueError(f"norms must be non-negative, got {float(u[u < 0].ravel()[0])!r}")
-    n = u.shape[-1]
-    if isinstance(m, (bool, np.bool_)):
-        raise ValueError(f"m must be a real number, got {m!r}")
-    try:
-        m_f = float(m)
-    except (TypeError, ValueError):
-        raise ValueError(f"m must be a real number, got {m!r}") from None
-    if not np.isfinite(m_f) or m_f <= 0 or m_f > n:
-        raise ValueError(f"m must satisfy 0 < m <= n = {n}, got {m!r}")
+    u, m_f, _ = _check_norms(norms, m)
     return u, m_f
 
 
@@ -114,63 +166,157 @@ def validate_probabilities(p: np.ndarray | Sequence[float], shape: tuple[int, ..
     return q
 
 
-def _threshold(u: np.ndarray, m: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Return ``(l, u_(l), S_l)`` per row (arrays with the row shape ``u.shape[:-1]``).
+def _threshold_core(w: np.ndarray, m: float) -> tuple[Any, Any, Any, Any]:
+    r"""Return ``(l, u_(l), S_l, risky)`` per row (the row shape ``w.shape[:-1]``).
 
     Only :math:`l > n - m` is admissible, so the :math:`T = \lfloor m\rfloor + 1` largest
     norms are the only ones that can be :math:`u_{(l)}`; when :math:`T \ll n` a partition
     (:math:`O(n)`) replaces the full sort, and the prefix sums start from the exact sum of
-    the :math:`n - T` smaller norms (no cancellation).
+    the :math:`n - T` smaller norms (no cancellation). ``risky`` flags rows whose two decisive
+    comparisons (at :math:`l` and :math:`l+1`) had a product in the subnormal range, where
+    rounding is coarse. The caller guarantees that no sum or product overflows.
     """
-    n = u.shape[-1]
+    n = w.shape[-1]
     t = min(n, int(np.floor(m)) + 1)
     if 8 * t <= n:
-        part = np.partition(u, n - t, axis=-1)
+        part = np.partition(w, n - t, axis=-1)
         low = part[..., : n - t].sum(axis=-1)
         s = np.sort(part[..., n - t :], axis=-1)
         csum = np.cumsum(s, axis=-1)
         csum += low[..., None]
         first = n - t + 1  # the l of s[..., 0]
     else:
-        s = np.sort(u, axis=-1)
+        s = np.sort(w, axis=-1)
         csum = np.cumsum(s, axis=-1)
         first = 1
     # g(l) = (m + l - n) u_(l) - S_l is non-decreasing where m + l - n > 0, so the admissible
     # l (g(l) <= 0) form an interval that starts at l_min = n - ceil(m) + 1 (there
     # (m + l - n) u_(l) <= u_(l) <= S_l); bisect for its end, per row.
-    k_lo = int(np.floor(n - m)) + 1 - first  # index of l_min in s
+    k_lo = n - math.ceil(m) + 1 - first  # index of l_min in s (n - m would round for tiny m)
+    size = s.shape[-1]
+    slack = 1.0 + _THRESHOLD_RTOL
+    if s.ndim == 1:  # one row: the same comparisons on Python floats (no per-step array calls)
+        lo, hi = k_lo, size
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if (m + (mid + first - n)) * float(s[mid]) <= float(csum[mid]) * slack:
+                lo = mid
+            else:
+                hi = mid
+        s_l = float(s[lo])
+        risky = 0.0 < s_l and (m + (lo + first - n)) * s_l < _TINY_PRODUCT
+        if lo + 1 < size:
+            s_nx = float(s[lo + 1])
+            risky = risky or (0.0 < s_nx and (m + (lo + 1 + first - n)) * s_nx < _TINY_PRODUCT)
+        # extend over ties with u_(l) (only rounding can stop the largest l inside a tie block)
+        k = int(np.searchsorted(s, s_l, side="right")) - 1
+        return k + first, s_l, float(csum[k]), risky
     rows = s.shape[:-1]
     lo = np.full(rows, k_lo, dtype=np.intp)
-    hi = np.full(rows, s.shape[-1], dtype=np.intp)
+    hi = np.full(rows, size, dtype=np.intp)
     while True:
         active = hi - lo > 1
         if not np.any(active):
             break
         mid = np.where(active, (lo + hi) // 2, lo)
-        coef = m + (mid + first) - n
+        coef = m + (mid + first - n)
         s_mid = np.take_along_axis(s, mid[..., None], axis=-1)[..., 0]
         c_mid = np.take_along_axis(csum, mid[..., None], axis=-1)[..., 0]
-        ok = coef * s_mid <= c_mid * (1.0 + _THRESHOLD_RTOL)
+        ok = coef * s_mid <= c_mid * slack
         lo = np.where(active & ok, mid, lo)
         hi = np.where(active & ~ok, mid, hi)
     s_l = np.take_along_axis(s, lo[..., None], axis=-1)[..., 0]
-    # extend over ties with u_(l) (only rounding can stop the largest l inside a tie block)
-    if s.ndim == 1:
-        k = np.searchsorted(s, s_l, side="right") - 1
-    else:
-        k = np.sum(s <= s_l[..., None], axis=-1) - 1
-    sum_l = np.take_along_axis(csum, np.asarray(k)[..., None], axis=-1)[..., 0]
-    return k + first, s_l, sum_l
+    nx = np.minimum(lo + 1, size - 1)
+    s_nx = np.take_along_axis(s, nx[..., None], axis=-1)[..., 0]
+    risky = (((s_l > 0) & ((m + (lo + first - n)) * s_l < _TINY_PRODUCT))
+             | ((lo + 1 < size) & (s_nx > 0) & ((m + (nx + first - n)) * s_nx < _TINY_PRODUCT)))
+    k = np.sum(s <= s_l[..., None], axis=-1) - 1  # extend over ties, as above
+    sum_l = np.take_along_axis(csum, k[..., None], axis=-1)[..., 0]
+    return k + first, s_l, sum_l, risky
+
+
+def _threshold_scaled(u: np.ndarray, m: float,
+                      umax: np.ndarray) -> tuple[Any, Any, Any, Any]:
+    r"""Return ``(l, u_(l), S_l, shift)`` per row; ``u_(l)``, ``S_l`` in working units.
+
+    The working units of a row are :math:`2^{\text{shift}}u`: ``shift`` is None when every row
+    is used as given (the usual case), else an integer array with the row shape. A row is
+    scaled down when its sums could overflow, and scaled up when its decisive comparisons
+    underflowed, in both cases to put its maximum just below :math:`2^{1022}/n`. Multiplying by
+    a power of two is exact, and floating-point sums, products and quotients commute with it
+    unless they overflow or underflow, so ``l`` and the probabilities do not depend on the
+    scaling wherever the unscaled computation was free of both.
+    """
+    n = u.shape[-1]
+    e = np.frexp(umax)[1].astype(np.int64)  # umax < 2**e (e = 0 for a zero row)
+    canon = _top_exponent(n) - e  # brings the row maximum into [2**(top-1), 2**top)
+    shift = np.where(canon < 0, canon, 0)  # its sums could overflow: scale down
+    scaled = bool(np.any(shift))
+    w = np.ldexp(u, shift[..., None]) if scaled else u
+    ell, s_l, sum_l, risky = _threshold_core(w, m)
+    redo = np.asarray(risky) & (canon > shift)  # rounded in the subnormal range: scale up
+    if np.any(redo):
+        if u.ndim == 1:
+            shift = canon
+            ell, s_l, sum_l, _ = _threshold_core(np.ldexp(u, canon), m)
+        else:
+            rows = np.flatnonzero(redo)
+            shift = np.where(redo, canon, shift)
+            r_ell, r_sl, r_sum, _ = _threshold_core(np.ldexp(u[rows], canon[rows, None]), m)
+            ell[rows], s_l[rows], sum_l[rows] = r_ell, r_sl, r_sum
+        scaled = True
+    return ell, s_l, sum_l, (shift if scaled else None)
+
+
+def _threshold(u: np.ndarray, m: float) -> tuple[Any, Any, Any]:
+    """``(l, u_(l), S_l)`` per row in the units of ``u`` (``S_l`` is inf where it overflows);
+    for callers that need the threshold itself (:mod:`fedtheory.convex.ocs`)."""
+    ell, s_l, sum_l, shift = _threshold_scaled(u, m, u.max(axis=-1))
+    if shift is not None:
+        s_l, sum_l = _ldexp(s_l, -shift), _ldexp(sum_l, -shift)
+    return ell, s_l, sum_l
+
+
+def _working_norms(u: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
+    """``u`` in the working units of :func:`_threshold_scaled`."""
+    return u if shift is None else np.ldexp(u, np.asarray(shift)[..., None])
+
+
+def _probabilities(w: np.ndarray, m: float, ell: Any, s_l: Any, sum_l: Any) -> np.ndarray:
+    """Eq. (7) from the threshold, in the working units ``w`` of ``s_l`` and ``sum_l``."""
+    n = w.shape[-1]
+    coef = np.asarray(m + (np.asarray(ell) - n), dtype=float)[..., None]  # m + l - n, rounded once
+    safe = np.where(sum_l > 0, sum_l, 1.0)[..., None]
+    above = w > np.asarray(s_l)[..., None]
+    # u / S_l <= 1 for the l smallest (no overflow even for subnormal sums; 0 / S_l = 0);
+    # above them it may overflow, harmlessly: those get exactly 1
+    with np.errstate(over="ignore"):
+        p = w / safe
+    p *= coef
+    np.minimum(p, 1.0, out=p)
+    np.copyto(p, 1.0, where=above)  # the n - l largest norms: exactly 1
+    # a tight threshold, (m + l - n) u_(l) = S_l up to rounding (e.g. m at least the number of
+    # non-zero norms, all equal): the block of ties at u_(l) has p = 1 exactly, not 1 - ulp
+    tight = (np.asarray(s_l) > 0) & ((coef[..., 0] * s_l) * (1.0 + _THRESHOLD_RTOL) >= sum_l)
+    if np.any(tight):
+        top = w == np.asarray(s_l)[..., None]
+        top &= np.asarray(tight)[..., None]
+        np.copyto(p, 1.0, where=top)
+    return p
 
 
 def ocs_threshold(norms: np.ndarray | Sequence[float], m: float) -> np.ndarray | int:
     """The integer :math:`l` of eq. (7): how many of the smallest norms get :math:`p < 1`.
 
+    Scale-invariant, like the probabilities (see the module docstring).
+
     >>> ocs_threshold([1.0, 1.0, 10.0], 2)
     2
+    >>> ocs_threshold([1e308, 1e308, 1.5e308], 2)
+    3
     """
-    u, m = validate_norms(norms, m)
-    ell, _, _ = _threshold(u, m)
+    u, m, umax = _check_norms(norms, m)
+    ell, _, _, _ = _threshold_scaled(u, m, umax)
     return int(ell) if u.ndim == 1 else ell
 
 
@@ -182,7 +328,8 @@ def optimal_probabilities(norms: np.ndarray | Sequence[float], m: float) -> np.n
         p_i = \min\Big\{1,\ (m + l - n)\,\frac{u_i}{\sum_{j\le l} u_{(j)}}\Big\}
 
     with :math:`l` as in the module docstring (:math:`p_i = 1` exactly for the :math:`n-l`
-    largest norms, :math:`p_i = 0` for zero norms).
+    largest norms, :math:`p_i = 0` for zero norms). Invariant under :math:`u \mapsto
+    \lambda u`, also in floating point at the ends of the range (see the module docstring).
 
     Parameters
     ----------
@@ -210,15 +357,35 @@ def optimal_probabilities(norms: np.ndarray | Sequence[float], m: float) -> np.n
     >>> optimal_probabilities([[0.0, 0.0], [1.0, 3.0]], 1)
     array([[0.  , 0.  ],
            [0.25, 0.75]])
+
+    Huge, tiny and subnormal norms (whose sums overflow or lose bits) give the same answer as
+    moderate ones:
+
+    >>> optimal_probabilities([1e308, 1e308], 1)
+    array([0.5, 0.5])
+    >>> optimal_probabilities([5e-324, 5e-324], 1)
+    array([0.5, 0.5])
+    >>> optimal_probabilities([1e308, 1e-300, 2e-300], 2)
+    array([1.        , 0.33333333, 0.66666667])
+    >>> optimal_probabilities([[0.5e308, 1.5e308], [1e-310, 3e-310]], 1)
+    array([[0.25, 0.75],
+           [0.25, 0.75]])
     """
-    u, m = validate_norms(norms, m)
-    ell, s_l, sum_l = _threshold(u, m)
-    n = u.shape[-1]
-    coef = (m + ell - n)[..., None]
-    safe = np.where(sum_l > 0, sum_l, 1.0)[..., None]
-    # u / S_l <= 1 for the l smallest: no overflow even for subnormal sums; 0 / S_l = 0
-    below = u <= s_l[..., None]
-    return np.where(below, np.minimum(coef * (np.where(below, u, 0.0) / safe), 1.0), 1.0)
+    u, m, umax = _check_norms(norms, m)
+    ell, s_l, sum_l, shift = _threshold_scaled(u, m, umax)
+    return _probabilities(_working_norms(u, shift), m, ell, s_l, sum_l)
+
+
+def _frexp(x: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`numpy.frexp` with int64 exponents (sums of exponents never wrap)."""
+    f, e = np.frexp(x)
+    return f, e.astype(np.int64)
+
+
+def _ldexp(f: Any, e: Any) -> Any:
+    r""":math:`f\,2^e`, rounded once: :math:`\pm\infty` beyond the float range, silently."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(f, e)
 
 
 def independent_sampling_variance(
@@ -230,20 +397,56 @@ def independent_sampling_variance(
 
     with :math:`u_i = w_i\|\mathbf U_i\|`. A zero norm contributes 0 whatever :math:`p_i`
     (its update is zero); a non-zero norm with :math:`p_i = 0` gives :math:`+\infty` (the
-    estimator is then biased: that client is never heard).
+    estimator is then biased: that client is never heard). Each term is assembled from
+    mantissas and binary exponents, :math:`u_i = f_i 2^{e_i}`, :math:`p_i = g_i 2^{k_i}`,
+
+    .. math:: \frac{1 - p_i}{p_i}\,u_i^2 = \frac{(1 - p_i) f_i^2}{g_i}\; 2^{2e_i - k_i},
+
+    so that :math:`u_i^2` or :math:`u_i/p_i` never overflows on the way: the result is
+    :math:`+\infty` only when :math:`V(p)` is beyond the float range.
 
     >>> independent_sampling_variance([1.0, 2.0], [0.5, 1.0])
     1.0
     >>> independent_sampling_variance([0.0, 2.0], [0.0, 1.0])
     0.0
+    >>> independent_sampling_variance([1e200, 1e200], [1.0, 1.0])
+    0.0
+    >>> independent_sampling_variance([1e-15], [5e-324])  # u / p alone would overflow
+    2.0240225330731064e+293
     """
     u, _ = validate_norms(norms, 1.0)
     q = validate_probabilities(p, u.shape)
+    uf, ue = _frexp(u)
+    qf, qe = _frexp(q)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # ((1 - q) u) (u / q): u / q stays finite where (1 - q) / q would overflow (tiny q)
-        terms = np.where(u > 0, ((1.0 - q) * u) * (u / q), 0.0)
-    out = terms.sum(axis=-1)
+        mant = (1.0 - q) * uf * uf / qf  # in [0, 2); +inf where q = 0 < u
+        terms = np.where(u > 0, _ldexp(mant, 2 * ue - qe), 0.0)
+        out = terms.sum(axis=-1)
     return float(out) if u.ndim == 1 else out
+
+
+def _optimal_variance_parts(u: np.ndarray, m: float,
+                            umax: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Mantissa and binary exponent of :math:`V^\star` per row: :math:`V^\star = f\,2^e`.
+
+    .. math:: V^\star = \frac{S_l}{c}\,W,\qquad W = \sum_i u_i (1 - p_i),\qquad c = m + l - n,
+
+    with :math:`p` the optimal probabilities (:math:`u_i/p_i = S_l/c` for the :math:`l`
+    smallest norms, :math:`1 - p_i = 0` for the others), evaluated in the working units of
+    :func:`_threshold_scaled` and assembled from mantissas and exponents.
+    """
+    ell, s_l, sum_l, shift = _threshold_scaled(u, m, umax)
+    w = _working_norms(u, shift)
+    p = _probabilities(w, m, ell, s_l, sum_l)
+    np.subtract(1.0, p, out=p)
+    p *= w
+    sf, se = _frexp(sum_l)
+    wf, we = _frexp(p.sum(axis=-1))  # W <= S_l: no overflow in working units
+    cf, ce = _frexp(m + (np.asarray(ell) - u.shape[-1]))
+    exp = se + we - ce
+    if shift is not None:
+        exp = exp - 2 * shift
+    return sf * wf / cf, exp
 
 
 def optimal_variance(norms: np.ndarray | Sequence[float], m: float) -> np.ndarray | float:
@@ -256,23 +459,29 @@ def optimal_variance(norms: np.ndarray | Sequence[float], m: float) -> np.ndarra
 
     (:math:`u_{(i)}` sorted increasingly, :math:`l` as in eq. (7); 0 when the :math:`l`
     smallest norms are all zero), evaluated as the equal sum of non-negative terms
-    :math:`\sum_{i\le l} u_{(i)}\,(t - u_{(i)})`, :math:`t = \sum_{j\le l}u_{(j)}/(m+l-n)`,
-    which avoids cancellation.
+
+    .. math::
+
+        V^\star = \sum_{i \le l} u_{(i)}\,(t - u_{(i)}) = t \sum_i u_i\,(1 - p_i),\qquad
+        t = \frac{\sum_{j\le l}u_{(j)}}{m+l-n},
+
+    with :math:`p` the optimal probabilities of eq. (7) (:math:`p_i = u_i / t` for the
+    :math:`l` smallest, 1 for the others), which avoids cancellation. :math:`t` and the sum are
+    formed in the scale-safe working units of :func:`optimal_probabilities` and multiplied
+    through mantissas and binary exponents: the result is :math:`+\infty` only when
+    :math:`V^\star` is beyond the float range.
 
     >>> optimal_variance([1.0, 1.0, 10.0], 2)
     2.0
     >>> optimal_variance([3.0, 0.0, 0.0], 1)
     0.0
+    >>> optimal_variance([1e308, 1e308], 2), optimal_variance([1e200, 1e200], 1)
+    (0.0, inf)
+    >>> optimal_variance([1e-160, 1e-160, 2e-160], 1.5) == optimal_variance([1, 1, 2], 1.5) * 1e-320
+    True
     """
-    u, m = validate_norms(norms, m)
-    ell, s_l, sum_l = _threshold(u, m)
-    n = u.shape[-1]
-    # the same value as sum_{i<=l} u_(i) (t - u_(i)), t = S_l/(m+l-n) >= u_(l): a sum of
-    # non-negative terms, free of the cancellation S_l^2/(m+l-n) - Q_l suffers when one
-    # norm dominates
-    t = (sum_l / (m + ell - n))[..., None]
-    v = np.where(u <= s_l[..., None], u, 0.0)
-    val = np.sum(v * np.maximum(t - v, 0.0), axis=-1)
+    u, m, umax = _check_norms(norms, m)
+    val = _ldexp(*_optimal_variance_parts(u, m, umax))
     return float(val) if u.ndim == 1 else val
 
 
@@ -292,7 +501,11 @@ def closed_form_as_printed(
     * :math:`p_i = 1` for :math:`i \in A`, else :math:`(m+l-n)\,u_i/\sum_{j\le l}u_{(j)}`.
 
     The printed inequality divides by :math:`u_{(l)}`, so every norm must be positive.
-    The result is *not* checked for feasibility: that is what the claims test.
+    The result is *not* checked for feasibility: that is what the claims test. Float norms so
+    large that their sums could overflow (:math:`n\max_i u_i \ge 2^{1022}`), or so small that
+    products with them round in the subnormal range (below :math:`2^{-960}`), are evaluated in
+    exact rational arithmetic and the probabilities rounded back to floats, so that they get
+    the printed formula's value rather than an overflow or underflow artefact.
 
     Returns
     -------
@@ -304,6 +517,10 @@ def closed_form_as_printed(
     >>> from fractions import Fraction
     >>> closed_form_as_printed([Fraction(1), Fraction(2)], 2, "largest")
     ([Fraction(2, 3), Fraction(4, 3)], 2)
+    >>> closed_form_as_printed([1e308, 1e308], 1)
+    ([0.5, 0.5], 2)
+    >>> closed_form_as_printed([5e-324, 1e-323, 1.5e-323], 1.5)
+    ([0.25, 0.5, 0.75], 3)
     """
     if ordering not in ("smallest", "largest"):
         raise ValueError(f"ordering must be 'smallest' or 'largest', got {ordering!r}")
@@ -317,11 +534,18 @@ def closed_form_as_printed(
                              f"got {v!r}")
     if not (0 < m <= n):
         raise ValueError(f"m must satisfy 0 < m <= n = {n}, got {m!r}")
+    if (all(isinstance(v, (float, np.floating)) for v in values)
+            and (math.frexp(float(max(values)))[1] > _top_exponent(n)
+                 or float(min(values)) < _TINY_FLOAT_NORM)):
+        p_exact, ell = closed_form_as_printed([Fraction(float(v)) for v in values],
+                                              Fraction(float(m)), ordering)
+        return [x if isinstance(x, int) else float(x) for x in p_exact], ell
     srt = sorted(values, reverse=(ordering == "largest"))
     ell = None
     for cand in range(1, n + 1):
         total = sum(srt[:cand][1:], srt[0])
-        if 0 < m + cand - n and m + cand - n <= total / srt[cand - 1]:
+        coef = m + (cand - n)  # m + l - n (the integer part first: a tiny m is kept)
+        if 0 < coef and coef <= total / srt[cand - 1]:
             ell = cand
     if ell is None:  # cannot happen for positive norms (l = n - ceil(m) + 1 qualifies)
         raise ValueError(f"no admissible l for norms={values!r}, m={m!r}")
@@ -329,5 +553,5 @@ def closed_form_as_printed(
     p: list[Any] = []
     for v in values:
         in_a = ell < n and v >= srt[ell]
-        p.append(1 if in_a else (m + ell - n) * v / total_l)
+        p.append(1 if in_a else (m + (ell - n)) * v / total_l)
     return p, ell
