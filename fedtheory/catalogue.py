@@ -1,0 +1,508 @@
+"""The claim catalogue: every registered claim with its paper, its place there and its verdict.
+
+``CATALOGUE.md`` at the repository root is rendered by :func:`render_catalogue` from the live
+registry, the verdicts of a ``fedtheory verify --quick`` JSON report (:func:`read_report`) and
+their provenance. The rendered file ends with an HTML comment holding the verdicts and the
+provenance as JSON, so :func:`parse_catalogue` can recover them and a test can re-render the
+file and check that it is current::
+
+    verdicts, provenance = parse_catalogue(text)
+    assert render_catalogue(all_claims(), verdicts, provenance) == text
+
+Families of the contract (:data:`fedtheory.claims.catalog.CATALOG`) that have ids without a
+registered claim are listed as "not yet verified".
+
+>>> from fedtheory.claims import get_claim
+>>> text = render_catalogue([get_claim("ocs.closed_form")], {"ocs.closed_form": "refuted"}, None)
+>>> parse_catalogue(text)
+({'ocs.closed_form': 'refuted'}, {})
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from fedtheory.claims.catalog import CATALOG, SEEDS
+from fedtheory.claims.core import Claim
+from fedtheory.papers import PAPERS, Paper, references, seed_keys
+
+__all__ = [
+    "DATA_MARKER",
+    "FAMILY_TITLES",
+    "REGENERATE_COMMAND",
+    "catalogue_from_report",
+    "parse_catalogue",
+    "read_report",
+    "render_catalogue",
+]
+
+#: The command that regenerates ``CATALOGUE.md`` from a quick report.
+REGENERATE_COMMAND = "fedtheory catalogue --from REPORT.json --out CATALOGUE.md"
+
+#: The command that writes that report.
+REPORT_COMMAND = "fedtheory verify --quick --json REPORT.json"
+
+#: Opens the HTML comment that holds the machine-readable verdicts and provenance.
+DATA_MARKER = "<!-- fedtheory-catalogue-data"
+
+#: What each family of ``CLAIMS.md`` is about.
+FAMILY_TITLES: dict[str, str] = {
+    "is": "unbiased importance-sampled aggregation",
+    "mifa": "memory-based aggregation",
+    "fedau": "unknown participation statistics",
+    "ocs": "optimal client sampling",
+    "fdms": "client dropout and friend model substitution",
+    "fedavg": "FedAvg in the lecture",
+}
+
+_WIDTH = 100
+_FORMAT = 1
+_VERDICT_ORDER = ("confirmed", "refuted", "inconclusive", "error")
+_NO_VERDICT = "not run"
+_DATA_RE = re.compile(re.escape(DATA_MARKER) + r"\n(.*?)\n-->", re.DOTALL)
+
+
+# --------------------------------------------------------------------------------- text helpers
+
+
+def _md(text: str) -> str:
+    r"""Escape what Markdown would take as markup in plain text, and nothing more.
+
+    Backslashes, backticks and ``*`` always; ``_`` where it could open emphasis; ``<`` before
+    what could be a tag; ``]`` before what could make a link.
+
+    >>> print(_md("E[x](1) <= 2*a_b, _c <b>"))
+    E[x\](1) <= 2\*a_b, \_c \<b>
+    """
+    text = text.replace("\\", "\\\\").replace("`", "\\`").replace("*", "\\*")
+    text = re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text)
+    text = re.sub(r"\](?=[(\[])", r"\\]", text)
+    return re.sub(r"(?<!\w)_(?=\S)", r"\\_", text)
+
+
+_BLOCK_WORD = re.compile(r"[-+*]|\d{1,9}[.)]|#{1,6}|=+|-+|_+|\*+|>.*|```.*|~~~.*")
+
+
+def _wrap(text: str, first: str = "", rest: str = "", width: int = _WIDTH) -> list[str]:
+    """Greedy word wrap of Markdown text that never starts a line with block markup.
+
+    A word that would start a list, quote, heading or fence at the start of a line takes the
+    word before it along to the next line.
+
+    >>> _wrap("ab cd - e", width=6)
+    ['ab', 'cd - e']
+    >>> _wrap("one two three", first="- ", rest="  ", width=9)
+    ['- one two', '  three']
+    """
+    lines: list[str] = []
+    prefix, cur = first, []
+    for word in text.split():
+        if not cur or len(prefix + " ".join([*cur, word])) <= width:
+            cur.append(word)
+        elif not _BLOCK_WORD.fullmatch(word):
+            lines.append(prefix + " ".join(cur))
+            prefix, cur = rest, [word]
+        elif len(cur) >= 2 and not _BLOCK_WORD.fullmatch(cur[-1]):
+            lines.append(prefix + " ".join(cur[:-1]))
+            prefix, cur = rest, [cur[-1], word]
+        else:
+            cur.append(word)
+    lines.append(prefix + " ".join(cur))
+    return lines
+
+
+def _wrap_math(statement: str, width: int = _WIDTH) -> list[str]:
+    r"""Wrap LaTeX at spaces that are not control spaces (``\ ``); a newline is a space in math.
+
+    >>> _wrap_math(r"a + b\ c + d", width=5)
+    ['a +', 'b\\ c', '+ d']
+    """
+    out: list[str] = []
+    for raw in statement.strip().splitlines():
+        tokens = re.split(r"(?<!\\) ", raw.rstrip())
+        line = tokens[0]
+        for tok in tokens[1:]:
+            if len(line) + 1 + len(tok) <= width or not line.strip():
+                line += " " + tok
+            else:
+                out.append(line)
+                line = tok
+        out.append(line)
+    return out
+
+
+def _value(value: Any) -> str:
+    """A provenance value as text: strings as they are, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
+def _flatten(prefix: str, value: Any) -> list[tuple[str, Any]]:
+    """Nested objects as dotted keys, sorted; other values (lists included) as they are.
+
+    >>> _flatten("", {"b": 1, "a": {"y": [1, 2], "x": {}}})
+    [('a.x', {}), ('a.y', [1, 2]), ('b', 1)]
+    """
+    if isinstance(value, Mapping) and (value or not prefix):
+        out: list[tuple[str, Any]] = []
+        for key in sorted(value):
+            out += _flatten(f"{prefix}.{key}" if prefix else key, value[key])
+        return out
+    return [(prefix, value)]
+
+
+def _claim_anchor(claim_id: str) -> str:
+    return f"claim-{claim_id}"
+
+
+def _paper_anchor(key: str) -> str:
+    return f"seed-{key}"
+
+
+def _claim_link(claim_id: str) -> str:
+    return f"[`{claim_id}`](#{_claim_anchor(claim_id)})"
+
+
+def _paper_link(paper: Paper, long: bool = False) -> str:
+    label = f"{paper.short} ({paper.key})" if long else paper.key
+    return f"[{label}](#{_paper_anchor(paper.key)})"
+
+
+def _anchor(name: str) -> list[str]:
+    return [f'<a name="{name}"></a>', ""]
+
+
+# ------------------------------------------------------------------------------- validation
+
+
+def _check_inputs(
+    verdicts: Mapping[str, str] | None, provenance: Mapping[str, Any] | None
+) -> tuple[dict[str, str], dict[str, Any]]:
+    v = dict(verdicts or {})
+    p = dict(provenance or {})
+    for key, val in v.items():
+        if not isinstance(key, str) or not isinstance(val, str):
+            raise TypeError(f"verdicts must map str to str, got {key!r}: {val!r}")
+    for key in p:
+        if not isinstance(key, str):
+            raise TypeError(f"provenance keys must be strings, got {key!r}")
+    try:
+        # Plain JSON only; the round trip makes tuples lists, as parse_catalogue will see them.
+        p = json.loads(json.dumps(p, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"provenance must be plain JSON: {exc}") from None
+    return v, p
+
+
+def _data_comment(verdicts: Mapping[str, str], provenance: Mapping[str, Any]) -> list[str]:
+    doc = {"format": _FORMAT, "provenance": provenance, "verdicts": verdicts}
+    text = json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=True, allow_nan=False)
+    # Inside JSON, '-' and '>' only occur in strings (and '-' as a sign, never twice in a row),
+    # so these escapes keep the JSON equal while the comment cannot be closed early.
+    text = text.replace("--", "-\\u002d").replace(">", "\\u003e").replace("<", "\\u003c")
+    return [DATA_MARKER, text, "-->"]
+
+
+# ---------------------------------------------------------------------------------- sections
+
+
+def _header(n_claims: int) -> list[str]:
+    return [
+        "<!-- Generated file: do not edit by hand. Regenerate with the commands below. -->",
+        "",
+        "# Claim catalogue",
+        "",
+        "This file is generated from the claim registry (`fedtheory.claims`) and the JSON report",
+        "of a quick verification run. Regenerate it with:",
+        "",
+        "```sh",
+        REPORT_COMMAND,
+        REGENERATE_COMMAND,
+        "```",
+        "",
+        "where `REPORT.json` is the JSON report of `fedtheory verify --quick`.",
+        "`tests/test_catalogue.py` fails while this file is out of date.",
+        "",
+        f"It lists the {n_claims} registered claims: for each, the seed document it comes from",
+        "(see [Papers](#papers)), the place there, its kind, its statement and the last verdict.",
+        "`fedtheory show <id>` prints a claim's checks and how it is derived.",
+    ]
+
+
+def _provenance_section(
+    claims: Sequence[Claim], verdicts: Mapping[str, str], provenance: Mapping[str, Any]
+) -> list[str]:
+    out = ["", "## Provenance of the verdicts", ""]
+    if provenance:
+        out += ["The verdicts below were recorded with:", ""]
+        for key, val in _flatten("", provenance):
+            name = f"`{key}`" if "`" not in key else _md(key)
+            out += _wrap(f"{name}: {_md(_value(val))}", first="- ", rest="  ")
+    else:
+        out.append("No provenance was given for these verdicts.")
+    counts = Counter(verdicts.get(c.id, _NO_VERDICT) for c in claims)
+    order = [v for v in _VERDICT_ORDER if v in counts]
+    order += sorted(v for v in counts if v not in _VERDICT_ORDER and v != _NO_VERDICT)
+    order += [_NO_VERDICT] if _NO_VERDICT in counts else []
+    summary = ", ".join(f"{v}: {counts[v]}" for v in order) or "none"
+    out += ["", *_wrap(f"Verdicts of the {len(claims)} registered claims: {summary}.")]
+    known = {c.id for c in claims}
+    stray = sorted(k for k in verdicts if k not in known)
+    if stray:
+        text = "These ids have a verdict but no registered claim: " + ", ".join(
+            f"`{k}`" for k in stray
+        )
+        out += ["", *_wrap(text + ".")]
+    return out
+
+
+def _family_order(claims: Sequence[Claim]) -> list[str]:
+    order = list(CATALOG)
+    for c in claims:
+        if c.family not in order:
+            order.append(c.family)
+    return order
+
+
+def _papers_section(claims: Sequence[Claim]) -> list[str]:
+    out = ["", *_anchor("papers"), "## Papers", ""]
+    out += _wrap(
+        "The seed documents, by the number that starts each claim's `seed_ref` (their files are "
+        "`shared/seeds/<number>_<hash>.txt`). Metadata is as the files state it; what a file does "
+        "not state is marked so."
+    )
+    registered = {c.id for c in claims}
+    for key in sorted(PAPERS):
+        paper = PAPERS[key]
+        out += ["", *_anchor(_paper_anchor(key)), f"### {key}: {paper.short}", ""]
+        out += _wrap(f"*{_md(paper.title)}*")
+        out.append("")
+        authors = _md(", ".join(paper.authors)) if paper.authors else "not stated (unsigned notes)"
+        rows = [
+            ("Authors", authors),
+            ("Affiliations", _md("; ".join(paper.affiliations)) or "not stated"),
+            ("Kind", paper.kind),
+        ]
+        if paper.date:
+            rows.append(("Date", paper.date))
+        rows += [
+            ("Year", str(paper.year) if paper.year is not None else "not stated in the file"),
+            ("Venue", _md(paper.venue) if paper.venue else "not stated in the file"),
+            ("arXiv", f"[{paper.arxiv}]({paper.arxiv_url})" if paper.arxiv else "not stated"),
+            ("Seed file", f"`shared/seeds/{paper.seed_file}`"),
+            ("Covers", _md(paper.covers)),
+        ]
+        if paper.notes:
+            rows.append(("Note", _md(paper.notes)))
+        fams = [f for f in _family_order(claims) if key in SEEDS.get(f, ())]
+        fams += sorted({c.family for c in claims if key in seed_keys(c.seed_ref)} - set(fams))
+        fam_text = []
+        for fam in fams:
+            done = any(c.family == fam for c in claims)
+            fam_text.append(f"[`{fam}`](#family-{fam})" + ("" if done else " (not yet verified)"))
+        rows.append(("Families", ", ".join(fam_text) or "none"))
+        cited = [c.id for c in claims if key in seed_keys(c.seed_ref)]
+        rows.append(("Claims", ", ".join(_claim_link(i) for i in cited) or "none registered"))
+        pending = [
+            i for f in fams for i in CATALOG.get(f, ()) if i not in registered
+        ]
+        if pending:
+            rows.append(("Not yet verified", ", ".join(f"`{i}`" for i in pending)))
+        for name, value in rows:
+            out += _wrap(f"**{name}:** {value}", first="- ", rest="  ")
+    return out
+
+
+def _family_section(
+    family: str,
+    claims: Sequence[Claim],
+    verdicts: Mapping[str, str],
+    preset: str,
+) -> list[str]:
+    title = FAMILY_TITLES.get(family)
+    heading = f"## Family `{family}`" + (f": {title}" if title else "")
+    out = ["", *_anchor(f"family-{family}"), heading, ""]
+    seeds = SEEDS.get(family, ())
+    if seeds:
+        papers = ", ".join(_paper_link(PAPERS[k], long=True) for k in seeds if k in PAPERS)
+        out += _wrap(f"Seeds (per `CLAIMS.md`): {papers}.")
+        out.append("")
+    ids = {c.id for c in claims}
+    pending = [i for i in CATALOG.get(family, ()) if i not in ids]
+    if claims:
+        out += ["| claim | papers | kind | verdict |", "|---|---|---|---|"]
+        for c in claims:
+            papers = ", ".join(_paper_link(PAPERS[k]) for k in seed_keys(c.seed_ref))
+            verdict = _md(verdicts.get(c.id, _NO_VERDICT)).replace("|", "\\|")
+            out.append(f"| {_claim_link(c.id)} | {papers} | {c.kind.value} | {verdict} |")
+    if pending:
+        if claims:
+            out.append("")
+        lead = "Not yet verified" if claims else "Not yet verified (no claim registered yet)"
+        out += _wrap(f"{lead}: " + ", ".join(f"`{i}`" for i in pending) + ".")
+    for c in claims:
+        out += _claim_section(c, verdicts, preset, ids)
+    return out
+
+
+def _claim_section(
+    claim: Claim, verdicts: Mapping[str, str], preset: str, ids: Iterable[str]
+) -> list[str]:
+    out = ["", *_anchor(_claim_anchor(claim.id)), f"### `{claim.id}`", ""]
+    out += _wrap(_md(claim.title))
+    out.append("")
+    source = "; ".join(
+        _paper_link(paper, long=True) + (f", {_md(place)}" if place else "")
+        for paper, place in references(claim.seed_ref)
+    )
+    rows = [("Source", source), ("Kind", claim.kind.value)]
+    rows.append((f"Verdict ({preset})", f"**{_md(verdicts.get(claim.id, _NO_VERDICT))}**"))
+    if claim.id.endswith(".corrected"):
+        base = claim.id[: -len(".corrected")]
+        if base in set(ids):
+            rows.append(("Corrects", _claim_link(base)))
+    elif f"{claim.id}.corrected" in set(ids):
+        rows.append(("Corrected by", _claim_link(f"{claim.id}.corrected")))
+    for name, value in rows:
+        out += _wrap(f"**{name}:** {value}", first="- ", rest="  ")
+    out += ["", "```math", *_wrap_math(claim.statement), "```"]
+    return out
+
+
+# ------------------------------------------------------------------------------------ public
+
+
+def render_catalogue(
+    claims: Iterable[Claim],
+    verdicts: Mapping[str, str] | None,
+    provenance: Mapping[str, Any] | None,
+) -> str:
+    """Render the catalogue of ``claims`` as Markdown (the text of ``CATALOGUE.md``).
+
+    Parameters
+    ----------
+    claims:
+        The claims, usually :func:`fedtheory.claims.all_claims`; within a family they keep this
+        order, families follow ``CLAIMS.md``.
+    verdicts:
+        Claim id -> verdict (``"confirmed"``, ``"refuted"``, ...) of the quick preset; a claim
+        without one shows ``"not run"``. None is the same as ``{}``.
+    provenance:
+        Where the verdicts come from (fedtheory version, commit, preset, seed, time, ...): every
+        key is shown, in sorted order; values must be plain JSON. None is the same as ``{}``.
+
+    The same inputs always give the same text. It ends with an HTML comment holding the
+    verdicts and the provenance as JSON, which :func:`parse_catalogue` reads back.
+
+    Raises
+    ------
+    ValueError
+        A claim's ``seed_ref`` names no known seed.
+    TypeError
+        A verdict is not a string, or a provenance value is not plain JSON.
+    """
+    claims = list(claims)
+    v, p = _check_inputs(verdicts, provenance)
+    preset = _md(_value(p["preset"])) if "preset" in p else "preset not recorded"
+    out = _header(len(claims))
+    out += _provenance_section(claims, v, p)
+    families = _family_order(claims)
+    out += ["", "## Contents", "", "- [Papers](#papers)"]
+    for fam in families:
+        title = FAMILY_TITLES.get(fam)
+        out.append(f"- [Family `{fam}`](#family-{fam})" + (f": {title}" if title else ""))
+    out += _papers_section(claims)
+    for fam in families:
+        members = [c for c in claims if c.family == fam]
+        if members or CATALOG.get(fam):
+            out += _family_section(fam, members, v, preset)
+    out += ["", *_data_comment(v, p)]
+    return "\n".join(out) + "\n"
+
+
+def parse_catalogue(text: str) -> tuple[dict[str, str], dict[str, Any]]:
+    """The verdicts and the provenance embedded in a rendered catalogue.
+
+    ``render_catalogue(claims, *parse_catalogue(render_catalogue(claims, v, p)))`` gives back
+    the same text.
+
+    Raises
+    ------
+    ValueError
+        The text holds no (or no readable) data comment.
+    """
+    matches = _DATA_RE.findall(text)
+    if not matches:
+        raise ValueError(
+            f"no '{DATA_MARKER}' comment found: not a catalogue rendered by fedtheory "
+            f"(regenerate it with `{REGENERATE_COMMAND}`)"
+        )
+    try:
+        doc = json.loads(matches[-1])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the catalogue's data comment is not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+        raise ValueError(f"unknown catalogue data format: {doc.get('format')!r}")
+    verdicts, provenance = doc.get("verdicts", {}), doc.get("provenance", {})
+    if not isinstance(verdicts, dict) or not isinstance(provenance, dict):
+        raise ValueError("the catalogue's data comment must hold two objects")
+    return dict(verdicts), dict(provenance)
+
+
+def read_report(path: Path | str) -> tuple[dict[str, str], dict[str, Any]]:
+    """The verdicts and provenance of a ``fedtheory verify --json`` report.
+
+    The provenance is the report's ``"provenance"`` object when it has one; otherwise it is
+    built from ``fedtheory_version``, ``preset``, ``seed`` and the report format ``version``.
+
+    Raises
+    ------
+    ValueError
+        The file is not such a report (the message names the file and what is wrong).
+    """
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not a JSON file: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+        raise ValueError(f"{path}: not a fedtheory report (no 'claims' list)")
+    verdicts: dict[str, str] = {}
+    for entry in doc["claims"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not isinstance(
+            entry.get("verdict"), str
+        ):
+            raise ValueError(f"{path}: a claim entry lacks a string 'id' or 'verdict': {entry!r}")
+        if entry["id"] in verdicts:
+            raise ValueError(f"{path}: claim {entry['id']!r} appears twice")
+        verdicts[entry["id"]] = entry["verdict"]
+    if isinstance(doc.get("provenance"), dict):
+        provenance = dict(doc["provenance"])
+    else:
+        provenance = {}
+        for src, dst in (
+            ("fedtheory_version", "fedtheory_version"),
+            ("preset", "preset"),
+            ("seed", "seed"),
+            ("version", "report_version"),
+        ):
+            if src in doc:
+                provenance[dst] = doc[src]
+    return verdicts, provenance
+
+
+def catalogue_from_report(report: Path | str | None) -> str:
+    """The catalogue of every registered claim with the verdicts of ``report`` (or none).
+
+    This is what ``fedtheory catalogue --from REPORT.json`` writes.
+    """
+    from fedtheory.claims import all_claims
+
+    verdicts, provenance = read_report(report) if report is not None else ({}, {})
+    return render_catalogue(all_claims(), verdicts, provenance)

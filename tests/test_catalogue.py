@@ -1,0 +1,243 @@
+"""``CATALOGUE.md``, :mod:`fedtheory.catalogue` and :mod:`fedtheory.papers`.
+
+The committed catalogue must be current: re-rendering it from the live registry with the
+verdicts and provenance it embeds gives the same bytes, and its verdicts are the pinned ones.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+
+import pytest
+
+from fedtheory.catalogue import (
+    DATA_MARKER,
+    REGENERATE_COMMAND,
+    parse_catalogue,
+    read_report,
+    render_catalogue,
+)
+from fedtheory.claims import CATALOG, Claim, ClaimKind, all_claims
+from fedtheory.papers import PAPERS, Paper, paper_for, place_in_paper, references, seed_keys
+
+from .expected_verdicts import EXPECTED
+
+CATALOGUE = Path(__file__).resolve().parents[1] / "CATALOGUE.md"
+
+PROVENANCE = {
+    "fedtheory_version": "0.1.0",
+    "commit": "0123456789abcdef",
+    "dirty": True,
+    "preset": "quick",
+    "seed": 0,
+    "time": "2024-01-01T00:00:00+00:00",
+    "python": "3.11.4",
+    "packages": {"numpy": "1.26.4", "cvxpy": None},
+    "argv": ["fedtheory", "verify", "--quick", "--json", "REPORT.json"],
+    "note": "tricky: --> <!-- a--b > < | * _x` \\ ünïcode",
+}
+
+
+@pytest.fixture(scope="module")
+def claims() -> list[Claim]:
+    return all_claims()
+
+
+@pytest.fixture(scope="module")
+def committed() -> str:
+    if not CATALOGUE.exists():
+        pytest.fail(f"{CATALOGUE.name} is missing; generate it with `{REGENERATE_COMMAND}`")
+    return CATALOGUE.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------- (a) the file is current
+
+
+def test_committed_catalogue_is_current(claims: list[Claim], committed: str) -> None:
+    verdicts, provenance = parse_catalogue(committed)
+    fresh = render_catalogue(claims, verdicts, provenance)
+    if fresh != committed:
+        diff = "".join(
+            list(
+                difflib.unified_diff(
+                    committed.splitlines(keepends=True),
+                    fresh.splitlines(keepends=True),
+                    "CATALOGUE.md (committed)",
+                    "CATALOGUE.md (registry now)",
+                    n=1,
+                )
+            )[:60]
+        )
+        pytest.fail(
+            "CATALOGUE.md is out of date with the claim registry. Regenerate it with\n"
+            "    fedtheory verify --quick --json REPORT.json\n"
+            f"    {REGENERATE_COMMAND}\n"
+            f"First differences:\n{diff}"
+        )
+
+
+# --------------------------------------------------------------- (b) its verdicts are pinned
+
+
+def test_committed_verdicts_match_pinned(claims: list[Claim], committed: str) -> None:
+    verdicts, provenance = parse_catalogue(committed)
+    assert provenance.get("preset") == "quick", provenance
+    assert provenance.get("seed") == 0, provenance
+    wrong = {
+        c.id: (verdicts.get(c.id), EXPECTED.get(c.id))
+        for c in claims
+        if verdicts.get(c.id) != EXPECTED.get(c.id)
+    }
+    assert not wrong, (
+        f"catalogue verdict != tests/expected_verdicts.py for (catalogue, pinned): {wrong}; "
+        f"regenerate with `{REGENERATE_COMMAND}`"
+    )
+
+
+# ------------------------------------------------------------ (c) papers and ids are covered
+
+
+def test_every_claim_resolves_to_a_paper(claims: list[Claim]) -> None:
+    for c in claims:
+        paper = paper_for(c.seed_ref)
+        assert isinstance(paper, Paper)
+        assert paper.key in seed_keys(c.seed_ref)
+        assert place_in_paper(c.seed_ref), f"{c.id}: empty place in {c.seed_ref!r}"
+        for p, place in references(c.seed_ref):
+            assert p.key in PAPERS and place, f"{c.id}: {c.seed_ref!r}"
+
+
+def test_every_catalog_id_and_paper_appears(claims: list[Claim], committed: str) -> None:
+    missing = [i for ids in CATALOG.values() for i in ids if f"`{i}`" not in committed]
+    assert not missing, f"CATALOG ids missing from CATALOGUE.md: {missing}"
+    for c in claims:
+        assert f"### `{c.id}`" in committed, c.id
+    for key, paper in PAPERS.items():
+        assert f'<a name="seed-{key}"></a>' in committed, key
+        assert paper.title in committed.replace("\n", " "), paper.title
+
+
+def test_unimplemented_families_are_listed_as_not_yet_verified(claims: list[Claim]) -> None:
+    text = render_catalogue(claims, EXPECTED, None)
+    registered = {c.family for c in claims}
+    for family in (f for f in CATALOG if f not in registered):
+        section = text.split(f'<a name="family-{family}"></a>', 1)[1].split("<a name=", 1)[0]
+        assert "Not yet verified" in section, family
+        for claim_id in CATALOG[family]:
+            assert f"`{claim_id}`" in section, claim_id
+
+
+def test_papers_metadata() -> None:
+    assert sorted(PAPERS) == ["000", "001", "002", "003", "004"]
+    for key, paper in PAPERS.items():
+        assert paper.key == key and paper.title and paper.short and paper.covers
+        assert paper.seed_file.startswith(f"{key}_")
+    assert PAPERS["000"].authors == () and PAPERS["000"].author_line == "unsigned notes"
+    assert PAPERS["002"].authors == ("Wenlin Chen", "Samuel Horváth", "Peter Richtárik")
+    with pytest.raises(ValueError, match="three digits"):
+        Paper("2", "x", "t", (), (), "paper", None, None, None, None, "2_x.txt", "c")
+
+
+# --------------------------------------------------------- (d) deterministic, round-tripping
+
+
+def test_render_is_deterministic_and_round_trips(claims: list[Claim]) -> None:
+    verdicts = {**EXPECTED, "gone.claim": "refuted"}
+    first = render_catalogue(claims, verdicts, PROVENANCE)
+    assert render_catalogue(list(claims), dict(verdicts), dict(PROVENANCE)) == first
+    parsed_v, parsed_p = parse_catalogue(first)
+    assert parsed_v == verdicts
+    assert parsed_p == json.loads(json.dumps(PROVENANCE))
+    assert render_catalogue(claims, parsed_v, parsed_p) == first
+    assert first.count(DATA_MARKER) == 1 and first.rstrip().endswith("-->")
+    assert first.count("-->") == first.count("<!--")  # the tricky string did not close it
+    assert "`gone.claim`" in first  # a verdict without a claim is reported
+
+
+def test_provenance_keys_are_sorted(claims: list[Claim]) -> None:
+    text = render_catalogue(claims[:2], None, PROVENANCE)
+    section = text.split("## Provenance of the verdicts", 1)[1].split("\n## ", 1)[0]
+    keys = [line.split("`")[1] for line in section.splitlines() if line.startswith("- `")]
+    assert keys == sorted(keys) and "packages.numpy" in keys and "time" in keys
+
+
+def test_none_is_empty_and_missing_verdicts_show(claims: list[Claim]) -> None:
+    text = render_catalogue(claims, None, None)
+    assert text == render_catalogue(claims, {}, {})
+    assert parse_catalogue(text) == ({}, {})
+    assert "**Verdict (preset not recorded):** **not run**" in text
+
+
+def test_lines_are_reasonably_short(committed: str) -> None:
+    prose = [
+        line
+        for line in committed.splitlines()
+        if len(line) > 100 and not line.startswith("|") and "](#claim-" not in line
+    ]
+    # LaTeX tokens without spaces may exceed the width; prose may not by much.
+    assert all(len(line) <= 200 for line in prose), prose
+
+
+def test_parse_rejects_text_without_data() -> None:
+    with pytest.raises(ValueError, match="regenerate"):
+        parse_catalogue("# just some markdown\n")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        parse_catalogue(f"{DATA_MARKER}\n{{oops\n-->\n")
+
+
+def test_render_rejects_bad_inputs(claims: list[Claim]) -> None:
+    with pytest.raises(TypeError, match="plain JSON"):
+        render_catalogue(claims[:1], None, {"time": object()})
+    with pytest.raises(TypeError, match="verdicts"):
+        render_catalogue(claims[:1], {"x": 1}, None)  # type: ignore[dict-item]
+
+
+def test_read_report_today_and_with_provenance(tmp_path: Path, claims: list[Claim]) -> None:
+    entries = [{"id": "is.unbiased", "verdict": "confirmed", "checks": []},
+               {"id": "ocs.closed_form", "verdict": "refuted", "checks": []}]
+    today = {"version": "1", "fedtheory_version": "0.1.0", "seed": 0, "preset": "quick",
+             "summary": {"confirmed": 1, "refuted": 1}, "claims": entries}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(today))
+    verdicts, prov = read_report(path)
+    assert verdicts == {"is.unbiased": "confirmed", "ocs.closed_form": "refuted"}
+    assert prov == {"fedtheory_version": "0.1.0", "preset": "quick", "seed": 0,
+                    "report_version": "1"}
+    path.write_text(json.dumps({**today, "version": "2", "provenance": PROVENANCE}))
+    verdicts2, prov2 = read_report(path)
+    assert verdicts2 == verdicts and prov2 == PROVENANCE
+    text = render_catalogue(claims, verdicts2, prov2)
+    assert parse_catalogue(text) == (verdicts2, json.loads(json.dumps(prov2)))
+    path.write_text(json.dumps({"claims": [{"id": "x"}]}))
+    with pytest.raises(ValueError, match="verdict"):
+        read_report(path)
+    path.write_text("not json")
+    with pytest.raises(ValueError, match="not a JSON file"):
+        read_report(path)
+
+
+# ---------------------------------------------------------------------- (e) bad seed_ref
+
+
+@pytest.mark.parametrize("seed_ref", ["999, eq. (1)", "eq. (7)", "", "2, eq. (1)"])
+def test_bad_seed_ref_raises(seed_ref: str) -> None:
+    with pytest.raises(ValueError, match="seed_ref") as info:
+        paper_for(seed_ref)
+    assert repr(seed_ref) in str(info.value)
+    with pytest.raises(ValueError):
+        place_in_paper(seed_ref)
+
+
+def test_render_rejects_claim_with_unknown_seed() -> None:
+    bad = Claim(id="x.y", family="x", seed_ref="042, eq. (1)", title="t", statement="a = b",
+                kind=ClaimKind.IDENTITY)
+    with pytest.raises(ValueError, match="'042'"):
+        render_catalogue([bad], None, None)
+
+
+def test_place_in_paper() -> None:
+    assert place_in_paper("002, eq. (7)") == "eq. (7)"
+    assert place_in_paper("003") == ""
+    assert seed_keys("000, a; 002, b; 000, c") == ("000", "002")
