@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 from fedtheory.problems import Problem, QuadraticProblem, validate_weights
 
+from ._tolerance import assert_close_sum
+
 
 def _make(diagonal=True, identical=False, weights=None, n=5, d=4, L=3.0, mu=0.5, s=2.0, seed=0):
     return QuadraticProblem.heterogeneous(
@@ -16,6 +18,40 @@ def _make(diagonal=True, identical=False, weights=None, n=5, d=4, L=3.0, mu=0.5,
 
 
 WEIGHTS = np.array([0.1, 0.3, 0.05, 0.25, 0.3])
+
+
+def _times_abs_hessians(p, v):
+    """``|A_i| v_i`` for ``v`` of shape ``(..., n, d)`` (diagonal or dense Hessians)."""
+    A = np.abs(p.hessians)
+    return A * v if p.diagonal else np.einsum("nij,...nj->...ni", A, v)
+
+
+def gradient_terms(p, y, clients):
+    r""":math:`|A_{c_k}|\,|y_k - c_{c_k}|`: per entry of the gradient rows
+    :math:`A_{c_k}(y_k - c_{c_k})`, the sum of the absolute values of its terms (see
+    ``tests/_tolerance.py``; dense Hessians: BLAS or einsum sums of d products)."""
+    r = np.abs(np.asarray(y, dtype=float) - p.centers[clients])
+    A = np.abs(p.hessians[clients])
+    return A * r if p.diagonal else np.einsum("kij,kj->ki", A, r)
+
+
+def loss_terms(p, x):
+    r"""A bound on the sum of absolute terms of :math:`f(x)` evaluated either as
+    :math:`\sum_i w_i f_i(x)` or as :math:`f^\star + (f(x) - f^\star)` (``loss``): the
+    quadratic forms with :math:`|A_i|, |x - c_i|` and :math:`|\bar A|, |x - x^\star|`, the
+    offsets, :math:`|f^\star|` and the first-order term :math:`|\nabla f(x^\star)|\,
+    |x - x^\star|` (the rounding residue of :math:`x^\star`, or the exact linear term of a
+    problem unbounded along a null direction)."""
+    x = np.asarray(x, dtype=float)
+    r = np.abs(x[..., None, :] - p.centers)  # (..., n, d)
+    clients = 0.5 * np.sum(r * _times_abs_hessians(p, r), axis=-1) + np.abs(p.offsets)
+    e = np.abs(x - p.x_star)
+    H = np.abs(p.hessian)
+    gap = 0.5 * np.sum(e * (H * e if p.diagonal else e @ H.T), axis=-1)
+    linear = np.sum(np.abs(p.grad(p.x_star)) * e, axis=-1)
+    return clients @ p.weights + abs(p.f_star) + gap + linear
+
+
 VARIANTS = [
     pytest.param(dict(diagonal=True), id="diag"),
     pytest.param(dict(diagonal=False), id="dense"),
@@ -40,7 +76,9 @@ def test_constants_are_exact(kw):
     gap = p.loss(p.x_star + v) - p.f_star
     assert np.all(gap >= 0.5 * p.mu * np.sum(v**2, -1) - 1e-12)
     assert np.all(p.Z >= 0)
-    np.testing.assert_allclose(p.Z, p.client_losses(p.x_star) - p.offsets, rtol=1e-12)
+    # bit-identical: Z is client_losses(x_star) minus the client minima, which are the offsets
+    # for convex clients: the same calls on the same numbers
+    np.testing.assert_array_equal(p.Z, p.client_losses(p.x_star) - p.offsets)
     if kw.get("identical"):
         assert p.rho == pytest.approx(2.0, rel=1e-12)
         np.testing.assert_allclose(p.heterogeneity(v), 2.0, rtol=1e-10)
@@ -57,7 +95,7 @@ def test_gradients_match_finite_differences_and_each_other(kw):
     assert G.shape == (3, 2, p.n, p.d)
     assert p.client_losses(x).shape == (3, 2, p.n)
     assert p.loss(x).shape == (3, 2)
-    np.testing.assert_allclose(p.loss(x), p.client_losses(x) @ p.weights, rtol=1e-12)
+    assert_close_sum(p.loss(x), p.client_losses(x) @ p.weights, loss_terms(p, x))
     np.testing.assert_allclose(p.grad(x), np.einsum("i,...id->...d", p.weights, G), atol=1e-12)
     h = 1e-6
     E = np.eye(p.d)
@@ -66,12 +104,18 @@ def test_gradients_match_finite_differences_and_each_other(kw):
     # hot path: each row its own point and client
     y = rng.standard_normal((40, p.d))
     cl = rng.integers(0, p.n, size=40)
-    np.testing.assert_allclose(
-        p.client_gradients(y, cl), p.client_grads(y)[np.arange(40), cl], rtol=1e-12
-    )
-    het = np.einsum("i,...i->...", p.weights,
-                    np.sum((G - p.grad(x)[..., None, :]) ** 2, -1))
-    np.testing.assert_allclose(p.heterogeneity(x), het, rtol=1e-12)
+    # (dense: a batched BLAS product of the rows grouped by client against einsum)
+    assert_close_sum(p.client_gradients(y, cl), p.client_grads(y)[np.arange(40), cl],
+                     gradient_terms(p, y, cl))
+    dev = G - p.grad(x)[..., None, :]
+    het = np.einsum("i,...i->...", p.weights, np.sum(dev**2, -1))
+    # sum_i w_i |g_i - g|^2: the rounding of g_i (terms |A_i| (|x| + |c_i|)) and of the
+    # gradient g (their weighted sum) enters through 2 |g_i - g| per coordinate
+    g_terms = _times_abs_hessians(p, np.abs(x)[..., None, :] + np.abs(p.centers))
+    g_bar_terms = np.einsum("i,...id->...d", p.weights, g_terms)
+    het_terms = het + 2 * np.einsum(
+        "i,...i->...", p.weights, np.sum(np.abs(dev) * (g_terms + g_bar_terms[..., None, :]), -1))
+    assert_close_sum(p.heterogeneity(x), het, het_terms)
 
 
 def test_diagonal_and_dense_representations_agree():
@@ -344,9 +388,10 @@ def test_loss_and_loss_gap(kw):
     rng = np.random.default_rng(23)
     x = rng.standard_normal((4, 3, p.d)) * 3
     direct = p.client_losses(x) @ p.weights
-    np.testing.assert_allclose(p.loss(x), direct, rtol=1e-12)
+    assert_close_sum(p.loss(x), direct, loss_terms(p, x))
     np.testing.assert_allclose(p.loss_gap(x), direct - p.f_star, rtol=1e-10, atol=1e-12)
-    assert p.f_star == pytest.approx(float(p.client_losses(p.x_star) @ p.weights), rel=0, abs=0)
+    # bit-identical: f_star is defined by this very expression (same calls, same numbers)
+    assert p.f_star == float(p.client_losses(p.x_star) @ p.weights)
     # no cancellation near x*: the gap is (1/2) e^T A_bar e to full relative precision
     e = 1e-9 * rng.standard_normal(p.d)
     H = p.hessian if p.hessian.ndim == 2 else np.diag(p.hessian)
@@ -364,7 +409,7 @@ def test_loss_gap_of_a_problem_unbounded_along_a_null_direction():
     x = np.array([[0.5, 3.0], [2.0, -1.0], [0.5, 0.0]])
     direct = p.client_losses(x) @ p.weights - p.f_star
     np.testing.assert_allclose(p.loss_gap(x), direct, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(p.loss(x), p.client_losses(x) @ p.weights, rtol=1e-12)
+    assert_close_sum(p.loss(x), p.client_losses(x) @ p.weights, loss_terms(p, x))
     dense = QuadraticProblem(np.stack([np.diag(a) for a in A]), c)
     np.testing.assert_allclose(dense.loss_gap(x), direct, rtol=1e-12, atol=1e-15)
 
