@@ -109,7 +109,7 @@ def provenance(seed: int, preset: str, *, argv: Sequence[str] | None = None,
 
     >>> p = provenance(0, "quick")
     >>> sorted(p)[:5]
-    ['argv', 'blas', 'commit', 'cwd', 'dirty']
+    ['argv', 'blas', 'blas_threads_in_checks', 'commit', 'cwd']
     >>> p["seed"], p["preset"]
     (0, 'quick')
     """

@@ -71,7 +71,10 @@ class ESOResult:
     v_solver:
         The solver's raw ``v``.
     objective:
-        :math:`c^\top v` for the returned ``v``.
+        :math:`c^\top v` for the returned ``v``, to 10 significant digits: the solver's
+        accuracy is far coarser, and the last digits of an interior-point solve vary with the
+        process's history (memory alignment of the SIMD kernels), which must not make a report
+        depend on the order in which claims ran (``--jobs``).
     status:
         cvxpy's status string (``"optimal"`` or ``"optimal_inaccurate"``).
     c:
@@ -232,7 +235,7 @@ def smallest_eso(
     return ESOResult(
         v=v,
         v_solver=v_solver,
-        objective=float(c @ v),
+        objective=float(f"{float(c @ v):.10g}"),
         status=str(status),
         c=c,
         min_eigenvalue=lam_v,
