@@ -37,7 +37,9 @@ def test_failure_is_refuted_with_counterexample():
     r = c.verify()
     assert r.verdict is Verdict.REFUTED
     replay = r.counterexample.pop("replay")
-    assert r.counterexample == {"n": 3, "x": [1, 2], "check": "bad"}
+    # the seed and preset are stamped in by verify, so that no check has to
+    assert r.counterexample == {"n": 3, "x": [1, 2], "seed": 0, "preset": "quick",
+                                "check": "bad"}
     assert replay["command"].startswith("fedtheory replay x.demo --check bad")
     json.dumps(to_json([r], 0, "quick"), allow_nan=False)
 
@@ -92,7 +94,8 @@ def test_results_hold_plain_python_numbers():
 
     r = c.verify()
     r.counterexample.pop("replay")
-    assert repr(r.counterexample) == "{'x': 0.5, 'k': 3, 'check': 'bad'}"
+    assert repr(r.counterexample) == (
+        "{'x': 0.5, 'k': 3, 'seed': 0, 'preset': 'quick', 'check': 'bad'}")
     assert r.checks[0].theoretical == "inf"
 
 
@@ -141,3 +144,59 @@ def test_failed_check_carries_a_replay_command():
     assert "only=['bad']" in r.counterexample["replay"]["python"]
     with pytest.raises(ValueError, match="no check named 'nope'"):
         c.verify(only=["nope"])
+
+
+def test_figure_checks_are_neutral_and_alpha_combines_by_bonferroni():
+    from fedtheory.claims import all_of
+
+    c = _claim()
+
+    @c.check("figure")
+    def drawing(ctx):
+        return Evidence.illustration(["a.png"], measured=1.0, detail="shows")
+
+    @c.check("monte_carlo")
+    def ok(ctx):
+        return all_of([("a", Evidence(True, 1, 1, alpha=1e-6)),
+                       ("b", Evidence(True, 1, 1, alpha=1e-6))])
+
+    r = c.verify()
+    assert r.verdict is Verdict.CONFIRMED  # the figure neither confirms nor blocks
+    fig, mc = r.checks
+    assert fig.neutral and fig.passed is None and fig.figures == ["a.png"]
+    assert mc.alpha == 2e-6
+    c2 = _claim()
+    c2.check("figure")(lambda ctx: Evidence.illustration([]))
+    assert c2.verify().verdict is Verdict.INCONCLUSIVE  # nothing tested it
+    with pytest.raises(ValueError, match="at least one"):
+        all_of([])
+
+
+def test_shared_data_is_computed_once_per_verification():
+    calls = []
+    c = _claim()
+
+    def data(ctx):
+        return ctx.shared("d", lambda: calls.append(1) or ctx.rng("d").random())
+
+    c.check("monte_carlo", "one")(lambda ctx: Evidence(True, data(ctx), 0))
+    c.check("monte_carlo", "two")(lambda ctx: Evidence(True, data(ctx), 0))
+    r = c.verify()
+    assert len(calls) == 1 and r.checks[0].measured == r.checks[1].measured
+    # a check run alone sees the same data
+    assert c.verify(only=["two"]).checks[0].measured == r.checks[1].measured
+
+
+@pytest.mark.parametrize("kind,samples,stated,passed", [
+    (ClaimKind.UPPER_BOUND, np.full(100, 1.0), 2.0, True),
+    (ClaimKind.UPPER_BOUND, np.full(100, 3.0), 2.0, False),
+    (ClaimKind.LOWER_BOUND, np.full(100, 1.0), 2.0, False),
+    (ClaimKind.IDENTITY, np.full(100, 3.0), 2.0, False),
+])
+def test_check_mean_follows_the_claims_kind(kind, samples, stated, passed):
+    rng = np.random.default_rng(0)
+    x = samples + 0.01 * rng.standard_normal(samples.size)
+    ctx = Context(claim_id="x.demo", kind=kind)
+    assert ctx.check_mean(x, stated).passed is passed
+    with pytest.raises(ValueError, match="no default Monte Carlo test"):
+        Context(claim_id="x.demo", kind=ClaimKind.QUALITATIVE).check_mean(x, stated)

@@ -1,6 +1,6 @@
 """Unit tests of the ``mifa`` family's library code (fedtheory.experiments.mifa_experiments and
 the derivations in fedtheory.claims.mifa). The claims' verdicts are pinned in
-``expected_verdicts.py`` and checked by ``test_registry.py``."""
+each claim (``expected=``) and checked by ``test_registry.py``."""
 
 from fractions import Fraction
 

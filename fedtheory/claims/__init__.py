@@ -5,7 +5,7 @@
 'ocs'
 """
 
-from fedtheory.claims.catalog import CATALOG, FINISHED_FAMILIES
+from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import (
     CHECK_KINDS,
     Check,
@@ -17,12 +17,12 @@ from fedtheory.claims.core import (
     Evidence,
     Verdict,
 )
+from fedtheory.claims.evidence import all_of, combined_alpha
 from fedtheory.claims.registry import all_claims, families, get_claim, register, select
 
 __all__ = [
     "CATALOG",
     "CHECK_KINDS",
-    "FINISHED_FAMILIES",
     "Check",
     "CheckResult",
     "Claim",
@@ -32,6 +32,8 @@ __all__ = [
     "Evidence",
     "Verdict",
     "all_claims",
+    "all_of",
+    "combined_alpha",
     "families",
     "get_claim",
     "register",

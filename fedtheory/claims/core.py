@@ -88,6 +88,9 @@ class Context:
     seed: int = 0
     claim_id: str = ""
     figure_dir: Path | None = None
+    #: The claim's kind (what a Monte Carlo test of it must be: see :meth:`check_mean`).
+    kind: ClaimKind | None = None
+    _shared: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
@@ -111,6 +114,40 @@ class Context:
     def rng(self, stream: str = "") -> np.random.Generator:
         """A fresh generator for the named stream (PCG64, the numpy default)."""
         return np.random.Generator(np.random.PCG64(self.seed_sequence(stream)))
+
+    def shared(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """Data several checks of one claim use, computed once per verification.
+
+        ``compute()`` must depend only on this context (preset, seed, streams), so that a check
+        run alone (``fedtheory replay``) sees the same data as in a full run.
+
+        >>> ctx = Context(claim_id="x.demo")
+        >>> calls = []
+        >>> ctx.shared("n", lambda: calls.append(1) or 42), ctx.shared("n", lambda: 0), calls
+        (42, 42, [1])
+        """
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]
+
+    def check_mean(self, samples: Any, stated: Any, **kw: Any) -> Evidence:
+        """The Monte Carlo test the claim's kind calls for, on per-replica ``samples``.
+
+        Upper bound: one-sided, refuted when the lower confidence limit exceeds ``stated``;
+        lower bound: the mirror image; identity and closed form: two-sided. Keyword arguments
+        go to :func:`fedtheory.stats.check_upper_bound` / ``check_lower_bound`` /
+        ``check_identity``.
+        """
+        from fedtheory import stats
+
+        if self.kind is ClaimKind.UPPER_BOUND:
+            return stats.check_upper_bound(samples, stated, **kw)
+        if self.kind is ClaimKind.LOWER_BOUND:
+            return stats.check_lower_bound(samples, stated, **kw)
+        if self.kind in (ClaimKind.IDENTITY, ClaimKind.CLOSED_FORM):
+            return stats.check_identity(samples, stated, **kw)
+        raise ValueError(f"claim {self.claim_id!r} of kind {self.kind} has no default Monte "
+                         "Carlo test: call the one of fedtheory.stats that fits")
 
     def figure_path(self, name: str) -> Path | None:
         """Where a figure named ``name`` (without suffix) goes, or None to skip saving."""
@@ -140,6 +177,16 @@ class Evidence:
     counterexample: dict[str, Any] | None = None
     figures: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    #: A figure that shows rather than tests: it neither confirms nor refutes (``passed`` None)
+    #: and does not make the verdict inconclusive.
+    neutral: bool = False
+
+    @classmethod
+    def illustration(cls, figures: Sequence[str], measured: Any = None, detail: str = "",
+                     data: dict[str, Any] | None = None) -> Evidence:
+        """The outcome of a figure check: what it drew and the numbers it drew, no verdict."""
+        return cls(None, measured, "figure", detail, figures=list(figures),
+                   data=dict(data or {}), neutral=True)
 
 
 @dataclass(frozen=True)
@@ -150,8 +197,6 @@ class Check:
     kind: str
     func: Callable[[Context], Evidence]
     description: str = ""
-    #: Only run with the ``full`` preset (e.g. the seed's full-size experiment).
-    full_only: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in CHECK_KINDS:
@@ -174,6 +219,7 @@ class CheckResult:
     figures: list[str] = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None
+    neutral: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -247,6 +293,10 @@ class Claim:
     finding:
         What the verification found, in a sentence or two a referee would write (for a refuted
         claim: what is wrong and where the corrected statement is). Shown in reports.
+    expected:
+        The verdict this claim reaches with the quick preset and seed 0, pinned: a refuted claim
+        stays refuted unless someone shows why the seed is right after all, and a confirmed
+        claim that starts failing is a regression (the test suite checks it).
     """
 
     id: str
@@ -258,14 +308,17 @@ class Claim:
     derivation: str = ""
     checks: list[Check] = field(default_factory=list)
     finding: str = ""
+    expected: Verdict | None = None
 
     def __post_init__(self) -> None:
         if not self.id.startswith(self.family + "."):
             raise ValueError(f"claim id {self.id!r} must start with its family {self.family!r}.")
         self.kind = ClaimKind(self.kind)
+        if self.expected is not None:
+            self.expected = Verdict(self.expected)
 
     def check(
-        self, kind: str, name: str | None = None, *, full_only: bool = False
+        self, kind: str, name: str | None = None
     ) -> Callable[[Callable[[Context], Evidence]], Callable[[Context], Evidence]]:
         """Decorator: register ``func(ctx) -> Evidence`` as a check of this claim."""
 
@@ -274,7 +327,7 @@ class Claim:
             if any(c.name == check_name for c in self.checks):
                 raise ValueError(f"claim {self.id} already has a check named {check_name!r}")
             doc = (func.__doc__ or "").strip()
-            self.checks.append(Check(check_name, kind, func, doc, full_only))
+            self.checks.append(Check(check_name, kind, func, doc))
             return func
 
         return decorate
@@ -299,18 +352,20 @@ class Claim:
             seed=seed,
             claim_id=self.id,
             figure_dir=Path(figure_dir) if figure_dir is not None else None,
+            kind=self.kind,
         )
         start = time.perf_counter()
         results: list[CheckResult] = []
         for chk in self.checks:
             if only is not None and chk.name not in only:
                 continue
-            if chk.full_only and ctx.quick:
-                continue
             res = _run_check(chk, ctx)
             if res.passed is False:
-                res.counterexample = dict(res.counterexample or {})
-                res.counterexample["replay"] = replay_command(self.id, chk.name, preset, seed)
+                # stamped here, once, so that no check has to: how to re-create this case
+                ce = res.counterexample = dict(res.counterexample or {})
+                ce.setdefault("seed", seed)
+                ce.setdefault("preset", preset)
+                ce["replay"] = replay_command(self.id, chk.name, preset, seed)
             results.append(res)
         verdict, counterexample = combine(results)
         return ClaimResult(
@@ -353,6 +408,8 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
         ev = chk.func(ctx)
         if not isinstance(ev, Evidence):
             raise TypeError(f"check {chk.name} returned {type(ev).__name__}, not Evidence")
+        if ev.neutral and ev.passed is not None:
+            raise TypeError(f"check {chk.name}: a neutral (figure) outcome must have passed=None")
     except Exception as exc:  # a crashing check is an 'error' verdict, never a silent pass
         return CheckResult(
             name=chk.name,
@@ -378,6 +435,7 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
         counterexample=_jsonable(ev.counterexample),
         figures=list(ev.figures),
         seconds=time.perf_counter() - t0,
+        neutral=bool(ev.neutral),
     )
 
 
@@ -388,6 +446,7 @@ def combine(results: Sequence[CheckResult]) -> tuple[Verdict, dict[str, Any] | N
     kept and the errors are listed beside it (:attr:`ClaimResult.errors`). ``error`` means that
     a check raised and nothing refuted the claim.
     """
+    results = [r for r in results if not (r.neutral and r.error is None)]
     if not results:
         return Verdict.INCONCLUSIVE, None
     failed = [r for r in results if r.passed is False]

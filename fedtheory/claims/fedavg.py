@@ -46,6 +46,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, register
+from fedtheory.claims.evidence import combined_alpha
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.symbolic.indicators import uniform_without_replacement_moments
 
@@ -393,7 +394,7 @@ def _combine(evidence: list[Evidence], detail: str, measured: Any = None,
         measured if measured is not None else [e.measured for e in evidence],
         theoretical if theoretical is not None else [e.theoretical for e in evidence],
         detail=f"{detail} | {parts}",
-        alpha=evidence[0].alpha if evidence else None,
+        alpha=combined_alpha(evidence),
         counterexample=failed[0].counterexample if failed else None,
     )
 
@@ -424,6 +425,7 @@ HETEROGENEITY = register(Claim(
               r"\text{SCAFFOLD: } \mathcal O\Big(\frac{\sigma}{\sqrt{nKR}} + \frac1R\Big)"
               r"\ \text{(no } \zeta\text{)}",
     kind=ClaimKind.QUALITATIVE,
+    expected="confirmed",
     derivation=r"""
 Reading. The O-rates say that heterogeneity enters FedAvg's error (the zeta^{2/3}/R^{2/3} term is
 the client drift balanced against the step size) and not SCAFFOLD's. With fixed step sizes this is
@@ -648,6 +650,7 @@ PARTIAL_PARTICIPATION = register(Claim(
               r"\frac{\sqrt{\sigma^2 + K\zeta^2(1-\frac mn)}}{\sqrt{mKR}}"
               r" + \frac{\zeta^{2/3}}{R^{2/3}} + \frac1R\Big)",
     kind=ClaimKind.CLOSED_FORM,
+    expected="confirmed",
     derivation=r"""
 Reading. Algorithm 3 samples a subset S of m clients (uniformly, without replacement: "a subset
 of clients is sampled") and averages their model changes. The numerator
@@ -859,6 +862,7 @@ LOCAL_STEPS = register(Claim(
               r"\text{parallel SGD }(T = KR):\ \mathcal O\Big(\frac{\sigma}{\sqrt{nKR}} + "
               r"\frac1{KR}\Big);\ R\to\infty:\ \text{same rate } \frac{\sigma}{\sqrt{nKR}}",
     kind=ClaimKind.QUALITATIVE,
+    expected="confirmed",
     derivation=r"""
 Reading. Both rates hold for step sizes "set properly": gamma = c/sqrt(T) per gradient step,
 T = KR (FedAvg: K local steps of size gamma, global step 1; parallel SGD: one step of size gamma

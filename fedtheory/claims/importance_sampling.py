@@ -38,6 +38,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, register
+from fedtheory.claims.evidence import all_of
 from fedtheory.convex.eso import eso_min_eigenvalue, smallest_eso
 from fedtheory.sampling.designs import (
     ExplicitSampling,
@@ -83,33 +84,6 @@ ALPHA = stats.DEFAULT_ALPHA
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-def _all_of(parts: list[tuple[str, Evidence]]) -> Evidence:
-    """Combine sub-evidence of one check: fails if any fails, undecided if any is undecided."""
-    if any(ev.passed is False for _, ev in parts):
-        passed: bool | None = False
-    elif any(ev.passed is None for _, ev in parts):
-        passed = None
-    else:
-        passed = True
-    ce = None
-    for name, ev in parts:
-        if ev.passed is False:
-            ce = dict(ev.counterexample or {})
-            ce["case"] = name
-            break
-    alphas = [ev.alpha for _, ev in parts if ev.alpha is not None]
-    figures = [f for _, ev in parts for f in ev.figures]
-    return Evidence(
-        passed,
-        {name: ev.measured for name, ev in parts},
-        {name: ev.theoretical for name, ev in parts},
-        detail="; ".join(f"[{name}] {ev.detail}" for name, ev in parts),
-        alpha=float(sum(alphas)) if alphas else None,
-        counterexample=ce,
-        figures=figures,
-    )
-
 
 def _power_note(ev: Evidence, theory: float) -> str:
     """The relative half-width of the interval: the smallest relative deviation detectable."""
@@ -188,6 +162,7 @@ UNBIASED = register(Claim(
         r"\mathbb E[G] = \bar G = \frac1n \sum_{i=1}^n g_i"
     ),
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "Linearity and E[1_i] = p_i: E[G] = (1/n) sum_i E[1_i] g_i / p_i = (1/n) sum_i g_i. "
         "Checked (i) symbolically: X = sum_i 1_i w_i g_i/p_i with w_i = 1/n is expanded as a "
@@ -281,6 +256,7 @@ VARIANCE_INDEPENDENT = register(Claim(
         r"\sum_{i=1}^n \|g_i\|^2"
     ),
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "Expand ||G||^2 = (1/n^2) sum_{i,j} 1_i 1_j g_i.g_j/(p_i p_j), use 1_i^2 = 1_i and "
         "E[1_i 1_j] = p_i p_j (i != j): E||G||^2 = (1/n^2)[sum_i ||g_i||^2/p_i + sum_{i!=j} "
@@ -375,7 +351,7 @@ def _var_ind_monte_carlo(ctx: Context) -> Evidence:
     ev2 = stats.check_identity(np.einsum("rd,rd->r", Gq, Gq), theory2, alpha=ALPHA / 2,
                                what="E||G||^2", counterexample={"seed": ctx.seed, "p": q, "g": g})
     ev2.detail += _power_note(ev2, theory2)
-    return _all_of([("unequal p", ev1), (f"equal p = {q}", ev2)])
+    return all_of([("unequal p", ev1), (f"equal p = {q}", ev2)])
 
 
 # =============================================================================================
@@ -395,6 +371,7 @@ ARBITRARY = register(Claim(
         r"\text{ and } v_i \ge 1 - p_i;\ \text{independent: equality with } v_i = 1 - p_i"
     ),
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "Appendix A: E X by E[1_i] = p_i; E||X||^2 = sum_{ij} P_ij a_i.a_j by E[1_i 1_j] = P_ij "
         "(with P_ii = p_i from 1_i^2 = 1_i), minus ||E X||^2 = sum_{ij} p_i p_j a_i.a_j; the "
@@ -482,7 +459,7 @@ def _arbitrary_exact_enumeration(ctx: Context) -> Evidence:
         ce = None if ok else {**_design_desc(design), "w": [str(x) for x in w],
                               "zeta": zeta.tolist()}
         parts.append((name, Evidence(ok, meas, theo, det, counterexample=ce)))
-    return _all_of(parts)
+    return all_of(parts)
 
 
 @ARBITRARY.check("convex")
@@ -546,7 +523,7 @@ def _arbitrary_eso_sdp(ctx: Context) -> Evidence:
             counterexample=None if ok else {**_design_desc(design), "w": w, "zeta": zeta,
                                             "problems": problems},
         )))
-    return _all_of(parts)
+    return all_of(parts)
 
 
 @ARBITRARY.check("monte_carlo")
@@ -574,7 +551,7 @@ def _arbitrary_monte_carlo(ctx: Context) -> Evidence:
         ev_b = stats.check_upper_bound(sq, bound, alpha=a, what="variance <= bound (5)",
                                        counterexample={**ce, "v": v})
         parts += [(f"{name}: mean", ev_m), (f"{name}: variance", ev_v), (f"{name}: bound", ev_b)]
-    return _all_of(parts)
+    return all_of(parts)
 
 
 # =============================================================================================
@@ -593,6 +570,7 @@ MINIMISES = register(Claim(
         r"\quad\text{for all } w, \zeta"
     ),
     kind=ClaimKind.QUALITATIVE,
+    expected="refuted",
     finding=(
         'False for the left side of (5): with n = 2, p = (1/2, 1/2) and equal updates, sampling '
         'exactly one client has variance 0 < 1/2 (independent sampling). True for the bound (5) '
@@ -746,7 +724,7 @@ def _minimises_sdp_worst_direction(ctx: Context) -> Evidence:
             counterexample=None if ok else {**_design_desc(design), "w": w, "zeta": zeta,
                                             "variance_design": vs, "variance_independent": vi},
         )))
-    return _all_of(parts)
+    return all_of(parts)
 
 
 @MINIMISES.check("monte_carlo")
@@ -795,6 +773,7 @@ MINIMISES_CORRECTED = register(Claim(
         r"p_{ij} = p_ip_j\ \forall i\ne j"
     ),
     kind=ClaimKind.LOWER_BOUND,
+    expected="confirmed",
     derivation=(
         "(a) Any v satisfying (4) has v_i >= 1 - p_i (diagonal), and the bound's coefficients "
         "w_i^2 ||zeta_i||^2 / p_i are >= 0, so the bound is >= its value at v = 1 - p, which is "
@@ -882,7 +861,7 @@ def _corrected_exact_signs(ctx: Context) -> Evidence:
             counterexample=None if ok else {**_design_desc(design), "w": [str(x) for x in w],
                                             "zeta": zeta.tolist()},
         )))
-    return _all_of(parts)
+    return all_of(parts)
 
 
 @MINIMISES_CORRECTED.check("convex")
@@ -913,7 +892,7 @@ def _corrected_eso_sdp(ctx: Context) -> Evidence:
                     f"{res.min_eigenvalue:.2g}"),
             counterexample=None if ok else {**_design_desc(design), "w": w, "zeta": zeta},
         )))
-    return _all_of(parts)
+    return all_of(parts)
 
 
 @MINIMISES_CORRECTED.check("monte_carlo")
@@ -940,7 +919,7 @@ def _corrected_monte_carlo(ctx: Context) -> Evidence:
         ev.detail += (f"{_power_note(ev, vi)}; fixed signs +1: Var_S = "
                       f"{estimator_variance(design, w, zeta):.4g}")
         parts.append((name, ev))
-    return _all_of(parts)
+    return all_of(parts)
 
 
 # =============================================================================================
@@ -958,6 +937,7 @@ WITHOUT_REPLACEMENT = register(Claim(
         r"\le \frac{n/b - 1}{n-1}\,\sigma_G^2\ \text{ if } \|g_i - \bar G\|^2 \le \sigma_G^2"
     ),
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "(1/b) sum_{i in S} g_i = sum_{i in S} w_i g_i / p_i with w_i = 1/n, p_i = b/n. Counting "
         "subsets gives p = C(n-1, b-1)/C(n, b) = b/n and p_ij = C(n-2, b-2)/C(n, b) = "
@@ -1060,7 +1040,7 @@ def _wor_eso_sdp(ctx: Context) -> Evidence:
                     f"{seed:.6g}"),
             counterexample=None if ok else {"n": n, "b": b, "g": g},
         )))
-    return _all_of(parts)
+    return all_of(parts)
 
 
 @WITHOUT_REPLACEMENT.check("monte_carlo")
@@ -1083,7 +1063,7 @@ def _wor_monte_carlo(ctx: Context) -> Evidence:
     bound = (n / b - 1) / (n - 1) * sigma2
     ev2 = stats.check_upper_bound(sq, bound, alpha=ALPHA / 2, what="variance <= bound",
                                   counterexample={**ce, "sigma_G^2": sigma2})
-    return _all_of([("identity", ev1), ("sigma_G^2 bound", ev2)])
+    return all_of([("identity", ev1), ("sigma_G^2 bound", ev2)])
 
 
 # -- figure: variance against b ----------------------------------------------------------------

@@ -45,6 +45,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, register
+from fedtheory.claims.evidence import combined_alpha
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.symbolic.indicators import expectation, independent_moments
 
@@ -509,7 +510,8 @@ def _identity_and_bound(ident: Evidence, up: Evidence, theoretical: Any, bound_l
     ok = bool(ident.passed) and bool(up.passed)
     return Evidence(passed=ok if ident.passed is not None else None, measured=ident.measured,
                     theoretical=theoretical, detail=f"{ident.detail}. {bound_label}{up.detail}",
-                    alpha=ALPHA, counterexample=ident.counterexample or up.counterexample,
+                    alpha=combined_alpha([ident, up]),
+                    counterexample=ident.counterexample or up.counterexample,
                     data=data if data is not None else {})
 
 
@@ -520,6 +522,7 @@ BIASED = register(Claim(
     statement=(r"\mathbb E\big[G_t^{(i)}\mid\mathcal F_{t-1}\big] = p_i\Delta_i"
                r" + (1-p_i)G_{t-1}^{(i)} \neq \Delta_i"),
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "MIFA's row is G_t^i = 1_i Δ_i + (1 - 1_i) G_{t-1}^i. Given the past (Δ_i and the "
         "table fixed), E 1_i = p_i gives the mean; the bias (1 - p_i)(G_{t-1}^i - Δ_i) "
@@ -599,6 +602,7 @@ UMIFA_UNBIASED = register(Claim(
     title="U-MIFA's memory row is unbiased: E[G_t^i | past] = Δ_i",
     statement=r"\mathbb E\big[G_t^{(i)}\mid\mathcal F_{t-1}\big] = \Delta_i",
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "U-MIFA's row is G_t^i = 1_i(Δ_i/p_i - (1/p_i - 1)G_{t-1}^i) + (1 - 1_i)G_{t-1}^i; "
         "E 1_i = p_i gives Δ_i - (1 - p_i)G_{t-1}^i + (1 - p_i)G_{t-1}^i = Δ_i for any memory, "
@@ -664,6 +668,7 @@ MIFA_ERROR = register(Claim(
                r"\frac{1}{n^2}\Big[(1-p)^2\Big\|\sum_i e_i\Big\|^2+p(1-p)\sum_i\|e_i\|^2\Big],"
                r"\ e_i=\nabla f_i(w_t)-G_{t-1}^{(i)}"),
     kind=ClaimKind.UPPER_BOUND,
+    expected="confirmed",
     derivation=(
         "Exact gradients, equal p, expectation over the current round given the past. "
         "∇f_i - G_t^i = (1 - 1_i)e_i, so ∇f - G_t = (1/n)Σ(1 - 1_i)e_i and, with "
@@ -745,6 +750,7 @@ UMIFA_ERROR = register(Claim(
     statement=(r"\mathbb E\|\nabla f(w_t)-G_t\|^2 = \frac{1-p}{n^2p}\sum_{i=1}^n"
                r"\|\nabla f_i(w_t)-G_{t-1}^{(i)}\|^2"),
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "Exact gradients, equal p, expectation over the current round given the past. "
         "∇f_i - G_t^i = (1 - 1_i/p)e_i (zero mean, independent over i), so the cross terms "
@@ -847,6 +853,7 @@ ERROR_FLOOR_STEP = register(Claim(
                r"+\frac{\eta^2Lc}{2}\sigma_G^2,\quad c=\frac2n\Big(\frac1p-1\Big),"
                r"\quad\text{if }\eta L(1+c)\le1"),
     kind=ClaimKind.UPPER_BOUND,
+    expected="confirmed",
     derivation=(
         "G_t = (1/n)Σ_{A(t)} ∇f_i(w_t)/p, independent Bernoulli(p). Indicator algebra: "
         "E G_t = ∇f, E||G_t||^2 = ||∇f||^2 + (1/n^2)(1/p - 1)Σ||∇f_i||^2; exactly "
@@ -1019,6 +1026,7 @@ ERROR_FLOOR_AVERAGE = register(Claim(
     statement=(r"\mathbb E\Big[\frac1T\sum_{t=0}^{T-1}\|\nabla f(w_t)\|^2\Big]\le"
                r"\frac{2(f(w_0)-f^\star)}{\eta T}+\frac{\eta^2Lc}{2}\sigma_G^2"),
     kind=ClaimKind.UPPER_BOUND,
+    expected="refuted",
     finding=(
         'Summing the one-step bound gives the floor eta L c sigma_G^2, not (eta^2 L c / 2) '
         'sigma_G^2; the printed average bound fails (exact, T = 2). Corrected: '
@@ -1109,6 +1117,7 @@ ERROR_FLOOR_AVERAGE_CORRECTED = register(Claim(
                r"\frac{2(f(w_0)-f^\star)}{\eta T}+\eta Lc\,\sigma_G^2,\quad "
                r"c=\frac2n\Big(\frac1p-1\Big),\ \eta L(1+c)\le1"),
     kind=ClaimKind.UPPER_BOUND,
+    expected="confirmed",
     derivation=(
         "Sum of the one-step bound of mifa.error_floor_step (confirmed) over t = 0..T-1, "
         "telescoped with E f(w_T) >= f*: derived with sympy. On the isotropic quadratic the "
@@ -1241,6 +1250,7 @@ ZERO_FLOOR = register(Claim(
                r"\tau_{\max}^2\ge0;\ \text{FedAvg-IS keeps an error floor, MIFA and U-MIFA"
                r" do not}"),
     kind=ClaimKind.UPPER_BOUND,
+    expected="refuted",
     finding=(
         'The printed denominator eta T - 1 is negative for T < 1/eta, where the bound fails on '
         'every path with a non-stationary iterate; summing from t = 0 gives the bound with eta (T'
@@ -1417,6 +1427,7 @@ ZERO_FLOOR_CORRECTED = register(Claim(
                r"\|\nabla f(w_t)\|^2\le\frac{2(f(w_0)-f^\star)}{\eta T}\ \text{(pathwise)};\ "
                r"\mathbb E\,e_{t+1}^2=\tfrac{1-p}{p}\,e_t^2\ \text{for U-MIFA's memory}"),
     kind=ClaimKind.UPPER_BOUND,
+    expected="confirmed",
     derivation=(
         "Per path (no expectation needed): L-smoothness and ⟨x,y⟩ = (||x||^2 + ||y||^2 - "
         "||x-y||^2)/2 give f(w_{t+1}) - f(w_t) <= -(η/2)||∇f(w_t)||^2 - (η/2)(1-ηL)||G_t||^2 + "
@@ -1566,6 +1577,7 @@ SAGA_EQUIVALENCE = register(Claim(
     title="SAGA and U-MIFA are one method (the tables' row 'SAGA/U-MIFA')",
     statement=r"\text{SAGA} \equiv \text{U-MIFA}",
     kind=ClaimKind.QUALITATIVE,
+    expected="refuted",
     finding=(
         'SAGA and U-MIFA share the one-step direction but not the memory update; their '
         'trajectories differ unless p = 1 (mifa.saga_equivalence.corrected).'
@@ -1654,6 +1666,7 @@ SAGA_EQUIVALENCE_CORRECTED = register(Claim(
                r"G^{(i),\text{U-MIFA}}_t-\alpha_i^{+,\text{SAGA}}=1_i\big(\tfrac1{p_i}-1\big)"
                r"(\Delta_i-\alpha_i),\ \text{MIFA}\equiv\text{SAG}"),
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "The identities of mifa.saga_equivalence, stated as they hold: (1) one-step "
         "directions agree given the same memory and active set, for any sampling whose "
@@ -1782,13 +1795,13 @@ def _experiment_claim_checks(claim: Claim, kind: str) -> None:
                                                     mx.tail_log10(r["umifa"])).passed,
             }
         med = {pv: _summary(res["runs"][pv]) for pv in res["p_values"]}
-        return Evidence(
-            passed=True, measured=med, theoretical="figure",
+        return Evidence.illustration(
+            figs, measured=med,
             detail=(f"{res['problem']}, η = {res['eta']}, β = {res['betas'][0]} (and "
                     f"{res['betas'][1]}), {res['replicas']} seeds; median tail log10(f - f*) "
                     f"per p: {med}. Momentum (True = faster, paired, alpha = 1e-6): "
                     f"{momentum}"),
-            figures=figs, data={"momentum": momentum})
+            data={"momentum": momentum})
 
     def make(pv: float) -> None:
         @claim.check("monte_carlo", f"umifam_best_p{pv:g}")
@@ -1827,6 +1840,7 @@ QUADRATIC_EXPERIMENT = register(Claim(
     statement=(r"\text{U-MIFAm} \prec \{\text{FedAvg-IS},\text{MIFA},\text{U-MIFA},"
                r"\text{MIFAm}\}\ \text{(10 clients, } p_i = 0.1,\ \eta = 0.02)"),
     kind=ClaimKind.QUALITATIVE,
+    expected="refuted",
     finding=(
         "U-MIFA multiplies a client's memory error by -(1/p - 1) at each participation, so U-MIFA"
         " (and with momentum) diverges for p < 1/2 (the seed's p = 0.1): 'U-MIFAm works better' "
@@ -1857,6 +1871,7 @@ LOGISTIC_EXPERIMENT = register(Claim(
     statement=(r"\text{U-MIFAm} \prec \{\text{FedAvg-IS},\text{MIFA},\text{U-MIFA},"
                r"\text{MIFAm}\}\ \text{(logistic regression, } p\in\{0.01, 0.1, 0.5\})"),
     kind=ClaimKind.QUALITATIVE,
+    expected="refuted",
     finding=(
         "As on quadratics: U-MIFA's memory error is multiplied by -(1/p - 1) at each "
         "participation, so U-MIFA(m) diverges for p < 1/2 (the seed's p = 0.1): 'U-MIFAm works "
@@ -1883,6 +1898,7 @@ RATES_TABLE = register(Claim(
                r"2(f(x_0)-f^\star)+\frac{\eta L}{n-1}\Big(\frac nb-1\Big)\sigma_G^2\Big);\ "
                r"\text{FedGD }O(nL/\epsilon),\ \text{SAGA/U-MIFA }O(n^{2/3}L/\epsilon)"),
     kind=ClaimKind.UPPER_BOUND,
+    expected="refuted",
     finding=(
         'The convex FedPGD row puts its error floor inside the 1/T factor; the derived bound '
         'keeps it outside (mifa.rates_table.corrected).'
@@ -2130,6 +2146,7 @@ RATES_TABLE_CORRECTED = register(Claim(
                r"+\eta\,\frac{n/b-1}{n-1}\,\sigma_G^2\ (\eta\le\tfrac1{2L});\ "
                r"\text{SAGA: }O(n^{2/3}L/\epsilon)"),
     kind=ClaimKind.UPPER_BOUND,
+    expected="confirmed",
     derivation=(
         "Convex FedPGD, derived with sympy (derive_fedpgd_convex): convexity, smoothness and "
         "the without-replacement variance give E||u_{t+1}||^2 <= ||u_t||^2 - η(f(x_t) - f*) + "

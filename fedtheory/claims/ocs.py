@@ -232,6 +232,7 @@ INDEPENDENT_VARIANCE = register(Claim(
               r" = \sum_{i=1}^n w_i^2\,\frac{1-p_i}{p_i}\,\|\mathbf U_i\|^2,"
               r"\quad 1_{i\in S}\sim\mathrm{Bernoulli}(p_i)\text{ independent}",
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "Write the error as sum_i (1_i/p_i - 1) w_i U_i and expand its squared norm as a "
         "polynomial in the indicators; independence gives E[1_i] = p_i, E[1_i 1_j] = p_i p_j "
@@ -348,6 +349,7 @@ CLOSED_FORM = register(Claim(
     title="The optimal independent sampling has the closed form (7) / (33)",
     statement=_CF_STATEMENT,
     kind=ClaimKind.CLOSED_FORM,
+    expected="refuted",
     finding=(
         "Lemma 20's 'j-th largest' ordering gives infeasible probabilities (norms (1, 2), m = 2: "
         "p = (2/3, 4/3)); the main text's 'j-th smallest' is the KKT point "
@@ -492,6 +494,7 @@ CLOSED_FORM_CORRECTED = register(Claim(
         r"\ (p_i=0 \text{ if } u_i=0),\ 0<m\le n \text{ real}"
     ),
     kind=ClaimKind.CLOSED_FORM,
+    expected="confirmed",
     derivation=(
         "Eq. (7) with the main text's increasing order, its inequality multiplied by u_(l) so "
         "that it reads for zero norms, and the convention that a zero norm gets p_i = 0 (its "
@@ -582,6 +585,7 @@ KKT_DERIVATION = register(Claim(
         r"\frac{\|\tilde U_i\|}{\sum_{j\le l}\|\tilde U_{(j)}\|}\ (i\notin A),\ p_i=1\ (i\in A)"
     ),
     kind=ClaimKind.CLOSED_FORM,
+    expected="confirmed",
     derivation=(
         "sympy (fedtheory.symbolic.kkt.derive_ocs_kkt): dL/dp_i = -u_i^2/p_i^2 - lambda_i + "
         "mu_i + y; interior (lambda = mu = 0) gives p_i = u_i/sqrt(y); saturated (p_i = 1) "
@@ -690,6 +694,7 @@ OPTIMAL_VARIANCE = register(Claim(
         r"-\sum_{i=1}^{l}\|\tilde U_{(i)}\|^2"
     ),
     kind=ClaimKind.IDENTITY,
+    expected="confirmed",
     derivation=(
         "Plug the KKT solution into V(p) = sum (1 - p_i)/p_i u_i^2: the saturated clients give "
         "0, the interior ones u_i S_l/(m+l-n) - u_i^2. sympy does the substitution for a "
@@ -841,6 +846,7 @@ AOCS = register(Claim(
         r"\ I=\sum_i 1[p_i<1],\ P=\sum_i p_i 1[p_i<1]"
     ),
     kind=ClaimKind.QUALITATIVE,
+    expected="confirmed",
     derivation=(
         "Every p AOCS produces is min{c u_i, 1} for some c, and sum p <= m throughout; C <= 1 "
         "means sum p = m, which with that form is the KKT system of eq. (7), so a run that "
@@ -1040,6 +1046,7 @@ IMPROVEMENT_FACTOR = register(Claim(
         r"\gamma=\frac{m}{\alpha(n-m)+m}\in\Big[\frac mn,1\Big]"
     ),
     kind=ClaimKind.UPPER_BOUND,
+    expected="confirmed",
     derivation=(
         "Per round (the seed's expectations over the updates then follow by linearity: "
         "alpha~*_S <= (n-m)/(nm) (sum u)^2 pointwise gives it in expectation). The appendix "

@@ -18,6 +18,7 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, register
+from fedtheory.claims.evidence import combined_alpha
 from fedtheory.experiments import ocs_fedavg as ox
 
 __all__ = ["EXPERIMENT", "experiment_run", "plot_ocs_vs_uniform", "plot_sqrt_n", "sweep_run"]
@@ -43,6 +44,7 @@ EXPERIMENT = register(Claim(
         r"m = O(\sqrt n) \text{ suffices for OCS(m) to match full participation's accuracy}"
     ),
     kind=ClaimKind.QUALITATIVE,
+    expected="confirmed",
     derivation=r"""
 Set-up (``fedtheory.experiments.ocs_fedavg``). Data: ``load_digits`` (1797 images, 64 pixels,
 10 classes), 20% validation hold-out, features standardised plus a bias. Federation:
@@ -164,7 +166,7 @@ def _between_per_round(ctx: Context) -> Evidence:
                 f"over rounds of log(f - f*): full {means[f]:.4g}, OCS {means[o]:.4g}, uniform "
                 f"{means[u]:.4g}. {vs_uniform.detail}. {vs_full.detail} (only a significantly "
                 f"negative difference would contradict OCS >= full)."),
-        alpha=ALPHA, counterexample=ce,
+        alpha=combined_alpha([vs_uniform, vs_full]), counterexample=ce,
     )
 
 
@@ -194,7 +196,7 @@ def _best_per_bit(ctx: Context) -> Evidence:
         "B_OCS, B_AOCS < B_unif, B_full",
         detail=(f"B: mean of log(f - f*) over 64 bit budgets up to the common budget (median "
                 f"{np.median(budget):.3g} bits): " + "; ".join(lines)),
-        alpha=ALPHA, counterexample=failed[0].counterexample if failed else None,
+        alpha=combined_alpha(parts), counterexample=failed[0].counterexample if failed else None,
     )
 
 
@@ -288,10 +290,10 @@ def _figure_curves(ctx: Context) -> Evidence:
     run = experiment_run(ctx.preset, ctx.seed)
     figures = plot_ocs_vs_uniform(run, ctx.figure_path("ocs_vs_uniform"))
     final = run.accuracy[..., -1].mean(axis=1)
-    return Evidence(True, {f"final_accuracy_{s}": final[i] for i, s in enumerate(run.schemes)},
-                    None, detail="figure of the Section 5.2 comparison" +
-                    (f": {figures[0]}" if figures else " (no figure directory given)"),
-                    figures=figures)
+    return Evidence.illustration(
+        figures, {f"final_accuracy_{s}": final[i] for i, s in enumerate(run.schemes)},
+        detail="figure of the Section 5.2 comparison" +
+        (f": {figures[0]}" if figures else " (no figure directory given)"))
 
 
 @EXPERIMENT.check("figure", "sqrt_n_figure")
@@ -299,10 +301,10 @@ def _figure_sqrt_n(ctx: Context) -> Evidence:
     """Accuracy gap to full participation against m for several n, and m*(n) against n."""
     sw = sweep_run(ctx.preset, ctx.seed)
     figures = plot_sqrt_n(sw, ctx.figure_path("sqrt_n"))
-    return Evidence(True, {"m_star": {n: sw.m_star[n] for n in sw.ns}}, None,
-                    detail="figure of the m = O(sqrt n) sweep" +
-                    (f": {figures[0]}" if figures else " (no figure directory given)"),
-                    figures=figures)
+    return Evidence.illustration(
+        figures, {"m_star": {n: sw.m_star[n] for n in sw.ns}},
+        detail="figure of the m = O(sqrt n) sweep" +
+        (f": {figures[0]}" if figures else " (no figure directory given)"))
 
 
 # ---------------------------------------------------------------------------------- figures

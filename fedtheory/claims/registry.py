@@ -1,38 +1,61 @@
-"""The one registry of claims. Family modules call :func:`register`; everything else reads it."""
+"""The one registry of claims, filled by discovery: adding a claim is adding a file.
+
+Every module under :mod:`fedtheory.claims` other than the vocabulary (``core``, ``evidence``,
+``registry``, ``catalog``) is imported on first use, with :mod:`pkgutil`, including the
+sub-packages ``fedtheory/claims/<family>/`` where each claim lives in a file of its own named
+after it (``fedtheory/claims/mifa/zero_floor.py`` holds ``mifa.zero_floor``; its corrected
+statement ``mifa.zero_floor.corrected`` lives beside it in ``zero_floor_corrected.py``). A
+claim module defines its claim as the module attribute ``CLAIM`` (or calls :func:`register`);
+modules whose name starts with ``_`` are helpers and are not imported by discovery. A module
+that fails to import is an error, never skipped.
+"""
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import pkgutil
 from collections.abc import Iterable
 
+from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import Claim
 
-__all__ = ["FAMILY_MODULES", "all_claims", "families", "get_claim", "register", "select"]
+__all__ = ["all_claims", "claim_modules", "families", "get_claim", "register", "select"]
 
 _REGISTRY: dict[str, Claim] = {}
 
-#: family -> modules that define its claims (imported lazily, once).
-FAMILY_MODULES: dict[str, tuple[str, ...]] = {
-    "is": ("fedtheory.claims.importance_sampling",),
-    "ocs": (
-        "fedtheory.claims.ocs",
-        "fedtheory.claims.ocs_theorems",
-        "fedtheory.claims.ocs_experiment",
-    ),
-    "mifa": ("fedtheory.claims.mifa",),
-    "fedavg": ("fedtheory.claims.fedavg",),
-}
+#: Modules of :mod:`fedtheory.claims` that define the vocabulary, not claims.
+_INFRASTRUCTURE = frozenset({"core", "evidence", "registry", "catalog"})
 
 _loaded = False
 
 
 def register(claim: Claim) -> Claim:
     """Add ``claim`` to the registry and return it. Ids are unique."""
+    if not isinstance(claim, Claim):
+        raise TypeError(f"register() takes a Claim, got {type(claim).__name__}")
     if claim.id in _REGISTRY and _REGISTRY[claim.id] is not claim:
         raise ValueError(f"claim id {claim.id!r} is registered twice")
     _REGISTRY[claim.id] = claim
     return claim
+
+
+def claim_modules(package: str = "fedtheory.claims") -> list[str]:
+    """The names of the modules discovery imports: every module and sub-package module under
+    ``package`` except the vocabulary and ``_``-prefixed helpers, sorted.
+
+    >>> "fedtheory.claims.core" in claim_modules()
+    False
+    """
+    pkg = importlib.import_module(package)
+    names: list[str] = []
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
+        leaf = info.name.rsplit(".", 1)[1]
+        if leaf.startswith("_") or (info.name.count(".") == 2 and leaf in _INFRASTRUCTURE):
+            continue
+        if not info.ispkg:
+            names.append(info.name)
+    return sorted(names)
 
 
 def _load() -> None:
@@ -40,20 +63,28 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    for modules in FAMILY_MODULES.values():
-        for mod in modules:
-            try:
-                importlib.import_module(mod)
-            except ModuleNotFoundError as exc:
-                if exc.name != mod:  # a real missing dependency, not a family not yet written
-                    raise
+    for name in claim_modules():
+        module = importlib.import_module(name)  # an import error propagates: never skipped
+        claim = getattr(module, "CLAIM", None)
+        if claim is not None:
+            register(claim)
+
+
+def _order_key(claim: Claim) -> tuple[int, int, int, str]:
+    """Families in the contract's order; within a family the contract's order of ids, each
+    ``.corrected`` claim right after the one it corrects; claims outside the contract last."""
+    fams = list(CATALOG)
+    fam = fams.index(claim.family) if claim.family in fams else len(fams)
+    base = claim.id.removesuffix(".corrected")
+    ids = CATALOG.get(claim.family, ())
+    pos = ids.index(base) if base in ids else len(ids)
+    return fam, pos, int(claim.id != base), claim.id
 
 
 def all_claims() -> list[Claim]:
-    """Every registered claim, in family order then registration order."""
+    """Every registered claim: families and ids in the contract's order (``CLAIMS.md``)."""
     _load()
-    order = {fam: i for i, fam in enumerate(FAMILY_MODULES)}
-    return sorted(_REGISTRY.values(), key=lambda c: order.get(c.family, len(order)))
+    return sorted(_REGISTRY.values(), key=_order_key)
 
 
 def families() -> list[str]:
@@ -77,8 +108,17 @@ def get_claim(claim_id: str) -> Claim:
 
 
 def select(ids: Iterable[str] = (), family: str | None = None) -> list[Claim]:
-    """Claims named by ``ids`` and/or belonging to ``family`` (all claims if neither given)."""
+    """Claims named by ``ids``, or belonging to ``family``, or all claims if neither is given.
+
+    Giving both is a ``ValueError``: ids with a family would silently select only part of what
+    was named.
+    """
     ids = list(ids)
+    if ids and family is not None:
+        raise ValueError(f"give claim ids or a family, not both (ids {', '.join(ids)}, "
+                         f"family {family!r})")
+    if ids:
+        return [get_claim(i) for i in ids]
     claims = all_claims()
     if family is not None:
         fams = families()
@@ -87,9 +127,4 @@ def select(ids: Iterable[str] = (), family: str | None = None) -> list[Claim]:
             hint = f"; closest matches: {', '.join(close)}" if close else ""
             raise ValueError(f"unknown family {family!r} (known: {', '.join(fams)}){hint}")
         claims = [c for c in claims if c.family == family]
-    if ids:
-        chosen = [get_claim(i) for i in ids]
-        if family is not None:
-            chosen = [c for c in chosen if c.family == family]
-        return chosen
     return claims

@@ -1,0 +1,77 @@
+r"""Evidence helpers every claim uses: one way to combine sub-results of a check.
+
+A check often tests a statement on several instances or sub-statements ("all of these must
+hold"). :func:`all_of` combines their evidence with one rule:
+
+* it fails when any part fails (the first failing part's counterexample, tagged with the part's
+  name), is undecided when no part fails but one is undecided, and passes otherwise;
+* its false-alarm level is the **Bonferroni sum** of the parts' levels,
+
+  .. math:: \Pr[\text{some part falsely fails}] \le \sum_k \alpha_k ,
+
+  the true level of the combined test whatever the dependence between the parts (parts without
+  a level, exact symbolic or convex sub-checks, contribute 0).
+
+Figure checks return :meth:`Evidence.illustration` (neutral: they show, they do not test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fedtheory.claims.core import Evidence
+
+__all__ = ["all_of", "combined_alpha"]
+
+
+def combined_alpha(parts: Sequence[Evidence]) -> float | None:
+    """The Bonferroni level of "all parts pass": the sum of the parts' levels (None if none
+    has a level).
+
+    >>> combined_alpha([Evidence(True, 0, 0, alpha=1e-6), Evidence(True, 0, 0, alpha=2e-6),
+    ...                 Evidence(True, 0, 0)])
+    3e-06
+    >>> combined_alpha([Evidence(True, 0, 0)]) is None
+    True
+    """
+    alphas = [float(ev.alpha) for ev in parts if ev.alpha is not None]
+    return float(sum(alphas)) if alphas else None
+
+
+def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
+    """Combine named sub-evidence of one check: fail if any fails, undecided if any is
+    undecided; the level is the Bonferroni sum (see the module docstring).
+
+    >>> ok = Evidence(True, 1.0, 1.0, "fine", alpha=1e-6)
+    >>> bad = Evidence(False, 2.0, 1.0, "off", alpha=1e-6, counterexample={"n": 3})
+    >>> ev = all_of([("a", ok), ("b", bad)])
+    >>> ev.passed, ev.alpha, ev.counterexample
+    (False, 2e-06, {'n': 3, 'case': 'b'})
+    >>> ev.measured
+    {'a': 1.0, 'b': 2.0}
+    """
+    if not parts:
+        raise ValueError("all_of needs at least one part, got none")
+    evs = [ev for _, ev in parts]
+    if any(ev.passed is False for ev in evs):
+        passed: bool | None = False
+    elif any(ev.passed is None for ev in evs):
+        passed = None
+    else:
+        passed = True
+    ce = None
+    for name, ev in parts:
+        if ev.passed is False:
+            ce = dict(ev.counterexample or {})
+            ce["case"] = name
+            break
+    return Evidence(
+        passed,
+        {name: ev.measured for name, ev in parts},
+        {name: ev.theoretical for name, ev in parts},
+        detail="; ".join(f"[{name}] {ev.detail}" for name, ev in parts),
+        alpha=combined_alpha(evs),
+        counterexample=ce,
+        figures=[f for ev in evs for f in ev.figures],
+        data={name: ev.data for name, ev in parts if ev.data},
+    )
