@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fedtheory.claims.fedavg import heterogeneity_data
-from fedtheory.experiments.fedavg_experiments import plot_heterogeneity
+from fedtheory.experiments.fedavg_runs import heterogeneity_data
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.fedavg import plot_heterogeneity
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fedtheory.claims.fedavg import local_steps_data
-from fedtheory.experiments.fedavg_experiments import fit_exponent, plot_local_steps
+from fedtheory.experiments.fedavg_experiments import fit_exponent
+from fedtheory.experiments.fedavg_runs import local_steps_data
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.fedavg import plot_local_steps
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fedtheory.claims.fedavg import partial_participation_data
-from fedtheory.experiments.fedavg_experiments import plot_partial_participation
+from fedtheory.experiments.fedavg_runs import partial_participation_data
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.fedavg import plot_partial_participation
 
 
 def main(argv: list[str] | None = None) -> int:

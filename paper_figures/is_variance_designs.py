@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.claims.importance_sampling import plot_variance_curves, variance_curves
+from fedtheory.experiments.importance_sampling import variance_curves
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.importance_sampling import plot_variance_curves
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,15 +7,18 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fedtheory.claims import fedavg as F
+from fedtheory.claims.fedavg import heterogeneity, local_steps, partial_participation
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.problems import QuadraticProblem
+from fedtheory.symbolic import local_sgd as S
+from fedtheory.symbolic.subset_average_variance import derive_subset_variance
+from fedtheory.theory import fedavg as th
 
 from ._tolerance import assert_close_normwise, assert_close_sum
 
 
 def _problem(n=4, d=3, seed=0, identical=False, zeta2=1.0):
-    return fx.make_problem(zeta2, n=n, d=d, mu=0.3, identical_hessians=identical,
+    return th.make_problem(zeta2, n=n, d=d, mu=0.3, identical_hessians=identical,
                            problem_seed=seed)
 
 
@@ -23,68 +26,68 @@ def _problem(n=4, d=3, seed=0, identical=False, zeta2=1.0):
 @pytest.mark.parametrize("lr", [0.0, -0.1, float("nan"), "a"])
 def test_bad_lr_names_the_argument(lr):
     with pytest.raises(ValueError, match="lr must be a positive number"):
-        fx.local_contraction(np.ones((2, 2)), lr, 1)
+        th.local_contraction(np.ones((2, 2)), lr, 1)
 
 
 @pytest.mark.parametrize("k", [0, -1, 1.5, True])
 def test_bad_local_steps(k):
     with pytest.raises(ValueError, match="local_steps must be an integer >= 1"):
-        fx.local_noise_gain(np.ones((2, 2)), 0.1, k)
+        th.local_noise_gain(np.ones((2, 2)), 0.1, k)
 
 
 def test_bad_participants_and_shapes():
     prob = _problem()
     with pytest.raises(ValueError, match="participants must be at most n = 4"):
-        fx.fedavg_moments(prob, lr=0.1, rounds=2, participants=5)
+        th.fedavg_moments(prob, lr=0.1, rounds=2, participants=5)
     with pytest.raises(ValueError, match="participants must be an integer >= 1"):
-        fx.subset_variance(np.ones((3, 2)), 0)
+        th.subset_variance(np.ones((3, 2)), 0)
     with pytest.raises(ValueError, match="x0 must have shape"):
-        fx.fedavg_moments(prob, lr=0.1, rounds=2, x0=np.zeros(5))
+        th.fedavg_moments(prob, lr=0.1, rounds=2, x0=np.zeros(5))
     with pytest.raises(ValueError, match="rounds must be an integer >= 0"):
-        fx.fedavg_moments(prob, lr=0.1, rounds=-1)
+        th.fedavg_moments(prob, lr=0.1, rounds=-1)
     with pytest.raises(ValueError, match="sigma2 must be a non-negative number"):
-        fx.fedavg_moments(prob, lr=0.1, rounds=1, sigma2=-1.0)
+        th.fedavg_moments(prob, lr=0.1, rounds=1, sigma2=-1.0)
     with pytest.raises(ValueError, match="updates must have shape"):
-        fx.subset_variance(np.ones(3), 1)
+        th.subset_variance(np.ones(3), 1)
     with pytest.raises(ValueError, match="alpha and beta must have the same shape"):
-        fx.subset_mean_product(np.ones(3), np.ones(4), 1)
+        th.subset_mean_product(np.ones(3), np.ones(4), 1)
     with pytest.raises(ValueError, match="updates must be a non-empty"):
-        fx.enumerate_subset_variance([], 1)
+        th.enumerate_subset_variance([], 1)
     with pytest.raises(ValueError, match="zeta2 must be a non-negative number"):
-        fx.make_problem(-1.0)
+        th.make_problem(-1.0)
     with pytest.raises(ValueError, match="c must be a positive number"):
-        fx.step_size_for(10, 0.0)
+        th.step_size_for(10, 0.0)
 
 
 def test_problem_must_be_diagonal_with_uniform_weights():
     prob = _problem()
     dense = QuadraticProblem(np.stack([np.diag(h) for h in prob.hessians]), prob.centers)
     with pytest.raises(ValueError, match="diagonal Hessians"):
-        fx.fedavg_fixed_point(dense, 0.1, 2)
+        th.fedavg_fixed_point(dense, 0.1, 2)
     weighted = QuadraticProblem(prob.hessians, prob.centers, weights=[0.1, 0.2, 0.3, 0.4])
     with pytest.raises(ValueError, match="uniform weights"):
-        fx.fedavg_moments(weighted, lr=0.1, rounds=1)
+        th.fedavg_moments(weighted, lr=0.1, rounds=1)
 
 
 # ---------------------------------------------------------------------------- fixed points
 def test_fixed_point_is_optimum_for_one_step_or_equal_hessians():
     prob = _problem()
-    np.testing.assert_allclose(fx.fedavg_fixed_point(prob, 0.2, 1), prob.x_star, atol=1e-12)
+    np.testing.assert_allclose(th.fedavg_fixed_point(prob, 0.2, 1), prob.x_star, atol=1e-12)
     same = _problem(identical=True)
-    np.testing.assert_allclose(fx.fedavg_fixed_point(same, 0.2, 7), same.x_star, atol=1e-12)
+    np.testing.assert_allclose(th.fedavg_fixed_point(same, 0.2, 7), same.x_star, atol=1e-12)
 
 
 def test_fixed_point_drift_is_linear_in_heterogeneity():
-    d1 = fx.fedavg_fixed_point(_problem(zeta2=1.0), 0.2, 5)
-    d4 = fx.fedavg_fixed_point(_problem(zeta2=4.0), 0.2, 5)
+    d1 = th.fedavg_fixed_point(_problem(zeta2=1.0), 0.2, 5)
+    d4 = th.fedavg_fixed_point(_problem(zeta2=4.0), 0.2, 5)
     assert np.linalg.norm(d1) > 1e-3
     np.testing.assert_allclose(d4, 2.0 * d1, rtol=1e-10)
 
 
 def test_fixed_point_is_a_fixed_point_of_the_moments():
     prob = _problem()
-    xh = fx.fedavg_fixed_point(prob, 0.15, 3)
-    mom = fx.fedavg_moments(prob, lr=0.15, rounds=3, local_steps=3, x0=xh)
+    xh = th.fedavg_fixed_point(prob, 0.15, 3)
+    mom = th.fedavg_moments(prob, lr=0.15, rounds=3, local_steps=3, x0=xh)
     np.testing.assert_allclose(mom.mean + prob.x_star, np.broadcast_to(xh, mom.mean.shape),
                                atol=1e-12)
 
@@ -93,7 +96,7 @@ def test_degenerate_coordinate_keeps_the_optimum():
     # (1 - lr a)^K = 1 in the first coordinate for every client: every point is fixed there
     prob = QuadraticProblem(np.array([[0.0, 1.0], [0.0, 2.0]]), np.array([[1.0, 1.0],
                                                                           [3.0, -1.0]]))
-    xh = fx.fedavg_fixed_point(prob, 0.1, 2)
+    xh = th.fedavg_fixed_point(prob, 0.1, 2)
     assert xh[0] == prob.x_star[0]
     assert np.isfinite(xh).all()
 
@@ -110,7 +113,7 @@ def _enumerated_product(alpha, beta, m):
 def test_subset_mean_product_matches_enumeration(n, m):
     rng = np.random.default_rng(n * 10 + m)
     a, b = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
-    np.testing.assert_allclose(fx.subset_mean_product(a, b, m), _enumerated_product(a, b, m),
+    np.testing.assert_allclose(th.subset_mean_product(a, b, m), _enumerated_product(a, b, m),
                                rtol=1e-12, atol=1e-14)
 
 
@@ -118,26 +121,26 @@ def test_subset_mean_product_matches_enumeration(n, m):
 def test_subset_variance_exact_and_enumerated(n, m):
     rng = np.random.default_rng(n + m)
     g = rng.integers(-5, 6, size=(n, 3))
-    exact = fx.enumerate_subset_variance(g.tolist(), m)
+    exact = th.enumerate_subset_variance(g.tolist(), m)
     assert isinstance(exact, Fraction)
-    assert fx.subset_variance(g.astype(float), m) == pytest.approx(float(exact), abs=1e-12)
+    assert th.subset_variance(g.astype(float), m) == pytest.approx(float(exact), abs=1e-12)
     if m == n:
         assert exact == 0
 
 
 def test_subset_variance_ties_and_zeros():
-    assert fx.subset_variance(np.zeros((5, 2)), 2) == 0.0
-    assert fx.subset_variance(np.ones((5, 2)), 1) == 0.0
+    assert th.subset_variance(np.zeros((5, 2)), 2) == 0.0
+    assert th.subset_variance(np.ones((5, 2)), 1) == 0.0
 
 
 # ---------------------------------------------------------------------------- moments
 def test_update_moments_noise_free_is_the_subset_variance():
     prob = _problem()
     x = np.ones(prob.d)
-    mom = fx.update_moments(prob, x, lr=0.1, local_steps=3, participants=2)
-    mu = (fx.local_contraction(prob.hessians, 0.1, 3) - 1.0) * (x - prob.centers)
+    mom = th.update_moments(prob, x, lr=0.1, local_steps=3, participants=2)
+    mu = (th.local_contraction(prob.hessians, 0.1, 3) - 1.0) * (x - prob.centers)
     assert mom["noise"] == 0.0
-    assert mom["variance"] == pytest.approx(fx.subset_variance(mu, 2), rel=1e-12)
+    assert mom["variance"] == pytest.approx(th.subset_variance(mu, 2), rel=1e-12)
     assert_close_sum(mom["mean"], x + mu.mean(axis=0), np.abs(x) + np.abs(mu).mean(axis=0))
 
 
@@ -145,14 +148,14 @@ def test_moments_match_path_enumeration():
     """Two rounds, 3 clients, m = 2, no noise: every participation path by enumeration."""
     prob = _problem(n=3, d=2, seed=4)
     lr, K, x0 = 0.3, 2, np.array([1.0, -2.0])
-    P = fx.local_contraction(prob.hessians, lr, K)
+    P = th.local_contraction(prob.hessians, lr, K)
 
     def round_(x, s):
         return x + np.mean([(P[i] - 1.0) * (x - prob.centers[i]) for i in s], axis=0)
 
     subsets = list(itertools.combinations(range(3), 2))
     finals = [round_(round_(x0, s1), s2) - prob.x_star for s1 in subsets for s2 in subsets]
-    mom = fx.fedavg_moments(prob, lr=lr, rounds=2, local_steps=K, participants=2, x0=x0)
+    mom = th.fedavg_moments(prob, lr=lr, rounds=2, local_steps=K, participants=2, x0=x0)
     # two rounds of a recursion against an enumeration: errors scale with the moments' size
     want_mean, want_second = np.mean(finals, axis=0), np.mean(np.square(finals), axis=0)
     assert_close_normwise(mom.mean[-1], want_mean, 1e-12)
@@ -163,7 +166,7 @@ def test_moments_noise_matches_closed_form_one_client():
     # one client, one coordinate: E e_R^2 = q (1 - r^{2R}) / (1 - r^2), r = 1 - lr a
     prob = QuadraticProblem(np.array([[2.0]]), np.array([[0.0]]))
     lr, R, s2 = 0.1, 7, 3.0
-    mom = fx.fedavg_moments(prob, lr=lr, rounds=R, sigma2=s2)
+    mom = th.fedavg_moments(prob, lr=lr, rounds=R, sigma2=s2)
     r = 1 - lr * 2.0
     want = lr**2 * s2 * (1 - r ** (2 * R)) / (1 - r**2)
     assert mom.dist2[-1] == pytest.approx(want, rel=1e-12)
@@ -174,14 +177,14 @@ def test_moments_noise_matches_closed_form_one_client():
 def test_equal_hessians_fedavg_round_is_k_sgd_steps_exactly():
     prob = _problem(identical=True)
     x0 = np.ones(prob.d)
-    fed = fx.fedavg_moments(prob, lr=0.05, rounds=6, local_steps=4, sigma2=2.0, x0=x0)
-    sgd = fx.fedavg_moments(prob, lr=0.05, rounds=24, local_steps=1, sigma2=2.0, x0=x0)
+    fed = th.fedavg_moments(prob, lr=0.05, rounds=6, local_steps=4, sigma2=2.0, x0=x0)
+    sgd = th.fedavg_moments(prob, lr=0.05, rounds=24, local_steps=1, sigma2=2.0, x0=x0)
     assert_close_normwise(fed.second, sgd.second[::4], 1e-12, axis=-1)  # per round
 
 
 def test_rounds_zero_and_moments_properties():
     prob = _problem()
-    mom = fx.fedavg_moments(prob, lr=0.1, rounds=0, x0=np.ones(prob.d))
+    mom = th.fedavg_moments(prob, lr=0.1, rounds=0, x0=np.ones(prob.d))
     assert mom.mean.shape == (1, prob.d)
     assert mom.dist2[0] == pytest.approx(prob.d)
 
@@ -216,7 +219,7 @@ def test_engine_agrees_with_exact_moments_one_round():
     x0 = np.array([1.0, 1.0])
     run = fx.run_final(prob, "fedavg", participants=2, lr=0.1, local_steps=3, rounds=1,
                        replicas=4000, sigma2=0.5, seed=7, x0=x0, metrics=("dist2",))
-    mom = fx.update_moments(prob, x0, lr=0.1, local_steps=3, participants=2, sigma2=0.5)
+    mom = th.update_moments(prob, x0, lr=0.1, local_steps=3, participants=2, sigma2=0.5)
     sq = np.sum((run["x"] - mom["mean"]) ** 2, axis=1)
     # two-sided 1e-6 interval
     assert abs(sq.mean() - mom["variance"]) <= 5.3 * sq.std(ddof=1) / np.sqrt(sq.size)
@@ -234,22 +237,22 @@ def test_common_random_numbers_make_saga_independent_of_heterogeneity():
 def test_local_sgd_closed_form_matches_iteration():
     import sympy as sp
 
-    loc = F.derive_local_sgd()
+    loc = S.derive_local_sgd()
     vals = {loc["a"]: sp.Rational(3, 2), loc["c"]: sp.Rational(1, 3),
-            loc["delta"]: sp.Rational(1, 5), F.gamma: sp.Rational(1, 10), F.x_sym: 2}
+            loc["delta"]: sp.Rational(1, 5), S.gamma: sp.Rational(1, 10), S.x_sym: 2}
     y = sp.Integer(2)
     for _ in range(4):
-        y = y - vals[F.gamma] * (vals[loc["a"]] * (y - vals[loc["c"]]) + vals[loc["delta"]])
-    assert sp.simplify(loc["y_K"].subs(vals).subs(F.K, 4) - y) == 0
+        y = y - vals[S.gamma] * (vals[loc["a"]] * (y - vals[loc["c"]]) + vals[loc["delta"]])
+    assert sp.simplify(loc["y_K"].subs(vals).subs(S.K, 4) - y) == 0
 
 
 def test_subset_variance_derivation():
-    d = F.derive_subset_variance()
+    d = derive_subset_variance()
     assert d["matches"] and d["mean_factor"] == 1
 
 
 def test_claims_registered_with_all_kinds():
-    for claim in (F.HETEROGENEITY, F.PARTIAL_PARTICIPATION, F.LOCAL_STEPS):
+    for claim in (heterogeneity.CLAIM, partial_participation.CLAIM, local_steps.CLAIM):
         kinds = {c.kind for c in claim.checks}
         assert {"symbolic", "monte_carlo", "figure"} <= kinds, claim.id
         assert claim.derivation.strip()
@@ -259,15 +262,15 @@ def test_final_moments_closed_form_matches_recursion():
     prob = _problem()
     x0 = np.linspace(-1, 1, prob.d)
     for K in (1, 4):
-        a = fx.fedavg_final_moments(prob, lr=0.2, rounds=37, local_steps=K, sigma2=0.7, x0=x0)
-        b = fx.fedavg_moments(prob, lr=0.2, rounds=37, local_steps=K, sigma2=0.7, x0=x0)
+        a = th.fedavg_final_moments(prob, lr=0.2, rounds=37, local_steps=K, sigma2=0.7, x0=x0)
+        b = th.fedavg_moments(prob, lr=0.2, rounds=37, local_steps=K, sigma2=0.7, x0=x0)
         np.testing.assert_allclose(a.mean[-1], b.mean[-1], rtol=1e-10, atol=1e-14)
         np.testing.assert_allclose(a.second[-1], b.second[-1], rtol=1e-10, atol=1e-14)
     # a flat coordinate (alpha = 1): the geometric sums read R
     flat = QuadraticProblem(np.array([[0.0, 1.0], [0.0, 2.0]]), np.array([[1.0, 1.0],
                                                                           [3.0, -1.0]]))
-    a = fx.fedavg_final_moments(flat, lr=0.1, rounds=9, sigma2=1.0)
-    b = fx.fedavg_moments(flat, lr=0.1, rounds=9, sigma2=1.0)
+    a = th.fedavg_final_moments(flat, lr=0.1, rounds=9, sigma2=1.0)
+    b = th.fedavg_moments(flat, lr=0.1, rounds=9, sigma2=1.0)
     np.testing.assert_allclose(a.second[-1], b.second[-1], rtol=1e-10)
 
 

@@ -49,13 +49,25 @@ def claim_modules(package: str = "fedtheory.claims") -> list[str]:
     """
     pkg = importlib.import_module(package)
     names: list[str] = []
-    for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
+    depth = package.count(".") + 1
+
+    def private(name: str) -> bool:  # a `_` package is not entered, a `_` module not imported
+        return any(part.startswith("_") for part in name.split(".")[depth:])
+
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=package + ".",
+                                      onerror=_raise):
+        if private(info.name):
+            continue
         leaf = info.name.rsplit(".", 1)[1]
-        if leaf.startswith("_") or (info.name.count(".") == 2 and leaf in _INFRASTRUCTURE):
+        if info.name.count(".") == depth and leaf in _INFRASTRUCTURE:
             continue
         if not info.ispkg:
             names.append(info.name)
     return sorted(names)
+
+
+def _raise(name: str) -> None:
+    raise ImportError(f"cannot import claim package {name}")
 
 
 def _load() -> None:

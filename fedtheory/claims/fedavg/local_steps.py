@@ -1,0 +1,187 @@
+"""``fedavg.local_steps``: FedAvg with K local steps and R rounds reaches the error of parallel
+SGD with KR steps, at the same rate sigma/sqrt(nKR), with K times fewer rounds (Theorem 1 of
+seed 003 and the remark after it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from fedtheory import stats
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.fedavg._common import ALPHA, combine, symbolic
+from fedtheory.experiments import fedavg_experiments as fx
+from fedtheory.experiments.fedavg_runs import exact_exponent_windows, local_steps_data
+from fedtheory.symbolic.fedavg_rate_constants import derive_rate_constants
+from fedtheory.symbolic.fedavg_round_map import derive_round_map
+from fedtheory.symbolic.local_sgd import K, is_zero, sigma2
+
+CLAIM = Claim(
+    id="fedavg.local_steps",
+    family="fedavg",
+    seed_ref="003, Theorem 1 and the remark after it (FedAvg vs parallel SGD with T = KR)",
+    title="FedAvg with K local steps and parallel SGD with KR steps converge at the same rate "
+          "sigma/sqrt(nKR); FedAvg needs K times fewer rounds",
+    statement=r"\text{FedAvg: }\mathcal O\Big(\frac{\sigma}{\sqrt{nKR}} + "
+              r"\frac{\zeta^{2/3}}{R^{2/3}} + \frac1R\Big),\ \ "
+              r"\text{parallel SGD }(T = KR):\ \mathcal O\Big(\frac{\sigma}{\sqrt{nKR}} + "
+              r"\frac1{KR}\Big);\ R\to\infty:\ \text{same rate } \frac{\sigma}{\sqrt{nKR}}",
+    kind=ClaimKind.QUALITATIVE,
+    expected="confirmed",
+    derivation=r"""
+Reading. Both rates hold for step sizes "set properly": gamma = c/sqrt(T) per gradient step,
+T = KR (FedAvg: K local steps of size gamma, global step 1; parallel SGD: one step of size gamma
+per round, T rounds). The left-hand sides are read as E||grad f||^2 along the run (the lecture
+writes x^R inside the sum, i.e. the final iterate, which is what the Monte Carlo measures; for
+parallel SGD its 1/R in front of a sum over T terms is read as 1/T). "Same rate" is tested as:
+(i) for quadratics with equal Hessians one FedAvg round IS K parallel-SGD steps (same noise),
+so after R rounds FedAvg has exactly parallel SGD's error after KR steps, with K times fewer
+rounds (and K times fewer bits); (ii) with different Hessians (client drift) the two differ by
+O(gamma^2) per round, the stationary variances and transients agree to leading order in gamma,
+and both errors scale as T^{-1/2} with the same constant, which for the best c is
+a_bar |e_0| sigma / sqrt(n K R): the lecture's sigma/sqrt(nKR).
+
+Derived (symbolic, closed forms of the local steps by rsolve): FedAvg's round map minus K SGD steps
+= gamma^2 K(K-1)/2 (1/n) sum_i (a_i - a_bar) grad f_i(x) + O(gamma^3), 0 for equal Hessians
+(also with the noise, K = 3 iterated with symbols); stationary variance gamma sigma^2/(2 n a_bar) +
+O(gamma^2) for both (their gap is gamma^2 sigma^2 (K-1)(a_1-a_2)^2/(8(a_1+a_2)^2) for two clients);
+the transient sums agree at leading order; with gamma = c/sqrt(T) both errors are
+a_bar (e_0^2/c + c sigma^2/n)/(2 sqrt T) + o(T^{-1/2}), minimised at c = |e_0| sqrt(n)/sigma.
+
+Monte Carlo (engine, alpha = 1e-6). (a) Equal Hessians, zeta^2 = 1, from x_0 = 1: FedAvg's
+E||grad f(x_R)||^2 and parallel SGD's E||grad f(x_KR)||^2 both equal the common exact value
+(two-sided), and the bits sent differ by the factor K exactly. (b) Different Hessians (drift
+present), started at x* so that the error is the noise term the rate is about (the initialisation
+terms of a final iterate with gamma ~ 1/sqrt(T) are exp(-Theta(sqrt T))): the exponent of
+E||grad f||^2 in R is fitted over a grid of R by weighted least squares with a delta-method
+interval over replicas, for FedAvg and for parallel SGD. At finite R the exponent is not exactly
+-1/2 (corrections O(1/sqrt T), which a large replica count would detect), so the fitted exponent
+is compared (two-sided) with the exact exponent of the same fit on the exact expectations, and
+the limit is taken on the exact expectations (closed form, fedavg_final_moments): on windows
+[R, 16R] with R up to ~3e5 the distance of the exponent to -1/2 and of FedAvg/SGD to 1 decreases
+strictly (halving with every 4x in R, i.e. O(1/sqrt R)) and ends below 1e-4. Whether -1/2 itself
+lies in the Monte Carlo interval is reported.
+""",
+)
+
+
+@CLAIM.check("symbolic")
+def _round_map(ctx: Context) -> Evidence:
+    """One FedAvg round vs K parallel-SGD steps: identical for equal Hessians (also with noise,
+    K = 3), different by gamma^2 K(K-1)/2 (1/n) sum (a_i - a_bar) grad f_i(x) + O(gamma^3)
+    otherwise."""
+    d = derive_round_map(2)
+    facts = {"equal Hessians: same round map": d["equal_hessians"] == 0,
+             "with noise (K = 3): same round": d["noisy_equal"],
+             "difference's leading term": d["leading_matches"]}
+    ok = all(facts.values())
+    return symbolic(ok, {k: bool(v) for k, v in facts.items()}, "all true",
+                     f"leading difference {d['leading_formula']}; "
+                     + "; ".join(f"{k}: {v}" for k, v in facts.items()),
+                     {"derivation": "derive_round_map(2)", "facts": facts})
+
+
+@CLAIM.check("symbolic")
+def _rate_constants(ctx: Context) -> Evidence:
+    """Stationary variance and transient of FedAvg (K, R) and parallel SGD (KR) agree to leading
+    order in gamma; with gamma = c/sqrt(T) the best rate is a_bar |e_0| sigma/sqrt(nKR)."""
+    d = derive_rate_constants(2)
+    n = 2
+    e0, R = sp.Symbol("e_0", positive=True), sp.Symbol("R", positive=True)
+    a1, a2 = sp.Symbol("a_1", positive=True), sp.Symbol("a_2", positive=True)
+    target = (a1 + a2) / n * e0 * sp.sqrt(sigma2) / sp.sqrt(n * K * R)
+    rate_ok = d["rate_in_R"] is not None and is_zero(d["rate_in_R"] - target)
+    c_ok = d["c_opt"] is not None and is_zero(d["c_opt"] - e0 * sp.sqrt(n) / sp.sqrt(sigma2))
+    facts = {"same stationary variance (leading)": d["same_variance_leading"],
+             "same transient (leading)": d["same_transient_leading"],
+             "best c = |e_0| sqrt(n)/sigma": c_ok,
+             "rate = a_bar |e_0| sigma / sqrt(n K R)": rate_ok}
+    ok = all(facts.values())
+    return symbolic(ok, {"rate": str(d["rate_in_R"]), "variance_gap": str(d["variance_gap"])},
+                     str(target),
+                     f"stationary variance {d['var_fedavg_leading']} for both; gap "
+                     f"{d['variance_gap']} (O(gamma^2)); metric with gamma = c/sqrt(T): "
+                     f"{d['metric_with_c']}; " + "; ".join(f"{k}: {v}" for k, v in facts.items()),
+                     {"derivation": "derive_rate_constants(2)", "facts": facts})
+
+
+@CLAIM.check("monte_carlo")
+def _same_error_fewer_rounds(ctx: Context) -> Evidence:
+    """Equal Hessians: FedAvg after R rounds and parallel SGD after KR steps have the same
+    E||grad f||^2 (the common exact value, two-sided); FedAvg sends K times fewer bits."""
+    data = local_steps_data(ctx.preset, ctx.seed)[1]
+    p = data["params"]
+    same = np.abs(data["exact_fedavg"] - data["exact_sgd"]) <= 1e-12 * data["exact_sgd"]
+    samples = np.concatenate([data["fedavg"], data["sgd"]]).T
+    theory = np.concatenate([data["exact_fedavg"], data["exact_fedavg"]])
+    replay = {"how": "fedtheory.experiments.fedavg_experiments.local_steps_runs", **p}
+    ev1 = stats.check_identity(samples, theory, alpha=ALPHA, counterexample=replay,
+                               what=f"E||grad f||^2 of FedAvg (R = {list(p['rounds_grid'])}) "
+                                    "then SGD (KR)")
+    ev2 = stats.check_close(data["bits_sgd"] / data["bits_fedavg"],
+                            np.full(len(p["rounds_grid"]), float(p["local_steps"])),
+                            rtol=1e-12, counterexample=replay,
+                            what="bits(SGD, KR rounds) / bits(FedAvg, R rounds)")
+    ev = combine([ev1, ev2], f"exact values equal for both methods: {bool(same.all())} "
+                              f"({np.array2string(data['exact_fedavg'], precision=5)})")
+    if ev.passed and not same.all():
+        ev.passed, ev.counterexample = False, replay
+    return ev
+
+
+@CLAIM.check("monte_carlo")
+def _rate_exponent(ctx: Context) -> Evidence:
+    """Exponent of E||grad f(x_final)||^2 in R (gamma = c/sqrt(KR)) fitted over a grid of R with a
+    delta-method interval over replicas, for FedAvg (drift present) and parallel SGD: equal to
+    the exact finite-grid exponent (two-sided), which tends to -1/2 (and FedAvg/SGD to 1) as R
+    grows."""
+    data = local_steps_data(ctx.preset, ctx.seed)[0]
+    p = data["params"]
+    R = np.asarray(p["rounds_grid"], dtype=float)
+    z = stats.z_quantile(ALPHA, "two", 2)
+    fits = {k: fx.fit_exponent(R, data[k]) for k in ("fedavg", "sgd")}
+    exact = {k: fx.fit_exponent(R, data[k], values=data[f"exact_{k}"])[0]
+             for k in ("fedavg", "sgd")}
+    consistent = all(abs(fits[k][0] - exact[k]) <= z * fits[k][1] for k in fits)
+    half_in = {k: bool(abs(s + 0.5) <= z * se) for k, (s, se) in fits.items()}
+    win = exact_exponent_windows(ctx.preset, ctx.seed)
+    gaps = {k: np.abs(win[k] + 0.5) for k in ("fedavg", "sgd")}
+    rgap = np.abs(win["ratio"] - 1.0)
+    limit = all(bool(np.all(np.diff(g) < 0) and g[-1] < 1e-4) for g in (*gaps.values(), rgap))
+    ok = consistent and limit
+    detail = "; ".join(
+        f"{k}: slope {s:.4f} +- {z * se:.4f}, exact on this grid {exact[k]:.4f}, "
+        f"-1/2 inside the interval: {half_in[k]}" for k, (s, se) in fits.items())
+    detail += (
+        f" (two-sided, alpha={ALPHA:g} over 2 slopes, z = {z:.2f}, {p['replicas']} replicas per "
+        f"R in {list(p['rounds_grid'])}). Exact limit: on windows [R, 16R], R = "
+        f"{win['R'][0]}..{win['R'][-1]}, |exponent + 1/2| FedAvg "
+        f"{np.array2string(gaps['fedavg'], precision=2)}, SGD "
+        f"{np.array2string(gaps['sgd'], precision=2)}; |FedAvg/SGD - 1| "
+        f"{np.array2string(rgap, precision=2)} (strictly decreasing, below 1e-4 at the end: "
+        f"{limit})")
+    return Evidence(
+        ok, {k: v[0] for k, v in fits.items()}, exact,
+        detail=detail, tolerance=z, alpha=ALPHA,
+        counterexample=None if ok else {
+            "how": "fedtheory.experiments.fedavg_experiments.local_steps_runs", **p,
+            "slopes": {k: v[0] for k, v in fits.items()},
+            "stderr": {k: v[1] for k, v in fits.items()}, "exact": exact,
+            "window_gaps": {k: v.tolist() for k, v in gaps.items()}})
+
+
+@CLAIM.check("figure")
+def _local_steps_figure(ctx: Context) -> Evidence:
+    """Final error against T = KR (exact lines, Monte Carlo points, T^{-1/2} guide) and exact
+    trajectories against communication rounds; points within their intervals."""
+    from fedtheory.plotting.fedavg import plot_local_steps  # matplotlib: lazily
+
+    rate, _ = local_steps_data(ctx.preset, ctx.seed)
+    figures = plot_local_steps(rate, rate["curves"], ctx.figure_path("rate_and_rounds"))
+    ok = (fx.consistent(rate["fedavg"], rate["exact_fedavg"], ALPHA / 2)
+          and fx.consistent(rate["sgd"], rate["exact_sgd"], ALPHA / 2))
+    return Evidence(ok, {"fedavg": rate["fedavg"].mean(axis=1), "sgd": rate["sgd"].mean(axis=1)},
+                    {"fedavg": rate["exact_fedavg"], "sgd": rate["exact_sgd"]},
+                    detail=f"Monte Carlo points within their intervals around the exact values: "
+                           f"{ok}", alpha=ALPHA, figures=figures,
+                    counterexample=None if ok else dict(rate["params"]))

@@ -1,0 +1,224 @@
+"""The cached experiment runs of the ``fedavg`` claims (seed 003), as their checks and figures
+use them.
+
+Each ``*_data(preset, seed)`` function fixes the parameters of one claim's experiments (sizes
+from the preset) and runs them once per ``(preset, seed)``; the engine seeds come from the
+claim's random streams (:meth:`fedtheory.claims.Context.seed_sequence` of the claim id and a
+stream name), so the numbers do not depend on where the runs are called from. Used by the
+claims in :mod:`fedtheory.claims.fedavg`, by ``paper_figures/fedavg_*.py`` and by the
+notebook.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from fedtheory.claims.core import Context
+from fedtheory.experiments import fedavg_experiments as fx
+
+__all__ = [
+    "engine_seed",
+    "exact_exponent_windows",
+    "heterogeneity_data",
+    "local_steps_data",
+    "partial_participation_data",
+]
+
+HETEROGENEITY_ID = "fedavg.heterogeneity"
+PARTIAL_PARTICIPATION_ID = "fedavg.partial_participation"
+LOCAL_STEPS_ID = "fedavg.local_steps"
+
+
+def engine_seed(ctx: Context, stream: str) -> int:
+    """A non-negative int seed for the engine, derived from (seed, claim id, stream).
+
+    >>> engine_seed(Context(claim_id="x.demo"), "a") == engine_seed(Context(claim_id="x.demo"), "a")
+    True
+    """
+    return int(ctx.seed_sequence(stream).generate_state(1)[0])
+
+
+# ---------------------------------------------------------------------------- heterogeneity
+def _floors_with_params(params: dict[str, Any], rules: tuple[str, ...]) -> dict[str, Any]:
+    """:func:`~fedtheory.experiments.fedavg_experiments.floors_vs_heterogeneity` at ``params``
+    (``participants`` optional: all clients), with ``params`` kept in the result."""
+    data = fx.floors_vs_heterogeneity(
+        params["levels"], rules, participants=params.get("participants"), lr=params["lr"],
+        local_steps=params["local_steps"], rounds=params["rounds"],
+        replicas=params["replicas"], sigma2=params["sigma2"], seed=params["seed"],
+        problem_kw=params["problem_kw"])
+    data["params"] = params
+    return data
+
+
+@functools.lru_cache(maxsize=4)
+def _het_drift_data(preset: str, seed: int) -> dict[str, Any]:
+    ctx = Context(preset=preset, seed=seed, claim_id=HETEROGENEITY_ID)
+    params = {
+        "levels": ctx.size(quick=(0.0, 1.0, 4.0), full=(0.0, 0.5, 1.0, 2.0, 4.0, 8.0)),
+        "lr": 0.1, "local_steps": 5, "sigma2": 0.25,
+        "rounds": ctx.size(quick=100, full=200),
+        "replicas": ctx.size(quick=300, full=4000),
+        "problem_kw": {"n": 10, "d": 8, "mu": 0.2, "L": 1.0, "problem_seed": 0},
+        "seed": engine_seed(ctx, "drift"),
+    }
+    return _floors_with_params(params, ("fedavg", "scaffold"))
+
+
+@functools.lru_cache(maxsize=4)
+def _het_sampling_data(preset: str, seed: int) -> dict[str, Any]:
+    ctx = Context(preset=preset, seed=seed, claim_id=HETEROGENEITY_ID)
+    params = {
+        "levels": ctx.size(quick=(0.0, 1.0, 4.0), full=(0.0, 0.5, 1.0, 2.0, 4.0, 8.0)),
+        "participants": 2, "lr": 0.2, "local_steps": 1, "sigma2": 0.25,
+        "rounds": ctx.size(quick=100, full=300),
+        "replicas": ctx.size(quick=200, full=3000),
+        "problem_kw": {"n": 10, "d": 8, "mu": 0.2, "L": 1.0, "problem_seed": 0},
+        "seed": engine_seed(ctx, "sampling"),
+    }
+    return _floors_with_params(params, ("fedavg", "saga"))
+
+
+def heterogeneity_data(preset: str = "quick", seed: int = 0) -> tuple[dict[str, Any],
+                                                                       dict[str, Any]]:
+    """The two experiments of ``fedavg.heterogeneity`` (full participation with local steps;
+    partial participation with one step), as its checks and figure use them."""
+    return _het_drift_data(preset, seed), _het_sampling_data(preset, seed)
+
+
+
+# ---------------------------------------------------------------------------- participation
+@functools.lru_cache(maxsize=4)
+def _pp_update_data(preset: str, seed: int) -> dict[str, Any]:
+    ctx = Context(preset=preset, seed=seed, claim_id=PARTIAL_PARTICIPATION_ID)
+    params = {"participants": (1, 2, 5, 9, 10), "zeta2": 1.0, "lr": 0.05, "local_steps": 5,
+              "sigma2": 1.0, "replicas": ctx.size(quick=4000, full=100_000),
+              "problem_kw": {"n": 10, "d": 8, "mu": 0.2, "L": 1.0, "problem_seed": 1,
+                             "identical_hessians": True},
+              "x0": 1.0, "seed": engine_seed(ctx, "update")}
+    prob = fx.make_problem(params["zeta2"], **params["problem_kw"])
+    data = fx.server_update_samples(
+        prob, params["participants"], lr=params["lr"], local_steps=params["local_steps"],
+        sigma2=params["sigma2"], x0=np.full(prob.d, params["x0"]),
+        replicas=params["replicas"], seed=params["seed"])
+    data["params"] = params
+    data["n"] = prob.n
+    return data
+
+
+@functools.lru_cache(maxsize=4)
+def _pp_floor_data(preset: str, seed: int) -> dict[str, Any]:
+    ctx = Context(preset=preset, seed=seed, claim_id=PARTIAL_PARTICIPATION_ID)
+    params = {"participants": ctx.size(quick=(1, 2, 5, 10), full=(1, 2, 3, 5, 7, 10)),
+              "levels": (0.0, 1.0), "lr": 0.1, "local_steps": 2, "sigma2": 0.25,
+              "rounds": ctx.size(quick=100, full=200),
+              "replicas": ctx.size(quick=300, full=4000),
+              "problem_kw": {"n": 10, "d": 8, "mu": 0.2, "L": 1.0, "problem_seed": 1,
+                             "identical_hessians": True},
+              "seed": engine_seed(ctx, "floor")}
+    rows, exact = [], []
+    for m in params["participants"]:
+        out = _floors_with_params({**params, "participants": m}, ("fedavg",))
+        rows.append(out["dist2"]["fedavg"])
+        exact.append(out["exact_fedavg"])
+    n = params["problem_kw"]["n"]
+    m = np.array(params["participants"], dtype=float)
+    return {"params": params, "dist2": np.array(rows), "exact": np.array(exact),
+            "factor": (n - m) / (m * (n - 1)), "lecture_factor": (1 - m / n) / m}
+
+
+def partial_participation_data(preset: str = "quick", seed: int = 0) -> tuple[dict[str, Any],
+                                                                               dict[str, Any]]:
+    """The two experiments of ``fedavg.partial_participation`` (one-round variance; error
+    after R rounds against m), as its checks and figure use them."""
+    return _pp_update_data(preset, seed), _pp_floor_data(preset, seed)
+
+
+
+# ---------------------------------------------------------------------------- local steps
+@functools.lru_cache(maxsize=4)
+def _ls_rate_data(preset: str, seed: int) -> dict[str, Any]:
+    ctx = Context(preset=preset, seed=seed, claim_id=LOCAL_STEPS_ID)
+    params = {"rounds_grid": ctx.size(quick=(20, 80, 320), full=(50, 200, 800, 3200)),
+              "local_steps": 5, "c": 0.5, "sigma2": 1.0, "zeta2": 1.0,
+              "replicas": ctx.size(quick=300, full=3000),
+              "problem_kw": {"n": 10, "d": 16, "mu": 0.5, "L": 1.0, "problem_seed": 2},
+              "x0": "x_star", "seed": engine_seed(ctx, "rate")}
+    prob = fx.make_problem(params["zeta2"], **params["problem_kw"])
+    x0 = prob.x_star.copy()
+    data = fx.local_steps_runs(prob, params["rounds_grid"], local_steps=params["local_steps"],
+                               c=params["c"], sigma2=params["sigma2"],
+                               replicas=params["replicas"], seed=params["seed"], x0=x0)
+    data["params"] = params
+    dense = np.unique(np.geomspace(params["rounds_grid"][0], params["rounds_grid"][-1], 12)
+                      .round().astype(int))
+    K = params["local_steps"]
+    data["exact_grid"] = {
+        "rounds": dense,
+        "fedavg": np.array([fx.fedavg_final_moments(
+            prob, lr=fx.step_size_for(K * R, params["c"]), rounds=int(R), local_steps=K,
+            sigma2=params["sigma2"], x0=x0).grad_norm2[-1] for R in dense]),
+        "sgd": np.array([fx.fedavg_final_moments(
+            prob, lr=fx.step_size_for(K * R, params["c"]), rounds=int(K * R), local_steps=1,
+            sigma2=params["sigma2"], x0=x0).grad_norm2[-1] for R in dense]),
+    }
+    data["curves"] = fx.local_steps_curves(prob, rounds=params["rounds_grid"][-1],
+                                           local_steps=K, c=params["c"],
+                                           sigma2=params["sigma2"], x0=np.ones(prob.d))
+    return data
+
+
+@functools.lru_cache(maxsize=4)
+def _ls_equal_data(preset: str, seed: int) -> dict[str, Any]:
+    ctx = Context(preset=preset, seed=seed, claim_id=LOCAL_STEPS_ID)
+    params = {"rounds_grid": ctx.size(quick=(10, 40), full=(10, 40, 160)), "local_steps": 5,
+              "c": 0.5, "sigma2": 1.0, "zeta2": 1.0,
+              "replicas": ctx.size(quick=1000, full=10_000),
+              "problem_kw": {"n": 10, "d": 16, "mu": 0.5, "L": 1.0, "problem_seed": 3,
+                             "identical_hessians": True},
+              "x0": 1.0, "seed": engine_seed(ctx, "equal")}
+    prob = fx.make_problem(params["zeta2"], **params["problem_kw"])
+    data = fx.local_steps_runs(prob, params["rounds_grid"], local_steps=params["local_steps"],
+                               c=params["c"], sigma2=params["sigma2"],
+                               replicas=params["replicas"], seed=params["seed"],
+                               x0=np.full(prob.d, params["x0"]))
+    data["params"] = params
+    return data
+
+
+def local_steps_data(preset: str = "quick", seed: int = 0) -> tuple[dict[str, Any],
+                                                                     dict[str, Any]]:
+    """The two experiments of ``fedavg.local_steps`` (rates over a grid of R; equal errors
+    with equal Hessians), as its checks and figure use them."""
+    return _ls_rate_data(preset, seed), _ls_equal_data(preset, seed)
+
+
+
+def exact_exponent_windows(preset: str = "quick", seed: int = 0, windows: int = 8
+                           ) -> dict[str, np.ndarray]:
+    """Exact exponents of the final E||grad f||^2 in R over windows [R, 16 R], R = R_0 4^j, for
+    FedAvg and parallel SGD on the rate experiment's problem (closed-form moments), and the
+    exact ratio FedAvg / SGD at the window ends."""
+    p = _ls_rate_data(preset, seed)["params"]
+    prob = fx.make_problem(p["zeta2"], **p["problem_kw"])
+    K, c = p["local_steps"], p["c"]
+
+    def final(R: int, steps: int) -> float:
+        lr = fx.step_size_for(K * R, c)
+        return float(fx.fedavg_final_moments(
+            prob, lr=lr, rounds=R * K // steps, local_steps=steps, sigma2=p["sigma2"],
+            x0=prob.x_star).grad_norm2[-1])
+
+    lo = np.array([p["rounds_grid"][0] * 4**j for j in range(windows)])
+    out: dict[str, np.ndarray] = {"R": lo}
+    for key, steps in (("fedavg", K), ("sgd", 1)):
+        a = np.array([final(int(r), steps) for r in lo])
+        b = np.array([final(int(16 * r), steps) for r in lo])
+        out[key] = np.log(b / a) / np.log(16.0)
+        out[f"{key}_end"] = b
+    out["ratio"] = out["fedavg_end"] / out["sgd_end"]
+    return out
+

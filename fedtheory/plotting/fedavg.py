@@ -1,0 +1,148 @@
+r"""Figures of the lecture's FedAvg claims (seed 003): error floors against heterogeneity,
+variance against participation, FedAvg against parallel SGD.
+
+Each function takes the data of :mod:`fedtheory.experiments.fedavg_runs` and returns the saved
+paths (none when ``path`` is None).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fedtheory.experiments.fedavg_experiments import mean_interval
+from fedtheory.plotting import plt, save_figure
+
+__all__ = ["plot_heterogeneity", "plot_local_steps", "plot_partial_participation"]
+
+
+def plot_heterogeneity(drift: dict[str, Any], sampling: dict[str, Any], path: Any,
+                       alpha: float = 1e-6) -> list[str]:
+    r"""Error floor against :math:`\zeta^2`: FedAvg (exact line, Monte Carlo points) against
+    SCAFFOLD (full participation, :math:`K` local steps) and SAGA (:math:`m` of :math:`n`).
+
+    ``drift`` and ``sampling`` are
+    :func:`~fedtheory.experiments.fedavg_experiments.floors_vs_heterogeneity` results with a
+    ``params`` entry; intervals are two-sided at ``alpha`` (Bonferroni over the points of a curve).
+    Returns the saved paths (none when ``path`` is None).
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    panels = ((axes[0], drift, "scaffold", "SCAFFOLD"), (axes[1], sampling, "saga", "SAGA"))
+    for ax, data, rule, label in panels:
+        p = data["params"]
+        lv = np.asarray(data["levels"])
+        ax.plot(lv, data["exact_fedavg"], "-", color="C0", label="FedAvg (exact)")
+        for key, color, name in (("fedavg", "C0", "FedAvg"), (rule, "C1", label)):
+            mean, hw = mean_interval(data["dist2"][key], alpha)
+            ax.errorbar(lv, mean, yerr=hw, fmt="o", color=color, ms=4, capsize=3,
+                        label=f"{name} (Monte Carlo)")
+        m = p.get("participants") or p["problem_kw"]["n"]
+        ax.set_title(f"m = {m} of {p['problem_kw']['n']}, K = {p['local_steps']}, "
+                     f"lr = {p['lr']}, R = {p['rounds']}, {p['replicas']} replicas",
+                     fontsize=9)
+        ax.set_xlabel(r"heterogeneity $\zeta_\star^2 = \frac{1}{n}\sum_i\|\nabla f_i(x^\star)\|^2$")
+        ax.set_ylabel(r"$\mathbb{E}\|x_R - x^\star\|^2$")
+        ax.legend(fontsize=8)
+    fig.suptitle(f"FedAvg's floor grows with heterogeneity; memory removes it "
+                 f"(intervals at alpha = {alpha:g})", fontsize=10)
+    return save_figure(fig, path)
+
+
+def plot_partial_participation(update: dict[str, Any], floor: dict[str, Any], path: Any,
+                               alpha: float = 1e-6) -> list[str]:
+    r"""Left: variance of one server update against :math:`m` (exact, leading order, the
+    lecture's :math:`\sigma^2 + K\zeta^2(1-m/n)` form, Monte Carlo). Right: the part of the
+    error after :math:`R` rounds due to heterogeneity against :math:`m` (exact, Monte Carlo,
+    paired), with :math:`(1-m/n)/m` scaled to it. ``update`` from
+    :func:`~fedtheory.experiments.fedavg_experiments.server_update_samples`
+    and ``floor`` as in ``fedavg.partial_participation`` (``dist2`` of shape
+    ``(m values, 2 levels, replicas)``, ``exact``, ``factor``, ``lecture_factor``)."""
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    ax = axes[0]
+    m = np.asarray(update["participants"], dtype=float)
+    mean, hw = mean_interval(update["samples"], alpha)
+    ax.plot(m, update["variance"], "-", color="C0", label="exact")
+    ax.plot(m, update["leading"], "--", color="C2",
+            label=r"$\frac{\gamma^2K}{m}(\sigma^2 + K\zeta^2\frac{n-m}{n-1})$")
+    ax.plot(m, update["lecture"], ":", color="C3",
+            label=r"lecture: $\frac{\gamma^2K}{m}(\sigma^2 + K\zeta^2(1-\frac{m}{n}))$")
+    ax.errorbar(m, mean, yerr=hw, fmt="o", color="C0", ms=4, capsize=3, label="Monte Carlo")
+    ax.set_yscale("log")
+    ax.set_xlabel("m (participants per round)")
+    ax.set_ylabel(r"$\mathbb{E}\|x_1 - \mathbb{E}x_1\|^2$")
+    p = update["params"]
+    ax.set_title(f"one round, K = {p['local_steps']}, lr = {p['lr']}, sigma^2 = {p['sigma2']}, "
+                 f"zeta^2 = {update['zeta2']:.3g}, {p['replicas']} replicas", fontsize=8)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    p = floor["params"]
+    m = np.asarray(p["participants"], dtype=float)
+    diff = floor["dist2"][:, 1, :] - floor["dist2"][:, 0, :]
+    exact = floor["exact"][:, 1] - floor["exact"][:, 0]
+    mean, hw = mean_interval(diff, alpha)
+    ax.plot(m, exact, "-", color="C0", label="exact")
+    scale = exact[0] / floor["lecture_factor"][0]
+    ax.plot(m, scale * floor["lecture_factor"], ":", color="C3",
+            label=r"$\propto (1-\frac{m}{n})/m$ (lecture)")
+    ax.errorbar(m, mean, yerr=hw, fmt="o", color="C0", ms=4, capsize=3,
+                label="Monte Carlo (paired)")
+    ax.set_xlabel("m (participants per round)")
+    ax.set_ylabel(r"$\mathbb{E}\|x_R - x^\star\|^2_{\zeta^2=1} - "
+                  r"\mathbb{E}\|x_R - x^\star\|^2_{\zeta^2=0}$")
+    ax.set_title(f"after R = {p['rounds']} rounds, K = {p['local_steps']}, lr = {p['lr']}, "
+                 f"{p['replicas']} replicas", fontsize=8)
+    ax.legend(fontsize=7)
+    fig.suptitle(f"Partial participation amplifies heterogeneity (intervals at alpha = "
+                 f"{alpha:g})", fontsize=10)
+    return save_figure(fig, path)
+
+
+def plot_local_steps(rate: dict[str, Any], curves: dict[str, Any], path: Any,
+                     alpha: float = 1e-6) -> list[str]:
+    r"""Left: final :math:`\mathbb E\|\nabla f\|^2` against :math:`T = KR` for FedAvg and
+    parallel SGD (exact lines, Monte Carlo points, a :math:`T^{-1/2}` guide). Right: exact
+    trajectories against communication rounds: FedAvg reaches in :math:`R` rounds what SGD
+    reaches in :math:`KR`. ``rate`` from
+    :func:`~fedtheory.experiments.fedavg_experiments.local_steps_runs` (with ``params`` and
+    ``exact_grid``), ``curves`` from :func:`~fedtheory.theory.fedavg.local_steps_curves`."""
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    ax = axes[0]
+    K = rate["local_steps"]
+    T = K * np.asarray(rate["rounds"], dtype=float)
+    grid = rate["exact_grid"]
+    Tg = K * np.asarray(grid["rounds"], dtype=float)
+    ax.plot(Tg, grid["fedavg"], "-", color="C0", label=f"FedAvg, K = {K} (exact)")
+    ax.plot(Tg, grid["sgd"], "--", color="C1", label="parallel SGD (exact)")
+    for key, color, fmt, name in (("fedavg", "C0", "o", "FedAvg"), ("sgd", "C1", "s", "SGD")):
+        mean, hw = mean_interval(rate[key], alpha)
+        ax.errorbar(T, mean, yerr=hw, fmt=fmt, color=color, ms=4, capsize=3,
+                    label=f"{name} (Monte Carlo)")
+    guide = grid["sgd"][0] * np.sqrt(Tg[0] / Tg)
+    ax.plot(Tg, guide, ":", color="gray", label=r"$\propto T^{-1/2}$")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(r"gradient steps per client $T = KR$ ($\gamma = c/\sqrt{T}$)")
+    ax.set_ylabel(r"$\mathbb{E}\|\nabla f(x_{\mathrm{final}})\|^2$")
+    p = rate["params"]
+    ax.set_title(f"n = {p['problem_kw']['n']}, c = {rate['c']}, sigma^2 = {p['sigma2']}, "
+                 f"{p['replicas']} replicas", fontsize=8)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    ax.plot(curves["fedavg_rounds"][1:], curves["fedavg"][1:], "-", color="C0",
+            label=f"FedAvg, K = {K}")
+    ax.plot(curves["sgd_rounds"][1:], curves["sgd"][1:], "--", color="C1",
+            label="parallel SGD")
+    R = curves["fedavg_rounds"][-1]
+    ax.axvline(R, color="C0", lw=0.8, ls=":")
+    ax.axhline(curves["fedavg"][-1], color="gray", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("communication rounds")
+    ax.set_ylabel(r"$\mathbb{E}\|\nabla f(x)\|^2$ (exact)")
+    ax.set_title(f"R = {R} rounds vs KR = {curves['sgd_rounds'][-1]}, "
+                 f"gamma = {float(curves['lr']):.3g}", fontsize=8)
+    ax.legend(fontsize=7)
+    fig.suptitle("FedAvg with K local steps vs parallel SGD with the same gradient steps",
+                 fontsize=10)
+    return save_figure(fig, path)

@@ -1,0 +1,36 @@
+"""Figures of family ``is``: the variance of the importance-sampled aggregate against b.
+
+The data come from :func:`fedtheory.experiments.importance_sampling.variance_curves`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fedtheory.experiments.importance_sampling import VarianceCurves
+from fedtheory.plotting import plt, save_figure
+
+__all__ = ["plot_variance_curves"]
+
+
+def plot_variance_curves(data: VarianceCurves, path: Path | str | None) -> list[str]:
+    """Plot :func:`~fedtheory.experiments.importance_sampling.variance_curves` data (log
+    scale); save PNG and PDF at ``path`` if given."""
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    keep = data.b < data.n  # both variances vanish at b = n (full participation)
+    ax.plot(data.b[keep], data.exact_independent[keep], "-", color="C0",
+            label=r"independent, $p_i = b/n$ (exact)")
+    ax.plot(data.b[keep], data.exact_without_replacement[keep], "-", color="C1",
+            label=r"$b$ of $n$ without replacement (exact)")
+    ax.errorbar(data.mc_b, data.mc_independent, yerr=data.half_width_independent, fmt="o",
+                color="C0", ms=4, capsize=3, label="Monte Carlo, independent")
+    ax.errorbar(data.mc_b, data.mc_without_replacement,
+                yerr=data.half_width_without_replacement, fmt="s", color="C1", ms=4, capsize=3,
+                label="Monte Carlo, without replacement")
+    ax.set_yscale("log")
+    ax.set_xlabel("b (expected number of participants)")
+    ax.set_ylabel(r"$\mathbb{E}\|X - \bar G\|^2$")
+    ax.set_title(f"n = {data.n} (both 0 at b = n); {data.replicas} replicas per point, "
+                 f"intervals at alpha = {data.alpha:g}", fontsize=9)
+    ax.legend(fontsize=8)
+    return save_figure(fig, path)
