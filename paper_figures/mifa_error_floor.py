@@ -13,6 +13,7 @@ import numpy as np
 
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.mifa import plot_floor_experiment
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> None:
         results.append(mx.floor_experiment(
             p, rounds=rounds, replicas=replicas, eta=0.02, rng_problem=rngs[0],
             rngs={"fedavg_is": rngs[1], "mifa": rngs[2], "umifa": rngs[3]}))
-    paths = mx.plot_floor_experiment(results, path=Path(args.out) / "mifa_error_floor")
+    paths = plot_floor_experiment(results, path=Path(args.out) / "mifa_error_floor")
     print("\n".join(paths))
 
 

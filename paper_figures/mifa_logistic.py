@@ -9,12 +9,13 @@ from pathlib import Path
 
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.mifa import plot_seed_experiment
 
 
 def main(argv: list[str] | None = None) -> None:
     args = figure_script_args(__doc__, argv, quick_help="24 seeds, 600 rounds")
     res = mx.seed_setting("logistic", quick=args.quick, seed=args.seed)
-    paths = mx.plot_seed_experiment(res, title="seed 000, logistic regression",
+    paths = plot_seed_experiment(res, title="seed 000, logistic regression",
                                     path=Path(args.out) / "mifa_logistic")
     print("\n".join(paths))
 

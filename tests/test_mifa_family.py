@@ -1,5 +1,5 @@
 """Unit tests of the ``mifa`` family's library code (fedtheory.experiments.mifa_experiments and
-the derivations in fedtheory.claims.mifa). The claims' verdicts are pinned in
+the derivations in fedtheory.symbolic and fedtheory.theory.mifa). The claims' verdicts are pinned in
 each claim (``expected=``) and checked by ``test_registry.py``."""
 
 from fractions import Fraction
@@ -9,8 +9,12 @@ import pytest
 import sympy as sp
 
 from fedtheory.claims import get_claim
-from fedtheory.claims import mifa as M
 from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.symbolic.error_floor import derive_summed_floor
+from fedtheory.symbolic.memory_error_recursion import derive_memory_error_recursion
+from fedtheory.symbolic.mifa_aggregation_error import derive_error_terms
+from fedtheory.symbolic.mifa_symbols import L, eta, p
+from fedtheory.theory.mifa import exact_fedavg_is_1d
 
 # ---------------------------------------------------------------------------- validation
 
@@ -115,7 +119,7 @@ def test_isotropic_problem_has_equal_heterogeneity_at_every_point():
 def test_isotropic_moments_match_exact_enumeration():
     """T = 3 on the smallest instance: the recursion equals the 2^(2n) path enumeration."""
     eta, L, centers = Fraction(1, 8), Fraction(4), [Fraction(1), Fraction(-1)]
-    avg, _ = M._exact_fedavg_is_1d(3, eta, L, centers, Fraction(1, 2), Fraction(0))
+    avg, _ = exact_fedavg_is_1d(3, eta, L, centers, Fraction(1, 2), Fraction(0))
     rec = mx.isotropic_fedavg_is_moments(2, eta=0.125, L=4.0, n=2, p=0.5, h2_sum=32.0)
     assert np.isclose(float(avg), rec.mean())
 
@@ -165,20 +169,20 @@ def test_band_sorts_overflowed_runs_last():
 
 
 def test_memory_error_recursion():
-    r = M.derive_memory_error_recursion()
-    assert sp.simplify(r["umifa_active_multiplier"] - (M.p - 1) / M.p) == 0
-    assert r["umifa_grows_when"] == (M.p < sp.Rational(1, 2))
+    r = derive_memory_error_recursion()
+    assert sp.simplify(r["umifa_active_multiplier"] - (p - 1) / p) == 0
+    assert r["umifa_grows_when"] == (p < sp.Rational(1, 2))
 
 
 def test_error_terms_general_p():
-    d = M.derive_error_terms(2)
+    d = derive_error_terms(2)
     assert sp.simplify(d["mifa_exact_general"] - d["mifa_exact_general_formula"]) == 0
 
 
 def test_summed_floor_ratio():
-    d = M.derive_summed_floor()
-    assert sp.simplify(d["floor_ratio_derived_over_seed"] - 2 / M.eta) == 0
-    assert sp.simplify(d["T2_ratio_lhs_over_seed"] - M.L / 2) == 0
+    d = derive_summed_floor()
+    assert sp.simplify(d["floor_ratio_derived_over_seed"] - 2 / eta) == 0
+    assert sp.simplify(d["T2_ratio_lhs_over_seed"] - L / 2) == 0
 
 
 def test_umifa_diverges_pathwise_with_constant_updates():

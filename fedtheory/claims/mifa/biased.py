@@ -1,0 +1,98 @@
+"""``mifa.biased`` (seed 000, setup (ii), note after MIFA): MIFA's memory row is biased: E[G_t^i |
+past] = p_i Δ_i + (1 - p_i) G_{t-1}^i ≠ Δ_i.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedtheory import stats
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.experiments.mifa_runs import (
+    mc_state,
+)
+from fedtheory.symbolic.mifa_aggregation_error import (
+    derive_conditional_means,
+)
+from fedtheory.symbolic.mifa_symbols import (
+    is_zero,
+)
+from fedtheory.theory.mifa import (
+    exact_rows,
+    exact_state,
+    one_round,
+)
+
+from ._common import fmt_frac, z_reject
+
+CLAIM = Claim(
+    id="mifa.biased", family="mifa", seed_ref="000, setup (ii), note after MIFA",
+    title="MIFA's memory row is biased: E[G_t^i | past] = p_i Δ_i + (1 - p_i) G_{t-1}^i ≠ Δ_i",
+    statement=(r"\mathbb E\big[G_t^{(i)}\mid\mathcal F_{t-1}\big] = p_i\Delta_i"
+               r" + (1-p_i)G_{t-1}^{(i)} \neq \Delta_i"),
+    kind=ClaimKind.IDENTITY,
+    expected="confirmed",
+    derivation=(
+        "MIFA's row is G_t^i = 1_i Δ_i + (1 - 1_i) G_{t-1}^i. Given the past (Δ_i and the "
+        "table fixed), E 1_i = p_i gives the mean; the bias (1 - p_i)(G_{t-1}^i - Δ_i) "
+        "vanishes only when p_i = 1 or the memory already equals Δ_i (sympy solves both). "
+        "Reading: '≠' means 'not equal in general', i.e. whenever p_i < 1 and "
+        "G_{t-1}^i ≠ Δ_i. Checks: indicator algebra (sympy), exact enumeration of the 2^3 "
+        "patterns with rational p_i, and one round of the engine's MIFA from a fixed state "
+        "(two-sided identity; and the hypothesis E = Δ_i rejected in every component)."),
+)
+
+
+@CLAIM.check("symbolic")
+def _biased_symbolic(ctx: Context) -> Evidence:
+    """Indicator algebra: E[G_t^i] for MIFA's row, its bias and when the bias vanishes."""
+    d = derive_conditional_means(3)
+    target = [d["p"][i] * d["Delta"][i] + (1 - d["p"][i]) * d["memory"][i] for i in range(3)]
+    same = all(is_zero(d["mifa_mean"][i] - target[i]) for i in range(3))
+    zero = d["mifa_bias_zero_when"]
+    only_trivial = zero["p"] == [1] and zero["Delta"] == [d["memory"][0]]
+    return Evidence(
+        passed=same and only_trivial, measured=str(d["mifa_mean"][0]),
+        theoretical=str(target[0]),
+        detail=(f"E[G_t^1] = {d['mifa_mean'][0]}; bias = {d['mifa_bias'][0]}, zero only for "
+                f"p_1 = {zero['p']} or Δ_1 = {zero['Delta']}"),
+    )
+
+
+@CLAIM.check("symbolic", "exact_enumeration")
+def _biased_exact(ctx: Context) -> Evidence:
+    """All 2^3 patterns, rational p = (1/10, 1/3, 3/4): exact E[G_t^i] against the formula."""
+    delta, memory, p = exact_state(3)
+    mean = mx.exact_expectation(lambda m: exact_rows("mifa", m, delta, memory, p), 3, p)
+    pcol = np.array(p, dtype=object)[:, None]
+    formula = pcol * delta + (1 - pcol) * memory
+    same = bool(np.all(mean == formula))
+    biased = bool(np.all(np.any(mean != delta, axis=1)))
+    return Evidence(
+        passed=same and biased, measured=fmt_frac(mean), theoretical=fmt_frac(formula),
+        detail=f"exact mean equals p Δ + (1-p) G_prev: {same}; differs from Δ for every "
+               f"client: {biased}",
+        counterexample=None if same and biased else {"delta": fmt_frac(delta),
+                                                     "memory": fmt_frac(memory),
+                                                     "p": [str(x) for x in p]},
+    )
+
+
+@CLAIM.check("monte_carlo", "one_round")
+def _biased_mc(ctx: Context) -> Evidence:
+    """Engine MIFA, one round from a fixed table, n = 10, p_i from 0.05 to 0.95."""
+    delta, memory, R = mc_state(ctx, "biased")
+    p_i = np.linspace(0.05, 0.95, delta.shape[0])
+    _, table, _ = one_round("mifa", delta, memory, p_i, R, ctx.rng("biased"))
+    theory = p_i[:, None] * delta + (1 - p_i[:, None]) * memory
+    ce = {"seed": ctx.seed, "replicas": R, "p": p_i, "delta": delta, "memory": memory}
+    ev = stats.check_identity(table, theory, counterexample=ce, what="E[G_t^i] (n x d)")
+    rejected, zmin, zthr = z_reject(table, delta)
+    ev.detail += (f"; E[G_t^i] = Δ_i rejected in all {table[0].size} components: {rejected} "
+                  f"(smallest |z| = {zmin:.1f} > {zthr:.2f}; power: the expected |z| of "
+                  f"component i is sqrt(R(1-p_i)/p_i) ≥ {np.sqrt(R * 0.05 / 0.95):.0f})")
+    if ev.passed and not rejected:
+        ev.passed = False
+        ev.counterexample = ce
+    return ev

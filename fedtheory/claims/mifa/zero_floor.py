@@ -1,0 +1,157 @@
+"""``mifa.zero_floor`` (seed 000, 'Zero error floor for MIFA'): MIFA, exact gradients:
+E[(1/(T-1))Σ_{t=1}^{T-1}||∇f(w_t)||^2] <= 2(f(w_1)-f*)/(ηT-1) if 1 - ηL - η²L²τ_max² >= 0;
+FedAvg-IS keeps a floor, MIFA and U-MIFA do not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from fedtheory import stats
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.experiments.mifa_runs import (
+    floor_comparison,
+    floor_verdicts,
+    mifa_long_runs,
+)
+from fedtheory.symbolic.error_floor import (
+    derive_zero_floor_sum,
+)
+from fedtheory.theory.mifa import (
+    ZF_TINY,
+    condition,
+    exact_mifa_paths,
+)
+
+from ._common import ALPHA
+
+CLAIM = Claim(
+    id="mifa.zero_floor", family="mifa", seed_ref="000, 'Zero error floor for MIFA'",
+    title=("MIFA, exact gradients: E[(1/(T-1))Σ_{t=1}^{T-1}||∇f(w_t)||^2] <= 2(f(w_1)-f*)/(ηT-1) "
+           "if 1 - ηL - η²L²τ_max² >= 0; FedAvg-IS keeps a floor, MIFA and U-MIFA do not"),
+    statement=(r"\mathbb E\Big[\frac1{T-1}\sum_{t=1}^{T-1}\|\nabla f(w_t)\|^2\Big]\le"
+               r"\frac{2(f(w_1)-f^\star)}{\eta T-1}\ \text{ if }\ 1-\eta L-\eta^2L^2"
+               r"\tau_{\max}^2\ge0;\ \text{FedAvg-IS keeps an error floor, MIFA and U-MIFA"
+               r" do not}"),
+    kind=ClaimKind.UPPER_BOUND,
+    expected="refuted",
+    finding=(
+        'The printed denominator eta T - 1 is negative for T < 1/eta, where the bound fails on '
+        'every path with a non-stationary iterate; summing from t = 0 gives the bound with eta (T'
+        ' - 1) (mifa.zero_floor.corrected).'
+    ),
+    derivation=(
+        "Tested as printed. Readings: (a) memory initialised by every client at round 0 "
+        "(G_0^i = ∇f_i(w_0)); the seed's sum starts at t = 1 and uses f(w_1), so round 0 is "
+        "the initialisation round; τ(t,i) = t minus the last round <= t in which i took part "
+        "(round 0 counts). (b) Under Bernoulli(p) participation τ_max is unbounded: it is the "
+        "realised max over t <= T-1 and i of one run, so the condition is an event; the "
+        "seed's derivation is pathwise (every step holds for each participation sequence), so "
+        "the statement is tested on each path and in conditional expectation on the event. "
+        "(c) Dividing (η/2)Σ_{t=1}^{T-1}||∇f(w_t)||^2 <= f(w_1) - f* by T - 1 gives "
+        "2(f(w_1)-f*)/(η(T-1)), not /(ηT - 1): the printed right side is negative for "
+        "T < 1/η (the seed's η = 0.02: T < 50), where the statement fails on every path with "
+        "a non-stationary iterate; for T > 1/η it is weaker than η(T-1) (η < 1). "
+        "(d) The window: w_t - w_{t-τ} = -ηΣ_{j=t-τ}^{t-1}G_j (τ terms); the seed sums to t "
+        "(τ+1 terms) yet counts τ_max^2, and its windows reach j <= 0, rounds the descent "
+        "term Σ_{t>=1}||G_t||^2 does not cover. Summing from t = 0 fixes both (see "
+        "mifa.zero_floor.corrected). (e) Qualitatively: FedAvg-IS keeps a floor, MIFA does "
+        "not; U-MIFA as printed multiplies a client's memory error by -(1/p - 1) each time it "
+        "takes part, so E||error||^2 grows like ((1-p)/p)^t and U-MIFA diverges for p < 1/2 "
+        "(the seed's p = 0.1). Floor criteria at horizon T: 'keeps a floor' = "
+        "E||∇f(w_T)||^2 >= half the exact stationary FedAvg-IS floor F; 'no floor' = "
+        "E||∇f(w_T)||^2 <= F/100."),
+)
+
+
+@CLAIM.check("symbolic")
+def _zero_floor_symbolic(ctx: Context) -> Evidence:
+    """The denominator ηT-1 vs η(T-1): the printed right side is negative for T < 1/η."""
+    d = derive_zero_floor_sum()
+    negative = d["printed_negative_when"] != sp.false  # a region where RHS < 0 <= LHS
+    seed_w = d["windows"]["seed"]
+    detail = (f"derived bound {d['derived']} vs printed {d['printed']} (ratio "
+              f"{d['ratio_printed_over_derived']}); printed < 0 <= left side when "
+              f"{d['printed_negative_when']}; the seed's window also counts each ||G_j||^2 up "
+              f"to {seed_w['max_coefficient']} times (τ = {d['tau']}) and reaches rounds "
+              f"j = {seed_w['uncovered']} not covered by the descent term")
+    t = ZF_TINY
+    paths = exact_mifa_paths(t["T"], t["eta"], t["A"], t["centers"], t["w0"])
+    lhs, rhs = paths[0]["grad_norm2"][1], 2 * paths[0]["gap1"] / (t["eta"] * t["T"] - 1)
+    return Evidence(passed=not negative, measured=str(d["printed"]),
+                    theoretical=str(d["derived"]), detail=detail,
+                    counterexample=None if not negative else {
+                        "n": 2, "f_i": "(1/2)(w - c_i)^2, c = (1, -1)", "L": 1, "w0": 1,
+                        "eta": "1/50 (the seed's 0.02)", "T": 2, "tau_max": "<= 1",
+                        "condition": "1 - 1/50 - 1/2500 > 0", "lhs": str(lhs),
+                        "rhs": str(rhs)})
+
+
+@CLAIM.check("symbolic", "exact_enumeration")
+def _zero_floor_exact(ctx: Context) -> Evidence:
+    """Rationals: n = 2, f_i = (w ∓ 1)^2/2, w_0 = 1, η = 1/50 (seed's), T = 2, every path."""
+    t = ZF_TINY
+    paths = exact_mifa_paths(t["T"], t["eta"], t["A"], t["centers"], t["w0"])
+    rows = []
+    ok = True
+    for pth in paths:
+        cond = condition(t["eta"], 1, pth["tau_max"]) >= 0
+        lhs = sum(pth["grad_norm2"][1:]) / (t["T"] - 1)
+        rhs = 2 * pth["gap1"] / (t["eta"] * t["T"] - 1)
+        if cond:
+            ok &= lhs <= rhs
+        rows.append({"patterns": pth["patterns"], "tau_max": pth["tau_max"],
+                     "condition": str(condition(t["eta"], 1, pth["tau_max"])),
+                     "lhs": str(lhs), "rhs": str(rhs)})
+    return Evidence(
+        passed=ok, measured=rows[0]["lhs"], theoretical=rows[0]["rhs"],
+        detail=(f"{len(rows)} paths, condition holds on all; LHS = {rows[0]['lhs']} > 0 > "
+                f"printed RHS = {rows[0]['rhs']}"),
+        counterexample=None if ok else {
+            "n": 2, "f_i": "(1/2)(w - c_i)^2, c = (1, -1)", "L": 1, "w0": 1, "eta": "1/50",
+            "T": 2, "p": "any", "paths": rows},
+    )
+
+
+@CLAIM.check("monte_carlo", "as_printed_long_run")
+def _zero_floor_mc(ctx: Context) -> Evidence:
+    """n = 10, p = 0.1, η = 0.01, T = 300 > 1/η: conditional mean on the event, per path."""
+    eta_val, p_val = 0.01, 0.1
+    r = mifa_long_runs(ctx, eta_val=eta_val, p_val=p_val, stream="as-printed")
+    T_val = r["T"]
+    lhs = r["grad_norm2"][1:T_val].mean(axis=0)
+    rhs = 2 * r["f_gap"][1] / (eta_val * T_val - 1)
+    cond = condition(eta_val, r["L"], r["tau_max"]) >= 0
+    viol = int(np.sum(cond & (lhs > rhs)))
+    ce = {"seed": ctx.seed, "n": 10, "p": p_val, "eta": eta_val, "T": T_val,
+          "replicas": r["R"], "problem": "QuadraticProblem.heterogeneous(10, 5, L=1, mu=0.1, "
+          "sigma_G2=1)", "w0": "x* + 5 e/sqrt(d)"}
+    ev = stats.check_upper_bound(lhs[cond], float(np.max(rhs)), counterexample=ce,
+                                 what="E[(1/(T-1))Σ_{t>=1}||∇f(w_t)||^2 | condition]")
+    ev.detail += (f"; condition held on {int(cond.sum())}/{r['R']} paths (τ_max from "
+                  f"{int(r['tau_max'].min())} to {int(r['tau_max'].max())}); pathwise "
+                  f"violations among them: {viol}")
+    if ev.passed is not None and viol:
+        ev.passed = False
+        ev.counterexample = {**ce, "pathwise_violations": viol}
+    return ev
+
+
+@CLAIM.check("monte_carlo", "floor_qualitative")
+def _zero_floor_qualitative(ctx: Context) -> Evidence:
+    """The seed's p = 0.1, η = 0.02: FedAvg-IS floor, MIFA none, U-MIFA none (as printed)."""
+    out = floor_comparison(ctx, 0.1)
+    ok, detail, data = floor_verdicts(out)
+    figs: list[str] = []
+    path = ctx.figure_path("floors")
+    if path is not None:
+        from fedtheory.plotting.mifa import plot_floor_experiment
+
+        figs = plot_floor_experiment([out], path=path)
+    return Evidence(passed=ok, measured=data, theoretical={"floor_F": out["floor"]},
+                    detail=detail, alpha=ALPHA, figures=figs,
+                    counterexample=None if ok else {
+                        "seed": ctx.seed, "n": 10, "p": 0.1, "eta": 0.02, "T": out["T"],
+                        "replicas": out["R"], "x0": "x* + 1", "measured": data,
+                        "problem": "isotropic quadratic, Hessians I, ||h_i||^2 = 1"})

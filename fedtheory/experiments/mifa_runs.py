@@ -1,0 +1,300 @@
+"""The experiment runs of the ``mifa`` claims (seed 000), as their checks and figures use them.
+
+Each function takes the claim's :class:`~fedtheory.claims.core.Context` and draws from its
+named random streams (``ctx.rng(name)``, derived from the seed, the claim id and the name), so
+the numbers do not depend on where the runs are called from. The seed's two experiments are
+cached per ``(kind, preset, seed)`` (one at a time). Also the verdict helpers shared by
+several claims (floors, "U-MIFAm works better", the complexity scaling). Used by the claims in
+:mod:`fedtheory.claims.mifa`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fedtheory import stats
+from fedtheory.claims.core import Context, Evidence
+from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.theory.mifa import heterogeneous, one_round, slopes
+
+__all__ = [
+    "better_than_all", "complexity_scaling_evidence", "convex_fedpgd_run", "diverged",
+    "error_samples", "evals_to_eps", "experiment", "figure_evidence", "floor_comparison",
+    "floor_verdicts", "long_run", "mc_state", "mifa_long_runs", "same_mask_runs",
+    "scaling_problem", "summary", "umifam_best_evidence",
+]
+
+ALPHA = stats.DEFAULT_ALPHA
+
+
+def mc_state(ctx: Context, stream: str, n: int = 10, d: int = 3
+              ) -> tuple[np.ndarray, np.ndarray, int]:
+    rng = ctx.rng(stream + "-state")
+    delta = rng.standard_normal((n, d))
+    memory = rng.standard_normal((n, d))
+    return delta, memory, ctx.size(quick=20_000, full=200_000)
+
+
+def error_samples(rule_name: str, ctx: Context, stream: str, p_val: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """‖∇f(w_t) - G_t‖² after one round of the engine's rule from a fixed table (exact grads)."""
+    grads, memory, R = mc_state(ctx, stream)
+    G, _, _ = one_round(rule_name, grads, memory, p_val, R, ctx.rng(stream))
+    err2 = np.sum((grads.mean(axis=0) - G) ** 2, axis=1)
+    return err2, grads, memory, R
+
+
+def long_run(ctx: Context, p_val: float, eta_val: float, *, start: float = 0.0,
+              stream: str = "long") -> dict[str, Any]:
+    """FedAvg-IS on the isotropic quadratic (n = 10, L = 1, ||h_i||^2 = 1) from w* + start."""
+    rng = ctx.rng(stream)
+    prob = mx.isotropic_problem(10, 5, L=1.0, sigma_G2_max=1.0, rng=rng)
+    T_val = ctx.size(quick=300, full=3000)
+    R = ctx.size(quick=200, full=1000)
+    x0 = prob.x_star + start * np.ones(prob.d) / np.sqrt(prob.d)
+    out = mx.pathwise_run(prob, "fedavg_is", p=p_val, rounds=T_val, replicas=R, eta=eta_val,
+                          rng=rng, x0=x0)
+    avg = out["grad_norm2"][:T_val].mean(axis=0)
+    exact = mx.isotropic_fedavg_is_moments(T_val - 1, eta=eta_val, L=1.0, n=10, p=p_val,
+                                           h2_sum=10.0, u0_sq=start**2)
+    return {"avg": avg, "exact_avg": float(exact.mean()), "T": T_val, "R": R,
+            "gap0": float(prob.loss(x0) - prob.f_star), "sigma2": 1.0, "L": 1.0, "n": 10,
+            "start": start}
+
+
+def mifa_long_runs(ctx: Context, *, eta_val: float, p_val: float, stream: str,
+                    start: float = 5.0) -> dict[str, Any]:
+    """MIFA (exact gradients, memory filled at round 0) on a heterogeneous quadratic, n = 10."""
+    rng = ctx.rng(stream)
+    prob = heterogeneous(rng)
+    T_val = ctx.size(quick=300, full=2000)
+    R = ctx.size(quick=300, full=2000)
+    x0 = prob.x_star + start * np.ones(prob.d) / np.sqrt(prob.d)
+    out = mx.pathwise_run(prob, "mifa", p=p_val, rounds=T_val, replicas=R, eta=eta_val,
+                          rng=rng, x0=x0)
+    out.update(T=T_val, R=R, L=prob.L, prob=prob)
+    return out
+
+
+def floor_comparison(ctx: Context, p_val: float, *, eta_val: float = 0.02,
+                      stream: str = "floors") -> dict[str, Any]:
+    """FedAvg-IS, MIFA, U-MIFA on the isotropic quadratic (n = 10, L = 1, ||h_i||^2 = 1)."""
+    return mx.floor_experiment(p_val, rounds=ctx.size(quick=600, full=3000),
+                               replicas=ctx.size(quick=100, full=500), eta=eta_val,
+                               rng_problem=ctx.rng(stream + "-problem"),
+                               rngs={rule: ctx.rng(f"{stream}-{rule}")
+                                     for rule in ("fedavg_is", "mifa", "umifa")})
+
+
+def diverged(v: np.ndarray) -> bool:
+    """Whether some run overflowed (non-finite or above 1e100)."""
+    return bool(not np.all(np.isfinite(v)) or np.max(v) > 1e100)
+
+
+def floor_verdicts(out: dict[str, Any]) -> tuple[bool | None, str, dict[str, Any]]:
+    """'keeps a floor' for FedAvg-IS, 'no floor' for MIFA and U-MIFA (see the derivation)."""
+    F = out["floor"]
+    parts, ok, data = [], True, {}
+    final = {k: out[k][-1] for k in ("fedavg_is", "mifa", "umifa")}
+    ev_is = stats.check_lower_bound(final["fedavg_is"], F / 2, what="FedAvg-IS E||∇f(w_T)||^2")
+    parts.append(ev_is.detail)
+    ok &= bool(ev_is.passed)
+    for k in ("mifa", "umifa"):
+        v = final[k]
+        if diverged(v):
+            parts.append(f"{k}: diverged ({int(np.sum(~np.isfinite(v) | (v > 1e100)))}/"
+                         f"{v.size} runs overflow by round {out['T']})")
+            data[k] = "diverged"
+            ok = False
+            continue
+        ev = stats.check_upper_bound(v, F / 100, what=f"{k} E||∇f(w_T)||^2")
+        parts.append(ev.detail)
+        data[k] = float(np.mean(v))
+        ok &= bool(ev.passed)
+    data["fedavg_is"] = float(np.mean(final["fedavg_is"]))
+    data["floor"] = F
+    return ok, f"p = {out['p']}, η = {out['eta']}, T = {out['T']}, F = {F:.4g}: " + "; ".join(
+        parts), data
+
+
+def same_mask_runs(ctx: Context, p_val: float, rounds: int, replicas: int, stream: str
+                    ) -> dict[str, dict[str, np.ndarray]]:
+    prob = heterogeneous(ctx.rng(stream + "-problem"))
+    x0 = prob.x_star + np.ones(prob.d)
+    out = {}
+    for rule in ("saga", "umifa"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[rule] = mx.pathwise_run(prob, rule, p=p_val, rounds=rounds, replicas=replicas,
+                                        eta=0.02, rng=ctx.rng(stream), x0=x0)
+    return out
+
+
+_EXPERIMENT_CACHE: dict[tuple[str, str, int], dict[str, Any]] = {}
+
+
+def experiment(ctx: Context, kind: str) -> dict[str, Any]:
+    """Seed 000's experiment on the quadratic or the logistic problem (cached per context)."""
+    key = (kind, ctx.preset, ctx.seed)
+    if key not in _EXPERIMENT_CACHE:
+        res = mx.seed_setting(kind, quick=ctx.quick, seed=ctx.seed)
+        _EXPERIMENT_CACHE.clear()  # keep one experiment in memory
+        _EXPERIMENT_CACHE[key] = res
+    return _EXPERIMENT_CACHE[key]
+
+
+def better_than_all(runs: dict[str, np.ndarray], best: str, others: list[str]
+                     ) -> tuple[bool | None, str, dict[str, Any]]:
+    """Paired check_less of ``best`` against each of ``others`` on the tail log10 f-gap."""
+    m_best = mx.tail_log10(runs[best])
+    verdicts, parts, data = [], [], {}
+    for o in others:
+        ev = stats.check_less(m_best, mx.tail_log10(runs[o]),
+                              what=f"log10 gap {best} - {o}")
+        verdicts.append(ev.passed)
+        data[o] = {"mean_difference": ev.measured, "passed": ev.passed}
+        parts.append(f"{o}: {'better' if ev.passed else 'worse' if ev.passed is False else '?'}"
+                      f" ({ev.detail})")
+    if any(v is False for v in verdicts):
+        passed: bool | None = False
+    elif all(v is True for v in verdicts):
+        passed = True
+    else:
+        passed = None
+    return passed, "; ".join(parts), data
+
+
+def summary(runs: dict[str, np.ndarray]) -> dict[str, float]:
+    """Median over replicas of the tail log10 f-gap, per rule."""
+    return {k: float(np.median(mx.tail_log10(v))) for k, v in runs.items()}
+
+
+def convex_fedpgd_run(ctx: Context) -> dict[str, Any]:
+    """The convex FedPGD setting of mifa.rates_table and its correction: n = 40, b = 4,
+    d = 50, η = 1/(2L) on the isotropic quadratic from x* + a unit vector (stream "convex").
+
+    Returns the sizes, the replicas of f(x_t) - f* ``(R, T + 1)`` and f(x_0) - f*.
+    """
+    from fedtheory.algorithms import get_rule
+    from fedtheory.participation import UniformParticipation
+    from fedtheory.simulate import simulate
+
+    n, b, d = 40, 4, 50
+    eta_val, L_val = 0.5, 1.0
+    T_val = ctx.size(quick=1000, full=5000)
+    R = ctx.size(quick=50, full=200)
+    prob = mx.isotropic_problem(n, d, L=L_val, sigma_G2_max=1.0, rng=ctx.rng("convex"))
+    x0 = prob.x_star + np.ones(d) / np.sqrt(d)
+    res = simulate(prob, get_rule("fedpgd", b=b), UniformParticipation(n, b), rounds=T_val,
+                   replicas=R, lr=eta_val, x0=x0, seed=ctx.seed, keep_replicas=True)
+    return {"n": n, "b": b, "d": d, "eta": eta_val, "L": L_val, "T": T_val, "R": R,
+            "f_gap": res.f_gap.replicas, "gap0": float(prob.loss(x0) - prob.f_star)}
+
+
+def scaling_problem(ctx: Context, n: int) -> Any:
+    return heterogeneous(ctx.rng(f"scaling{n}"), n)
+
+
+def evals_to_eps(ctx: Context, ns: list[int]) -> dict[str, Any]:
+    """Client-gradient evaluations until ||∇f||^2 <= 1e-6 ||∇f(x_0)||^2: FedGD and SAGA."""
+    from fedtheory.algorithms import get_rule
+    from fedtheory.participation import BernoulliParticipation, UniformParticipation
+    from fedtheory.simulate import simulate
+
+    R = ctx.size(quick=8, full=32)
+    out: dict[str, Any] = {"n": ns, "fedgd": [], "saga": []}
+    for n in ns:
+        prob = scaling_problem(ctx, n)
+        x0 = prob.x_star + np.ones(prob.d)
+        eps = 1e-6 * float(np.sum(prob.grad(x0) ** 2))
+        gd = simulate(prob, "full", BernoulliParticipation(1.0, n=n), rounds=2000, replicas=1,
+                      lr=1.0 / prob.L, x0=x0, keep_replicas=True)
+        k_gd = mx.steps_to_eps(gd.grad_norm2.replicas, eps)[0]
+        out["fedgd"].append(np.full(R, n * float(k_gd) if k_gd >= 0 else np.inf))
+        eta_s = 1.0 / (prob.L * n ** (2 / 3))
+        rounds = int(8 * n ** (2 / 3) * np.log(1e6) + 4 * n)
+        sg = simulate(prob, get_rule("saga", memory_init="full"), UniformParticipation(n, 1),
+                      rounds=rounds, replicas=R, lr=eta_s, x0=x0, seed=ctx.seed,
+                      keep_replicas=True)
+        k_s = mx.steps_to_eps(sg.grad_norm2.replicas, eps)
+        out["saga"].append(np.where(k_s >= 0, n + k_s.astype(float), np.inf))
+    return out
+
+
+def figure_evidence(ctx: Context, kind: str) -> Evidence:
+    """The figure check of the seed's experiments: median and 10-90% bands of f - f* over the
+    seeds, p in {0.01, 0.1, 0.5} (illustration; the momentum comparisons are reported)."""
+    res = experiment(ctx, kind)
+    figs: list[str] = []
+    path = ctx.figure_path(f"{kind}_rules")
+    if path is not None:
+        from fedtheory.plotting.mifa import plot_seed_experiment
+
+        figs = plot_seed_experiment(res, title=f"seed 000, {kind} problem", path=path)
+    momentum = {}
+    for pv in res["p_values"]:
+        r = res["runs"][pv]
+        momentum[pv] = {
+            "mifam_vs_mifa": stats.check_less(mx.tail_log10(r["mifam"]),
+                                              mx.tail_log10(r["mifa"])).passed,
+            "umifam_vs_umifa": stats.check_less(mx.tail_log10(r["umifam"]),
+                                                mx.tail_log10(r["umifa"])).passed,
+        }
+    med = {pv: summary(res["runs"][pv]) for pv in res["p_values"]}
+    return Evidence.illustration(
+        figs, measured=med,
+        detail=(f"{res['problem']}, η = {res['eta']}, β = {res['betas'][0]} (and "
+                f"{res['betas'][1]}), {res['replicas']} seeds; median tail log10(f - f*) "
+                f"per p: {med}. Momentum (True = faster, paired, alpha = 1e-6): "
+                f"{momentum}"),
+        data={"momentum": momentum})
+
+
+def umifam_best_evidence(ctx: Context, kind: str, pv: float) -> Evidence:
+    """p = ``pv``: U-MIFAm against each other rule, paired over seeds (check_less on the tail
+    log10 gap); the same with the second β reported."""
+    res = experiment(ctx, kind)
+    runs = res["runs"][pv]
+    others = ["fedavg_is", "mifa", "umifa", "mifam"]
+    passed, detail, data = better_than_all(runs, "umifam", others)
+    b2 = res["betas"][1]
+    alt = {**runs, "umifam": runs[f"umifam@{b2:g}"], "mifam": runs[f"mifam@{b2:g}"]}
+    p2, _, _ = better_than_all(alt, "umifam", others)
+    detail += f". With β = {b2:g} instead: U-MIFAm best = {p2}"
+    ce = None
+    if passed is False:
+        winners = [o for o in others if data[o]["passed"] is False]
+        ce = {"seed": ctx.seed, "p": pv, "eta": res["eta"], "beta": res["betas"][0],
+              "replicas": res["replicas"], "rounds": int(res["rounds"][-1]),
+              "better_than_umifam": winners, "median_tail_log10": summary(runs),
+              "problem": res["problem"]}
+    return Evidence(passed=passed, measured=summary(runs), theoretical="U-MIFAm best",
+                    detail=detail, alpha=ALPHA, counterexample=ce, data=data)
+
+
+def complexity_scaling_evidence(ctx: Context) -> Evidence:
+    """Evaluations to ε as n grows: FedGD slope 1, SAGA (η = 1/(L n^{2/3}), b = 1) smaller."""
+    ns = ctx.size(quick=[8, 16, 32, 64], full=[8, 16, 32, 64, 128, 256])
+    r = evals_to_eps(ctx, ns)
+    if any(not np.all(np.isfinite(e)) for e in r["fedgd"] + r["saga"]):
+        return Evidence(passed=None, measured=None, theoretical=None,
+                        detail="some run did not reach ε within its budget")
+    s_gd = slopes(ns, r["fedgd"])
+    s_sg = slopes(ns, r["saga"])
+    gd_ok = bool(abs(s_gd[0] - 1.0) <= 0.1)
+    ev = stats.check_less(s_sg, s_gd, what="slope SAGA - slope FedGD")
+    ci = stats.mean_interval(s_sg)
+    passed = None if ev.passed is None else (gd_ok and bool(ev.passed))
+    ce = None if passed is not False else {"seed": ctx.seed, "n": ns,
+                                           "fedgd_evals": [float(e[0]) for e in r["fedgd"]],
+                                           "saga_evals_mean": [float(e.mean())
+                                                               for e in r["saga"]]}
+    return Evidence(
+        passed=passed, measured={"fedgd_slope": float(s_gd[0]), "saga_slope": float(ci.mean)},
+        theoretical={"fedgd_slope": 1.0, "saga_slope": "< FedGD's (table: 2/3)"},
+        detail=(f"n = {ns}: FedGD evals {[int(e[0]) for e in r['fedgd']]} (slope "
+                f"{s_gd[0]:.3f}); SAGA mean evals {[round(float(e.mean())) for e in r['saga']]}"
+                f" (slope {ci.mean:.3f}, interval [{ci.lower:.3f}, {ci.upper:.3f}]); "
+                f"{ev.detail}"),
+        alpha=ALPHA, counterexample=ce)
