@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.claims.ocs import plot_aocs_iterations
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.ocs import plot_aocs_iterations
 from fedtheory.sampling.aocs import aocs_iteration_study
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.claims.ocs import plot_alpha_spread
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.ocs import plot_alpha_spread
 from fedtheory.sampling.improvement import alpha_spread_study
 
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fedtheory.claims.ocs_experiment import plot_sqrt_n, sweep_run
+from fedtheory.experiments.ocs_fedavg import sweep_run
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.ocs import plot_sqrt_n
 
 
 def main(argv: list[str] | None = None) -> int:

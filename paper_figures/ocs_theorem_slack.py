@@ -6,7 +6,7 @@ claims' checks) beside the theorem's bound (at the lower confidence limit of gam
 sweep: Theorem 13 (and its correction) over x^k on a two-client problem with weights (3/4, 1/4);
 Theorem 15 over the step size where it is tight; Theorem 17 (and its correction) over n at
 x^k = x*; Theorem 18 over the step size. The data come from
-fedtheory.claims.ocs_theorems.theorem_slack_data.
+fedtheory.experiments.ocs_theorems.theorem_slack_data.
 
 Usage: python paper_figures/ocs_theorem_slack.py [--quick] [--out DIR] [--seed S]
 """
@@ -16,8 +16,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fedtheory.claims.ocs_theorems import plot_theorem_slack, theorem_slack_data
+from fedtheory.experiments.ocs_theorems import theorem_slack_data
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.ocs import plot_theorem_slack
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fedtheory.claims.ocs_experiment import experiment_run, plot_ocs_vs_uniform
-from fedtheory.experiments.ocs_fedavg import area_per_bit, area_per_round
+from fedtheory.experiments.ocs_fedavg import area_per_bit, area_per_round, experiment_run
 from fedtheory.plotting import figure_script_args
+from fedtheory.plotting.ocs import plot_ocs_vs_uniform
 
 
 def main(argv: list[str] | None = None) -> int:

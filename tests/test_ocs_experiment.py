@@ -198,7 +198,7 @@ def test_sqrt_n_sweep_bookkeeping(monkeypatch):
 
 
 def test_claim_is_registered_with_its_checks():
-    from fedtheory.claims.ocs_experiment import EXPERIMENT
+    from fedtheory.claims.ocs.experiment import CLAIM as EXPERIMENT
 
     kinds = {c.name: c.kind for c in EXPERIMENT.checks}
     assert kinds == {"between_per_round": "monte_carlo", "best_per_bit": "monte_carlo",

@@ -41,11 +41,14 @@ problem's validation hold-out.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from fedtheory import stats
+from fedtheory.claims.core import Context
 from fedtheory.problems.logistic import LogisticProblem
 from fedtheory.sampling.aocs import aocs_probabilities
 from fedtheory.sampling.ocs import optimal_probabilities
@@ -61,9 +64,11 @@ __all__ = [
     "common_budget",
     "curves_per_bit",
     "digits_problem",
+    "experiment_run",
     "ocs_vs_uniform",
     "run_fedavg",
     "sqrt_n_sweep",
+    "sweep_run",
 ]
 
 #: Participation schemes understood by :func:`run_fedavg`.
@@ -504,3 +509,26 @@ def sqrt_n_sweep(preset: str = "quick", seed: int = 0, alpha: float = 1e-6,
                       epsilon=eps, alpha=alpha, sizes=sizes,
                       config={"preset": preset, "seed": seed, "rounds": K,
                               "replicas": cfg["sweep_replicas"], "tail": tail})
+
+
+# ------------------------------------------------------------------ cached runs of the claim
+#: The claim whose random streams the cached runs use (seed, claim id and stream name).
+CLAIM_ID = "ocs.experiment"
+
+
+def _rng(preset: str, seed: int, stream: str) -> np.random.Generator:
+    return Context(preset=preset, seed=seed, claim_id=CLAIM_ID).rng(stream)
+
+
+@functools.lru_cache(maxsize=4)
+def experiment_run(preset: str = "quick", seed: int = 0) -> FedAvgRun:
+    """The full / uniform / OCS / AOCS comparison of ``ocs.experiment`` for a preset and seed
+    (cached; the same run the claim's checks judge)."""
+    return ocs_vs_uniform(preset, seed, rng=_rng(preset, seed, "ocs_vs_uniform"))
+
+
+@functools.lru_cache(maxsize=4)
+def sweep_run(preset: str = "quick", seed: int = 0) -> SqrtNSweep:
+    """The m = O(sqrt n) sweep of ``ocs.experiment`` for a preset and seed (cached)."""
+    return sqrt_n_sweep(preset, seed, alpha=stats.DEFAULT_ALPHA,
+                        rng=_rng(preset, seed, "sqrt_n"))

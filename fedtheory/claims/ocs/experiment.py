@@ -3,25 +3,23 @@ r"""Claim ``ocs.experiment``: seed 002's Section 5 experiment, re-run on a bundl
 FedAvg (Algorithm 3) with full participation, uniform(m), OCS(m) (Algorithm 1) and AOCS(m)
 (Algorithm 2) on multinomial logistic regression over an unbalanced federated split of
 scikit-learn's ``load_digits`` (the Section 5.2 recipe), and the :math:`m = O(\sqrt n)`
-conjecture of Section 5.4. The simulation lives in :mod:`fedtheory.experiments.ocs_fedavg`;
-this module states the claim, judges it with :mod:`fedtheory.stats`, and draws the figures
-(the scripts ``paper_figures/ocs_vs_uniform.py`` and ``paper_figures/ocs_sqrt_n.py`` call the
-plotting functions below).
+conjecture of Section 5.4. The simulation and its cached runs (``experiment_run``,
+``sweep_run``) live in :mod:`fedtheory.experiments.ocs_fedavg`, the figures in
+:mod:`fedtheory.plotting.ocs` (also used by ``paper_figures/ocs_vs_uniform.py`` and
+``paper_figures/ocs_sqrt_n.py``); this module states the claim and judges it with
+:mod:`fedtheory.stats`.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 
 from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, register
-from fedtheory.claims.evidence import combined_alpha
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, combined_alpha
 from fedtheory.experiments import ocs_fedavg as ox
-
-__all__ = ["EXPERIMENT", "experiment_run", "plot_ocs_vs_uniform", "plot_sqrt_n", "sweep_run"]
+from fedtheory.experiments.ocs_fedavg import experiment_run, sweep_run
 
 ALPHA = stats.DEFAULT_ALPHA
 
@@ -29,7 +27,7 @@ ALPHA = stats.DEFAULT_ALPHA
 #: within this fraction of OCS's gain over uniform sampling.
 AOCS_EQUIVALENCE_FRACTION = 0.1
 
-EXPERIMENT = register(Claim(
+CLAIM = Claim(
     id="ocs.experiment",
     family="ocs",
     seed_ref="002, Section 5 (5.1, 5.2, 5.4, footnote 4), Appendix F",
@@ -100,30 +98,12 @@ Readings and tests (alpha = 1e-6 per check, paired replicas):
   n)) is worse than full by more than the tolerance (lower limit above 1 point); inconclusive
   otherwise. The log-log slope of m*(n) is reported.
 """,
-))
-
-
-# ---------------------------------------------------------------------------------- data
-def _rng(preset: str, seed: int, stream: str) -> np.random.Generator:
-    return Context(preset=preset, seed=seed, claim_id=EXPERIMENT.id).rng(stream)
-
-
-@functools.lru_cache(maxsize=4)
-def experiment_run(preset: str = "quick", seed: int = 0) -> ox.FedAvgRun:
-    """The full / uniform / OCS / AOCS comparison for a preset and seed (cached)."""
-    return ox.ocs_vs_uniform(preset, seed, rng=_rng(preset, seed, "ocs_vs_uniform"))
-
-
-@functools.lru_cache(maxsize=4)
-def sweep_run(preset: str = "quick", seed: int = 0) -> ox.SqrtNSweep:
-    """The m = O(sqrt n) sweep for a preset and seed (cached)."""
-    return ox.sqrt_n_sweep(preset, seed, alpha=ALPHA, rng=_rng(preset, seed, "sqrt_n"))
-
+)
 
 def _replay(ctx: Context, **extra: Any) -> dict[str, Any]:
     run = experiment_run(ctx.preset, ctx.seed)
     ce = {"preset": ctx.preset, "seed": ctx.seed,
-          "rerun": f"fedtheory.claims.ocs_experiment.experiment_run({ctx.preset!r}, {ctx.seed})",
+          "rerun": f"fedtheory.experiments.ocs_fedavg.experiment_run({ctx.preset!r}, {ctx.seed})",
           "setup": {k: v for k, v in ox.SETUP.items() if not k.startswith("sweep")},
           "client_sizes": run.config["sizes"], "rounds": run.config["rounds"],
           "replicas": run.config["replicas"]}
@@ -131,16 +111,7 @@ def _replay(ctx: Context, **extra: Any) -> dict[str, Any]:
     return ce
 
 
-def _combine(parts: list[Evidence]) -> bool | None:
-    if any(p.passed is False for p in parts):
-        return False
-    if all(p.passed is True for p in parts):
-        return True
-    return None
-
-
-# ---------------------------------------------------------------------------------- checks
-@EXPERIMENT.check("monte_carlo", "between_per_round")
+@CLAIM.check("monte_carlo", "between_per_round")
 def _between_per_round(ctx: Context) -> Evidence:
     """Per round, OCS(m) beats uniform(m) and is not better than full (paired areas)."""
     run = experiment_run(ctx.preset, ctx.seed)
@@ -170,7 +141,7 @@ def _between_per_round(ctx: Context) -> Evidence:
     )
 
 
-@EXPERIMENT.check("monte_carlo", "best_per_bit")
+@CLAIM.check("monte_carlo", "best_per_bit")
 def _best_per_bit(ctx: Context) -> Evidence:
     """Per bit sent client -> master, OCS(m) and AOCS(m) beat uniform(m) and full."""
     run = experiment_run(ctx.preset, ctx.seed)
@@ -185,7 +156,7 @@ def _best_per_bit(ctx: Context) -> Evidence:
                                   what=f"E[B_{name} - B_{other}]")
             parts.append(ev)
             lines.append(f"{name} vs {other}: {ev.passed} ({ev.detail})")
-    passed = _combine(parts)
+    passed = all_of([(f"part {k}", ev) for k, ev in enumerate(parts)]).passed
     failed = [p for p in parts if p.passed is False]
     means = area.mean(axis=1)
     budget = ox.common_budget(run)
@@ -200,7 +171,7 @@ def _best_per_bit(ctx: Context) -> Evidence:
     )
 
 
-@EXPERIMENT.check("monte_carlo", "aocs_matches_ocs")
+@CLAIM.check("monte_carlo", "aocs_matches_ocs")
 def _aocs_matches_ocs(ctx: Context) -> Evidence:
     """AOCS reaches eq. (7) in most rounds and its results are equivalent to OCS's."""
     run = experiment_run(ctx.preset, ctx.seed)
@@ -241,7 +212,7 @@ def _slope(ns: list[int], ms: list[int]) -> float | None:
     return float(np.polyfit(np.log(ns), np.log(ms), 1)[0])
 
 
-@EXPERIMENT.check("monte_carlo", "sqrt_n_conjecture")
+@CLAIM.check("monte_carlo", "sqrt_n_conjecture")
 def _sqrt_n_conjecture(ctx: Context) -> Evidence:
     """For several n, the smallest m at which OCS(m) matches full participation, vs c sqrt n."""
     sw = sweep_run(ctx.preset, ctx.seed)
@@ -267,7 +238,7 @@ def _sqrt_n_conjecture(ctx: Context) -> Evidence:
               "client_sizes": sw.sizes[n], "accuracy_gap_lower_limit": sw.lower[n][j],
               "epsilon": sw.epsilon, "rounds": sw.config["rounds"],
               "replicas": sw.config["replicas"],
-              "rerun": f"fedtheory.claims.ocs_experiment.sweep_run({ctx.preset!r}, {ctx.seed})"}
+              "rerun": f"fedtheory.experiments.ocs_fedavg.sweep_run({ctx.preset!r}, {ctx.seed})"}
     table = ", ".join(f"n={r['n']}: m*={r['m_star']} (c*sqrt n -> {r['seed_budget']})"
                       for r in rows)
     return Evidence(
@@ -284,10 +255,12 @@ def _sqrt_n_conjecture(ctx: Context) -> Evidence:
     )
 
 
-@EXPERIMENT.check("figure", "ocs_vs_uniform_figure")
+@CLAIM.check("figure", "ocs_vs_uniform_figure")
 def _figure_curves(ctx: Context) -> Evidence:
     """Accuracy and loss against rounds and against bits, bands over replicas."""
     run = experiment_run(ctx.preset, ctx.seed)
+    from fedtheory.plotting.ocs import plot_ocs_vs_uniform
+
     figures = plot_ocs_vs_uniform(run, ctx.figure_path("ocs_vs_uniform"))
     final = run.accuracy[..., -1].mean(axis=1)
     return Evidence.illustration(
@@ -296,102 +269,14 @@ def _figure_curves(ctx: Context) -> Evidence:
         (f": {figures[0]}" if figures else " (no figure directory given)"))
 
 
-@EXPERIMENT.check("figure", "sqrt_n_figure")
+@CLAIM.check("figure", "sqrt_n_figure")
 def _figure_sqrt_n(ctx: Context) -> Evidence:
     """Accuracy gap to full participation against m for several n, and m*(n) against n."""
     sw = sweep_run(ctx.preset, ctx.seed)
+    from fedtheory.plotting.ocs import plot_sqrt_n
+
     figures = plot_sqrt_n(sw, ctx.figure_path("sqrt_n"))
     return Evidence.illustration(
         figures, {"m_star": {n: sw.m_star[n] for n in sw.ns}},
         detail="figure of the m = O(sqrt n) sweep" +
         (f": {figures[0]}" if figures else " (no figure directory given)"))
-
-
-# ---------------------------------------------------------------------------------- figures
-_COLORS = {"full": "k", "uniform": "C3", "ocs": "C0", "aocs": "C2"}
-_LABELS = {"full": "full", "uniform": "uniform", "ocs": "OCS", "aocs": "AOCS"}
-
-
-def plot_ocs_vs_uniform(run: ox.FedAvgRun, path: Any) -> list[str]:
-    """Validation accuracy and f - f* against rounds and against bits, bands over replicas.
-
-    Accuracy: mean +- std over replicas; f - f*: geometric mean with a band of +- one standard
-    deviation of log(f - f*) (the quantity the checks compare). Returns the saved paths (none
-    when ``path`` is None)."""
-    from fedtheory.plotting import plt, save_figure
-
-    if path is None:
-        return []
-    fig, axes = plt.subplots(2, 2, figsize=(10.5, 7.5))
-    rounds = np.arange(run.loss.shape[-1])
-    positive = run.bits[run.bits > 0]
-    budgets = np.geomspace(float(positive.min()), float(run.bits.max()), 200)
-    ms = np.atleast_1d(run.config["m"])
-    metrics = (run.accuracy, np.log(run.loss - run.f_star))
-    per_bit = [ox.curves_per_bit(run, vals, budgets) for vals in metrics]  # (S, R, G)
-    for i, s in enumerate(run.schemes):
-        label = _LABELS[s] + ("" if s == "full" else f" (m={ms[i]:g})")
-        style = {"color": _COLORS[s], "ls": "--" if s == "aocs" else "-"}
-        keep = budgets <= float(run.bits[i, :, -1].min())  # budgets every replica reached
-        for row in (0, 1):
-            for col, xs, vals in ((0, rounds, metrics[row][i]),
-                                  (1, budgets[keep], per_bit[row][i][:, keep])):
-                mean, sd = vals.mean(axis=0), vals.std(axis=0)
-                lo, hi = mean - sd, mean + sd
-                if row == 1:
-                    mean, lo, hi = np.exp(mean), np.exp(lo), np.exp(hi)
-                ax = axes[row, col]
-                ax.plot(xs, mean, label=label, **style)
-                ax.fill_between(xs, lo, hi, color=_COLORS[s], alpha=0.15)
-    axes[0, 0].set_ylabel("validation accuracy")
-    axes[1, 0].set_ylabel(r"$f(x^k) - f^\star$")
-    for ax in axes[:, 1]:
-        ax.set_xscale("log")
-    for ax in axes[1]:
-        ax.set_yscale("log")
-    axes[1, 0].set_xlabel("communication round")
-    axes[1, 1].set_xlabel("bits sent client -> master")
-    axes[0, 0].legend(fontsize=8)
-    cfg = run.config
-    fig.suptitle(f"FedAvg on unbalanced digits (n = {cfg['n']}, d = {cfg['d']}, "
-                 f"{cfg['replicas']} replicas; accuracy: mean +- std, loss: geometric mean, "
-                 f"x/÷ exp(std of log))", fontsize=10)
-    return save_figure(fig, path)
-
-
-def plot_sqrt_n(sw: ox.SqrtNSweep, path: Any) -> list[str]:
-    """Accuracy gap full - OCS(m) against m per n (upper limits), and m*(n) against n.
-
-    Returns the saved paths (none when ``path`` is None)."""
-    from fedtheory.plotting import plt, save_figure
-
-    if path is None:
-        return []
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10.5, 4.2))
-    for k, n in enumerate(sw.ns):
-        grid = np.array(sw.grids[n])
-        mean = sw.acc_gap[n].mean(axis=1)
-        ax0.errorbar(grid, mean, yerr=[np.zeros_like(mean), sw.upper[n] - mean], fmt="o-",
-                     ms=4, capsize=3, color=f"C{k}", label=f"n = {n}")
-    ax0.axhline(sw.epsilon, color="gray", ls="--", lw=1, label="tolerance")
-    ax0.set_xscale("log", base=2)
-    ax0.set_xlabel("m (expected participants)")
-    ax0.set_ylabel("accuracy(full) - accuracy(OCS(m))")
-    ax0.set_title(f"mean and one-sided upper limit (alpha = {sw.alpha:g})", fontsize=9)
-    ax0.legend(fontsize=8)
-    ns = np.array(sw.ns, dtype=float)
-    found = [(n, m) for n, m in sw.m_star.items() if m is not None]
-    if found:
-        ax1.plot(*zip(*found, strict=True), "o", color="C0", label="m*(n), this sweep")
-    fine = np.geomspace(ns.min(), max(ns.max(), 128), 100)
-    ax1.plot(fine, ox.SETUP["sweep_m_seed_constant"] * np.sqrt(fine), "--", color="gray",
-             label=r"$c\sqrt{n}$, $c = 6/\sqrt{32}$")
-    ax1.plot([32, 128], [6, 12], "s", color="C3", label="seed 002 (Shakespeare)")
-    ax1.set_xscale("log", base=2)
-    ax1.set_yscale("log", base=2)
-    ax1.set_xlabel("n (clients)")
-    ax1.set_ylabel("smallest m matching full participation")
-    ax1.legend(fontsize=8)
-    fig.suptitle(f"m = O(sqrt n)? ({sw.config['replicas']} replicas, {sw.config['rounds']} "
-                 f"rounds, tolerance {sw.epsilon:g})", fontsize=10)
-    return save_figure(fig, path)

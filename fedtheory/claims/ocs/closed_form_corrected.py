@@ -1,0 +1,102 @@
+"""``ocs.closed_form.corrected``: the OCS closed form with the increasing order, zero norms, ties
+and fractional m (seed 002, eq. (7); corrects Lemma 20)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.sampling.ocs import optimal_probabilities
+from fedtheory.symbolic.kkt import kkt_points_exact
+from fedtheory.theory.ocs import FLOAT_RTOL, compare_with_cvxpy, exact_instances, float_instances
+
+from ._common import statuses
+
+CLAIM = Claim(
+    id="ocs.closed_form.corrected",
+    family="ocs",
+    seed_ref="002, eq. (7) (main-text ordering); corrects Lemma 20",
+    title="OCS closed form with the increasing order, zero norms, ties and fractional m",
+    statement=(
+        r"u_{(1)}\le\dots\le u_{(n)}\ (u_i=\|\tilde U_i\|),\quad "
+        r"l=\max\{l\in\{1..n\}: 0<m+l-n,\ (m+l-n)\,u_{(l)}\le \textstyle\sum_{j\le l}u_{(j)}\},"
+        r"\quad p_i=\min\Big\{1,\ (m+l-n)\frac{u_i}{\sum_{j\le l}u_{(j)}}\Big\}"
+        r"\ (p_i=0 \text{ if } u_i=0),\ 0<m\le n \text{ real}"
+    ),
+    kind=ClaimKind.CLOSED_FORM,
+    expected="confirmed",
+    derivation=(
+        "Eq. (7) with the main text's increasing order, its inequality multiplied by u_(l) so "
+        "that it reads for zero norms, and the convention that a zero norm gets p_i = 0 (its "
+        "term is 0 for every p_i; p_i = 0 spends no budget). The largest l never ends inside a "
+        "block of ties (g(l) = (m+l-n)u_(l) - S_l is constant across ties), so 'i not in A' is "
+        "'u_i <= u_(l)' and p_i = min{1, c u_i}; when m covers every non-zero norm the l "
+        "smallest are zeros and every non-zero norm gets 1. Fractional m: l > n - m, and "
+        "l = n - ceil(m) + 1 always qualifies. Checked against the exact KKT points "
+        "(rationals; zeros, ties, fractional m, m = n) and against cvxpy with a KKT "
+        "certificate on random and adversarial instances up to n = 1000 (full preset)."
+    ),
+)
+
+
+@CLAIM.check("symbolic")
+def _exact_kkt_points(ctx: Context) -> Evidence:
+    """optimal_probabilities (float) vs the unique exact KKT point, zeros/ties/fractional m."""
+    rng = ctx.rng("exact")
+    inst = exact_instances(rng, ctx.size(quick=30, full=150), zeros=True)
+    inst += [([0, 0, 0], Fraction(1)), ([0, 5, 0, 1], Fraction(3)), ([2, 2, 2, 2], Fraction(4)),
+             ([1, 1, 1, 9], Fraction(5, 2)), ([3, 3, 7, 7], Fraction(3))]
+    worst, bad = 0.0, []
+    for u, m in inst:
+        pts = kkt_points_exact(u, m)
+        p = optimal_probabilities(u, float(m))
+        exact = np.array([float(x) for x in pts[0].p]) if len(pts) == 1 else None
+        err = np.inf if exact is None else float(np.max(np.abs(p - exact)))
+        worst = max(worst, err)
+        if err > FLOAT_RTOL or np.isnan(p).any():
+            bad.append({"norms": u, "m": str(m), "p": p,
+                        "kkt_points": [[str(x) for x in pt.p] for pt in pts]})
+    return Evidence(
+        passed=not bad, measured=worst, theoretical=0.0, tolerance=FLOAT_RTOL,
+        detail=(f"{len(inst)} exact instances (n <= 7, zeros, ties, half-integer m, m = n): "
+                f"each has exactly one KKT point; max |p_float - p_exact| = {worst:.2g}"),
+        counterexample=bad[0] if bad else None,
+    )
+
+
+@CLAIM.check("convex")
+def _cvxpy_random_adversarial(ctx: Context) -> Evidence:
+    """cvxpy (Clarabel) + KKT certificate on random/adversarial instances (zeros included)."""
+    rng = ctx.rng("convex")
+    inst = float_instances(rng, ctx.quick)
+    rows = []
+    for kind, u, m in inst:
+        p = optimal_probabilities(u, m)
+        rows.append((kind, u, m, compare_with_cvxpy(u, m, p)))
+    bad = [r for r in rows if not r[3]["ok"]]
+    worst_gap = max(abs(r[3]["certificate"]["gap"]) for r in rows)
+    worst_excess = np.nanmax([r[3]["solver_excess"] for r in rows])
+    dp = np.nanmax([r[3]["max_dp"] for r in rows])
+    unsolved = sum(not r[3]["solved"] for r in rows)
+    ce = None
+    if bad:
+        kind, u, m, cmp = bad[0]
+        ce = {"kind": kind, "norms": u, "m": m, **{k: cmp[k] for k in (
+            "status", "feasible", "V_candidate", "V_solver", "directional_derivative",
+            "certificate")}}
+    return Evidence(
+        passed=(not bad) if unsolved < len(rows) else None,
+        measured=f"{len(rows) - len(bad)}/{len(rows)} certified",
+        theoretical="all certified", tolerance=FLOAT_RTOL,
+        detail=(f"{len(rows)} instances (n <= {max(r[1].size for r in rows)}; "
+                f"{', '.join(sorted({r[0] for r in rows}))}): closed form feasible, never worse "
+                f"than the solver's point, first-order condition toward it holds, max duality "
+                f"gap {worst_gap:.2g}; solver status {statuses([r[3] for r in rows])}; the "
+                f"solver's objective is above the closed form's by up to {worst_excess:.2g} "
+                f"(relative) and its p differs by up to {dp:.2g}: the interior-point solver is "
+                f"less accurate than the certified closed form on heavy tails"),
+        counterexample=ce,
+        data={"kinds": sorted({r[0] for r in rows})},
+    )

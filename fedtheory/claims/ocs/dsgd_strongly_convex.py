@@ -1,0 +1,108 @@
+"""``ocs.dsgd_strongly_convex`` (refuted): Theorem 13 of seed 002, DSGD with OCS on strongly
+convex objectives, one-step recursion (20)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.experiments.ocs_theorems import dsgd_check, dsgd_strongly_convex_scenarios
+from fedtheory.symbolic.ocs_dsgd_step_error import derive_dsgd_step_error
+from fedtheory.symbolic.ocs_dsgd_uniform_rate import derive_remark14
+from fedtheory.theory.ocs_theorems import CE13, CE13_TEXT, exact_dsgd_counterexample
+
+from ._common import exact_evidence
+
+CLAIM = Claim(
+    id="ocs.dsgd_strongly_convex", family="ocs",
+    seed_ref="002, Theorem 13, eqs. (18)-(22), Appendix C.1",
+    title="DSGD with OCS, strongly convex: one-step recursion (20)",
+    statement=(
+        r"f_i\ L\text{-smooth, convex};\ f\ \mu\text{-strongly convex};\ \text{Assumption 7};\ "
+        r"\eta^k\in\Big(0,\frac{\gamma^k}{(1+WM)L}\Big]:\quad "
+        r"\mathbb E\|r^{k+1}\|^2\le(1-\mu\eta^k)\,\mathbb E\|r^k\|^2"
+        r"+(\eta^k)^2\Big(\frac{\beta_1}{\gamma^k}-\beta_2\Big),\ "
+        r"\beta_1=\sum_i w_i^2\big(2L(1+M)Z_i+\sigma^2\big),\ \beta_2=2L\sum_i w_i^2Z_i"
+    ),
+    kind=ClaimKind.UPPER_BOUND,
+    expected="refuted",
+    finding=(
+        'Theorem 13 fails with non-uniform weights (exact: 93/2048 > 327/8192): the proof bounds '
+        'a weighted sum of f_i(x) - f_i(x*) by W(f(x) - f*), which needs f_i(x) >= f_i(x*) for '
+        'every i. Corrected constants derived (ocs.dsgd_strongly_convex.corrected).'
+    ),
+    derivation=(
+        "Checked as stated at fixed iterates (k = 0 with x^0 given), eta^k at its largest "
+        "allowed value. Symbolic: the one-step identity E||r^{k+1}||^2 = ||r||^2 - "
+        "2 eta <grad f, r> + eta^2 [(1/gamma) sum_i w_i^2 E||g_i||^2 - sum_i w_i^2 "
+        "||grad f_i||^2 + ||grad f||^2] (indicator algebra + Definition 11), and Remark 14's "
+        "specialisation (21)-(22) (gamma = 1, M = 0, w = 1/n). Exact: " + CE13_TEXT + " gives "
+        "E||r^{k+1}||^2 > bound in rational arithmetic. Monte Carlo: holds for w = 1/n (tight "
+        "at x* with n = 2), fails for non-uniform weights. The faulty step of Appendix C.1 is "
+        "sum_i w_i^2 (f_i(x) - f_i(x*)) <= W (f(x) - f*): it needs f_i(x) >= f_i(x*) for "
+        "every i, false near x* (it is an equality for w = 1/n). Near x* the variance term "
+        "eta^2 ((1+M)/gamma - 1) sum_i w_i^2 (||grad f_i(x)||^2 - 2 L Z_i) then has a part "
+        "linear in r = x - x* (sum_i w_i^2 grad f_i(x*) != 0 unless w is uniform) which the "
+        "quadratic contraction cannot absorb. ocs.dsgd_strongly_convex.corrected holds the "
+        "recursion re-derived with the Bregman bound sum_i w_i^2 ||grad f_i(x) - "
+        "grad f_i(x*)||^2 <= 2 L W (f(x) - f*)."
+    ),
+)
+
+
+@CLAIM.check("symbolic")
+def _dsgd_one_step_identity(ctx: Context) -> Evidence:
+    """sympy: E||r^{k+1}||^2 of one DSGD step from indicator expectations (n = 3, d = 2)."""
+    d = derive_dsgd_step_error(3, 2)
+    diff = d["difference"]
+    return Evidence(
+        passed=diff == 0, measured=str(diff), theoretical="0",
+        detail=("sympy, n=3, d=2: E||r - eta sum_i 1_i (w_i/p_i) g_i||^2 expanded with "
+                "E[1_i]=p_i, E[1_i 1_j]=p_i p_j (independent sampling) equals "
+                "||r - eta sum_i w_i g_i||^2 + eta^2 sum_i w_i^2 (1-p_i)/p_i ||g_i||^2 "
+                "(difference simplifies to 0); with Definition 11 the variance term is "
+                "(1/gamma - 1) sum_i w_i^2 E||g_i||^2, the identity the Monte Carlo checks "
+                "and the proofs start from"),
+    )
+
+
+
+@CLAIM.check("symbolic")
+def _remark14_specialisation(ctx: Context) -> Evidence:
+    """sympy: (20) with gamma = 1, M = 0, w = 1/n gives (21); unrolling gives (22)."""
+    d = derive_remark14()
+    c21 = d["c21"]
+    ok21 = d["ok21"]
+    unrolled = d["unrolled"]
+    ok22 = d["ok22"]
+    return Evidence(
+        passed=bool(ok21 and ok22), measured=[str(c21), str(sp.simplify(unrolled))],
+        theoretical=["sigma2/n", "eta*sigma2*(1-(1-mu*eta)^K)/(mu*n) <= eta*sigma2/(mu*n)"],
+        detail=("beta_1/gamma - beta_2 with gamma=1, M=0, w_i=1/n simplifies to sigma^2/n: "
+                f"(21) {'derived' if ok21 else 'NOT derived'}; unrolling "
+                "a_{k+1} <= q a_k + eta^2 sigma^2/n with q = 1 - mu eta gives "
+                "q^K a_0 + eta sigma^2 (1 - q^K)/(mu n) <= q^K a_0 + eta sigma^2/(mu n) since "
+                "0 <= q < 1 (eta <= 1/L <= 1/mu): (22) "
+                f"{'derived' if ok22 else 'NOT derived'}"),
+    )
+
+
+@CLAIM.check("symbolic")
+def _dsgd_exact_counterexample(ctx: Context) -> Evidence:
+    """Exact rational evaluation of (20) on a two-client problem with weights (3/4, 1/4)."""
+    out = exact_dsgd_counterexample(CE13["weights"], CE13["centers"], CE13["x"], 1)
+    return exact_evidence(out, CE13_TEXT, expect_hold=False)
+
+
+@CLAIM.check("monte_carlo")
+def _dsgd_sc_uniform_weights(ctx: Context) -> Evidence:
+    """Replicas of one DSGD+OCS step, w = 1/n: E||r^{k+1}||^2 vs (20)."""
+    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "uniform"), "13",
+                       "E||r^{k+1}||^2")
+
+
+@CLAIM.check("monte_carlo")
+def _dsgd_sc_nonuniform_weights(ctx: Context) -> Evidence:
+    """Replicas of one DSGD+OCS step, non-uniform w: E||r^{k+1}||^2 vs (20)."""
+    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "weighted"), "13",
+                       "E||r^{k+1}||^2")

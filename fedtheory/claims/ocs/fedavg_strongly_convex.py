@@ -1,0 +1,65 @@
+"""``ocs.fedavg_strongly_convex`` (refuted): Theorem 17 of seed 002, FedAvg with OCS on strongly
+convex objectives, one-round recursion (27)."""
+
+from __future__ import annotations
+
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.experiments.ocs_theorems import fedavg_check, fedavg_strongly_convex_scenarios
+from fedtheory.symbolic.ocs_fedavg_z_coefficient import derive_fedavg_z_coefficient
+from fedtheory.theory.ocs_theorems import CE17_TEXT, exact_fedavg_counterexample
+
+from ._common import exact_evidence
+
+CLAIM = Claim(
+    id="ocs.fedavg_strongly_convex", family="ocs",
+    seed_ref="002, Theorem 17, eqs. (25)-(27), Appendix D.1",
+    title="FedAvg with OCS, strongly convex: one-round recursion (27)",
+    statement=(
+        r"f_i\ L\text{-smooth},\ \mu\text{-strongly convex};\ \text{Assumption 8};\ "
+        r"\eta^k=R\eta_l^k\eta_g^k,\ \eta_g^k\ge\sqrt{\gamma^k/\textstyle\sum_i w_i^2},\ "
+        r"\eta^k\le\frac18\min\Big\{\frac{1}{L(2+M/R)},\frac{\gamma^k}{(1+W(1+M/R))L}\Big\},"
+        r"\ R\ge2:\quad \frac38\mathbb E[f(x^k)-f^\star]\le\frac{1}{\eta^k}\Big(1-"
+        r"\frac{\mu\eta^k}{2}\Big)\mathbb E\|r^k\|^2-\frac{1}{\eta^k}\mathbb E\|r^{k+1}\|^2"
+        r"+\eta^k\beta_1^k+(\eta^k)^2\beta_2,\ \beta_1^k=\frac{2\sigma^2}{\gamma^kR}"
+        r"\sum_i w_i^2+4L\Big(\frac MR+1-\gamma^k\Big)\sum_i w_i^2Z_i,\ "
+        r"\beta_2=72L^2\Big(1+\frac MR\Big)\sum_i w_iZ_i"
+    ),
+    kind=ClaimKind.UPPER_BOUND,
+    expected="refuted",
+    finding=(
+        'Theorem 17 fails (exact, n = 8, m = 1, R = 2): a factor 1/gamma is lost in the proof; '
+        'the corrected recursion is derived (ocs.fedavg_strongly_convex.corrected).'
+    ),
+    derivation=(
+        "Checked as stated, multiplied by eta > 0 (an upper bound on E||r^{k+1}||^2), at "
+        "eta_g at its lower limit and eta at its largest value (a fixed point, since gamma "
+        "depends on eta_l = eta/(R eta_g); see choose_fedavg_steps). Exact: " + CE17_TEXT +
+        " violates (27) in rational arithmetic (ratio 1.209), and the Monte Carlo check "
+        "sees it (also with small noise). At x^k = x* the round moves the iterate by the OCS "
+        "variance only: E||r^{k+1}||^2 ~ eta^2 (1/gamma - 1) sum_i w_i^2 ||grad f_i(x*)||^2, "
+        "up to 2 L eta^2 (1/gamma - 1) sum_i w_i^2 Z_i, while eta beta_1 only offers "
+        "4 L eta^2 (1 - gamma) sum_i w_i^2 Z_i: a factor 1/gamma short. The proof has it: "
+        "(37) carries 4L((M/R + 1)/gamma - 1) sum_i w_i^2 Z_i, the next display "
+        "4L(M/R + 1 - gamma) sum_i w_i^2 Z_i, i.e. (37) times gamma. The eta^3 beta_2 term "
+        "hides the slip for n < 7 (m = 1). Further gaps, which the corrected claim repairs: "
+        "sum_i w_i^2 (f_i(x) - f_i(x*)) <= W (f(x) - f*) (as in Theorem 13; exact for "
+        "w = 1/n), the split E||sum_r g_i(y_{i,r-1})||^2 = E||sum_r xi||^2 + "
+        "E||sum_r grad f_i(y)||^2 (the cross terms E<xi_{i,r}, grad f_i(y_{i,s})>, s > r, are "
+        "not zero; they are <= 0 for quadratics with eta_l L <= 1), the drift bound's "
+        "eta_g >= 1 (not implied by eta_g >= sqrt(gamma/sum w_i^2) for non-uniform weights), "
+        "and the sigma^2 coefficient (18 eta L <= 1 is used, only 18 eta L <= 9/8 holds)."
+    ),
+)
+
+
+@CLAIM.check("symbolic")
+def _fedavg_exact_counterexample(ctx: Context) -> Evidence:
+    """Exact rational evaluation of (27) at x^k = x* (n = 8, m = 1, w = 1/n, R = 2)."""
+    return exact_evidence(exact_fedavg_counterexample(8, 1, 2), CE17_TEXT,
+                           expect_hold=False, extra=derive_fedavg_z_coefficient())
+
+
+@CLAIM.check("monte_carlo")
+def _fedavg_sc_replicas(ctx: Context) -> Evidence:
+    """Replicas of one FedAvg+OCS round: E||r^{k+1}||^2 vs (27) times eta."""
+    return fedavg_check(ctx, fedavg_strongly_convex_scenarios(ctx), "17", "E||r^{k+1}||^2")
