@@ -8,6 +8,10 @@ Traceback (most recent call last):
 ValueError: lr must be a positive real number, got 0
 >>> integer_at_least("rounds", 0, 0)
 0
+>>> probabilities("p", [0.5, 1.5])
+Traceback (most recent call last):
+...
+ValueError: p must be in (0, 1], got 1.5 (at index 1)
 >>> finite_array("x0", [1.0, float("nan"), 3.0], [(3,)])
 Traceback (most recent call last):
 ...
@@ -22,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["finite_array", "integer_at_least", "positive_real"]
+__all__ = ["finite_array", "integer_at_least", "positive_real", "probabilities", "probability"]
 
 #: Indices of non-finite entries named in a message before it is shortened.
 _MAX_LISTED = 5
@@ -88,4 +92,63 @@ def finite_array(name: str, value: Any, shapes: Sequence[tuple[int, ...]],
                 plural = "entry" if count == 1 else "entries"
                 parts.append(f"{count} {label} {plural} (at {_where(mask)})")
         raise ValueError(f"{name} must be finite, but it has {' and '.join(parts)}")
+    return arr
+
+
+def probability(name: str, value: Any) -> float:
+    """``value`` as a float in :math:`(0, 1]`, or a ValueError naming ``name``.
+
+    >>> probability("p", 0.1)
+    0.1
+    >>> probability("p", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: p must be in (0, 1], got 0
+    """
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number in (0, 1], got {value!r}") from None
+    if not (math.isfinite(v) and 0.0 < v <= 1.0):
+        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+    return v
+
+
+def probabilities(name: str, value: Any, n: int | None = None, *,
+                  shape: tuple[int, ...] | None = None, allow_zero: bool = False) -> np.ndarray:
+    r"""``value`` as a float array of probabilities, or a ValueError naming ``name``.
+
+    Entries must be finite and in :math:`(0, 1]` (in :math:`[0, 1]` with ``allow_zero``: a
+    client that is never sampled). Without ``shape``: a non-empty 1-D array, of ``n`` entries
+    when ``n`` is given, or a scalar broadcast to ``n`` entries. With ``shape``: exactly that
+    shape. The message names the first bad entry and where it is.
+
+    >>> probabilities("p", 0.5, 3)
+    array([0.5, 0.5, 0.5])
+    >>> probabilities("p", [0.0, 1.0], allow_zero=True)
+    array([0., 1.])
+    """
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers, got {value!r}") from None
+    if shape is not None:
+        if arr.shape != tuple(shape):
+            raise ValueError(f"{name} must have shape {tuple(shape)}, got shape {arr.shape}")
+    else:
+        if arr.ndim == 0:
+            if n is None:
+                raise ValueError(f"n must be given when {name} is a scalar, got {name}={value!r}")
+            arr = np.full(integer_at_least("n", n), float(arr))
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"{name} must be a non-empty 1-D array (or a scalar with n), got "
+                             f"shape {arr.shape}")
+        if n is not None and arr.shape[0] != n:
+            raise ValueError(f"{name} must have n={n} entries, got {arr.shape[0]}")
+    low_ok = arr >= 0.0 if allow_zero else arr > 0.0
+    bad = ~(np.isfinite(arr) & low_ok & (arr <= 1.0))
+    if bad.any():
+        interval = "[0, 1]" if allow_zero else "(0, 1]"
+        first = float(arr[bad].ravel()[0])
+        raise ValueError(f"{name} must be in {interval}, got {first!r} (at {_where(bad)})")
     return arr

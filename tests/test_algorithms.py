@@ -317,7 +317,7 @@ def test_validation():
         rule.step(st, np.ones((R, N + 1), bool), np.zeros((R, N + 1, D)))
     with pytest.raises(ValueError, match="replicas"):
         rule.step(st, np.ones((R + 1, N), bool), np.zeros((R + 1, N, D)))
-    with pytest.raises(ValueError, match="p must have shape|p must be a scalar"):
+    with pytest.raises(ValueError, match=r"p must have n=4 entries, got 2"):
         get_rule("umifa").init(R, N, D, p=[0.5, 0.5])
     with pytest.raises(ValueError, match="n must be a positive integer, got 0"):
         rule.init(R, 0, D)

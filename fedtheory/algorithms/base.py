@@ -28,6 +28,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import sparse as _sparse
 
+from fedtheory.validation import probabilities
+
 __all__ = [
     "Participants",
     "Rule",
@@ -245,16 +247,9 @@ def segment_sum(values: np.ndarray, part: Participants,
 
 
 def validate_probabilities(p: Any, n: int, name: str = "p") -> np.ndarray:
-    """Return ``p`` as a float array ``(n,)`` with entries in (0, 1], or raise ``ValueError``."""
-    arr = np.asarray(p, dtype=float)
-    if arr.ndim == 0:
-        arr = np.full(n, float(arr))
-    if arr.shape != (n,):
-        raise ValueError(f"{name} must be a scalar or have shape ({n},), got shape {arr.shape}")
-    bad = ~(np.isfinite(arr) & (arr > 0.0) & (arr <= 1.0))
-    if bad.any():
-        raise ValueError(f"{name} must be in (0, 1], got {float(arr[bad][0])!r} in {name}={p!r}")
-    return arr
+    """Return ``p`` as a float array ``(n,)`` with entries in (0, 1], or raise ``ValueError``
+    (:func:`fedtheory.validation.probabilities`)."""
+    return probabilities(name, p, n)
 
 
 def validate_weights(weights: Any, n: int) -> np.ndarray:

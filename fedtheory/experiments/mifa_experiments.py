@@ -25,7 +25,7 @@ from fedtheory.symbolic.enumeration import (
     fractions,
     mask_probabilities,
 )
-from fedtheory.validation import positive_real
+from fedtheory.validation import positive_real, probability
 
 __all__ = [
     "DEFAULT_BETA",
@@ -65,13 +65,7 @@ def validate_p(p: Any, name: str = "p") -> float:
     ...
     ValueError: p must be in (0, 1], got 0
     """
-    try:
-        v = float(p)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number in (0, 1], got {p!r}") from None
-    if not (np.isfinite(v) and 0.0 < v <= 1.0):
-        raise ValueError(f"{name} must be in (0, 1], got {p!r}")
-    return v
+    return probability(name, p)
 
 
 def _positive_int(name: str, v: Any) -> int:

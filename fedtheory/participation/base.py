@@ -25,6 +25,8 @@ from typing import Any, ClassVar, Union
 
 import numpy as np
 
+from fedtheory.validation import probabilities
+
 __all__ = [
     "ParticipationProcess",
     "RNGLike",
@@ -64,20 +66,9 @@ def validate_n(n: Any, name: str = "n") -> int:
 
 
 def validate_probability_vector(p: Any, n: int | None, name: str = "p") -> np.ndarray:
-    """``p`` as an ``(n,)`` float array with entries in (0, 1]; a scalar needs ``n``."""
-    arr = np.asarray(p, dtype=float)
-    if arr.ndim == 0:
-        if n is None:
-            raise ValueError(f"n must be given when {name} is a scalar, got {name}={p!r}")
-        arr = np.full(validate_n(n), float(arr))
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a scalar or a non-empty 1-D array, got shape {arr.shape}")
-    if n is not None and arr.shape[0] != validate_n(n):
-        raise ValueError(f"{name} must have n={n} entries, got {arr.shape[0]}")
-    bad = ~(np.isfinite(arr) & (arr > 0.0) & (arr <= 1.0))
-    if bad.any():
-        raise ValueError(f"{name} must be in (0, 1], got {float(arr[bad][0])!r}")
-    return arr
+    """``p`` as an ``(n,)`` float array with entries in (0, 1]; a scalar needs ``n``
+    (:func:`fedtheory.validation.probabilities`)."""
+    return probabilities(name, p, None if n is None else validate_n(n))
 
 
 class ParticipationProcess:

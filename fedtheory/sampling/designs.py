@@ -57,6 +57,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.validation import probabilities
+
 __all__ = [
     "DESIGN_CLASSES",
     "ExplicitSampling",
@@ -233,14 +235,7 @@ class IndependentSampling(SamplingDesign):
     """
 
     def __init__(self, p: Sequence[float] | np.ndarray) -> None:
-        arr = np.asarray(p, dtype=float)
-        if arr.ndim != 1 or arr.size == 0:
-            raise ValueError(f"p must be a non-empty 1-D array, got shape {arr.shape}")
-        bad = ~np.isfinite(arr) | (arr <= 0) | (arr > 1)
-        if bad.any():
-            raise ValueError(
-                f"p must be in (0, 1], got {float(arr[bad][0])!r} (in p = {arr.tolist()!r})"
-            )
+        arr = probabilities("p", p)
         self._p = arr
         self._p_in = list(p) if not isinstance(p, np.ndarray) else list(arr)
 

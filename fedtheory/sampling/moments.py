@@ -58,6 +58,7 @@ import numpy as np
 
 from fedtheory.sampling.designs import SamplingDesign
 from fedtheory.sampling.ocs import _frexp, _ldexp
+from fedtheory.validation import probabilities
 
 __all__ = [
     "bound_coefficients",
@@ -241,12 +242,7 @@ def _bound_parts(p: Any, w: Any, zeta: Any) -> tuple[np.ndarray, np.ndarray]:
     without overflow; with :math:`w_i = f_i 2^{e_i}`, :math:`p_i = h_i 2^{k_i}`,
     :math:`c_i = (f_i^2 \|2^{-x_i}\zeta_i\|^2/h_i)\,2^{2e_i + 2x_i - k_i}`.
     """
-    p = np.asarray(p, dtype=float)
-    if p.ndim != 1 or p.size == 0:
-        raise ValueError(f"p must be a non-empty 1-D array, got shape {p.shape}")
-    bad = ~np.isfinite(p) | (p <= 0) | (p > 1)
-    if bad.any():
-        raise ValueError(f"p must be in (0, 1], got {float(p[bad][0])!r}")
+    p = probabilities("p", p)
     w, z = _check_w_zeta(w, zeta, p.size)
     zx = _frexp(np.max(np.abs(z), axis=1))[1] if z.shape[1] else np.zeros(p.size, np.int64)
     zs = np.ldexp(z, -zx[:, None])

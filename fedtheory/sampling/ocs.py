@@ -61,6 +61,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.validation import probabilities
+
 __all__ = [
     "closed_form_as_printed",
     "independent_sampling_variance",
@@ -153,17 +155,10 @@ def validate_norms(norms: np.ndarray | Sequence[float], m: float) -> tuple[np.nd
 
 
 def validate_probabilities(p: np.ndarray | Sequence[float], shape: tuple[int, ...]) -> np.ndarray:
-    """Check that ``p`` has the given shape and entries in :math:`[0, 1]`; return it as floats."""
-    try:
-        q = np.asarray(p, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"p must be an array of real numbers, got {p!r}") from None
-    if q.shape != tuple(shape):
-        raise ValueError(f"p must have shape {tuple(shape)} (that of norms), got {q.shape}")
-    bad = ~np.isfinite(q) | (q < 0) | (q > 1)
-    if bad.any():
-        raise ValueError(f"p must be in [0, 1], got {float(q[bad].ravel()[0])!r}")
-    return q
+    """Check that ``p`` has the given shape (that of the norms) and entries in :math:`[0, 1]`
+    (a zero norm may get :math:`p_i = 0`); return it as floats
+    (:func:`fedtheory.validation.probabilities`)."""
+    return probabilities("p", p, shape=tuple(shape), allow_zero=True)
 
 
 def _threshold_core(w: np.ndarray, m: float) -> tuple[Any, Any, Any, Any]:
