@@ -318,13 +318,13 @@ def test_memory_is_o_rd_unless_the_rule_keeps_a_table(monkeypatch):
     (only O(R d) results); a table rule holds its chunk's (chunk, n, d) table."""
     import tracemalloc
 
-    from fedtheory import simulate as engine
+    from fedtheory import simulate as simulate_module
 
     n, d = 400, 50
     big = QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.1, sigma_G2=1.0,
                                          rng=np.random.default_rng(1))
     repr(big), big.f_star  # cached constants, computed outside the measurement
-    monkeypatch.setattr(engine, "_CHUNK_BUDGET", 4096)  # chunks of 4 replicas here
+    monkeypatch.setattr(simulate_module, "_CHUNK_BUDGET", 4096)  # chunks of 4 replicas here
 
     def peak(rule, R, **kw):
         tracemalloc.start()
@@ -355,7 +355,7 @@ def test_bitwise_whatever_the_chunking_when_replicas_span_blocks(monkeypatch, ru
                                                                  dtype):
     """Blocks of 3 rows: every replica's round streams through several blocks, alone or
     sharing a block with others depending on the chunk; the numbers must not change."""
-    from fedtheory import simulate as engine
+    from fedtheory import engine
 
     big = QuadraticProblem.heterogeneous(20, D, L=1.0, mu=0.2, sigma_G2=2.0,
                                          rng=np.random.default_rng(3))

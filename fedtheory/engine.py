@@ -1,0 +1,374 @@
+"""The trajectory engine behind :func:`fedtheory.simulate.simulate`.
+
+:class:`EngineConfig` is everything a run fixes, typed and frozen (validated by ``simulate``);
+:class:`Engine` turns it into the per-run set-up and simulates blocks of replicas
+(:meth:`Engine.run_chunk`), vectorised over replicas, clients and coordinates. ``simulate``
+cuts the replicas into blocks, runs them (in threads when it pays) and assembles the traces.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from fedtheory.algorithms import Participants, Rule
+from fedtheory.algorithms.base import scratch, take_rows
+
+__all__ = ["BIT_GENERATORS", "METRICS", "Engine", "EngineConfig"]
+
+#: Bit generators a simulation may use (``bit_generator=``); PCG64 is numpy's default.
+BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
+    "pcg64": np.random.PCG64,
+    "pcg64dxsm": np.random.PCG64DXSM,
+    "sfc64": np.random.SFC64,
+    "philox": np.random.Philox,
+    "mt19937": np.random.MT19937,
+}
+
+#: The metrics every simulation records (besides ``extra_metrics``).
+METRICS = ("f_gap", "grad_norm2", "dist2", "bits")
+
+#: Bytes of updates (rows times d) a block of pairs aims at. Its work arrays stay in the
+#: last-level cache, and a block is enough work that the Python between numpy calls (which
+#: holds the GIL) is a few per cent of it: with L2-sized blocks (256 KiB) two worker threads
+#: spent their time handing the GIL over, and one thread lost 15 % to call overhead.
+_BLOCK_BYTES = 1 << 20
+
+#: Fewest rows of a block (for very large d).
+_MIN_BLOCK_ROWS = 8
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Everything fixed for a run (validated by :func:`fedtheory.simulate.simulate`)."""
+
+    problem: Any
+    rule: Rule
+    participation: Any
+    rounds: int
+    lr: float
+    local_steps: int
+    global_lr: float
+    momentum: float
+    noise: Any
+    x0: np.ndarray
+    seed: int
+    dtype: np.dtype
+    keep_replicas: bool
+    record: list[int]
+    bits_per_float: int
+    bit_generator: str
+    fuse_local_steps: bool | None
+    extra_metrics: dict[str, Any]
+    p: np.ndarray | None
+
+
+class Engine:
+    """Everything fixed for a run, from an :class:`EngineConfig`; :meth:`run_chunk` simulates a
+    block of replicas. The configuration's fields are read as attributes (``self.lr``), and
+    what the engine derives from them (sizes, noise and local-step set-up) is set once here;
+    per-chunk state lives in the chunk, never on the engine, so chunks can run in threads."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        if not isinstance(config, EngineConfig):
+            raise TypeError(f"Engine takes an EngineConfig, got {type(config).__name__}")
+        self.config = config
+        for f in fields(config):  # flat attribute access on the hot path
+            setattr(self, f.name, getattr(config, f.name))
+        prob = self.problem
+        self.n, self.d = int(prob.n), int(prob.d)
+        self.x_star = np.asarray(prob.x_star, dtype=float)
+        self.f_star = float(prob.f_star)
+        self.step_size = self.global_lr * self.lr
+        self.bits_per_update = self.d * self.bits_per_float * self.rule.floats_per_update
+        self.block_rows = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (self.d * self.dtype.itemsize))
+        self.loss_gap = getattr(prob, "loss_gap", None)
+        self._setup_noise()
+        self._setup_local_work()
+
+    # -- noise ----------------------------------------------------------------------------
+    def _setup_noise(self) -> None:
+        from fedtheory.problems.noise import NoiseModel
+
+        noise = self.noise
+        self.noise_kind = "none"
+        self.noise_sd = 0.0
+        if noise is None:
+            return
+        if not hasattr(noise, "sample"):
+            raise ValueError(f"noise must be a noise model with .sample(), got {noise!r}")
+        if isinstance(noise, NoiseModel) and noise.distribution == "gaussian":
+            # xi = s z / sqrt(d), s^2 = M ||g||^2 + sigma^2: the normals are drawn here,
+            # per replica, into one buffer, and scaled for all rows at once
+            self.noise_kind = "additive" if noise.M == 0 else "relative"
+            if self.noise_kind == "additive":
+                self.noise_sd = math.sqrt(noise.sigma2 / self.d)
+        else:
+            self.noise_kind = "generic"
+
+    def _normals(self, part: Participants, rngs: list[np.random.Generator],
+                 work: dict[str, Any]) -> np.ndarray:
+        """Standard normals ``(K, d)``: replica r's rows from its own noise stream."""
+        z = scratch(work, "z", part.size, self.d, self.dtype)
+        starts = part.starts
+        for r in part.present.tolist():
+            rngs[r].standard_normal(out=z[starts[r] : starts[r + 1]], dtype=self.dtype)
+        return z
+
+    def _add_noise(self, g: np.ndarray, part: Participants, rngs: list[np.random.Generator],
+                   work: dict[str, Any]) -> None:
+        """Add one noise draw to every row of the gradients ``g`` in place."""
+        if self.noise_kind == "generic":
+            starts = part.starts
+            for r in part.present.tolist():
+                s, e = starts[r], starts[r + 1]
+                g[s:e] += self.noise.sample(g[s:e], rngs[r], dtype=self.dtype)
+            return
+        z = self._normals(part, rngs, work)
+        if self.noise_kind == "additive":
+            z *= self.dtype.type(self.noise_sd)
+        else:
+            scale = np.sqrt(self.noise.variance(g) / self.d).astype(self.dtype)
+            z *= scale[:, None]
+        g += z
+
+    # -- how the problem does the local work -------------------------------------------------
+    def _setup_local_work(self) -> None:
+        """Pick the problem's fastest exact route (duck-typed, see :func:`simulate`):
+        ``fused_local_steps`` (closed form of the tau steps), ``local_steps`` (its own
+        step loop), else repeated ``client_gradients``, into work buffers when it takes
+        ``out``."""
+        prob = self.problem
+        can_fuse = (bool(getattr(prob, "can_fuse_local_steps", False))
+                    and self.noise_kind in ("none", "additive"))
+        if self.fuse_local_steps is None:
+            self.fused = can_fuse and self.local_steps > 1
+        elif self.fuse_local_steps and not can_fuse:
+            raise ValueError(
+                "fuse_local_steps=True needs a problem with closed-form local steps (a diagonal "
+                "QuadraticProblem) and additive Gaussian noise (or none), got problem "
+                f"{type(prob).__name__} and noise {self.noise!r}"
+            )
+        else:
+            self.fused = bool(self.fuse_local_steps)
+        self.stepper = None
+        if not self.fused and self.local_steps > 1:
+            self.stepper = getattr(prob, "local_steps", None)
+        try:
+            params = inspect.signature(prob.client_gradients).parameters
+        except (TypeError, ValueError):
+            params = {}
+        self.grads_take_out = "out" in params
+
+    def _gradients(self, y: np.ndarray, cols: np.ndarray, work: dict[str, Any]) -> np.ndarray:
+        """The problem's gradient rows at ``y``, in a work buffer the engine may overwrite."""
+        if self.grads_take_out:
+            out = scratch(work, "g", y.shape[0], self.d, self.dtype)
+            return self.problem.client_gradients(y, cols, out=out)
+        return np.array(self.problem.client_gradients(y, cols), dtype=self.dtype)
+
+    def _start_points(self, x: np.ndarray, part: Participants,
+                      work: dict[str, Any]) -> np.ndarray:
+        """:math:`x_t` of each pair's replica, ``(K, d)``, read-only for the caller.
+
+        Gathered rows when the pairs belong to several replicas. For one replica (the usual
+        block when ``d`` is large): rows of a contiguous tile of :math:`x_t`, filled once per
+        replica and round, so that the problem's first pass runs as one loop over the block
+        (a broadcast view would cost one inner loop per row); a broadcast view beyond the
+        tile's rows."""
+        r, K = part.only, part.size
+        if r is None:
+            return take_rows(x, part.rows, scratch(work, "x", K, self.d, self.dtype))
+        if K > self.block_rows:
+            return np.broadcast_to(x[r], (K, self.d))
+        key = (work.get("round"), r)
+        tile = work.get("x_tile")
+        filled = work["x_tile_rows"] if work.get("x_tile_key") == key else 0
+        if tile is None or tile.shape[0] < K:  # grow (the rows filled so far are lost)
+            rows = K if tile is None else max(K, tile.shape[0] + tile.shape[0] // 4)
+            tile = work["x_tile"] = np.empty((min(rows, self.block_rows), self.d), self.dtype)
+            filled = 0
+        if filled < K:  # rows of this replica and round not written yet
+            tile[filled:K] = x[r]
+            work["x_tile_key"], work["x_tile_rows"] = key, K
+        return tile[:K]
+
+    # -- one round's local work -----------------------------------------------------------
+    def local_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
+                      rngs: list[np.random.Generator],
+                      work: dict[str, Any]) -> tuple[np.ndarray, int]:
+        """The active pairs' pseudo-gradients ``(K, d)`` and the gradient rows evaluated.
+
+        The result lives in a work buffer of ``work`` (the caller may overwrite it), valid
+        until the next call.
+        """
+        K, cols, d, dt = part.size, part.cols, self.d, self.dtype
+        if K == 0:
+            return np.empty((0, d), dtype=dt), 0
+        y0 = self._start_points(x, part, work)
+        tau = self.local_steps
+        if self.fused:
+            z = self._normals(part, rngs, work) if self.noise_sd > 0 else None
+            upd = self.problem.fused_local_steps(
+                y0, cols, self.lr, tau, correction=corr, normals=z, noise_sd=self.noise_sd,
+                out=scratch(work, "upd", K, d, dt))
+            return upd, K
+        if tau == 1:
+            g = self._gradients(y0, cols, work)
+            if self.noise_kind != "none":
+                self._add_noise(g, part, rngs, work)
+            if corr is not None:
+                g += corr
+            return g, K
+        if self.stepper is not None:
+            add_noise = None
+            if self.noise_kind != "none":
+                def add_noise(g: np.ndarray) -> None:
+                    self._add_noise(g, part, rngs, work)
+            upd = self.stepper(y0, cols, self.lr, tau, correction=corr, add_noise=add_noise,
+                               out=scratch(work, "upd", K, d, dt))
+            return upd, K * tau
+        y = scratch(work, "y", K, d, dt)
+        y[...] = y0
+        total = scratch(work, "total", K, d, dt)
+        lr = dt.type(self.lr)
+        for k in range(tau):
+            g = self._gradients(y, cols, work)
+            if self.noise_kind != "none":
+                self._add_noise(g, part, rngs, work)
+            if corr is not None:
+                g += corr
+            if k == 0:
+                total[...] = g
+            else:
+                total += g
+            if k + 1 < tau:
+                g *= lr
+                y -= g
+        return total, K * tau
+
+    # -- metrics --------------------------------------------------------------------------
+    def _f_gap(self, x64: np.ndarray) -> np.ndarray:
+        r""":math:`f(x) - f^\star`: the problem's ``loss_gap`` when it has one (exact, without
+        the cancellation of ``loss(x) - f_star`` near :math:`x^\star`), else that
+        difference."""
+        if self.loss_gap is not None:
+            return np.asarray(self.loss_gap(x64), dtype=float)
+        return np.asarray(self.problem.loss(x64), dtype=float) - self.f_star
+
+    def measure(self, x: np.ndarray, bits: np.ndarray) -> dict[str, np.ndarray]:
+        x64 = x.astype(float, copy=False)
+        g = np.asarray(self.problem.grad(x64), dtype=float)
+        out = {
+            "f_gap": self._f_gap(x64),
+            "grad_norm2": np.einsum("rd,rd->r", g, g),
+            "dist2": np.einsum("rd,rd->r", x64 - self.x_star, x64 - self.x_star),
+            "bits": bits.astype(float),
+        }
+        for name, fn in self.extra_metrics.items():
+            val = np.asarray(fn(x64), dtype=float)
+            if val.shape != (x.shape[0],):
+                raise ValueError(
+                    f"extra metric {name!r} must map (R, d) iterates to (R,), got {val.shape}"
+                )
+            out[name] = val
+        return out
+
+    # -- a block of replicas --------------------------------------------------------------
+    def _streams(self, start: int, size: int, which: int) -> list[np.random.Generator]:
+        bg = BIT_GENERATORS[self.bit_generator]
+        return [
+            np.random.Generator(bg(np.random.SeedSequence(self.seed, spawn_key=(r, which))))
+            for r in range(start, start + size)
+        ]
+
+    def run_chunk(self, start: int, size: int) -> dict[str, Any]:
+        """Simulate replicas ``start, ..., start + size - 1``; the arithmetic of a diverging
+        replica (overflow, then inf and NaN) raises no numpy warnings: :func:`simulate`
+        reports it once, as a :class:`DivergenceWarning`."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return self._run_chunk(start, size)
+
+    def _run_chunk(self, start: int, size: int) -> dict[str, Any]:
+        part_rngs = self._streams(start, size, 0)
+        noise_rngs = self._streams(start, size, 1)
+        dt = self.dtype
+        x = np.array(np.broadcast_to(self.x0[start : start + size] if self.x0.ndim == 2
+                                     else self.x0, (size, self.d)), dtype=dt)
+        rule, n, d = self.rule, self.n, self.d
+        grad_evals = client_rounds = 0
+        work: dict[str, Any] = {}  # scratch buffers reused from round to round
+        initial = None
+        if rule.table and rule.memory_init == "full":
+            full = Participants.full(size, n)
+            # a one-off round of every client (its work arrays are not kept)
+            upd, ge = self.local_updates(x, full, None, noise_rngs, {})
+            initial = upd.reshape(size, n, d)
+            grad_evals += ge
+            client_rounds += full.size
+        rstate = rule.init(size, n, d, p=self.p, weights=self.problem.weights, dtype=dt,
+                           initial=initial, local_steps=self.local_steps)
+        pstate = self.participation.init(part_rngs, size)
+        bits = np.zeros(size, dtype=np.int64)
+        if initial is not None:
+            bits += n * self.bits_per_update
+        v = np.zeros((size, d), dtype=dt) if self.momentum else None
+        names = list(METRICS) + list(self.extra_metrics)
+        T_rec = len(self.record)
+        acc = {k: (np.zeros(T_rec), np.zeros(T_rec)) for k in names}
+        kept = {k: np.empty((size, T_rec)) for k in names} if self.keep_replicas else None
+
+        def record(j: int) -> None:
+            vals = self.measure(x, bits)
+            for k in names:
+                mean = vals[k].mean()
+                acc[k][0][j] = mean
+                acc[k][1][j] = np.sum((vals[k] - mean) ** 2)
+                if kept is not None:
+                    kept[k][:, j] = vals[k]
+
+        j = 0
+        if self.record[0] == 0:
+            record(0)
+            j = 1
+        all_pairs = Participants.full(size, n) if rule.needs_all else None
+        corrects = type(rule).correction is not Rule.correction
+        step = dt.type(self.step_size)
+        beta = dt.type(self.momentum)
+        diverged = np.full(size, -1, dtype=np.int64)  # first round with a non-finite x_t
+        watch = True  # some replica is still finite
+        for t in range(1, self.rounds + 1):
+            work["round"] = t
+            mask, pstate = self.participation.step(pstate, part_rngs)
+            part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
+            racc = rule.begin(rstate, part)
+            for block in part.blocks(self.block_rows):
+                corr = rule.correction(rstate, block) if corrects and block.size else None
+                upd, ge = self.local_updates(x, block, corr, noise_rngs, work)
+                rule.accumulate(rstate, racc, block, upd, consume=True)
+                grad_evals += ge
+            G = rule.finish(rstate, racc)
+            client_rounds += part.size
+            if v is not None:
+                v *= beta
+                v += G
+                G = v
+            x -= step * G
+            if watch:  # one (R,) reduction per round: a row sum is finite if the row is
+                hit = ~np.isfinite(x.sum(axis=1))
+                if hit.any():
+                    rows = np.flatnonzero(hit & (diverged < 0))
+                    # confirmed entry-wise: finite entries may overflow their sum
+                    rows = rows[~np.isfinite(x[rows]).all(axis=1)]
+                    diverged[rows] = t
+                    watch = bool(np.any(diverged < 0))
+            bits += part.counts * self.bits_per_update
+            if j < T_rec and self.record[j] == t:
+                record(j)
+                j += 1
+        return {"size": size, "acc": acc, "kept": kept, "x": x, "diverged": diverged,
+                "grad_evals": grad_evals, "client_rounds": client_rounds}
