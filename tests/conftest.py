@@ -10,6 +10,7 @@ def _isolated_home(tmp_path, monkeypatch):
     """Tests run in a fresh working directory with a fresh home: `fedtheory verify` writes its
     run record (.fedtheory/last_run.json) in the working directory, and nothing may reach the
     user's home or the checkout."""
+    (tmp_path / "home").mkdir()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home" / ".cache"))
     monkeypatch.chdir(tmp_path)
