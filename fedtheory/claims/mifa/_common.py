@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
-from fedtheory.claims import Evidence, combined_alpha
+from fedtheory.claims import Claim, Context, Evidence, combined_alpha
 
-__all__ = ["ALPHA", "fmt_frac", "identity_and_bound", "z_reject"]
+__all__ = ["ALPHA", "add_seed_experiment_checks", "fmt_frac", "identity_and_bound", "z_reject"]
 
 ALPHA = stats.DEFAULT_ALPHA
 
@@ -39,3 +39,23 @@ def identity_and_bound(ident: Evidence, up: Evidence, theoretical: Any, bound_la
                     alpha=combined_alpha([ident, up]),
                     counterexample=ident.counterexample or up.counterexample,
                     data=data if data is not None else {})
+
+
+def add_seed_experiment_checks(claim: Claim, kind: str,
+                               p_values: tuple[float, ...] = (0.01, 0.1, 0.5)) -> None:
+    """The checks of seed 000's experiment on problem ``kind`` ("quadratic" or "logistic"):
+    the figure, then one paired U-MIFAm-against-every-rule check per ``p``."""
+    from fedtheory.experiments.mifa_runs import figure_evidence, umifam_best_evidence
+
+    def figure(ctx: Context) -> Evidence:
+        """Median and 10-90% bands of f - f* over the seeds, p in {0.01, 0.1, 0.5}."""
+        return figure_evidence(ctx, kind)
+
+    claim.check("figure", "figure")(figure)
+    for pv in p_values:
+        def umifam_best(ctx: Context, pv: float = pv) -> Evidence:
+            return umifam_best_evidence(ctx, kind, pv)
+
+        umifam_best.__doc__ = (f"p = {pv:g}: U-MIFAm against each other rule, paired over "
+                               "seeds (check_less on the tail log10 gap)")
+        claim.check("monte_carlo", f"umifam_best_p{pv:g}")(umifam_best)

@@ -5,11 +5,9 @@ than FedAvg-IS, MIFA, U-MIFA and MIFAm.
 
 from __future__ import annotations
 
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments.mifa_runs import (
-    figure_evidence,
-    umifam_best_evidence,
-)
+from fedtheory.claims import Claim, ClaimKind
+
+from ._common import add_seed_experiment_checks
 
 CLAIM = Claim(
     id="mifa.logistic_experiment", family="mifa",
@@ -35,23 +33,4 @@ CLAIM = Claim(
 )
 
 
-KIND = "logistic"
-
-
-@CLAIM.check("figure", "figure")
-def _figure(ctx: Context) -> Evidence:
-    """Median and 10-90% bands of f - f* over the seeds, p in {0.01, 0.1, 0.5}."""
-    return figure_evidence(ctx, KIND)
-
-
-def _umifam_best_check(pv: float) -> None:
-    @CLAIM.check("monte_carlo", f"umifam_best_p{pv:g}")
-    def _umifam_best(ctx: Context) -> Evidence:
-        return umifam_best_evidence(ctx, KIND, pv)
-
-    _umifam_best.__doc__ = (f"p = {pv:g}: U-MIFAm against each other rule, paired over "
-                            "seeds (check_less on the tail log10 gap)")
-
-
-for _pv in (0.01, 0.1, 0.5):
-    _umifam_best_check(_pv)
+add_seed_experiment_checks(CLAIM, "logistic")
