@@ -471,6 +471,8 @@ def read_report(path: Path | str) -> tuple[dict[str, str], dict[str, Any]]:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not a JSON file: {exc}") from None
+    except OSError as exc:  # missing, a directory, unreadable
+        raise ValueError(f"{path}: cannot read the report: {exc.strerror or exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
         raise ValueError(f"{path}: not a fedtheory report (no 'claims' list)")
     verdicts: dict[str, str] = {}

@@ -222,7 +222,6 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     from fedtheory.claims.registry import all_claims
 
     check_writable_file(args.out, "--out")
-    load_report(args.from_report)  # a clear error for a missing or malformed report
     verdicts, prov = read_report(args.from_report)
     if prov.get("preset") != "quick":
         raise ValueError(f"--from {args.from_report}: the catalogue records the quick preset's "

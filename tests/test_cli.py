@@ -245,3 +245,14 @@ def test_progress_prints_a_plain_line_per_finished_claim():
     Progress(1, silent, enabled=False).update(ClaimResult(
         "a", "x", "000", "identity", "s", Verdict.CONFIRMED, [], None, "quick", 0, 0.1))
     assert silent.getvalue() == ""
+
+
+def test_catalogue_bad_reports_are_one_line_errors(tmp_path, capsys):
+    assert main(["catalogue", "--from", str(tmp_path / "missing.json"), "--out",
+                 str(tmp_path / "c.md")]) == 2
+    assert "cannot read the report" in capsys.readouterr().err
+    js = tmp_path / "full.json"
+    js.write_text(json.dumps({"claims": [], "provenance": {"preset": "full", "time": "t"}}))
+    assert main(["catalogue", "--from", str(js), "--out", str(tmp_path / "c.md")]) == 2
+    assert "quick preset" in capsys.readouterr().err
+    assert not (tmp_path / "c.md").exists()
