@@ -15,6 +15,7 @@ from fedtheory.participation import (
     DropoutParticipation,
     MarkovParticipation,
     ParticipationProcess,
+    ReplayParticipation,
     UniformParticipation,
     get_process,
     uniforms,
@@ -32,6 +33,11 @@ CASES = {
     "dropout_max": lambda: DropoutParticipation(6, 0.5, distribution="max"),
 }
 
+#: Processes without randomness (outside the random battery above; own tests below).
+DETERMINISTIC = {
+    "replay": lambda: ReplayParticipation(np.random.default_rng(0).random((9, 5)) < P),
+}
+
 
 def gens(seed, replicas, start=0):
     return [np.random.default_rng([seed, r]) for r in range(start, start + replicas)]
@@ -43,12 +49,12 @@ def test_every_process_is_registered_and_covered():
         if issubclass(obj, ParticipationProcess) and obj.name
     }
     assert classes == set(PROCESSES.values())
-    assert {type(make()) for make in CASES.values()} == classes
+    assert {type(make()) for make in (CASES | DETERMINISTIC).values()} == classes
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(CASES | DETERMINISTIC))
 def test_shapes_and_stationary(case):
-    proc = CASES[case]()
+    proc = (CASES | DETERMINISTIC)[case]()
     st = proc.init(np.random.default_rng(0), 3)
     mask, st = proc.step(st, np.random.default_rng(1))
     assert mask.shape == (3, proc.n) and mask.dtype == bool
@@ -182,3 +188,42 @@ def test_get_process_builds_each():
     assert isinstance(get_process("markov", p=0.1, n=10), MarkovParticipation)
     assert isinstance(get_process("cyclic", p=0.1, n=10), CyclicParticipation)
     assert isinstance(get_process("dropout", n=10, alpha=0.3), DropoutParticipation)
+    assert isinstance(get_process("replay", masks=np.ones((2, 10), bool)), ReplayParticipation)
+
+
+def test_replay_returns_the_given_masks_whatever_the_generators():
+    rng = np.random.default_rng(3)
+    masks = rng.random((6, 4, 5)) < 0.5
+    proc = ReplayParticipation(masks, p=0.5)
+    np.testing.assert_array_equal(proc.sample(gens(0, 4), 4, 6), masks)
+    np.testing.assert_array_equal(proc.sample(np.random.default_rng(9), 4, 6), masks)
+    np.testing.assert_array_equal(proc.stationary, np.full(5, 0.5))
+    # (T, n): one mask per round, shared by every replica and any number of replicas
+    shared = ReplayParticipation(masks[:, 0])
+    np.testing.assert_array_equal(shared.sample(gens(1, 3), 3, 6),
+                                  np.repeat(masks[:, :1], 3, axis=1))
+    # bit-identical: counts of 0/1 are exact, then one division by T
+    np.testing.assert_array_equal(shared.stationary, masks[:, 0].mean(axis=0))
+    got = proc.sample(None, 4, 6)  # returned masks are copies: the replay cannot be changed
+    got[:] = False
+    np.testing.assert_array_equal(proc.sample(None, 4, 6), masks)
+    assert not proc.masks.flags.writeable
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: ReplayParticipation(np.ones((2, 3))), "boolean array"),
+        (lambda: ReplayParticipation(np.ones(3, bool)), r"shape \(T, R, n\) or \(T, n\)"),
+        (lambda: ReplayParticipation(np.ones((0, 3), bool)), "non-empty"),
+        (lambda: ReplayParticipation(np.ones((2, 3), bool), p=0.0), r"p must be in \(0, 1\]"),
+        (lambda: ReplayParticipation(np.ones((2, 3), bool), p=[0.5, 0.5]), "n=3 entries"),
+        (lambda: ReplayParticipation(np.ones((2, 4, 3), bool)).init(None, 2),
+         "replicas must be 4"),
+        (lambda: ReplayParticipation(np.ones((2, 3), bool)).sample(None, 1, 3),
+         "masks hold 2 rounds, round 2 was asked for"),
+    ],
+)
+def test_replay_validation(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()

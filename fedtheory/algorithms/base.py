@@ -20,6 +20,7 @@ leading shape.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,6 +29,7 @@ from fedtheory.algorithms.participants import (
     Participants,
     add_scaled_sums,
     as_participants,
+    cached,
     cached_coef,
     client_coef,
     pair_coef,
@@ -36,6 +38,7 @@ from fedtheory.algorithms.participants import (
     scratch,
     segment_sum,
     take_rows,
+    weight_coef,
 )
 from fedtheory.validation import probabilities
 
@@ -45,6 +48,7 @@ __all__ = [
     "TableRule",
     "add_scaled_sums",
     "as_participants",
+    "cached",
     "cached_coef",
     "client_coef",
     "pair_coef",
@@ -55,6 +59,7 @@ __all__ = [
     "take_rows",
     "validate_probabilities",
     "validate_weights",
+    "weight_coef",
 ]
 
 
@@ -81,7 +86,27 @@ class Rule:
 
     Subclasses set the class attributes and implement :meth:`_init` and the blockwise
     :meth:`begin` / :meth:`accumulate` / :meth:`finish`; the public :meth:`init` and
-    :meth:`step` validate and handle the dense form.
+    :meth:`step` validate and handle the dense form, and :meth:`run_round` is the round every
+    simulator runs (corrections, local updates, blocks).
+
+    The state :meth:`init` returns is a dict with two parts.
+
+    - The model state: what the algorithm carries from round to round and what results depend
+      on: the validated ``replicas``, ``n``, ``d``, ``dtype``, ``weights``, ``p`` and
+      ``local_steps``, and the rule's own arrays and counters (``table``, ``total`` and
+      ``since_refresh`` of table rules, the momentum ``v``; SCAFFOLD's ``round_total``,
+      :math:`\bar u` as at the start of the round, exists between :meth:`begin` and
+      :meth:`finish` only). No key starts with ``"_"``.
+    - ``state["scratch"]``, a dict of caches and work buffers (coefficients such as
+      :math:`w_i/p_i`, the table's row view, gather buffers): it **may be cleared between any
+      two calls** without changing any result; everything in it is rebuilt on demand
+      (:func:`scratch`, :func:`cached`).
+
+    Updated in place, on purpose: table rules write their :math:`O(Rnd)` ``table`` (and the
+    running ``total``) in place every round, to avoid a copy of the table per round; the
+    momentum rules update ``v`` in place. :meth:`step` therefore returns the same dict it was
+    given; copy the state (``copy.deepcopy``) to keep an earlier one. Memoryless rules change
+    only their scratch.
 
     Attributes
     ----------
@@ -145,8 +170,8 @@ class Rule:
             "weights": validate_weights(weights, n),
             "p": None,
             "local_steps": int(local_steps),
+            "scratch": {},  # caches and buffers: may be cleared between any two calls
         }
-        state["w_coef"] = client_coef(state["weights"], state["dtype"])
         if p is not None:
             state["p"] = validate_probabilities(p, n)
         elif self.importance_weighted:
@@ -192,6 +217,30 @@ class Rule:
         self.accumulate(state, acc, part, upd)
         G = self.finish(state, acc)
         return (G[0] if single else G), state
+
+    def run_round(
+        self,
+        state: dict[str, Any],
+        part: Participants,
+        local_updates: Callable[[Participants, np.ndarray | None], np.ndarray],
+        block_rows: int | None = None,
+    ) -> np.ndarray:
+        r"""One round as every simulator runs it: the direction :math:`G_t`, ``(R, d)``.
+
+        :meth:`begin`; then for each block of ``part`` (:meth:`Participants.blocks` of
+        ``block_rows`` pairs; the whole round when None): the rule's :meth:`correction`
+        :math:`c` of the block (None for rules without one), the block's updates
+        ``local_updates(block, c)``, ``(k, d)``, and :meth:`accumulate` (which may overwrite
+        them: ``local_updates`` must return an array the caller no longer needs); then
+        :meth:`finish`. ``part`` must hold every pair when the rule ``needs_all``.
+        """
+        corrects = type(self).correction is not Rule.correction
+        acc = self.begin(state, part)
+        blocks = (part,) if block_rows is None else part.blocks(block_rows)
+        for block in blocks:
+            corr = self.correction(state, block) if corrects and block.size else None
+            self.accumulate(state, acc, block, local_updates(block, corr), consume=True)
+        return self.finish(state, acc)
 
     # -- the blockwise form of a step (what the engine calls) -------------------------------
     def begin(self, state: dict[str, Any], part: Participants,
@@ -285,15 +334,17 @@ class TableRule(Rule):
 
     @staticmethod
     def _rows_view(state: dict[str, Any]) -> np.ndarray:
-        """The table viewed as ``(R * n, d)`` rows (kept; rebuilt if the table was replaced)."""
-        flat = state.get("_rows_view")
+        """The table viewed as ``(R * n, d)`` rows (kept in the scratch; rebuilt if the table
+        was replaced). Writing to it writes the table."""
+        cache = state.setdefault("scratch", {})
+        flat = cache.get("rows_view")
         if flat is None or flat.base is not state["table"]:
-            flat = state["_rows_view"] = state["table"].reshape(-1, state["d"])
+            flat = cache["rows_view"] = state["table"].reshape(-1, state["d"])
         return flat
 
     def _gather(self, state: dict[str, Any], part: Participants) -> tuple[np.ndarray, np.ndarray]:
         """The flat row index of each pair and a copy of the table's rows there, ``(K, d)``
-        (in a scratch buffer of ``state``, valid until the next step)."""
+        (in a buffer of ``state["scratch"]``, valid until the next step)."""
         flat = self._rows_view(state)
         idx = part.flat_index
         out = scratch(state, "gather", part.size, state["d"], state["dtype"])
@@ -307,7 +358,7 @@ class TableRule(Rule):
         replica to the running total (``change_sum``: that sum, already computed)."""
         self._rows_view(state)[idx] = rows
         if change_sum is None:
-            add_scaled_sums(state["total"], change, block, rows_coef(state["w_coef"], block))
+            add_scaled_sums(state["total"], change, block, rows_coef(weight_coef(state), block))
         else:
             state["total"] += change_sum
 

@@ -20,6 +20,7 @@ from fedtheory.algorithms.base import (
     client_coef,
     rows_coef,
     segment_sum,
+    weight_coef,
 )
 
 __all__ = ["FedAvg", "FedAvgIS", "FedPGD", "FullParticipation"]
@@ -55,7 +56,7 @@ class FedAvg(Rule):
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
                    updates: np.ndarray, consume: bool = False) -> None:
-        add_scaled_sums(acc["num"], updates, block, rows_coef(state["w_coef"], block))
+        add_scaled_sums(acc["num"], updates, block, rows_coef(weight_coef(state), block))
         acc["den"] += segment_sum(state["weights"][block.cols], block)
 
     def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
@@ -152,7 +153,7 @@ class FullParticipation(Rule):
                 f"{part.replicas * part.n} pairs"
             )
         acc = super().begin(state, part, p)
-        acc["coef"] = state["w_coef"]
+        acc["coef"] = weight_coef(state)
         acc["num"] = self._zeros(state, state["d"])
         return acc
 

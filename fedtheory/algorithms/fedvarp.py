@@ -17,6 +17,7 @@ from fedtheory.algorithms.base import (
     rows_coef,
     scaled_sum,
     segment_sum,
+    weight_coef,
 )
 
 __all__ = ["FedVARP"]
@@ -63,7 +64,7 @@ class FedVARP(TableRule):
                    updates: np.ndarray, consume: bool = False) -> None:
         idx, change = self._gather(state, block)
         np.subtract(updates, change, out=change)  # Delta_i - y_i
-        num = scaled_sum(change, block, rows_coef(state["w_coef"], block))
+        num = scaled_sum(change, block, rows_coef(weight_coef(state), block))
         acc["num"] += num
         acc["den"] += segment_sum(state["weights"][block.cols], block)
         self._scatter(state, block, idx, updates, change_sum=num)

@@ -24,6 +24,7 @@ from fedtheory.algorithms.base import (
     rows_coef,
     scratch,
     take_rows,
+    weight_coef,
 )
 
 __all__ = ["MIFA", "UMIFA", "MIFAm", "UMIFAm"]
@@ -106,7 +107,7 @@ class UMIFA(MIFA):
         change *= rows_coef(acc["inv_p"], block)  # (Delta_i - G_{t-1}^i) / p_i
         old += change  # G_t^i = G_{t-1}^i + (Delta_i - G_{t-1}^i) / p_i
         rows[idx] = old
-        add_scaled_sums(state["total"], change, block, rows_coef(state["w_coef"], block))
+        add_scaled_sums(state["total"], change, block, rows_coef(weight_coef(state), block))
 
 
 class _Momentum:

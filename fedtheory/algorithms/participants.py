@@ -5,7 +5,8 @@ active (replica, client) pairs, flattened and sorted by replica (:class:`Partici
 clients' updates arrive as a ``(K, d)`` array aligned with those pairs. The kernels here sum
 them per replica (:func:`segment_sum`), with per-pair or per-client coefficients
 (:func:`scaled_sum`, :func:`add_scaled_sums`), gather rows (:func:`take_rows`) and keep work
-arrays between calls (:func:`scratch`).
+arrays and cached coefficients between calls in a state's ``"scratch"`` (:func:`scratch`,
+:func:`cached`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "Participants",
     "add_scaled_sums",
     "as_participants",
+    "cached",
     "cached_coef",
     "client_coef",
     "pair_coef",
@@ -31,6 +33,7 @@ __all__ = [
     "scratch",
     "segment_sum",
     "take_rows",
+    "weight_coef",
 ]
 
 
@@ -271,16 +274,29 @@ def client_coef(values: np.ndarray, dtype: Any) -> Any:
     return values.astype(dtype)
 
 
+def cached(state: dict[str, Any], key: str, compute: Any) -> Any:
+    """``state["scratch"][key]``, computed by ``compute()`` on first use (and again after the
+    scratch was cleared): for values that follow from the model state alone, so that dropping
+    them never changes a result."""
+    cache = state.setdefault("scratch", {})
+    val = cache.get(key)
+    if val is None:
+        val = cache[key] = compute()
+    return val
+
+
 def cached_coef(state: dict[str, Any], name: str, p: np.ndarray | None,
                 fn: Any) -> Any:
-    """``client_coef(fn(p))``, computed once per run when ``p`` is the state's own
-    probabilities (the engine's case), else every call (``p`` given to a step)."""
+    """``client_coef(fn(p))``, kept in the state's scratch when ``p`` is the state's own
+    probabilities (the engine's case), else computed every call (``p`` given to a step)."""
     if p is None or p is not state["p"]:
         return client_coef(fn(p), state["dtype"])
-    cache = state.setdefault("_coef", {})
-    if name not in cache:
-        cache[name] = client_coef(fn(p), state["dtype"])
-    return cache[name]
+    return cached(state, "coef:" + name, lambda: client_coef(fn(p), state["dtype"]))
+
+
+def weight_coef(state: dict[str, Any]) -> Any:
+    """The objective weights :math:`w_i` as a :func:`client_coef` (kept in the scratch)."""
+    return cached(state, "coef:w", lambda: client_coef(state["weights"], state["dtype"]))
 
 
 def rows_coef(coef: Any, part: Participants) -> Any:
@@ -314,13 +330,15 @@ def take_rows(src: np.ndarray, idx: np.ndarray, out: np.ndarray) -> np.ndarray:
 
 
 def scratch(store: dict[str, Any], name: str, rows: int, cols: int, dtype: Any) -> np.ndarray:
-    """A ``(rows, cols)`` work array kept in ``store`` and reused from round to round.
+    """A ``(rows, cols)`` work array kept in ``store["scratch"]`` and reused from round to round.
 
-    Fresh multi-megabyte temporaries cost a page fault per 4 KiB page every round (the
-    allocator returns them to the system); reusing buffers avoids that. The buffer grows by a
-    quarter when too small. Its contents are valid until the next call with the same name.
+    ``store`` is a rule's state (whose ``"scratch"`` dict may be cleared between any two calls)
+    or a caller's own work dict. Fresh multi-megabyte temporaries cost a page fault per 4 KiB
+    page every round (the allocator returns them to the system); reusing buffers avoids that.
+    The buffer grows by a quarter when too small. Its contents are valid until the next call
+    with the same name.
     """
-    buffers = store.setdefault("_scratch", {})
+    buffers = store.setdefault("scratch", {})
     buf = buffers.get(name)
     if buf is None or buf.shape[0] < rows or buf.shape[1] != cols or buf.dtype != dtype:
         grow = 0 if buf is None or buf.shape[1] != cols else buf.shape[0] + buf.shape[0] // 4

@@ -17,6 +17,7 @@ from fedtheory.algorithms.base import (
     cached_coef,
     rows_coef,
     segment_sum,
+    weight_coef,
 )
 
 __all__ = ["SAGA"]
@@ -65,7 +66,7 @@ class SAGA(TableRule):
                    updates: np.ndarray, consume: bool = False) -> None:
         idx, change = self._gather(state, block)
         np.subtract(updates, change, out=change)  # Delta_i - u_i
-        w_coef = rows_coef(state["w_coef"], block)
+        w_coef = rows_coef(weight_coef(state), block)
         is_coef = rows_coef(acc["is"], block)
         if np.ndim(w_coef) == 0 and np.ndim(is_coef) == 0:
             raw = segment_sum(change, block)

@@ -21,6 +21,7 @@ from fedtheory.algorithms.base import (
     scratch,
     segment_sum,
     take_rows,
+    weight_coef,
 )
 
 __all__ = ["SCAFFOLD"]
@@ -82,7 +83,7 @@ class SCAFFOLD(TableRule):
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
                    updates: np.ndarray, consume: bool = False) -> None:
         dt = updates.dtype
-        add_scaled_sums(acc["num"], updates, block, rows_coef(state["w_coef"], block))
+        add_scaled_sums(acc["num"], updates, block, rows_coef(weight_coef(state), block))
         acc["den"] += segment_sum(state["weights"][block.cols], block)
         idx, old = self._gather(state, block)
         change = updates if consume else scratch(state, "change", *updates.shape, dt)

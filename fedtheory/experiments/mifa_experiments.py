@@ -187,10 +187,13 @@ def pathwise_run(
     :mod:`fedtheory.participation` (the masks) that keeps what the ``mifa`` claims need and the
     simulator does not report: the realised staleness and :math:`\|G_t\|^2` per replica.
     Round :math:`t` computes every client's gradient at :math:`w_t` (vectorised over
-    replicas and clients), draws :math:`\mathcal A(t)`, steps
-    :math:`w_{t+1} = w_t - \eta G_t`. Table rules start from a full memory,
-    :math:`G_{-1}^{(i)} = \nabla f_i(w_0)` (round 0 then sees fresh rows whatever its mask:
-    the memory-initialisation round of the seed's MIFA analysis).
+    replicas and clients), draws :math:`\mathcal A(t)` (the process's ``step``), aggregates
+    with :meth:`~fedtheory.algorithms.Rule.run_round` (the engine's ``begin`` /
+    ``correction`` / ``accumulate`` / ``finish``; all pairs for a rule that ``needs_all``) and
+    steps :math:`w_{t+1} = w_t - \eta G_t`: the round of :func:`fedtheory.simulate.simulate`
+    with exact gradients, one local step and ``lr = eta``. Table rules start from a full
+    memory, :math:`G_{-1}^{(i)} = \nabla f_i(w_0)` (round 0 then sees fresh rows whatever its
+    mask: the memory-initialisation round of the seed's MIFA analysis).
 
     Parameters
     ----------
@@ -199,7 +202,8 @@ def pathwise_run(
         ``f_star``, ``x_star``).
     rule:
         A rule name or object of :mod:`fedtheory.algorithms` (``memory_init="full"`` is used
-        for table rules given by name); ``beta`` is passed to momentum rules.
+        for the rules given by name whose class keeps a ``table``); ``beta`` is passed to
+        momentum rules.
     p:
         Participation probability (Bernoulli(p) unless ``participation`` is given).
     rounds, replicas, eta, rng, x0:
@@ -212,7 +216,7 @@ def pathwise_run(
     ``G_norm2`` ``(T, R)``, ``tau_max`` ``(R,)`` (largest staleness over rounds
     :math:`0..T-1`), and ``x`` ``(R, d)`` the final iterates.
     """
-    from fedtheory.algorithms import get_rule
+    from fedtheory.algorithms import RULES, Participants, get_rule
     from fedtheory.participation import BernoulliParticipation
 
     rounds = _positive_int("rounds", rounds)
@@ -222,12 +226,15 @@ def pathwise_run(
     n, d = problem.n, problem.d
     if isinstance(rule, str):
         params: dict[str, Any] = {}
-        if rule in ("mifa", "umifa", "mifam", "umifam", "saga", "fedvarp"):
+        if rule in RULES and RULES[rule].table:
             params["memory_init"] = "full"
         if beta is not None:
             params["beta"] = beta
         rule = get_rule(rule, **params)
     proc = participation if participation is not None else BernoulliParticipation(p, n=n)
+    if getattr(proc, "n", None) != n:
+        raise ValueError(f"participation must be a process over problem.n={n} clients, got "
+                         f"{proc!r} with n={getattr(proc, 'n', None)!r}")
     x = np.zeros((replicas, d)) if x0 is None else np.array(
         np.broadcast_to(np.asarray(x0, dtype=float), (replicas, d)))
     grads = problem.client_grads(x)
@@ -238,6 +245,14 @@ def pathwise_run(
     Gn2 = np.empty((rounds, replicas))
     tau = np.zeros((replicas, n), dtype=np.int64)
     tau_max = np.zeros(replicas, dtype=np.int64)
+    all_pairs = Participants.full(replicas, n) if rule.needs_all else None
+
+    def local_updates(block: Participants, corr: np.ndarray | None) -> np.ndarray:
+        upd = grads[block.rows, block.cols]  # one exact local step: the gradients (a copy)
+        if corr is not None:
+            upd += corr
+        return upd
+
     for t in range(rounds):
         gn2[t] = np.sum(problem.grad(x) ** 2, axis=-1)
         fgap[t] = problem.loss(x) - problem.f_star
@@ -245,7 +260,8 @@ def pathwise_run(
         if t > 0:
             tau = np.where(mask, 0, tau + 1)
             np.maximum(tau_max, tau.max(axis=1), out=tau_max)
-        G, state = rule.step(state, mask, grads)
+        part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
+        G = rule.run_round(state, part, local_updates)
         Gn2[t] = np.sum(G**2, axis=-1)
         x = x - eta * G
         grads = problem.client_grads(x)

@@ -20,6 +20,7 @@ from fedtheory.participation.bernoulli import BernoulliParticipation
 from fedtheory.participation.cyclic import CyclicParticipation
 from fedtheory.participation.dropout import DropoutParticipation
 from fedtheory.participation.markov import MarkovParticipation
+from fedtheory.participation.replay import ReplayParticipation
 from fedtheory.participation.uniform import UniformParticipation
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "MarkovParticipation",
     "ParticipationProcess",
     "RNGLike",
+    "ReplayParticipation",
     "UniformParticipation",
     "get_process",
     "uniforms",
@@ -46,6 +48,7 @@ PROCESSES: dict[str, type[ParticipationProcess]] = {
         MarkovParticipation,
         CyclicParticipation,
         DropoutParticipation,
+        ReplayParticipation,
     )
 }
 

@@ -21,7 +21,7 @@ round: chains start in their stationary law, cycles at a uniformly random phase)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: One generator for all replicas, or one per replica.
-RNGLike = Union[np.random.Generator, Sequence[np.random.Generator]]  # noqa: UP007
+RNGLike = np.random.Generator | Sequence[np.random.Generator]
 
 
 def uniforms(rng: RNGLike, replicas: int, *shape: int) -> np.ndarray:
