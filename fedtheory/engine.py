@@ -8,15 +8,20 @@ cuts the replicas into blocks, runs them (in threads when it pays) and assembles
 
 from __future__ import annotations
 
-import inspect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fedtheory.algorithms import Participants, Rule
 from fedtheory.algorithms.base import scratch, take_rows
+
+if TYPE_CHECKING:  # fedtheory.problems is imported when an engine is built (it pulls scipy)
+    from fedtheory.participation import ParticipationProcess
+    from fedtheory.problems.base import Capability, Problem
+    from fedtheory.problems.noise import NoiseSampler
 
 __all__ = ["BIT_GENERATORS", "METRICS", "Engine", "EngineConfig"]
 
@@ -46,15 +51,15 @@ _MIN_BLOCK_ROWS = 8
 class EngineConfig:
     """Everything fixed for a run (validated by :func:`fedtheory.simulate.simulate`)."""
 
-    problem: Any
+    problem: Problem
     rule: Rule
-    participation: Any
+    participation: ParticipationProcess
     rounds: int
     lr: float
     local_steps: int
     global_lr: float
     momentum: float
-    noise: Any
+    noise: NoiseSampler | None
     x0: np.ndarray
     seed: int
     dtype: np.dtype
@@ -63,7 +68,7 @@ class EngineConfig:
     bits_per_float: int
     bit_generator: str
     fuse_local_steps: bool | None
-    extra_metrics: dict[str, Any]
+    extra_metrics: dict[str, Callable[[np.ndarray], np.ndarray]]
     p: np.ndarray | None
 
 
@@ -71,7 +76,27 @@ class Engine:
     """Everything fixed for a run, from an :class:`EngineConfig`; :meth:`run_chunk` simulates a
     block of replicas. The configuration's fields are read as attributes (``self.lr``), and
     what the engine derives from them (sizes, noise and local-step set-up) is set once here;
-    per-chunk state lives in the chunk, never on the engine, so chunks can run in threads."""
+    per-chunk state lives in the chunk, never on the engine, so chunks can run in threads.
+
+    The problem's optional fast paths are those it declares (:attr:`capabilities`, read by
+    :func:`~fedtheory.problems.base.declared_capabilities`: building an engine fails with a
+    ``ValueError`` when a declared capability's method is missing)."""
+
+    # derived once from the configuration (besides one attribute per EngineConfig field)
+    n: int
+    d: int
+    x_star: np.ndarray
+    f_star: float
+    step_size: float
+    bits_per_update: int
+    block_rows: int
+    capabilities: frozenset[Capability]
+    loss_gap: Callable[[np.ndarray], np.ndarray] | None
+    noise_kind: str  # "none", "additive", "relative" (Gaussian NoiseModel) or "generic"
+    noise_sd: float
+    fused: bool
+    stepper: Callable[..., np.ndarray] | None
+    grads_take_out: bool
 
     def __init__(self, config: EngineConfig) -> None:
         if not isinstance(config, EngineConfig):
@@ -86,20 +111,23 @@ class Engine:
         self.step_size = self.global_lr * self.lr
         self.bits_per_update = self.d * self.bits_per_float * self.rule.floats_per_update
         self.block_rows = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (self.d * self.dtype.itemsize))
-        self.loss_gap = getattr(prob, "loss_gap", None)
+        from fedtheory.problems.base import Capability, declared_capabilities
+
+        self.capabilities = declared_capabilities(prob)
+        self.loss_gap = prob.loss_gap if Capability.EXACT_LOSS_GAP in self.capabilities else None
         self._setup_noise()
         self._setup_local_work()
 
     # -- noise ----------------------------------------------------------------------------
     def _setup_noise(self) -> None:
-        from fedtheory.problems.noise import NoiseModel
+        from fedtheory.problems.noise import NoiseModel, NoiseSampler
 
         noise = self.noise
         self.noise_kind = "none"
         self.noise_sd = 0.0
         if noise is None:
             return
-        if not hasattr(noise, "sample"):
+        if not isinstance(noise, NoiseSampler):
             raise ValueError(f"noise must be a noise model with .sample(), got {noise!r}")
         if isinstance(noise, NoiseModel) and noise.distribution == "gaussian":
             # xi = s z / sqrt(d), s^2 = M ||g||^2 + sigma^2: the normals are drawn here,
@@ -138,31 +166,30 @@ class Engine:
 
     # -- how the problem does the local work -------------------------------------------------
     def _setup_local_work(self) -> None:
-        """Pick the problem's fastest exact route (duck-typed, see :func:`simulate`):
-        ``fused_local_steps`` (closed form of the tau steps), ``local_steps`` (its own
-        step loop), else repeated ``client_gradients``, into work buffers when it takes
-        ``out``."""
-        prob = self.problem
-        can_fuse = (bool(getattr(prob, "can_fuse_local_steps", False))
+        """Pick the fastest exact route the problem declares (:attr:`capabilities`):
+        ``fused_local_steps`` (closed form of the tau steps, where the problem's
+        ``can_fuse_local_steps`` and the noise allow), ``local_steps`` (its own step loop),
+        else repeated ``client_gradients``, into work buffers when it declares ``out=``."""
+        from fedtheory.problems.base import Capability
+
+        prob, caps = self.problem, self.capabilities
+        can_fuse = (Capability.FUSED_LOCAL_STEPS in caps and bool(prob.can_fuse_local_steps)
                     and self.noise_kind in ("none", "additive"))
         if self.fuse_local_steps is None:
             self.fused = can_fuse and self.local_steps > 1
         elif self.fuse_local_steps and not can_fuse:
             raise ValueError(
-                "fuse_local_steps=True needs a problem with closed-form local steps (a diagonal "
+                "fuse_local_steps=True needs a problem with closed-form local steps (declared "
+                "Capability.FUSED_LOCAL_STEPS and can_fuse_local_steps true: a diagonal "
                 "QuadraticProblem) and additive Gaussian noise (or none), got problem "
                 f"{type(prob).__name__} and noise {self.noise!r}"
             )
         else:
             self.fused = bool(self.fuse_local_steps)
         self.stepper = None
-        if not self.fused and self.local_steps > 1:
-            self.stepper = getattr(prob, "local_steps", None)
-        try:
-            params = inspect.signature(prob.client_gradients).parameters
-        except (TypeError, ValueError):
-            params = {}
-        self.grads_take_out = "out" in params
+        if not self.fused and self.local_steps > 1 and Capability.LOCAL_STEPS in caps:
+            self.stepper = prob.local_steps
+        self.grads_take_out = Capability.GRADIENTS_INTO_BUFFER in caps
 
     def _gradients(self, y: np.ndarray, cols: np.ndarray, work: dict[str, Any]) -> np.ndarray:
         """The problem's gradient rows at ``y``, in a work buffer the engine may overwrite."""
@@ -336,7 +363,13 @@ class Engine:
             record(0)
             j = 1
         all_pairs = Participants.full(size, n) if rule.needs_all else None
-        corrects = type(rule).correction is not Rule.correction
+        evals = [0]  # gradient rows evaluated in this round's blocks
+
+        def block_updates(block: Participants, corr: np.ndarray | None) -> np.ndarray:
+            upd, ge = self.local_updates(x, block, corr, noise_rngs, work)
+            evals[0] += ge
+            return upd
+
         step = dt.type(self.step_size)
         beta = dt.type(self.momentum)
         diverged = np.full(size, -1, dtype=np.int64)  # first round with a non-finite x_t
@@ -345,13 +378,9 @@ class Engine:
             work["round"] = t
             mask, pstate = self.participation.step(pstate, part_rngs)
             part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
-            racc = rule.begin(rstate, part)
-            for block in part.blocks(self.block_rows):
-                corr = rule.correction(rstate, block) if corrects and block.size else None
-                upd, ge = self.local_updates(x, block, corr, noise_rngs, work)
-                rule.accumulate(rstate, racc, block, upd, consume=True)
-                grad_evals += ge
-            G = rule.finish(rstate, racc)
+            G = rule.run_round(rstate, part, block_updates, self.block_rows)
+            grad_evals += evals[0]
+            evals[0] = 0
             client_rounds += part.size
             if v is not None:
                 v *= beta

@@ -28,18 +28,21 @@ local update of a block computed into a work buffer that the rule then consumes 
 work arrays are reused from round to round. Memory is :math:`O(Rd)` plus a block's updates,
 and :math:`O(Rnd)` only for rules that keep a table.
 
-The problem does the problem-specific work; the engine only asks, by duck typing, for the
-fastest exact route the problem offers (:class:`~fedtheory.problems.QuadraticProblem` offers
-all of them):
+The problem does the problem-specific work; the engine takes the fastest exact route the
+problem *declares* in its ``capabilities`` (:class:`~fedtheory.problems.base.Capability`, one
+small protocol each, checked when the engine is built;
+:class:`~fedtheory.problems.QuadraticProblem` declares all of them):
 
-- ``client_gradients(y, clients, out=...)``: gradients into the engine's work buffer (when
-  ``out`` is accepted); ``y`` may be read-only (a tile or broadcast view of :math:`x_t`);
-- ``local_steps(y, clients, lr, steps, correction=, add_noise=, out=)``: the :math:`\tau`
-  local steps in the problem's own coordinates (a quadratic gathers :math:`a_i, c_i` once);
-- ``can_fuse_local_steps`` and ``fused_local_steps(..., normals=, noise_sd=, out=)``: the
-  closed form of :math:`\tau` steps with additive Gaussian noise (or none). For a diagonal
-  quadratic the steps are linear, :math:`e^{k+1} = m\odot e^k - \eta(\xi^k + c)` with
-  :math:`e = y - c_i`, :math:`m = 1 - \eta a_i`, so
+- ``GRADIENTS_INTO_BUFFER``, ``client_gradients(y, clients, out=...)``: gradients into the
+  engine's work buffer; ``y`` may be read-only (a tile or broadcast view of :math:`x_t`);
+- ``LOCAL_STEPS``, ``local_steps(y, clients, lr, steps, correction=, add_noise=, out=)``: the
+  :math:`\tau` local steps in the problem's own coordinates (a quadratic gathers
+  :math:`a_i, c_i` once);
+- ``FUSED_LOCAL_STEPS``, ``can_fuse_local_steps`` and
+  ``fused_local_steps(..., normals=, noise_sd=, out=)``: the closed form of :math:`\tau`
+  steps with additive Gaussian noise (or none). For a diagonal quadratic the steps are
+  linear, :math:`e^{k+1} = m\odot e^k - \eta(\xi^k + c)` with :math:`e = y - c_i`,
+  :math:`m = 1 - \eta a_i`, so
 
   .. math::
 
@@ -49,11 +52,11 @@ all of them):
   and the noise sum is one Gaussian with per-coordinate variance
   :math:`\frac{\sigma^2}{d}\sum_{j<\tau} m^{2j}`: one normal per coordinate instead of
   :math:`\tau` (``fuse_local_steps``; used automatically when exact and :math:`\tau > 1`);
-- ``loss_gap(x)``: :math:`f(x) - f^\star` without the cancellation of
+- ``EXACT_LOSS_GAP``, ``loss_gap(x)``: :math:`f(x) - f^\star` without the cancellation of
   ``loss(x) - f_star`` (the ``f_gap`` metric).
 
-A problem offering only the :class:`~fedtheory.problems.Problem` protocol gets repeated
-``client_gradients`` and ``loss(x) - f_star``.
+A problem that declares nothing (only the :class:`~fedtheory.problems.Problem` protocol) gets
+repeated ``client_gradients`` and ``loss(x) - f_star``; undeclared methods are never called.
 
 Determinism: replica :math:`r` draws its participation from the stream
 ``SeedSequence(seed, spawn_key=(r, 0))`` and its gradient noise from ``(r, 1)``, with the bit
@@ -96,13 +99,18 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fedtheory.algorithms import Rule, get_rule
 from fedtheory.engine import BIT_GENERATORS, METRICS, Engine, EngineConfig
 from fedtheory.validation import finite_array, integer_at_least, positive_real
+
+if TYPE_CHECKING:  # fedtheory.problems is imported only when a run needs it (it pulls scipy)
+    from fedtheory.participation import ParticipationProcess
+    from fedtheory.problems.base import Problem
+    from fedtheory.problems.noise import NoiseSampler
 
 __all__ = ["BIT_GENERATORS", "METRICS", "DivergenceWarning", "SimulationResult", "Trace",
            "simulate"]
@@ -193,7 +201,7 @@ class SimulationResult:
 
 
 # ----------------------------------------------------------------------------- validation
-def _resolve_problem(problem: Any) -> Any:
+def _resolve_problem(problem: Problem | str) -> Problem:
     if isinstance(problem, str):
         from fedtheory import problems as _problems
 
@@ -245,9 +253,9 @@ def _divergence_message(diverged: np.ndarray, rounds: int, lr: float, global_lr:
 
 
 def simulate(
-    problem: Any,
+    problem: Problem | str,
     rule: str | Rule,
-    participation: Any,
+    participation: ParticipationProcess,
     *,
     rounds: int,
     replicas: int,
@@ -255,7 +263,7 @@ def simulate(
     local_steps: int = 1,
     global_lr: float = 1.0,
     momentum: float = 0.0,
-    noise: Any = None,
+    noise: NoiseSampler | None = None,
     x0: np.ndarray | None = None,
     seed: int = 0,
     dtype: Any = np.float64,

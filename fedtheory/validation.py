@@ -26,7 +26,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["finite_array", "integer_at_least", "positive_real", "probabilities", "probability"]
+__all__ = [
+    "finite_array",
+    "integer_at_least",
+    "nonnegative_real",
+    "positive_real",
+    "probabilities",
+    "probability",
+]
 
 #: Indices of non-finite entries named in a message before it is shortened.
 _MAX_LISTED = 5
@@ -40,6 +47,17 @@ def positive_real(name: str, value: Any) -> float:
         raise ValueError(f"{name} must be a positive real number, got {value!r}") from None
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a positive real number, got {value!r}")
+    return v
+
+
+def nonnegative_real(name: str, value: Any) -> float:
+    """``value`` as a finite float >= 0, or a ValueError naming ``name``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a non-negative real number, got {value!r}") from None
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"{name} must be a non-negative real number, got {value!r}")
     return v
 
 

@@ -182,9 +182,11 @@ def test_optimum_certificate(name, request):
 
 
 def test_satisfies_problem_protocol(multi, binary):
-    from fedtheory.problems import Problem
+    from fedtheory.problems import Problem, declared_capabilities
 
     assert isinstance(multi, Problem) and isinstance(binary, Problem)
+    # only the base protocol: client_gradients takes no out=, no own local steps or loss_gap
+    assert declared_capabilities(multi) == declared_capabilities(binary) == frozenset()
 
 
 def test_accuracy(multi, binary):

@@ -1,6 +1,15 @@
 """Optimisation problems: heterogeneous quadratics, logistic regression on real data."""
 
-from fedtheory.problems.base import Problem, validate_weights
+from fedtheory.problems.base import (
+    Capability,
+    ExactLossGap,
+    FusedLocalSteps,
+    GradientsIntoBuffer,
+    OwnLocalSteps,
+    Problem,
+    declared_capabilities,
+    validate_weights,
+)
 from fedtheory.problems.datasets import (
     FederatedData,
     dirichlet_label_split,
@@ -15,13 +24,19 @@ from fedtheory.problems.registry import PROBLEMS, get_problem
 
 __all__ = [
     "PROBLEMS",
+    "Capability",
+    "ExactLossGap",
     "FederatedData",
+    "FusedLocalSteps",
     "GaussianNoise",
+    "GradientsIntoBuffer",
     "LogisticProblem",
     "NoiseModel",
+    "OwnLocalSteps",
     "Problem",
     "QuadraticProblem",
     "RelativeNoise",
+    "declared_capabilities",
     "dirichlet_label_split",
     "federated_split",
     "get_problem",

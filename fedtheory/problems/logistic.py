@@ -50,11 +50,12 @@ True
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import expit, log_expit, softmax
 
-from fedtheory.problems.base import validate_weights
+from fedtheory.problems.base import Capability, validate_weights
 from fedtheory.problems.datasets import FederatedData, federated_split
 
 __all__ = ["LogisticProblem", "make_logistic_problem"]
@@ -81,6 +82,10 @@ class LogisticProblem:
     tol:
         Target gradient norm of the Newton solve for :math:`x^\star`.
     """
+
+    #: No optional fast path (:class:`~fedtheory.problems.base.Capability`): the simulator
+    #: calls :meth:`client_gradients` (no ``out=``) step by step and uses ``loss - f_star``.
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
 
     def __init__(
         self,

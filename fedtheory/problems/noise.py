@@ -35,22 +35,32 @@ array([13.5,  1. ])
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 
-__all__ = ["DISTRIBUTIONS", "GaussianNoise", "NoiseModel", "RelativeNoise"]
+from fedtheory.validation import nonnegative_real
+
+__all__ = ["DISTRIBUTIONS", "GaussianNoise", "NoiseModel", "NoiseSampler", "RelativeNoise"]
 
 #: The shapes of noise offered (see the module docstring).
 DISTRIBUTIONS = ("gaussian", "sphere")
 
 
-def _nonneg(name: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a non-negative real number, got {value!r}") from None
-    if not np.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a non-negative real number, got {value!r}")
-    return v
+@runtime_checkable
+class NoiseSampler(Protocol):
+    r"""What the simulator asks of any gradient-noise model: one draw of :math:`\xi` per row.
+
+    :class:`NoiseModel` is one; the simulator draws a Gaussian :class:`NoiseModel`'s normals
+    itself (same law, :math:`\xi = s z/\sqrt d`) and calls ``sample`` for any other.
+    """
+
+    def sample(self, grads: np.ndarray, rng: np.random.Generator,
+               dtype: np.dtype | type | None = None) -> np.ndarray:
+        """Noise rows of ``grads``' shape ``(K, d)`` (given the true gradients), in ``dtype``."""
+        ...
+
+
 
 
 class NoiseModel:
@@ -66,9 +76,9 @@ class NoiseModel:
         ``"gaussian"`` (default) or ``"sphere"``.
     """
 
-    def __init__(self, M: float, sigma2: float, distribution: str = "gaussian") -> None:  # noqa: N803
-        self.M = _nonneg("M", M)
-        self.sigma2 = _nonneg("sigma2", sigma2)
+    def __init__(self, M: float, sigma2: float, distribution: str = "gaussian") -> None:
+        self.M = nonnegative_real("M", M)
+        self.sigma2 = nonnegative_real("sigma2", sigma2)
         if distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
         self.distribution = distribution

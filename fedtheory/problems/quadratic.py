@@ -44,15 +44,15 @@ Examples
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.problems.base import validate_weights
-from fedtheory.validation import positive_real
+from fedtheory.problems import quadratic_kernels as kernels
+from fedtheory.problems.base import Capability, validate_weights
+from fedtheory.validation import integer_at_least, positive_real
 
 __all__ = ["QuadraticProblem"]
 
@@ -67,56 +67,6 @@ def _check_real(name: str, value: float) -> float:
     return v
 
 
-def _steps(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"steps must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-_UMAX = np.maximum.reduce
-
-#: Work arrays of the hot path, one set per thread (the simulator runs replica chunks in
-#: threads), reused from call to call: no page faults for fresh multi-megabyte temporaries.
-_LOCAL = threading.local()
-
-
-def _thread_rows(name: str, rows: int, d: int, dtype: np.dtype) -> np.ndarray:
-    """A C-contiguous ``(rows, d)`` work array owned by the calling thread (the first rows of
-    a kept buffer); valid until the thread's next request of ``name``."""
-    try:
-        bufs = _LOCAL.buffers
-    except AttributeError:
-        bufs = _LOCAL.buffers = {}
-    key = (name, dtype, d)
-    buf = bufs.get(key)
-    if buf is None or buf.shape[0] < rows:
-        grow = 0 if buf is None else buf.shape[0] + buf.shape[0] // 4
-        buf = bufs[key] = np.empty((max(rows, grow), d), dtype=dtype)
-    return buf[:rows]
-
-
-def _rowdot(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """:math:`\\sum_j u_{\\dots j} v_{\\dots j}` over the last axis, ``(...)``, in numpy's own
-    loops: ``einsum("rd,rd->r")`` on 2-D views. (An ``einsum`` with an ellipsis, or a dot of
-    1-D vectors, goes through BLAS, whose worker threads then spin for milliseconds and take
-    a core from the simulator's own threads.)"""
-    lead = u.shape[:-1]
-    d = u.shape[-1]
-    return np.einsum("rd,rd->r", u.reshape(-1, d), v.reshape(-1, d)).reshape(lead)
-
-
-def _minus_rows(y: np.ndarray, c: np.ndarray, idx: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``y - c[idx]`` into ``out`` (``(K, d)``; ``idx`` already checked): the rows are
-    gathered straight into ``out`` unless ``out`` may overlap ``y``."""
-    if np.may_share_memory(y, out):
-        rows = c.take(idx, axis=0, out=_thread_rows("centers", *out.shape, out.dtype),
-                      mode="clip")
-        return np.subtract(y, rows, out=out)
-    c.take(idx, axis=0, out=out, mode="clip")
-    return np.subtract(y, out, out=out)
-
-
 def _orthogonal_with_first_column(v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A random orthogonal matrix whose first column is the unit vector ``v``."""
     d = v.shape[0]
@@ -125,36 +75,6 @@ def _orthogonal_with_first_column(v: np.ndarray, rng: np.random.Generator) -> np
     q, r = np.linalg.qr(g)
     q = q * np.sign(np.where(np.diag(r) == 0, 1.0, np.diag(r)))  # makes q[:, 0] = +v
     return q
-
-
-def _grouped_matvec(A: np.ndarray, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Rows ``A[idx[k]] @ v[k]`` without materialising ``A[idx]`` (``K d^2`` numbers).
-
-    Rows are sorted by client and packed into a ``(clients present, largest group, d)`` array,
-    so one batched matrix product does the work; if the groups are very uneven (packing would
-    cost more than four times the rows), the gather is done in chunks of bounded memory.
-    """
-    K, d = v.shape
-    if K == 0:
-        return np.empty_like(v)
-    order = np.argsort(idx, kind="stable")
-    sidx = idx[order]
-    present, first, counts = np.unique(sidx, return_index=True, return_counts=True)
-    G = int(counts.max())
-    if len(present) * G <= 4 * K:
-        group = np.repeat(np.arange(len(present)), counts)
-        pos = np.arange(K) - np.repeat(first, counts)
-        packed = np.zeros((len(present), G, d), dtype=v.dtype)
-        packed[group, pos] = v[order]
-        prod = np.matmul(packed, np.swapaxes(A[present], -1, -2))  # rows times A_i^T = A_i
-        out = np.empty_like(v)
-        out[order] = prod[group, pos]
-        return out
-    out = np.empty_like(v)
-    rows = max(1, (1 << 22) // max(1, d * d))  # about 32 MB of gathered Hessians per chunk
-    for s in range(0, K, rows):
-        out[s:s + rows] = np.matmul(A[idx[s:s + rows]], v[s:s + rows, :, None])[..., 0]
-    return out
 
 
 class QuadraticProblem:
@@ -174,11 +94,20 @@ class QuadraticProblem:
 
     Notes
     -----
+    It declares every fast path of the simulator (:class:`~fedtheory.problems.base.Capability`;
+    closed-form local steps for diagonal Hessians only); their array kernels are in
+    :mod:`fedtheory.problems.quadratic_kernels`.
+
     :attr:`x_star` solves :math:`\bar A x = \sum_i w_i A_i c_i` (least-norm solution when
     :math:`\bar A` is singular). It is the minimiser of :math:`f` when :math:`\bar A \succ 0`;
     for an indefinite :math:`\bar A` it is the unique stationary point (a saddle) and
     :attr:`mu` is 0.
     """
+
+    #: The simulator's fast paths this class offers (see :mod:`fedtheory.problems.base`).
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.GRADIENTS_INTO_BUFFER, Capability.LOCAL_STEPS,
+        Capability.FUSED_LOCAL_STEPS, Capability.EXACT_LOSS_GAP})
 
     def __init__(
         self,
@@ -247,7 +176,7 @@ class QuadraticProblem:
         return np.linalg.eigvalsh(self.hessian)
 
     @cached_property
-    def L(self) -> float:  # noqa: N802 (the paper's symbol)
+    def L(self) -> float:
         r"""Smoothness constant of every :math:`f_i`: :math:`\max_i \|A_i\|_2`."""
         return float(np.max(np.abs(self.client_eigenvalues)))
 
@@ -300,7 +229,7 @@ class QuadraticProblem:
         return np.where(convex, self.offsets, -np.inf)
 
     @cached_property
-    def Z(self) -> np.ndarray:  # noqa: N802 (the paper's symbol)
+    def Z(self) -> np.ndarray:
         r""":math:`Z_i = f_i(x^\star) - f_i^\star` (Definition 12 of seed 002), shape ``(n,)``."""
         return self.client_losses(self.x_star) - self.client_minima
 
@@ -400,10 +329,10 @@ class QuadraticProblem:
         e = x - self.x_star.astype(dtype)
         H = self.hessian.astype(dtype)
         He = e * H if self.diagonal else e @ H
-        gap = 0.5 * _rowdot(e, He)
+        gap = 0.5 * kernels.rowdot(e, He)
         r = self._residual_at_x_star
         if r is not None:
-            gap = gap + _rowdot(e, np.broadcast_to(r.astype(dtype), e.shape))
+            gap = gap + kernels.rowdot(e, np.broadcast_to(r.astype(dtype), e.shape))
         return gap
 
     def loss(self, x: np.ndarray) -> np.ndarray:
@@ -432,55 +361,12 @@ class QuadraticProblem:
         return x @ H.T - b
 
     # ------------------------------------------------------------------ the simulator's hot path
-    def _rows(self, y: np.ndarray, clients: Any, out: np.ndarray | None,
-              two_d: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Validate a hot-path call: ``y`` ``(..., d)``, ``clients`` of shape ``y.shape[:-1]``
-        in ``[0, n)``, ``out`` None or of ``y``'s shape and floating dtype. Returns ``y``,
-        the client indices (1-D) and the output array (2-D views ``(K, d)``)."""
-        if (type(y) is np.ndarray and type(clients) is np.ndarray and type(out) is np.ndarray
-                and len(y.shape) == 2 and y.shape[1] == self.d and clients.shape == y.shape[:1]
-                and out.shape == y.shape and y.dtype.kind == "f" and out.dtype == y.dtype
-                and clients.dtype == np.intp):
-            # the simulator's call, checked in a few attribute reads and one reduction
-            if clients.size and _UMAX(clients.view(np.uintp)) >= self.n:
-                raise ValueError(f"clients must be integers in [0, {self.n}), got {clients!r}")
-            return y, clients, out
-        if type(y) is not np.ndarray:
-            y = np.asarray(y)
-        shape = y.shape
-        if not shape or shape[-1] != self.d or (two_d and len(shape) != 2):
-            want = f"(K, {self.d})" if two_d else f"(..., {self.d})"
-            raise ValueError(f"y must have shape {want}, got shape {shape}")
-        idx = clients if type(clients) is np.ndarray else np.asarray(clients)
-        if idx.shape != shape[:-1]:
-            raise ValueError(f"clients must have shape {shape[:-1]}, got shape {idx.shape}")
-        if idx.size:
-            kind = idx.dtype.kind
-            # one reduction: negative signed indices are huge as unsigned
-            top = (_UMAX(idx.view(_UNSIGNED[idx.dtype.itemsize]), axis=None)
-                   if kind in "iu" else None)
-            if top is None or top >= self.n:
-                raise ValueError(f"clients must be integers in [0, {self.n}), got {idx!r}")
-        dtype = y.dtype if y.dtype.kind == "f" else np.dtype(float)
-        if out is None:
-            out = np.empty(shape, dtype=dtype)
-        elif not (type(out) is np.ndarray and out.shape == shape and out.dtype == dtype):
-            raise ValueError(
-                f"out must be an array of shape {shape} and dtype {dtype}, got "
-                f"{getattr(out, 'shape', None)} {getattr(out, 'dtype', type(out).__name__)}"
-            )
-        if len(shape) == 2:
-            return y, idx, out
-        K = idx.size
-        return y.reshape(K, self.d), idx.reshape(K), out.reshape(K, self.d)
-
     def client_gradients(self, y: np.ndarray, clients: np.ndarray,
                          out: np.ndarray | None = None) -> np.ndarray:
         r"""Row ``k``: :math:`\nabla f_{c_k}(y_k) = A_{c_k}(y_k - c_{c_k})` (simulator hot path).
 
-        For diagonal Hessians: two row gathers (:math:`c_i` into ``out``, :math:`a_i` into a
-        reused per-thread buffer) and two in-place passes, all on contiguous rows; no
-        index-checked fancy indexing, no fresh temporaries. ``y`` may be a read-only
+        Row gathers into ``out`` and in-place passes, no fresh temporaries
+        (:func:`~fedtheory.problems.quadratic_kernels.gradient_rows`). ``y`` may be a read-only
         broadcast view (e.g. one replica's iterate for all its clients).
 
         Parameters
@@ -496,15 +382,9 @@ class QuadraticProblem:
         >>> prob.client_gradients(np.ones((3, 2)), np.array([1, 0, 1])).tolist()
         [[3.0, 4.0], [1.0, 2.0], [3.0, 4.0]]
         """
-        y2, idx, out2 = self._rows(y, clients, out)
+        y2, idx, out2 = kernels.check_rows(y, clients, out, self.n, self.d)
         A, c = self._cast.get(out2.dtype) or self._params(out2.dtype)
-        v = _minus_rows(y2, c, idx, out2)
-        if self.diagonal:
-            a = A.take(idx, axis=0, out=_thread_rows("rows", v.shape[0], self.d, v.dtype),
-                       mode="clip")
-            np.multiply(a, v, out=v)
-        else:
-            v[...] = _grouped_matvec(A, idx, v)
+        v = kernels.gradient_rows(A, c, idx, y2, out2, self.diagonal)
         return v if v.shape == np.shape(y) else v.reshape(np.shape(y))
 
     def local_steps(self, y: np.ndarray, clients: np.ndarray, lr: float, steps: int, *,
@@ -537,63 +417,17 @@ class QuadraticProblem:
         out:
             Optional result array, ``(K, d)`` of ``y``'s floating dtype.
         """
-        y2, idx, total = self._rows(y, clients, out, two_d=True)
+        y2, idx, total = kernels.check_rows(y, clients, out, self.n, self.d, two_d=True)
         lr = positive_real("lr", lr)
-        steps = _steps(steps)
-        dtype, K, d = total.dtype, idx.size, self.d
-        A, c = self._params(dtype)
-        e = c.take(idx, axis=0, out=_thread_rows("iterate", K, d, dtype), mode="clip")
-        np.subtract(y2, e, out=e)
-        if self.diagonal:
-            a = A.take(idx, axis=0, out=_thread_rows("rows", K, d, dtype), mode="clip")
-        g = total if steps == 1 else _thread_rows("grad", K, d, dtype)
-        step = dtype.type(lr)
-        for k in range(steps):
-            if self.diagonal:
-                np.multiply(a, e, out=g)
-            else:
-                g[...] = _grouped_matvec(A, idx, e)
-            if add_noise is not None:
-                add_noise(g)
-            if correction is not None:
-                g += correction
-            if steps == 1:
-                break
-            if k == 0:
-                total[...] = g
-            else:
-                total += g
-            if k + 1 < steps:
-                g *= step
-                e -= g
-        return total
+        steps = integer_at_least("steps", steps)
+        A, c = self._params(total.dtype)
+        return kernels.local_step_rows(A, c, idx, y2, total, lr, steps, self.diagonal,
+                                       correction, add_noise)
 
     @property
     def can_fuse_local_steps(self) -> bool:
         """Whether :meth:`fused_local_steps` applies (diagonal Hessians)."""
         return self.diagonal
-
-    def _fused_coefficients(self, lr: float, steps: int, noise_sd: float,
-                            dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        r"""Cached per (lr, steps, noise_sd, dtype): the gain :math:`S_1 a_i`, :math:`S_1`
-        and the noise scale :math:`\sigma_\xi\sqrt{S_2}`, with
-        :math:`S_q = \sum_{j<\tau} m^{qj}`, :math:`m = 1 - \eta a_i`."""
-        key = ("fused", float(lr), int(steps), float(noise_sd), np.dtype(dtype))
-        hit = self._cast.get(key)
-        if hit is None:
-            a = self.hessians
-            m = 1.0 - lr * a
-            s1 = np.zeros_like(a)
-            s2 = np.zeros_like(a)
-            power = np.ones_like(a)
-            for _ in range(steps):
-                s1 += power
-                s2 += power * power
-                power = power * m
-            hit = ((s1 * a).astype(dtype), s1.astype(dtype),
-                   (noise_sd * np.sqrt(s2)).astype(dtype))
-            self._cast[key] = hit
-        return hit
 
     def fused_local_steps(self, y: np.ndarray, clients: np.ndarray, lr: float, steps: int, *,
                           correction: np.ndarray | None = None,
@@ -624,25 +458,20 @@ class QuadraticProblem:
         if not self.diagonal:
             raise ValueError("fused_local_steps needs diagonal Hessians; this problem is dense "
                              "(use local_steps)")
-        y2, idx, out2 = self._rows(y, clients, out, two_d=True)
+        y2, idx, out2 = kernels.check_rows(y, clients, out, self.n, self.d, two_d=True)
         lr = positive_real("lr", lr)
-        steps = _steps(steps)
+        steps = integer_at_least("steps", steps)
         noise_sd = float(noise_sd)
         if not (np.isfinite(noise_sd) and noise_sd >= 0):
             raise ValueError(f"noise_sd must be a non-negative real number, got {noise_sd!r}")
-        dtype, K, d = out2.dtype, idx.size, self.d
-        gain, s1, sd = self._fused_coefficients(lr, steps, noise_sd, dtype)
-        _minus_rows(y2, self._params(dtype)[1], idx, out2)
-        aux = _thread_rows("rows", K, d, dtype)
-        out2 *= gain.take(idx, axis=0, out=aux, mode="clip")  # S1 a (y - c)
-        if correction is not None:
-            s1.take(idx, axis=0, out=aux, mode="clip")
-            aux *= correction
-            out2 += aux  # + S1 u
-        if normals is not None and noise_sd > 0:
-            normals *= sd.take(idx, axis=0, out=aux, mode="clip")
-            out2 += normals
-        return out2
+        dtype = out2.dtype
+        key = ("fused", lr, steps, noise_sd, dtype)  # S_1 a_i, S_1, sigma sqrt(S_2), cached
+        coefficients = self._cast.get(key)
+        if coefficients is None:
+            coefficients = self._cast[key] = kernels.fused_coefficients(
+                self.hessians, lr, steps, noise_sd, dtype)
+        return kernels.fused_step_rows(coefficients, self._params(dtype)[1], idx, y2, out2,
+                                       correction, normals, noise_sd)
 
     def heterogeneity(self, x: np.ndarray) -> np.ndarray:
         r""":math:`\sum_i w_i \|\nabla f_i(x) - \nabla f(x)\|^2`: ``(..., d)`` -> ``(...)``."""
@@ -656,9 +485,9 @@ class QuadraticProblem:
         cls,
         n: int,
         d: int,
-        L: float,  # noqa: N803 (the paper's symbol)
+        L: float,
         mu: float,
-        sigma_G2: float,  # noqa: N803
+        sigma_G2: float,
         rng: np.random.Generator,
         *,
         weights: np.ndarray | None = None,

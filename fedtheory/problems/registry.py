@@ -22,8 +22,8 @@ from fedtheory.problems.quadratic import QuadraticProblem
 __all__ = ["PROBLEMS", "get_problem"]
 
 
-def _quadratic(n: int = 10, d: int = 10, L: float = 1.0, mu: float = 0.1,  # noqa: N803
-               sigma_G2: float = 1.0, seed: int = 0, **kw: Any) -> QuadraticProblem:  # noqa: N803
+def _quadratic(n: int = 10, d: int = 10, L: float = 1.0, mu: float = 0.1,
+               sigma_G2: float = 1.0, seed: int = 0, **kw: Any) -> QuadraticProblem:
     return QuadraticProblem.heterogeneous(n, d, L, mu, sigma_G2, np.random.default_rng(seed), **kw)
 
 
