@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from fractions import Fraction
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, Context, Evidence, combined_alpha
+from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.experiments.mifa_runs import error_samples, mc_state
+from fedtheory.theory.mifa import condition, exact_error2, exact_rows, exact_state, one_round
 
-__all__ = ["ALPHA", "add_seed_experiment_checks", "fmt_frac", "identity_and_bound", "z_reject"]
+__all__ = ["ALPHA", "TableRound", "add_seed_experiment_checks", "error_round",
+           "exact_error_case", "exact_row_mean", "fmt_frac", "identity_and_bound",
+           "pathwise_upper_bound", "table_round", "z_reject"]
 
 ALPHA = stats.DEFAULT_ALPHA
 
 
 def fmt_frac(a: Any) -> Any:
+    """Rationals (an array or nested list) as nested lists of strings, ready for JSON."""
     return np.vectorize(str, otypes=[object])(np.asarray(a, dtype=object)).tolist()
 
 
@@ -59,3 +66,73 @@ def add_seed_experiment_checks(claim: Claim, kind: str,
         umifam_best.__doc__ = (f"p = {pv:g}: U-MIFAm against each other rule, paired over "
                                "seeds (check_less on the tail log10 gap)")
         claim.check("monte_carlo", f"umifam_best_p{pv:g}")(umifam_best)
+
+
+def exact_row_mean(rule: str, n: int = 3
+                   ) -> tuple[np.ndarray, np.ndarray, list[Fraction], np.ndarray]:
+    r"""Exact :math:`\mathbb E[G_t^{(i)}\mid\mathcal F_{t-1}]` of ``rule``'s memory rows
+    ("mifa" or "umifa"), over all :math:`2^n` patterns from the rational state
+    :func:`~fedtheory.theory.mifa.exact_state`. Returns (Δ, memory, p, mean), object arrays."""
+    delta, memory, p = exact_state(n)
+    mean = mx.exact_expectation(lambda m: exact_rows(rule, m, delta, memory, p), n, p)
+    return delta, memory, p, mean
+
+
+class TableRound(NamedTuple):
+    """One engine round of a table rule from a fixed state, and how to re-create it."""
+
+    G: np.ndarray  #: directions (R, d)
+    table: np.ndarray  #: new memory tables (R, n, d)
+    delta: np.ndarray  #: client updates (n, d)
+    memory: np.ndarray  #: memory table before the round (n, d)
+    p: np.ndarray  #: participation probabilities (n,)
+    replicas: int
+    counterexample: dict[str, Any]
+
+
+def table_round(ctx: Context, rule: str, stream: str) -> TableRound:
+    r"""One round of the engine's ``rule`` from a fixed random table (n = 10), with
+    heterogeneous :math:`p_i` from 0.05 to 0.95; state and masks from the named stream."""
+    delta, memory, R = mc_state(ctx, stream)
+    p_i = np.linspace(0.05, 0.95, delta.shape[0])
+    G, table, _ = one_round(rule, delta, memory, p_i, R, ctx.rng(stream))
+    ce = {"seed": ctx.seed, "replicas": R, "p": p_i, "delta": delta, "memory": memory}
+    return TableRound(G, table, delta, memory, p_i, R, ce)
+
+
+def exact_error_case(rule: str) -> tuple[np.ndarray, Fraction, Fraction, dict[str, Any]]:
+    r"""Exact :math:`\mathbb E\|\nabla f(w_t)-G_t\|^2` of one round of ``rule`` over all
+    :math:`2^3` patterns (:func:`~fedtheory.theory.mifa.exact_error2`, :math:`p = 1/10`).
+
+    Returns the memory errors :math:`e_i = \nabla f_i(w_t) - G_{t-1}^{(i)}` (object array),
+    p, the expectation and the instance as a counterexample."""
+    grads, memory, p_val, value = exact_error2(rule)
+    ce = {"grads": fmt_frac(grads), "memory": fmt_frac(memory), "p": str(p_val)}
+    return grads - memory, p_val, value, ce
+
+
+def error_round(ctx: Context, rule: str, stream: str, p_val: float
+                ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    r"""Per-replica :math:`\|\nabla f(w_t)-G_t\|^2` after one engine round of ``rule`` with
+    equal p from a fixed table; returns the samples, the memory errors :math:`e_i` (n, d)
+    and the instance as a counterexample."""
+    err2, grads, memory, R = error_samples(rule, ctx, stream, p_val)
+    ce = {"seed": ctx.seed, "replicas": R, "p": p_val, "grads": grads, "memory": memory}
+    return err2, grads - memory, ce
+
+
+def pathwise_upper_bound(r: dict[str, Any], eta_val: float, lhs: np.ndarray, rhs: Any,
+                         ce: dict[str, Any], what: str, rtol: float = 0.0
+                         ) -> tuple[Evidence, np.ndarray, int]:
+    r"""A bound stated on every path of the event :math:`1-\eta L-\eta^2L^2\tau_{\max}^2\ge0`
+    of the long MIFA runs ``r``: the conditional mean of ``lhs`` is checked one-sided against
+    :math:`\max` ``rhs``, and any path of the event with ``lhs > rhs (1 + rtol)`` refutes it.
+
+    Returns the evidence, the event (per path) and the number of violating paths."""
+    cond = condition(eta_val, r["L"], r["tau_max"]) >= 0
+    viol = int(np.sum(cond & (lhs > rhs * (1 + rtol))))
+    ev = stats.check_upper_bound(lhs[cond], float(np.max(rhs)), counterexample=ce, what=what)
+    if ev.passed is not None and viol:
+        ev.passed = False
+        ev.counterexample = {**ce, "pathwise_violations": viol}
+    return ev, cond, viol

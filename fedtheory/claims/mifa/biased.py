@@ -8,23 +8,10 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments import mifa_experiments as mx
-from fedtheory.experiments.mifa_runs import (
-    mc_state,
-)
-from fedtheory.symbolic.mifa_aggregation_error import (
-    derive_conditional_means,
-)
-from fedtheory.symbolic.mifa_symbols import (
-    is_zero,
-)
-from fedtheory.theory.mifa import (
-    exact_rows,
-    exact_state,
-    one_round,
-)
+from fedtheory.symbolic.mifa_aggregation_error import derive_conditional_means
+from fedtheory.symbolic.mifa_symbols import is_zero
 
-from ._common import fmt_frac, z_reject
+from ._common import exact_row_mean, fmt_frac, table_round, z_reject
 
 CLAIM = Claim(
     id="mifa.biased", family="mifa", seed_ref="000, setup (ii), note after MIFA",
@@ -34,13 +21,14 @@ CLAIM = Claim(
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
     derivation=(
-        "MIFA's row is G_t^i = 1_i Δ_i + (1 - 1_i) G_{t-1}^i. Given the past (Δ_i and the "
-        "table fixed), E 1_i = p_i gives the mean; the bias (1 - p_i)(G_{t-1}^i - Δ_i) "
-        "vanishes only when p_i = 1 or the memory already equals Δ_i (sympy solves both). "
-        "Reading: '≠' means 'not equal in general', i.e. whenever p_i < 1 and "
-        "G_{t-1}^i ≠ Δ_i. Checks: indicator algebra (sympy), exact enumeration of the 2^3 "
-        "patterns with rational p_i, and one round of the engine's MIFA from a fixed state "
-        "(two-sided identity; and the hypothesis E = Δ_i rejected in every component)."),
+        r"MIFA's row is $G_t^{(i)} = 1_i\Delta_i + (1-1_i)G_{t-1}^{(i)}$. Given the past "
+        r"($\Delta_i$ and the table fixed), $\mathbb E\,1_i = p_i$ gives the mean; the bias "
+        r"$(1-p_i)(G_{t-1}^{(i)}-\Delta_i)$ vanishes only when $p_i = 1$ or the memory already "
+        r"equals $\Delta_i$ (sympy solves both). Reading: '$\neq$' means 'not equal in "
+        r"general', i.e. whenever $p_i < 1$ and $G_{t-1}^{(i)} \neq \Delta_i$. Checks: "
+        r"indicator algebra (sympy), exact enumeration of the $2^3$ patterns with rational "
+        r"$p_i$, and one round of the engine's MIFA from a fixed state (two-sided identity; "
+        r"and the hypothesis $\mathbb E\,G_t^{(i)} = \Delta_i$ rejected in every component)."),
 )
 
 
@@ -63,8 +51,7 @@ def _biased_symbolic(ctx: Context) -> Evidence:
 @CLAIM.check("symbolic", "exact_enumeration")
 def _biased_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns, rational p = (1/10, 1/3, 3/4): exact E[G_t^i] against the formula."""
-    delta, memory, p = exact_state(3)
-    mean = mx.exact_expectation(lambda m: exact_rows("mifa", m, delta, memory, p), 3, p)
+    delta, memory, p, mean = exact_row_mean("mifa")
     pcol = np.array(p, dtype=object)[:, None]
     formula = pcol * delta + (1 - pcol) * memory
     same = bool(np.all(mean == formula))
@@ -82,11 +69,9 @@ def _biased_exact(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo", "one_round")
 def _biased_mc(ctx: Context) -> Evidence:
     """Engine MIFA, one round from a fixed table, n = 10, p_i from 0.05 to 0.95."""
-    delta, memory, R = mc_state(ctx, "biased")
-    p_i = np.linspace(0.05, 0.95, delta.shape[0])
-    _, table, _ = one_round("mifa", delta, memory, p_i, R, ctx.rng("biased"))
-    theory = p_i[:, None] * delta + (1 - p_i[:, None]) * memory
-    ce = {"seed": ctx.seed, "replicas": R, "p": p_i, "delta": delta, "memory": memory}
+    rd = table_round(ctx, "mifa", "biased")
+    table, delta, R, ce = rd.table, rd.delta, rd.replicas, rd.counterexample
+    theory = rd.p[:, None] * delta + (1 - rd.p[:, None]) * rd.memory
     ev = stats.check_identity(table, theory, counterexample=ce, what="E[G_t^i] (n x d)")
     rejected, zmin, zthr = z_reject(table, delta)
     ev.detail += (f"; E[G_t^i] = Δ_i rejected in all {table[0].size} components: {rejected} "

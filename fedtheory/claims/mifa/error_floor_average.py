@@ -10,22 +10,10 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments.mifa_runs import (
-    long_run,
-)
-from fedtheory.symbolic.error_floor import (
-    derive_summed_floor,
-)
-from fedtheory.symbolic.mifa_symbols import (
-    L,
-    is_zero,
-)
-from fedtheory.theory.mifa import (
-    TINY,
-    c_of,
-    exact_fedavg_is_1d,
-    tiny_sigma2,
-)
+from fedtheory.experiments.mifa_runs import long_run
+from fedtheory.symbolic.error_floor import derive_summed_floor
+from fedtheory.symbolic.mifa_symbols import L, is_zero
+from fedtheory.theory.mifa import TINY, c_of, exact_fedavg_is_1d, tiny_sigma2
 
 CLAIM = Claim(
     id="mifa.error_floor_average", family="mifa",
@@ -41,17 +29,20 @@ CLAIM = Claim(
         'mifa.error_floor_average.corrected.'
     ),
     derivation=(
-        "Summing the one-step bound (mifa.error_floor_step) over t < T and telescoping gives "
-        "(η/2)ΣE||∇f(w_t)||^2 <= f(w_0) - f* + T(η^2Lc/2)σ_G^2, i.e. the floor ηLcσ_G^2, which "
-        "is 2/η times the printed (η^2Lc/2)σ_G^2: the printed floor dropped the division by "
-        "η/2 (it is not even invariant under rescaling f). Tested as printed, under the same "
-        "assumptions (ηL(1+c) <= 1, ||∇f_i - ∇f||^2 <= σ_G^2 for every client and point): "
-        "(i) symbolically on the isotropic quadratic from w_0 = w* (then f(w_0) - f* = 0 and "
-        "the bound is the floor alone): at T = 2 the left side is L/2 times the printed "
-        "floor, and the stationary value exceeds it whenever η(2 - ηL(1 + c/2)) < 1; (ii) "
-        "exactly with rationals on the smallest instance n = 2, p = 1/2, L = 4, η = 1/8, T = 2; "
-        "(iii) a long Monte Carlo run at the seed's own n = 10, p = 0.1, η = 0.02 where the "
-        "floor dominates. The derived statement is mifa.error_floor_average.corrected."),
+        r"Summing the one-step bound (mifa.error_floor_step) over $t < T$ and telescoping gives "
+        r"$\frac\eta2\sum_t\mathbb E\|\nabla f(w_t)\|^2 \le f(w_0) - f^\star"
+        r" + T\frac{\eta^2Lc}2\sigma_G^2$, i.e. the floor $\eta Lc\,\sigma_G^2$, which is "
+        r"$2/\eta$ times the printed $\frac{\eta^2Lc}2\sigma_G^2$: the printed floor dropped the "
+        r"division by $\eta/2$ (it is not even invariant under rescaling $f$). Tested as "
+        r"printed, under the same assumptions ($\eta L(1+c) \le 1$, "
+        r"$\|\nabla f_i - \nabla f\|^2 \le \sigma_G^2$ for every client and point): (i) "
+        r"symbolically on the isotropic quadratic from $w_0 = w^\star$ (then "
+        r"$f(w_0) - f^\star = 0$ and the bound is the floor alone): at $T = 2$ the left side is "
+        r"$L/2$ times the printed floor, and the stationary value exceeds it whenever "
+        r"$\eta\big(2 - \eta L(1 + c/2)\big) < 1$; (ii) exactly with rationals on the smallest "
+        r"instance $n = 2$, $p = 1/2$, $L = 4$, $\eta = 1/8$, $T = 2$; (iii) a long Monte Carlo "
+        r"run at the seed's own $n = 10$, $p = 0.1$, $\eta = 0.02$ where the floor dominates. "
+        r"The derived statement is mifa.error_floor_average.corrected."),
 )
 
 

@@ -10,27 +10,10 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments.mifa_runs import (
-    long_run,
-)
-from fedtheory.symbolic.error_floor import (
-    derive_summed_floor,
-)
-from fedtheory.symbolic.mifa_symbols import (
-    L,
-    T,
-    c_sym,
-    delta0,
-    eta,
-    is_zero,
-    sigma2,
-)
-from fedtheory.theory.mifa import (
-    TINY,
-    c_of,
-    exact_fedavg_is_1d,
-    tiny_sigma2,
-)
+from fedtheory.experiments.mifa_runs import long_run
+from fedtheory.symbolic.error_floor import derive_summed_floor
+from fedtheory.symbolic.mifa_symbols import L, T, c_sym, delta0, eta, is_zero, sigma2
+from fedtheory.theory.mifa import TINY, c_of, exact_fedavg_is_1d, tiny_sigma2
 
 CLAIM = Claim(
     id="mifa.error_floor_average.corrected", family="mifa",
@@ -42,12 +25,14 @@ CLAIM = Claim(
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
     derivation=(
-        "Sum of the one-step bound of mifa.error_floor_step (confirmed) over t = 0..T-1, "
-        "telescoped with E f(w_T) >= f*: derived with sympy. On the isotropic quadratic the "
-        "stationary E||∇f||^2 is ηL(c/2)σ_G^2/(2 - ηL(1 + c/2)) <= half the corrected floor, "
-        "so the floor term is right up to a constant. Checks: the sympy derivation, exact "
-        "enumeration (n = 2, T = 1..4, rationals, from w* and away from it), Monte Carlo long "
-        "runs (the seed's p = 0.1, η = 0.02 from w*, and η = 1/(L(1+c)) from w* + 3)."),
+        r"Sum of the one-step bound of mifa.error_floor_step (confirmed) over "
+        r"$t = 0, \dots, T-1$, telescoped with $\mathbb E f(w_T) \ge f^\star$: derived with "
+        r"sympy. On the isotropic quadratic the stationary $\mathbb E\|\nabla f\|^2$ is "
+        r"$\eta L\frac c2\sigma_G^2/\big(2 - \eta L(1 + c/2)\big) \le$ half the corrected floor, "
+        r"so the floor term is right up to a constant. Checks: the sympy derivation, exact "
+        r"enumeration ($n = 2$, $T = 1..4$, rationals, from $w^\star$ and away from it), Monte "
+        r"Carlo long runs (the seed's $p = 0.1$, $\eta = 0.02$ from $w^\star$, and "
+        r"$\eta = 1/(L(1+c))$ from $w^\star + 3$)."),
 )
 
 

@@ -11,17 +11,9 @@ import numpy as np
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.experiments import mifa_experiments as mx
-from fedtheory.symbolic.error_floor import (
-    derive_fedavg_is_step,
-)
-from fedtheory.symbolic.mifa_symbols import (
-    is_zero,
-)
-from fedtheory.theory.mifa import (
-    floor_problems,
-    one_step_fedavg_is,
-    step_bound,
-)
+from fedtheory.symbolic.error_floor import derive_fedavg_is_step
+from fedtheory.symbolic.mifa_symbols import is_zero
+from fedtheory.theory.mifa import floor_problems, one_step_fedavg_is, step_bound
 
 from ._common import fmt_frac
 
@@ -35,16 +27,20 @@ CLAIM = Claim(
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
     derivation=(
-        "G_t = (1/n)Σ_{A(t)} ∇f_i(w_t)/p, independent Bernoulli(p). Indicator algebra: "
-        "E G_t = ∇f, E||G_t||^2 = ||∇f||^2 + (1/n^2)(1/p - 1)Σ||∇f_i||^2; exactly "
-        "Σ||∇f_i||^2 = Σ||h_i||^2 + n||∇f||^2 (h_i = ∇f_i - ∇f sums to 0), which the seed "
-        "bounds by 2nσ_G^2 + 2n||∇f||^2. With the L-smooth upper model the seed's bound minus "
-        "the exact model value is (η/2)||∇f||^2(1 - ηL(1 + c/2)) + (η^2Lc/4)σ_G^2 >= 0 when "
-        "ηL(1+c) <= 1. (The seed's first '<=' is an equality.) σ_G^2 is read per client, "
-        "σ_G^2 = max_i ||∇f_i(w_t) - ∇f(w_t)||^2 at the current point. Checked at the largest "
-        "allowed η = 1/(L(1+c)) on an isotropic quadratic (Hessians LI: the smoothness model "
-        "is exact, ||h_i||^2 equal) and on heterogeneous Hessians, p in {0.1, 0.5}: exactly "
-        "over all 2^10 patterns (float) and 2^3 patterns (rationals), and by Monte Carlo."),
+        r"$G_t = \frac1n\sum_{i\in\mathcal A(t)}\nabla f_i(w_t)/p$, independent "
+        r"$\mathrm{Bernoulli}(p)$. Indicator algebra: $\mathbb E\,G_t = \nabla f$, "
+        r"$\mathbb E\|G_t\|^2 = \|\nabla f\|^2 + \frac1{n^2}\big(\frac1p - 1\big)\sum_i"
+        r"\|\nabla f_i\|^2$; exactly $\sum_i\|\nabla f_i\|^2 = \sum_i\|h_i\|^2 + n\|\nabla f\|^2$ "
+        r"($h_i = \nabla f_i - \nabla f$ sums to 0), which the seed bounds by "
+        r"$2n\sigma_G^2 + 2n\|\nabla f\|^2$. With the $L$-smooth upper model the seed's bound "
+        r"minus the exact model value is $\frac\eta2\|\nabla f\|^2\big(1 - \eta L(1 + c/2)\big)"
+        r" + \frac{\eta^2Lc}4\sigma_G^2 \ge 0$ when $\eta L(1+c) \le 1$. (The seed's first "
+        r"'$\le$' is an equality.) $\sigma_G^2$ is read per client, "
+        r"$\sigma_G^2 = \max_i\|\nabla f_i(w_t) - \nabla f(w_t)\|^2$ at the current point. "
+        r"Checked at the largest allowed $\eta = 1/(L(1+c))$ on an isotropic quadratic "
+        r"(Hessians $LI$: the smoothness model is exact, $\|h_i\|^2$ equal) and on "
+        r"heterogeneous Hessians, $p \in \{0.1, 0.5\}$: exactly over all $2^{10}$ patterns "
+        r"(float) and $2^3$ patterns (rationals), and by Monte Carlo."),
 )
 
 

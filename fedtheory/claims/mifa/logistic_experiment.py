@@ -24,12 +24,14 @@ CLAIM = Claim(
         "better' is refuted."
     ),
     derivation=(
-        "The seed's logistic-regression experiment, read as evidence for 'U-MIFAm works "
-        "better in practice'. Data: scikit-learn's breast-cancer set (bundled), split over "
-        "10 clients by Dirichlet(0.5) label proportions (non-iid), ℓ2-regularised logistic "
-        "loss with λ = 1e-3, f = (1/n)Σf_i (the seed's (1)); L = 7.09 from the data, η = 0.02 "
-        "(ηL = 0.14), w_0 = 0, β = 0.9 (and 0.5), exact full-batch client gradients, memory "
-        "tables at 0. Same paired criterion as mifa.quadratic_experiment, one check per p."),
+        r"The seed's logistic-regression experiment, read as evidence for 'U-MIFAm works "
+        r"better in practice'. Data: scikit-learn's breast-cancer set (bundled), split over "
+        r"10 clients by $\mathrm{Dirichlet}(0.5)$ label proportions (non-iid), "
+        r"$\ell_2$-regularised logistic loss with $\lambda = 10^{-3}$, "
+        r"$f = \frac1n\sum_i f_i$ (the seed's (1)); $L = 7.09$ from the data, $\eta = 0.02$ "
+        r"($\eta L = 0.14$), $w_0 = 0$, $\beta = 0.9$ (and $0.5$), exact full-batch client "
+        r"gradients, memory tables at 0. Same paired criterion as mifa.quadratic_experiment, "
+        r"one check per $p$."),
 )
 
 

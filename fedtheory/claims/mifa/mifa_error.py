@@ -4,24 +4,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments.mifa_runs import (
-    error_samples,
-)
-from fedtheory.symbolic.mifa_aggregation_error import (
-    derive_error_terms,
-)
-from fedtheory.symbolic.mifa_symbols import (
-    is_zero,
-)
-from fedtheory.theory.mifa import (
-    exact_error2,
-)
+from fedtheory.symbolic.mifa_aggregation_error import derive_error_terms
+from fedtheory.symbolic.mifa_symbols import is_zero
 
-from ._common import fmt_frac, identity_and_bound
+from ._common import error_round, exact_error_case, identity_and_bound
 
 CLAIM = Claim(
     id="mifa.mifa_error", family="mifa",
@@ -34,18 +26,28 @@ CLAIM = Claim(
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
     derivation=(
-        "Exact gradients, equal p, expectation over the current round given the past. "
-        "∇f_i - G_t^i = (1 - 1_i)e_i, so ∇f - G_t = (1/n)Σ(1 - 1_i)e_i and, with "
-        "E[(1-1_i)(1-1_j)] = (1-p)^2 (i≠j), 1-p (i=j): E||∇f - G_t||^2 = "
-        "(1/n^2)[(1-p)^2||Σe_i||^2 + p(1-p)Σ||e_i||^2] (general p_i: "
-        "(1/n^2)[||Σ(1-p_i)e_i||^2 + Σp_i(1-p_i)||e_i||^2]). The seed's Jensen step "
-        "||(1/n)Σx_i||^2 <= (1/n)Σ||x_i||^2 then E(1-1_i) = 1-p gives the bound; bound - exact "
-        "is the sum of squares (1-p)/n^2[(1-p)Σ_{i<j}||e_i-e_j||^2 + p(n-1)Σ||e_i||^2] >= 0, "
-        "so the bound holds and is attained only when p = 1 or n = 1 (worst-case ratio "
-        "exact/bound = ((1-p)n + p)/n, at equal e_i). Checks: sympy for n = 2..5, exact "
-        "enumeration (n = 3, rational p), one engine round (exact value two-sided, bound "
-        "one-sided)."),
+        r"Exact gradients, equal $p$, expectation over the current round given the past. "
+        r"$\nabla f_i - G_t^{(i)} = (1-1_i)e_i$, so $\nabla f - G_t = \frac1n\sum_i(1-1_i)e_i$ "
+        r"and, with $\mathbb E[(1-1_i)(1-1_j)] = (1-p)^2$ ($i\neq j$), $1-p$ ($i=j$): "
+        r"$\mathbb E\|\nabla f - G_t\|^2 = \frac1{n^2}\big[(1-p)^2\|\sum_i e_i\|^2"
+        r" + p(1-p)\sum_i\|e_i\|^2\big]$ (general $p_i$: "
+        r"$\frac1{n^2}\big[\|\sum_i(1-p_i)e_i\|^2 + \sum_i p_i(1-p_i)\|e_i\|^2\big]$). The "
+        r"seed's Jensen step $\|\frac1n\sum_i x_i\|^2 \le \frac1n\sum_i\|x_i\|^2$ then "
+        r"$\mathbb E(1-1_i) = 1-p$ gives the bound; bound $-$ exact is the sum of squares "
+        r"$\frac{1-p}{n^2}\big[(1-p)\sum_{i<j}\|e_i-e_j\|^2 + p(n-1)\sum_i\|e_i\|^2\big] \ge 0$, "
+        r"so the bound holds and is attained only when $p = 1$ or $n = 1$ (worst-case ratio "
+        r"exact/bound $= ((1-p)n + p)/n$, at equal $e_i$). Checks: sympy for $n = 2..5$, exact "
+        r"enumeration ($n = 3$, rational $p$), one engine round (exact value two-sided, bound "
+        r"one-sided)."),
 )
+
+
+def _exact_and_bound(e: np.ndarray, p: Any) -> tuple[Any, Any]:
+    """The statement's exact value and the seed's bound for memory errors ``e`` (n, d); exact
+    in rationals for object arrays."""
+    n = e.shape[0]
+    exact = ((1 - p) ** 2 * np.sum(e.sum(axis=0) ** 2) + p * (1 - p) * np.sum(e**2)) / n**2
+    return exact, (1 - p) / n * np.sum(e**2)
 
 
 @CLAIM.check("symbolic")
@@ -78,29 +80,20 @@ def _mifa_error_symbolic(ctx: Context) -> Evidence:
 @CLAIM.check("symbolic", "exact_enumeration")
 def _mifa_error_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns with p = 1/10 (rational, d = 2): exact value and bound."""
-    grads, memory, p_val, value = exact_error2("mifa")
-    e = grads - memory
-    S1, S2 = e.sum(axis=0), (e**2).sum()
-    exact = ((1 - p_val) ** 2 * sum(S1**2) + p_val * (1 - p_val) * S2) / 9
-    bound = (1 - p_val) / 3 * S2
+    e, p_val, value, ce = exact_error_case("mifa")
+    exact, bound = _exact_and_bound(e, p_val)
     ok = value == exact and value <= bound
     return Evidence(passed=ok, measured=str(value), theoretical=str(bound),
                     detail=f"exact E = {value} (formula {exact}) <= bound {bound}: {ok}",
-                    counterexample=None if ok else {"grads": fmt_frac(grads),
-                                                    "memory": fmt_frac(memory), "p": "1/10"})
+                    counterexample=None if ok else ce)
 
 
 @CLAIM.check("monte_carlo", "one_round")
 def _mifa_error_mc(ctx: Context) -> Evidence:
     """Engine MIFA, n = 10, p = 0.1: exact value (two-sided) and the bound (one-sided)."""
     p_val = 0.1
-    err2, grads, memory, R = error_samples("mifa", ctx, "mifa_error", p_val)
-    n = grads.shape[0]
-    e = grads - memory
-    exact = ((1 - p_val) ** 2 * np.sum(e.sum(axis=0) ** 2)
-             + p_val * (1 - p_val) * np.sum(e**2)) / n**2
-    bound = (1 - p_val) / n * np.sum(e**2)
-    ce = {"seed": ctx.seed, "replicas": R, "p": p_val, "grads": grads, "memory": memory}
+    err2, e, ce = error_round(ctx, "mifa", "mifa_error", p_val)
+    exact, bound = _exact_and_bound(e, p_val)
     ident = stats.check_identity(err2, exact, counterexample=ce, what="E||∇f - G_t||^2")
     up = stats.check_upper_bound(err2, bound, counterexample=ce, what="E||∇f - G_t||^2")
     return identity_and_bound(ident, up, {"exact": exact, "bound": bound}, "Bound: ")

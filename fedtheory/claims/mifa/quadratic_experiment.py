@@ -24,17 +24,19 @@ CLAIM = Claim(
         'is refuted.'
     ),
     derivation=(
-        "The seed's experiment: 10 clients, p_i = p, η = 0.02, exact gradients, one local "
-        "step; a heterogeneous quadratic (L = 1, μ = 0.2, d = 10, weighted heterogeneity at "
-        "the optimum 1, drawn with the run's seed), w_0 = w* + 1, memory tables starting at "
-        "0. The seed gives no β: β = 0.9 (and β = 0.5 as a sensitivity check). 'Works better' "
-        "is read as: lower f(w_t) - f* at the end of the run; the metric per seed is the mean "
-        "of log10(f - f*) over the last 10% of rounds (a diverged run counts as 10^300), and "
-        "U-MIFAm is compared with each other rule by a paired two-sided interval over the "
-        "seeds (same participation masks; check_less, alpha = 1e-6): confirmed if U-MIFAm is "
-        "better than every rule, refuted if some rule is better, inconclusive otherwise. Each "
-        "p of {0.01, 0.1, 0.5} is a check (p = 0.1 is the seed's). The figure answers the "
-        "seed's 'can we speed things up with momentum?' with bands over the seeds."),
+        r"The seed's experiment: 10 clients, $p_i = p$, $\eta = 0.02$, exact gradients, one "
+        r"local step; a heterogeneous quadratic ($L = 1$, $\mu = 0.2$, $d = 10$, weighted "
+        r"heterogeneity at the optimum 1, drawn with the run's seed), $w_0 = w^\star + 1$, "
+        r"memory tables starting at 0. The seed gives no $\beta$: $\beta = 0.9$ (and "
+        r"$\beta = 0.5$ as a sensitivity check). 'Works better' is read as: lower "
+        r"$f(w_t) - f^\star$ at the end of the run; the metric per seed is the mean of "
+        r"$\log_{10}(f - f^\star)$ over the last 10% of rounds (a diverged run counts as "
+        r"$10^{300}$), and U-MIFAm is compared with each other rule by a paired two-sided "
+        r"interval over the seeds (same participation masks; `check_less`, "
+        r"$\alpha = 10^{-6}$): confirmed if U-MIFAm is better than every rule, refuted if some "
+        r"rule is better, inconclusive otherwise. Each $p \in \{0.01, 0.1, 0.5\}$ is a check "
+        r"($p = 0.1$ is the seed's). The figure answers the seed's 'can we speed things up with "
+        r"momentum?' with bands over the seeds."),
 )
 
 

@@ -9,17 +9,9 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments.mifa_runs import (
-    complexity_scaling_evidence,
-    convex_fedpgd_run,
-)
+from fedtheory.experiments.mifa_runs import complexity_scaling_evidence, convex_fedpgd_run
 from fedtheory.symbolic.fedpgd_convex import derive_fedpgd_convex
-from fedtheory.symbolic.mifa_symbols import (
-    L,
-    T,
-    eta,
-    is_zero,
-)
+from fedtheory.symbolic.mifa_symbols import L, T, eta, is_zero
 
 CLAIM = Claim(
     id="mifa.rates_table.corrected", family="mifa",
@@ -32,14 +24,15 @@ CLAIM = Claim(
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
     derivation=(
-        "Convex FedPGD, derived with sympy (derive_fedpgd_convex): convexity, smoothness and "
-        "the without-replacement variance give E||u_{t+1}||^2 <= ||u_t||^2 - η(f(x_t) - f*) + "
-        "η^2 V for η <= 1/(2L), V <= (n/b - 1)/(n - 1)σ_G^2; telescoping puts the floor ηV "
-        "outside the 1/T (the table's min_t f(x_t) - f* is at most the average). Checks: the "
-        "derivation, a long run at the setting that refutes the printed convex row, and the "
-        "complexity measurement for SAGA (mifa.rates_table's complexity_scaling) that the "
-        "row's O(n^{2/3}) describes; U-MIFA is replaced by SAGA (U-MIFA needs p > 1/2, see "
-        "mifa.zero_floor.corrected)."),
+        r"Convex FedPGD, derived with sympy (`derive_fedpgd_convex`): convexity, smoothness and "
+        r"the without-replacement variance give $\mathbb E\|u_{t+1}\|^2 \le \|u_t\|^2"
+        r" - \eta\big(f(x_t) - f^\star\big) + \eta^2V$ for $\eta \le \frac1{2L}$, "
+        r"$V \le \frac{n/b-1}{n-1}\sigma_G^2$; telescoping puts the floor $\eta V$ outside the "
+        r"$\frac1T$ (the table's $\min_t f(x_t) - f^\star$ is at most the average). Checks: "
+        r"the derivation, a long run at the setting that refutes the printed convex row, and "
+        r"the complexity measurement for SAGA (mifa.rates_table's `complexity_scaling`) that "
+        r"the row's $O(n^{2/3})$ describes; U-MIFA is replaced by SAGA (U-MIFA needs "
+        r"$p > 1/2$, see mifa.zero_floor.corrected)."),
 )
 
 

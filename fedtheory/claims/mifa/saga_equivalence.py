@@ -9,13 +9,9 @@ from fractions import Fraction
 import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments.mifa_runs import (
-    same_mask_runs,
-)
+from fedtheory.experiments.mifa_runs import same_mask_runs
 from fedtheory.symbolic.saga_umifa import derive_saga_umifa
-from fedtheory.theory.mifa import (
-    exact_saga_umifa,
-)
+from fedtheory.theory.mifa import exact_saga_umifa
 
 CLAIM = Claim(
     id="mifa.saga_equivalence", family="mifa", seed_ref="000, rates tables (row 'SAGA/U-MIFA')",
@@ -28,19 +24,21 @@ CLAIM = Claim(
         'trajectories differ unless p = 1 (mifa.saga_equivalence.corrected).'
     ),
     derivation=(
-        "Reading: the tables list 'SAGA/U-MIFA' as one method with one rate, i.e. the two "
-        "algorithms are identified. Given the same memory α_i and the same active set with "
-        "weights 1/p_i (p_i the marginal participation probability), SAGA's direction "
-        "ᾱ + (1/n)Σ_{A(t)}(Δ_i - α_i)/p_i equals U-MIFA's (1/n)Σ_i G_t^(i) identically "
-        "(sympy) — one step coincides. But SAGA stores α_i <- Δ_i while U-MIFA stores "
-        "Δ_i/p_i - (1/p_i - 1)α_i; the rows differ by 1_i(1/p_i - 1)(Δ_i - α_i), so the "
-        "trajectories coincide only when every p_i = 1 (then both are full gradient descent). "
-        "With memory ∇f_i(w_0) they agree up to w_2 and split at w_3 at the latest; under "
-        "Bernoulli(0.1) U-MIFA diverges while SAGA converges. Under different sampling laws "
-        "(SAGA's one uniform client vs Bernoulli(1/n)) even the one-step estimators differ in "
-        "variance. MIFA, for its part, is exactly SAG (same memory, direction = table mean); "
-        "SAGA = MIFA's memory + U-MIFA's direction. The exact sense is "
-        "mifa.saga_equivalence.corrected."),
+        r"Reading: the tables list 'SAGA/U-MIFA' as one method with one rate, i.e. the two "
+        r"algorithms are identified. Given the same memory $\alpha_i$ and the same active set "
+        r"with weights $1/p_i$ ($p_i$ the marginal participation probability), SAGA's direction "
+        r"$\bar\alpha + \frac1n\sum_{i\in\mathcal A(t)}(\Delta_i - \alpha_i)/p_i$ equals "
+        r"U-MIFA's $\frac1n\sum_i G_t^{(i)}$ identically (sympy) — one step coincides. But SAGA "
+        r"stores $\alpha_i \leftarrow \Delta_i$ while U-MIFA stores "
+        r"$\Delta_i/p_i - (1/p_i - 1)\alpha_i$; the rows differ by "
+        r"$1_i(1/p_i - 1)(\Delta_i - \alpha_i)$, so the trajectories coincide only when every "
+        r"$p_i = 1$ (then both are full gradient descent). With memory $\nabla f_i(w_0)$ they "
+        r"agree up to $w_2$ and split at $w_3$ at the latest; under $\mathrm{Bernoulli}(0.1)$ "
+        r"U-MIFA diverges while SAGA converges. Under different sampling laws (SAGA's one "
+        r"uniform client vs $\mathrm{Bernoulli}(1/n)$) even the one-step estimators differ in "
+        r"variance. MIFA, for its part, is exactly SAG (same memory, direction = table mean); "
+        r"SAGA = MIFA's memory + U-MIFA's direction. The exact sense is "
+        r"mifa.saga_equivalence.corrected."),
 )
 
 

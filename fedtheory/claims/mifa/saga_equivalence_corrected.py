@@ -8,19 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments.mifa_runs import (
-    same_mask_runs,
-)
-from fedtheory.symbolic.mifa_symbols import (
-    indicators,
-    is_zero,
-    prob_symbols,
-    vec,
-)
+from fedtheory.experiments.mifa_runs import same_mask_runs
+from fedtheory.symbolic.mifa_symbols import indicators, is_zero, prob_symbols, vec
 from fedtheory.symbolic.saga_umifa import derive_saga_umifa
-from fedtheory.theory.mifa import (
-    heterogeneous,
-)
+from fedtheory.theory.mifa import heterogeneous
 
 CLAIM = Claim(
     id="mifa.saga_equivalence.corrected", family="mifa",
@@ -33,16 +24,18 @@ CLAIM = Claim(
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
     derivation=(
-        "The identities of mifa.saga_equivalence, stated as they hold: (1) one-step "
-        "directions agree given the same memory and active set, for any sampling whose "
-        "marginals are the p_i used as weights; (2) the memory rows differ by "
-        "1_i(1/p_i - 1)(Δ_i - α_i); (3) hence identical trajectories iff p_i = 1 for all i; "
-        "(4) MIFA's direction (1/n)Σ_i[1_iΔ_i + (1-1_i)α_i] equals SAG's ᾱ + (1/n)Σ_{A(t)}"
-        "(Δ_i - α_i) and both store Δ_i; (5) under SAGA's usual sampling (one client uniformly) "
-        "and Bernoulli(1/n) the one-step variances given the memory are (1/n)Σe_i^2 - ē^2 and "
-        "((n-1)/n^2)Σe_i^2. Checks: sympy; engine runs with synchronised memory (U-MIFA fed "
-        "SAGA's table each round gives SAGA's direction to rounding) and at p = 1 (identical "
-        "trajectories)."),
+        r"The identities of mifa.saga_equivalence, stated as they hold: (1) one-step "
+        r"directions agree given the same memory and active set, for any sampling whose "
+        r"marginals are the $p_i$ used as weights; (2) the memory rows differ by "
+        r"$1_i(1/p_i - 1)(\Delta_i - \alpha_i)$; (3) hence identical trajectories iff "
+        r"$p_i = 1$ for all $i$; (4) MIFA's direction "
+        r"$\frac1n\sum_i\big[1_i\Delta_i + (1-1_i)\alpha_i\big]$ equals SAG's "
+        r"$\bar\alpha + \frac1n\sum_{i\in\mathcal A(t)}(\Delta_i - \alpha_i)$ and both store "
+        r"$\Delta_i$; (5) under SAGA's usual sampling (one client uniformly) and "
+        r"$\mathrm{Bernoulli}(1/n)$ the one-step variances given the memory are "
+        r"$\frac1n\sum_i e_i^2 - \bar e^2$ and $\frac{n-1}{n^2}\sum_i e_i^2$. Checks: sympy; "
+        r"engine runs with synchronised memory (U-MIFA fed SAGA's table each round gives SAGA's "
+        r"direction to rounding) and at $p = 1$ (identical trajectories)."),
 )
 
 

@@ -4,24 +4,16 @@ G_t||^2 = (1-p)/(n^2 p) Σ||∇f_i - G_{t-1}^i||^2.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments.mifa_runs import (
-    error_samples,
-)
-from fedtheory.symbolic.mifa_aggregation_error import (
-    derive_error_terms,
-)
-from fedtheory.symbolic.mifa_symbols import (
-    is_zero,
-)
-from fedtheory.theory.mifa import (
-    exact_error2,
-)
+from fedtheory.symbolic.mifa_aggregation_error import derive_error_terms
+from fedtheory.symbolic.mifa_symbols import is_zero
 
-from ._common import fmt_frac
+from ._common import error_round, exact_error_case
 
 CLAIM = Claim(
     id="mifa.umifa_error", family="mifa",
@@ -32,25 +24,31 @@ CLAIM = Claim(
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
     derivation=(
-        "Exact gradients, equal p, expectation over the current round given the past. "
-        "∇f_i - G_t^i = (1 - 1_i/p)e_i (zero mean, independent over i), so the cross terms "
-        "vanish (the seed's second line, E[(1/n^2)Σ||∇f_i - G_t^i||^2]) and "
-        "E(1 - 1_i/p)^2 = (1-p)/p. Note: it is 1/(np) times MIFA's bound, so smaller than "
-        "MIFA's bound only when np > 1 (n = 10, p = 0.01 makes it 10 times larger). The same "
-        "algebra for one client's stored error gives E(e_i^+)^2 = ((1-p)/p) e_i^2: U-MIFA's "
-        "memory error grows when p < 1/2 (see mifa.zero_floor). Checks: sympy n = 2..5, exact "
-        "enumeration, one engine round (two-sided)."),
+        r"Exact gradients, equal $p$, expectation over the current round given the past. "
+        r"$\nabla f_i - G_t^{(i)} = (1 - 1_i/p)e_i$ (zero mean, independent over $i$), so the "
+        r"cross terms vanish (the seed's second line, "
+        r"$\mathbb E\big[\frac1{n^2}\sum_i\|\nabla f_i - G_t^{(i)}\|^2\big]$) and "
+        r"$\mathbb E(1 - 1_i/p)^2 = (1-p)/p$. Note: it is $1/(np)$ times MIFA's bound, so "
+        r"smaller than MIFA's bound only when $np > 1$ ($n = 10$, $p = 0.01$ makes it 10 times "
+        r"larger). The same algebra for one client's stored error gives "
+        r"$\mathbb E(e_i^+)^2 = \frac{1-p}p e_i^2$: U-MIFA's memory error grows when $p < 1/2$ "
+        r"(see mifa.zero_floor). Checks: sympy $n = 2..5$, exact enumeration, one engine round "
+        r"(two-sided)."),
 )
+
+
+def _stated(e: np.ndarray, p: Any) -> Any:
+    """The seed's value for memory errors ``e`` (n, d); exact in rationals for object arrays."""
+    n = e.shape[0]
+    return (1 - p) / (n**2 * p) * np.sum(e**2)
 
 
 @CLAIM.check("symbolic")
 def _umifa_error_symbolic(ctx: Context) -> Evidence:
     """Indicator algebra for n = 2..5: the exact value and the seed's diagonal step."""
-    ok = True
-    for n in range(2, 6):
-        d = derive_error_terms(n)
-        ok &= is_zero(d["umifa_exact"] - d["umifa_seed"])
-        ok &= is_zero(d["umifa_diagonal_seed_step"] - d["umifa_seed"])
+    ok = all(is_zero(d["umifa_exact"] - d["umifa_seed"])
+             and is_zero(d["umifa_diagonal_seed_step"] - d["umifa_seed"])
+             for d in map(derive_error_terms, range(2, 6)))
     d3 = derive_error_terms(3)
     return Evidence(passed=ok, measured=str(d3["umifa_exact"]), theoretical=str(d3["umifa_seed"]),
                     detail=f"n=2..5: E||∇f - G_t||^2 and E[(1/n^2)Σ||∇f_i - G_t^i||^2] both "
@@ -60,21 +58,18 @@ def _umifa_error_symbolic(ctx: Context) -> Evidence:
 @CLAIM.check("symbolic", "exact_enumeration")
 def _umifa_error_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns with p = 1/10 (rational, d = 2): exact equality."""
-    grads, memory, p_val, value = exact_error2("umifa")
-    theory = (1 - p_val) / (9 * p_val) * ((grads - memory) ** 2).sum()
+    e, p_val, value, ce = exact_error_case("umifa")
+    theory = _stated(e, p_val)
     ok = value == theory
     return Evidence(passed=ok, measured=str(value), theoretical=str(theory),
                     detail=f"exact E = {value}, seed {theory}",
-                    counterexample=None if ok else {"grads": fmt_frac(grads),
-                                                    "memory": fmt_frac(memory), "p": "1/10"})
+                    counterexample=None if ok else ce)
 
 
 @CLAIM.check("monte_carlo", "one_round")
 def _umifa_error_mc(ctx: Context) -> Evidence:
     """Engine U-MIFA, n = 10, p = 0.1: E||∇f - G_t||^2 two-sided against the seed's value."""
     p_val = 0.1
-    err2, grads, memory, R = error_samples("umifa", ctx, "umifa_error", p_val)
-    n = grads.shape[0]
-    theory = (1 - p_val) / (n**2 * p_val) * np.sum((grads - memory) ** 2)
-    ce = {"seed": ctx.seed, "replicas": R, "p": p_val, "grads": grads, "memory": memory}
-    return stats.check_identity(err2, theory, counterexample=ce, what="E||∇f - G_t||^2")
+    err2, e, ce = error_round(ctx, "umifa", "umifa_error", p_val)
+    return stats.check_identity(err2, _stated(e, p_val), counterexample=ce,
+                                what="E||∇f - G_t||^2")

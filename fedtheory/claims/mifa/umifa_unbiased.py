@@ -8,23 +8,10 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.experiments import mifa_experiments as mx
-from fedtheory.experiments.mifa_runs import (
-    mc_state,
-)
-from fedtheory.symbolic.mifa_aggregation_error import (
-    derive_conditional_means,
-)
-from fedtheory.symbolic.mifa_symbols import (
-    is_zero,
-)
-from fedtheory.theory.mifa import (
-    exact_rows,
-    exact_state,
-    one_round,
-)
+from fedtheory.symbolic.mifa_aggregation_error import derive_conditional_means
+from fedtheory.symbolic.mifa_symbols import is_zero
 
-from ._common import fmt_frac
+from ._common import exact_row_mean, fmt_frac, table_round
 
 CLAIM = Claim(
     id="mifa.umifa_unbiased", family="mifa", seed_ref="000, setup (iii), note after U-MIFA",
@@ -33,12 +20,13 @@ CLAIM = Claim(
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
     derivation=(
-        "U-MIFA's row is G_t^i = 1_i(Δ_i/p_i - (1/p_i - 1)G_{t-1}^i) + (1 - 1_i)G_{t-1}^i; "
-        "E 1_i = p_i gives Δ_i - (1 - p_i)G_{t-1}^i + (1 - p_i)G_{t-1}^i = Δ_i for any memory, "
-        "hence also E[G_t | past] = (1/n) Σ Δ_i. Conditional on the past (the seed's "
-        "E[G_t^(i)] is over the current round's participation). Checks: indicator algebra, "
-        "exact enumeration (2^3 patterns, rational p_i), one round of the engine's U-MIFA from "
-        "a fixed table (two-sided)."),
+        r"U-MIFA's row is $G_t^{(i)} = 1_i\big(\Delta_i/p_i - (1/p_i-1)G_{t-1}^{(i)}\big)"
+        r" + (1-1_i)G_{t-1}^{(i)}$; $\mathbb E\,1_i = p_i$ gives $\Delta_i - (1-p_i)G_{t-1}^{(i)}"
+        r" + (1-p_i)G_{t-1}^{(i)} = \Delta_i$ for any memory, hence also "
+        r"$\mathbb E[G_t\mid\mathcal F_{t-1}] = \frac1n\sum_i\Delta_i$. Conditional on the past "
+        r"(the seed's $\mathbb E[G_t^{(i)}]$ is over the current round's participation). "
+        r"Checks: indicator algebra, exact enumeration ($2^3$ patterns, rational $p_i$), one "
+        r"round of the engine's U-MIFA from a fixed table (two-sided)."),
 )
 
 
@@ -56,8 +44,7 @@ def _umifa_unbiased_symbolic(ctx: Context) -> Evidence:
 @CLAIM.check("symbolic", "exact_enumeration")
 def _umifa_unbiased_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns, rational p = (1/10, 1/3, 3/4): exact E[G_t^i] == Δ_i."""
-    delta, memory, p = exact_state(3)
-    mean = mx.exact_expectation(lambda m: exact_rows("umifa", m, delta, memory, p), 3, p)
+    delta, memory, p, mean = exact_row_mean("umifa")
     same = bool(np.all(mean == delta))
     return Evidence(passed=same, measured=fmt_frac(mean), theoretical=fmt_frac(delta),
                     detail=f"exact mean equals Δ: {same}",
@@ -68,11 +55,8 @@ def _umifa_unbiased_exact(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo", "one_round")
 def _umifa_unbiased_mc(ctx: Context) -> Evidence:
     """Engine U-MIFA, one round from a fixed table, n = 10, p_i from 0.05 to 0.95."""
-    delta, memory, R = mc_state(ctx, "umifa")
-    p_i = np.linspace(0.05, 0.95, delta.shape[0])
-    G, table, _ = one_round("umifa", delta, memory, p_i, R, ctx.rng("umifa"))
-    ce = {"seed": ctx.seed, "replicas": R, "p": p_i, "delta": delta, "memory": memory}
-    samples = np.concatenate([table.reshape(R, -1), G], axis=1)
-    theory = np.concatenate([delta.ravel(), delta.mean(axis=0)])
-    return stats.check_identity(samples, theory, counterexample=ce,
+    rd = table_round(ctx, "umifa", "umifa")
+    samples = np.concatenate([rd.table.reshape(rd.replicas, -1), rd.G], axis=1)
+    theory = np.concatenate([rd.delta.ravel(), rd.delta.mean(axis=0)])
+    return stats.check_identity(samples, theory, counterexample=rd.counterexample,
                                 what="E[G_t^i] (n x d) and E[G_t] (d)")
