@@ -1,9 +1,15 @@
 r"""Monte Carlo scenarios for seed 002's Theorems 13, 15, 17 and 18 (``ocs`` family).
 
-A :class:`Scenario` is a fixed iterate of a quadratic problem with a noise model; the runners
-draw the improvement factor's interval from one stream and the replicas of the left-hand side of
-a theorem's recursion from another, and evaluate the theorem's step sizes and right-hand side
-(:mod:`fedtheory.theory.ocs_theorems`) at the least favourable end of that interval;
+Every theorem is a one-step recursion, and it is checked as a **one-step conditional
+expectation from a fixed iterate**, never along a trajectory: a :class:`FixedIterate`
+is a quadratic problem, a noise model and one fixed iterate :math:`x^k`;
+:func:`dsgd_one_step_from_fixed_iterate` / :func:`fedavg_one_step_from_fixed_iterate` draw
+independent replicas of :math:`x^{k+1}` given that :math:`x^k` (their mean estimates
+:math:`\mathbb E[\,\cdot \mid x^k]`), the improvement factor's interval from one stream and
+the replicas of the left-hand side from another, and evaluate the theorem's step sizes and
+right-hand side (a :class:`~fedtheory.theory.ocs_theorems.DsgdTheorem` or
+:class:`~fedtheory.theory.ocs_theorems.FedavgTheorem` of
+:mod:`fedtheory.theory.ocs_theorems`) at the least favourable end of that interval.
 :func:`dsgd_check` / :func:`fedavg_check` turn a list of scenarios into one check's evidence
 (one-sided test, Bonferroni over scenarios). :func:`theorem_slack_data` is the data of the
 figure ``paper_figures/ocs_theorem_slack.py``.
@@ -20,43 +26,43 @@ import numpy as np
 from fedtheory import stats
 from fedtheory.claims.core import Context, Evidence
 from fedtheory.problems import NoiseModel, QuadraticProblem, RelativeNoise
-from fedtheory.theory.ocs_theorems import (
+from fedtheory.theory.ocs_one_step import (
     GammaInterval,
     alpha_terms,
     dsgd_ocs_step,
     fedavg_local_updates,
     fedavg_ocs_step,
     improvement_interval,
-    theorem13_corrected_eta_max,
-    theorem13_corrected_rhs,
-    theorem13_eta_max,
-    theorem13_rhs,
-    theorem15_rhs,
-    theorem17_corrected_eta_max,
-    theorem17_corrected_rhs,
-    theorem17_eta_max,
-    theorem17_rhs,
-    theorem18_eta_max,
-    theorem18_rhs,
+)
+from fedtheory.theory.ocs_theorems import (
+    THEOREM_13,
+    THEOREM_13_CORRECTED,
+    THEOREM_15,
+    THEOREM_17,
+    THEOREM_17_CORRECTED,
+    THEOREM_18,
+    DsgdTheorem,
+    FedavgTheorem,
 )
 
 __all__ = [
-    "Scenario",
+    "FixedIterate",
     "choose_fedavg_steps",
     "dsgd_check",
+    "dsgd_one_step_from_fixed_iterate",
     "dsgd_strongly_convex_scenarios",
     "fedavg_check",
+    "fedavg_one_step_from_fixed_iterate",
     "fedavg_strongly_convex_scenarios",
     "nonconvex_scenarios",
-    "run_dsgd_scenario",
-    "run_fedavg_scenario",
     "theorem_slack_data",
 ]
 
 
 @dataclass(frozen=True)
-class Scenario:
-    """A fixed iterate of a problem with a noise model: one component of a Monte Carlo check."""
+class FixedIterate:
+    """A problem, a noise model and one fixed iterate ``x`` (:math:`x^k`): one component of a
+    Monte Carlo check of a one-step recursion, evaluated conditionally on :math:`x^k`."""
 
     name: str
     problem: QuadraticProblem
@@ -87,7 +93,7 @@ def _direction(problem: QuadraticProblem, dist: float, rng: np.random.Generator)
     return problem.x_star + dist * v / np.linalg.norm(v)
 
 
-def _gamma_interval(sc: Scenario, updates: Callable[[int], np.ndarray], reps: int,
+def _gamma_interval(sc: FixedIterate, updates: Callable[[int], np.ndarray], reps: int,
                     level: float) -> GammaInterval:
     r""":math:`\gamma` and its interval from ``reps`` draws of the updates, in chunks
     (``updates(k)`` gives ``k`` replicas of the ``(n, d)`` updates)."""
@@ -100,7 +106,7 @@ def _gamma_interval(sc: Scenario, updates: Callable[[int], np.ndarray], reps: in
     return improvement_interval((np.concatenate(A), np.concatenate(B)), p.weights, sc.m, level)
 
 
-def _dsgd_gamma(sc: Scenario, reps: int, rng: np.random.Generator, level: float
+def _dsgd_gamma(sc: FixedIterate, reps: int, rng: np.random.Generator, level: float
                 ) -> GammaInterval:
     p = sc.problem
     G = p.client_grads(np.asarray(sc.x, dtype=float))
@@ -112,7 +118,7 @@ def _dsgd_gamma(sc: Scenario, reps: int, rng: np.random.Generator, level: float
     return _gamma_interval(sc, updates, reps, level)
 
 
-def _fedavg_gamma(sc: Scenario, eta_l: float, reps: int, rng: np.random.Generator,
+def _fedavg_gamma(sc: FixedIterate, eta_l: float, reps: int, rng: np.random.Generator,
                   level: float) -> GammaInterval:
     return _gamma_interval(
         sc, lambda k: fedavg_local_updates(sc.problem, sc.noise, sc.x, eta_l, sc.R, rng, k),
@@ -120,7 +126,7 @@ def _fedavg_gamma(sc: Scenario, eta_l: float, reps: int, rng: np.random.Generato
 
 
 def choose_fedavg_steps(
-    sc: Scenario,
+    sc: FixedIterate,
     eta_max: Callable[[float], float],
     eta_g_min: Callable[[float], float],
     reps: int,
@@ -158,8 +164,8 @@ def choose_fedavg_steps(
 
 def _mc_evidence(
     ctx: Context,
-    scenarios: Sequence[Scenario],
-    run: Callable[[Scenario, np.random.Generator, np.random.Generator, float],
+    scenarios: Sequence[FixedIterate],
+    run: Callable[[FixedIterate, np.random.Generator, np.random.Generator, float],
                   tuple[np.ndarray, float, dict[str, Any]]],
     what: str,
 ) -> Evidence:
@@ -226,110 +232,79 @@ def _mc_evidence(
     return ev
 
 
-def _stat_sqdist(sc: Scenario, xn: np.ndarray) -> np.ndarray:
-    return np.sum((xn - sc.problem.x_star) ** 2, axis=-1)
+def _one_step_replicas(sc: FixedIterate, theorem: DsgdTheorem | FedavgTheorem,
+                       step: Callable[[int], np.ndarray], reps: int) -> np.ndarray:
+    """``reps`` replicas of the quantity ``theorem`` bounds, one step from ``sc.x`` each
+    (``step(k)`` gives ``k`` independent replicas of :math:`x^{k+1}`), drawn in chunks."""
+    return np.concatenate([theorem.bounds.of_next(sc.problem, step(k)) for k in _chunks(reps)])
 
 
-def _stat_loss(sc: Scenario, xn: np.ndarray) -> np.ndarray:
-    return sc.problem.loss(xn)
+def _scenario_row(sc: FixedIterate, theorem: DsgdTheorem | FedavgTheorem, eta: float,
+                  gi: GammaInterval, **steps: Any) -> dict[str, Any]:
+    """The row describing one scenario's run (completed by :func:`_mc_evidence`)."""
+    return {"scenario": sc.name, "eta": eta, **steps, "gamma_lower": gi.lower,
+            "gamma_upper": gi.upper, "gamma_hat": gi.gamma,
+            "reference": theorem.bounds.reference(sc.problem, sc.x)}
 
 
-def _reference(sc: Scenario, stat: Callable[[Scenario, np.ndarray], np.ndarray]) -> float:
-    """What a bound on E f(x^{k+1}) is measured from: f(x^k) (0 for E||r^{k+1}||^2)."""
-    return float(sc.problem.loss(np.asarray(sc.x, dtype=float))) if stat is _stat_loss else 0.0
-
-
-def run_dsgd_scenario(
-    sc: Scenario,
+def dsgd_one_step_from_fixed_iterate(
+    sc: FixedIterate,
     reps: int,
     rng_gamma: np.random.Generator,
     rng_step: np.random.Generator,
     level: float,
-    theorem: str,
+    theorem: DsgdTheorem,
 ) -> tuple[np.ndarray, float, dict[str, Any]]:
-    """One DSGD scenario of Theorem 13, its correction or Theorem 15 ('13', '13c', '15').
+    r"""One DSGD step from the scenario's fixed iterate, against a DSGD ``theorem``.
 
-    Returns the replicas of the left-hand side, the right-hand side at the lower limit of
-    :math:`\\gamma`, and a row describing the run.
+    The theorem's step (:attr:`~fedtheory.theory.ocs_theorems.DsgdTheorem.eta_max` times
+    ``sc.eta_scale``) and right-hand side are taken at the lower limit of :math:`\gamma`.
+    Returns the replicas of the left-hand side given :math:`x^k` (their mean estimates the
+    one-step conditional expectation), the right-hand side, and a row describing the run.
     """
     gi = _dsgd_gamma(sc, reps, rng_gamma, level)
     p, nz = sc.problem, sc.noise
-    if theorem == "13":
-        eta = sc.eta_scale * theorem13_eta_max(p, nz, gi.lower)
-        bound = theorem13_rhs(p, nz, sc.x, eta, gi.lower)
-        stat = _stat_sqdist
-    elif theorem == "13c":
-        eta = sc.eta_scale * theorem13_corrected_eta_max(p, nz, gi.lower)
-        bound = theorem13_corrected_rhs(p, nz, sc.x, eta, gi.lower)
-        stat = _stat_sqdist
-    elif theorem == "15":
-        eta = sc.eta_scale * gi.lower / ((1 + nz.M) * p.L)
-        bound = theorem15_rhs(p, nz, sc.x, eta, gi.lower)
-        stat = _stat_loss
-    else:
-        raise ValueError(f"theorem must be '13', '13c' or '15', got {theorem!r}")
-    lhs = np.concatenate([stat(sc, dsgd_ocs_step(p, nz, sc.x, eta, sc.m, rng_step, k))
-                          for k in _chunks(reps)])
-    row = {"scenario": sc.name, "eta": eta, "gamma_lower": gi.lower, "gamma_upper": gi.upper,
-           "gamma_hat": gi.gamma, "reference": _reference(sc, stat)}
-    return lhs, bound, row
+    eta = sc.eta_scale * theorem.eta_max(p, nz, gi.lower)
+    bound = theorem.rhs(p, nz, sc.x, eta, gi.lower)
+    lhs = _one_step_replicas(sc, theorem,
+                             lambda k: dsgd_ocs_step(p, nz, sc.x, eta, sc.m, rng_step, k), reps)
+    return lhs, bound, _scenario_row(sc, theorem, eta, gi)
 
 
-def run_fedavg_scenario(
-    sc: Scenario,
+def fedavg_one_step_from_fixed_iterate(
+    sc: FixedIterate,
     reps: int,
     rng_gamma: np.random.Generator,
     rng_step: np.random.Generator,
     level: float,
-    theorem: str,
+    theorem: FedavgTheorem,
     rng_pilot: np.random.Generator | None = None,
 ) -> tuple[np.ndarray, float, dict[str, Any]]:
-    """One FedAvg scenario of Theorem 17, its correction or Theorem 18 ('17', '17c', '18')."""
+    r"""One FedAvg round from the scenario's fixed iterate, against a FedAvg ``theorem``.
+
+    Step sizes from :func:`choose_fedavg_steps` with the theorem's limits (:math:`\eta` scaled
+    by ``sc.eta_scale``); otherwise as :func:`dsgd_one_step_from_fixed_iterate`.
+    """
     p, nz, R = sc.problem, sc.noise, sc.R
-    S2 = float(np.sum(p.weights**2))
-    if theorem == "17":
-        def eta_max(g: float) -> float:
-            return sc.eta_scale * theorem17_eta_max(p, nz, g, R)
 
-        def eta_g_min(g: float) -> float:
-            return float(np.sqrt(g / S2))
-    elif theorem == "17c":
-        def eta_max(g: float) -> float:
-            return sc.eta_scale * theorem17_corrected_eta_max(p, nz, g, R)
+    def eta_max(g: float) -> float:
+        return sc.eta_scale * theorem.eta_max(p, nz, g, R)
 
-        def eta_g_min(g: float) -> float:
-            return max(1.0, float(np.sqrt(g / S2)))
-    elif theorem == "18":
-        def eta_max(g: float) -> float:
-            return sc.eta_scale * theorem18_eta_max(p, nz, R)
+    def eta_g_min(g: float) -> float:
+        return theorem.eta_g_min(p, g)
 
-        def eta_g_min(g: float) -> float:
-            return float(np.sqrt(5 * g / (4 * S2)))
-    else:
-        raise ValueError(f"theorem must be '17', '17c' or '18', got {theorem!r}")
     pilot = rng_pilot if rng_pilot is not None else np.random.default_rng(
         rng_gamma.integers(2**63))
     steps = choose_fedavg_steps(sc, eta_max, eta_g_min, reps, pilot, rng_gamma, level)
     gi: GammaInterval = steps["gamma"]
     eta = steps["eta"]
-    if theorem == "17":
-        bound = theorem17_rhs(p, nz, sc.x, eta, gi.lower, R)
-        stat = _stat_sqdist
-    elif theorem == "17c":
-        bound = theorem17_corrected_rhs(p, nz, sc.x, eta, gi.lower, R)
-        stat = _stat_sqdist
-    else:
-        bound = theorem18_rhs(p, nz, sc.x, eta, gi.lower, R)
-        stat = _stat_loss
-    lhs = np.concatenate([
-        stat(sc, fedavg_ocs_step(p, nz, sc.x, steps["eta_l"], steps["eta_g"], R, sc.m,
-                                 rng_step, k))
-        for k in _chunks(reps)
-    ])
-    row = {"scenario": sc.name, "eta": eta, "eta_l": steps["eta_l"], "eta_g": steps["eta_g"],
-           "gamma_lower": gi.lower, "gamma_upper": gi.upper, "gamma_hat": gi.gamma,
-           "steps_ok": steps["ok"], "reference": _reference(sc, stat)}
-    return lhs, bound, row
+    bound = theorem.rhs(p, nz, sc.x, eta, gi.lower, R)
+    lhs = _one_step_replicas(
+        sc, theorem,
+        lambda k: fedavg_ocs_step(p, nz, sc.x, steps["eta_l"], steps["eta_g"], R, sc.m,
+                                  rng_step, k), reps)
+    return lhs, bound, _scenario_row(sc, theorem, eta, gi, eta_l=steps["eta_l"],
+                                     eta_g=steps["eta_g"], steps_ok=steps["ok"])
 
 
 _REPS = {"quick": 20_000, "full": 200_000}
@@ -346,7 +321,7 @@ def _line(weights: Sequence[float], centers: Sequence[float]) -> QuadraticProble
                             weights=np.asarray(weights, float))
 
 
-def dsgd_strongly_convex_scenarios(ctx: Context, weights: str) -> list[Scenario]:
+def dsgd_strongly_convex_scenarios(ctx: Context, weights: str) -> list[FixedIterate]:
     """Fixed iterates for Theorem 13 with uniform (``"uniform"``) or non-uniform weights."""
     rng = ctx.rng("problems/" + weights)
     noisy = RelativeNoise(0.5, 0.5)
@@ -356,30 +331,30 @@ def dsgd_strongly_convex_scenarios(ctx: Context, weights: str) -> list[Scenario]
         prob = QuadraticProblem.heterogeneous(n, d, 1.0, 0.2, 1.0, rng)
         two = _line([0.5, 0.5], [0.0, 1.0])
         out = [
-            Scenario("uniform/far", prob, noisy, _direction(prob, 3.0, rng), m),
-            Scenario("uniform/near", prob, noisy, _direction(prob, 0.1, rng), m),
-            Scenario("uniform/at-x*-exact-gradients", prob, exact, prob.x_star, m),
-            Scenario("uniform/n=2-at-x*-tight", two, exact, two.x_star, 1),
+            FixedIterate("uniform/far", prob, noisy, _direction(prob, 3.0, rng), m),
+            FixedIterate("uniform/near", prob, noisy, _direction(prob, 0.1, rng), m),
+            FixedIterate("uniform/at-x*-exact-gradients", prob, exact, prob.x_star, m),
+            FixedIterate("uniform/n=2-at-x*-tight", two, exact, two.x_star, 1),
         ]
         if not ctx.quick:
             dense = QuadraticProblem.heterogeneous(n, d, 1.0, 0.05, 2.0, rng, diagonal=False)
-            out += [Scenario("uniform/dense-near", dense, RelativeNoise(1.0, 0.2, "sphere"),
-                             _direction(dense, 0.2, rng), m)]
+            out += [FixedIterate("uniform/dense-near", dense, RelativeNoise(1.0, 0.2, "sphere"),
+                                 _direction(dense, 0.2, rng), m)]
         return out
     prob = QuadraticProblem.heterogeneous(n, d, 1.0, 0.2, 1.0, rng,
                                           weights=rng.dirichlet(np.ones(n)))
     skew = QuadraticProblem.heterogeneous(n, d, 1.0, 0.2, 1.0, rng, weights=_skew(n))
     two = _line([0.75, 0.25], [0.0, 1.0])
     return [
-        Scenario("weighted/n=2-counterexample", two, exact, np.array([0.5]), 1),
-        Scenario("weighted/n=2-counterexample-noisy", two, RelativeNoise(0.05, 1e-3),
-                 np.array([0.5]), 1),
-        Scenario("weighted/dirichlet-near", prob, noisy, _direction(prob, 0.1, rng), m),
-        Scenario("weighted/skew-far", skew, noisy, _direction(skew, 3.0, rng), m),
+        FixedIterate("weighted/n=2-counterexample", two, exact, np.array([0.5]), 1),
+        FixedIterate("weighted/n=2-counterexample-noisy", two, RelativeNoise(0.05, 1e-3),
+                     np.array([0.5]), 1),
+        FixedIterate("weighted/dirichlet-near", prob, noisy, _direction(prob, 0.1, rng), m),
+        FixedIterate("weighted/skew-far", skew, noisy, _direction(skew, 3.0, rng), m),
     ]
 
 
-def nonconvex_scenarios(ctx: Context, R: int = 1) -> list[Scenario]:
+def nonconvex_scenarios(ctx: Context, R: int = 1) -> list[FixedIterate]:
     """Fixed iterates for Theorems 15 and 18: identical Hessians (finite rho), PD and indefinite."""
     rng = ctx.rng("problems")
     n, d, m = ctx.size((10, 5, 3), (20, 10, 5))
@@ -392,24 +367,26 @@ def nonconvex_scenarios(ctx: Context, R: int = 1) -> list[Scenario]:
     pd_w = QuadraticProblem.heterogeneous(n, d, 1.0, 0.2, 1.0, rng, identical_hessians=True,
                                           weights=rng.dirichlet(np.ones(n)))
     out = [
-        Scenario("uniform/A=LI-at-x*-tight", tight, RelativeNoise(0.5, 0.3), tight.x_star, 2, R),
-        Scenario("uniform/indefinite-near", indef, noisy, _direction(indef, 0.1, rng), m, R),
-        Scenario("skew/indefinite-far", indef_w, noisy, _direction(indef_w, 3.0, rng), m, R),
-        Scenario("dirichlet/convex-near", pd_w, noisy, _direction(pd_w, 0.3, rng), m, R),
+        FixedIterate("uniform/A=LI-at-x*-tight", tight, RelativeNoise(0.5, 0.3), tight.x_star,
+                     2, R),
+        FixedIterate("uniform/indefinite-near", indef, noisy, _direction(indef, 0.1, rng), m, R),
+        FixedIterate("skew/indefinite-far", indef_w, noisy, _direction(indef_w, 3.0, rng), m, R),
+        FixedIterate("dirichlet/convex-near", pd_w, noisy, _direction(pd_w, 0.3, rng), m, R),
     ]
     if R == 1:  # Theorem 15 allows any step: also twice the minimiser of its right-hand side
-        out.append(Scenario("skew/indefinite-far-2eta", indef_w, noisy,
-                            _direction(indef_w, 3.0, rng), m, R, eta_scale=2.0))
+        out.append(FixedIterate("skew/indefinite-far-2eta", indef_w, noisy,
+                                _direction(indef_w, 3.0, rng), m, R, eta_scale=2.0))
     if not ctx.quick:
         dense = QuadraticProblem.heterogeneous(n, d, 1.0, 0.0, 2.0, rng, identical_hessians=True,
                                                indefinite=True, diagonal=False,
                                                weights=rng.dirichlet(np.ones(n)))
-        out.append(Scenario("dirichlet/dense-indefinite-near", dense,
-                            RelativeNoise(1.0, 0.2, "sphere"), _direction(dense, 0.2, rng), m, R))
+        out.append(FixedIterate("dirichlet/dense-indefinite-near", dense,
+                                RelativeNoise(1.0, 0.2, "sphere"), _direction(dense, 0.2, rng),
+                                m, R))
     return out
 
 
-def fedavg_strongly_convex_scenarios(ctx: Context) -> list[Scenario]:
+def fedavg_strongly_convex_scenarios(ctx: Context) -> list[FixedIterate]:
     """Fixed iterates for Theorem 17 (``R = 2, 3``), uniform and non-uniform weights."""
     rng = ctx.rng("problems")
     n, d, m = ctx.size((10, 5, 3), (20, 10, 5))
@@ -419,37 +396,38 @@ def fedavg_strongly_convex_scenarios(ctx: Context) -> list[Scenario]:
     prob_w = QuadraticProblem.heterogeneous(n, d, 1.0, 0.2, 1.0, rng,
                                             weights=rng.dirichlet(np.ones(n)))
     out = [
-        Scenario("uniform/n=8-m=1-at-x*", eight, RelativeNoise(0.0, 0.0), eight.x_star, 1, 2),
-        Scenario("uniform/n=8-m=1-at-x*-noisy", eight, RelativeNoise(0.05, 1e-4), eight.x_star,
-                 1, 3),
-        Scenario("uniform/near", prob, noisy, _direction(prob, 0.1, rng), m, 2),
-        Scenario("dirichlet/far", prob_w, noisy, _direction(prob_w, 3.0, rng), m, 3),
+        FixedIterate("uniform/n=8-m=1-at-x*", eight, RelativeNoise(0.0, 0.0), eight.x_star, 1, 2),
+        FixedIterate("uniform/n=8-m=1-at-x*-noisy", eight, RelativeNoise(0.05, 1e-4),
+                     eight.x_star, 1, 3),
+        FixedIterate("uniform/near", prob, noisy, _direction(prob, 0.1, rng), m, 2),
+        FixedIterate("dirichlet/far", prob_w, noisy, _direction(prob_w, 3.0, rng), m, 3),
     ]
     if not ctx.quick:
-        out.append(Scenario("dirichlet/near", prob_w, RelativeNoise(1.0, 0.2, "sphere"),
-                            _direction(prob_w, 0.1, rng), m, 2))
+        out.append(FixedIterate("dirichlet/near", prob_w, RelativeNoise(1.0, 0.2, "sphere"),
+                                _direction(prob_w, 0.1, rng), m, 2))
     return out
 
 
-def dsgd_check(ctx: Context, scenarios: list[Scenario], theorem: str, what: str) -> Evidence:
-    """One Monte Carlo check of a DSGD theorem ('13', '13c', '15') over ``scenarios``."""
+def dsgd_check(ctx: Context, scenarios: list[FixedIterate], theorem: DsgdTheorem) -> Evidence:
+    """One Monte Carlo check of a DSGD ``theorem`` (e.g. ``THEOREM_13``) over ``scenarios``."""
     reps = _REPS[ctx.preset]
 
-    def run(sc: Scenario, rg: np.random.Generator, rs: np.random.Generator, level: float):
-        return run_dsgd_scenario(sc, reps, rg, rs, level, theorem)
+    def run(sc: FixedIterate, rg: np.random.Generator, rs: np.random.Generator, level: float):
+        return dsgd_one_step_from_fixed_iterate(sc, reps, rg, rs, level, theorem)
 
-    return _mc_evidence(ctx, scenarios, run, what)
+    return _mc_evidence(ctx, scenarios, run, theorem.bounds.label)
 
 
-def fedavg_check(ctx: Context, scenarios: list[Scenario], theorem: str, what: str) -> Evidence:
-    """One Monte Carlo check of a FedAvg theorem ('17', '17c', '18') over ``scenarios``."""
+def fedavg_check(ctx: Context, scenarios: list[FixedIterate], theorem: FedavgTheorem
+                 ) -> Evidence:
+    """One Monte Carlo check of a FedAvg ``theorem`` (e.g. ``THEOREM_17``) over ``scenarios``."""
     reps = _REPS[ctx.preset]
 
-    def run(sc: Scenario, rg: np.random.Generator, rs: np.random.Generator, level: float):
-        return run_fedavg_scenario(sc, reps, rg, rs, level, theorem,
-                                   rng_pilot=ctx.rng(sc.name + "/pilot"))
+    def run(sc: FixedIterate, rg: np.random.Generator, rs: np.random.Generator, level: float):
+        return fedavg_one_step_from_fixed_iterate(sc, reps, rg, rs, level, theorem,
+                                                  rng_pilot=ctx.rng(sc.name + "/pilot"))
 
-    return _mc_evidence(ctx, scenarios, run, what)
+    return _mc_evidence(ctx, scenarios, run, theorem.bounds.label)
 
 
 def _point(lhs: np.ndarray, bound: float, row: dict[str, Any], level: float) -> dict[str, Any]:
@@ -485,46 +463,49 @@ def theorem_slack_data(quick: bool = True, seed: int = 0) -> dict[str, Any]:
     two = _line([0.75, 0.25], [0.0, 1.0])
     exact = RelativeNoise(0.0, 0.0)
     ts = np.linspace(-0.5, 0.75, ctx.size(11, 26))
-    for theorem in ("13", "13c"):
+    for theorem in (THEOREM_13, THEOREM_13_CORRECTED):
         pts = []
         for t in ts:
-            sc = Scenario(f"t={t:.3f}", two, exact, two.x_star + t, 1)
-            lhs, b, row = run_dsgd_scenario(sc, reps, ctx.rng(f"{theorem}/{t}/g"),
-                                            ctx.rng(f"{theorem}/{t}/s"), level, theorem)
+            sc = FixedIterate(f"t={t:.3f}", two, exact, two.x_star + t, 1)
+            lhs, b, row = dsgd_one_step_from_fixed_iterate(
+                sc, reps, ctx.rng(f"{theorem.name}/{t}/g"), ctx.rng(f"{theorem.name}/{t}/s"),
+                level, theorem)
             pts.append({"t": float(t), **_point(lhs, b, row, level)})
-        out["thm13" if theorem == "13" else "thm13c"] = pts
+        out[f"thm{theorem.name}"] = pts
 
     rng = ctx.rng("problems")
     tight = QuadraticProblem(np.ones((6, 2)), rng.standard_normal((6, 2)))
     scales = np.linspace(0.25, 3.0, ctx.size(8, 23))
     pts = []
     for s in scales:
-        sc = Scenario("tight", tight, RelativeNoise(0.5, 0.3), tight.x_star, 2, eta_scale=s)
-        lhs, b, row = run_dsgd_scenario(sc, reps, ctx.rng(f"15/{s}/g"), ctx.rng(f"15/{s}/s"),
-                                        level, "15")
+        sc = FixedIterate("tight", tight, RelativeNoise(0.5, 0.3), tight.x_star, 2, eta_scale=s)
+        lhs, b, row = dsgd_one_step_from_fixed_iterate(
+            sc, reps, ctx.rng(f"15/{s}/g"), ctx.rng(f"15/{s}/s"), level, THEOREM_15)
         pts.append({"eta_scale": float(s), **_point(lhs, b, row, level)})
     out["thm15"] = pts
 
     ns = list(range(2, ctx.size(14, 20) + 1, 2))
-    for theorem in ("17", "17c"):
+    for theorem in (THEOREM_17, THEOREM_17_CORRECTED):
         pts = []
         for n in ns:
             prob = _line(np.full(n, 1 / n), [1.0, -1.0] * (n // 2))
-            sc = Scenario(f"n={n}", prob, exact, prob.x_star, 1, 2)
-            lhs, b, row = run_fedavg_scenario(sc, reps, ctx.rng(f"{theorem}/{n}/g"),
-                                              ctx.rng(f"{theorem}/{n}/s"), level, theorem,
-                                              rng_pilot=ctx.rng(f"{theorem}/{n}/p"))
+            sc = FixedIterate(f"n={n}", prob, exact, prob.x_star, 1, 2)
+            key = theorem.name
+            lhs, b, row = fedavg_one_step_from_fixed_iterate(
+                sc, reps, ctx.rng(f"{key}/{n}/g"), ctx.rng(f"{key}/{n}/s"), level, theorem,
+                rng_pilot=ctx.rng(f"{key}/{n}/p"))
             pts.append({"n": n, **_point(lhs, b, row, level)})
-        out["thm17" if theorem == "17" else "thm17c"] = pts
+        out[f"thm{theorem.name}"] = pts
 
     indef = QuadraticProblem.heterogeneous(10, 5, 1.0, 0.0, 1.0, rng, identical_hessians=True,
                                            indefinite=True)
     x0 = _direction(indef, 0.5, rng)
     pts = []
     for s in np.linspace(0.1, 1.0, ctx.size(6, 19)):
-        sc = Scenario("indefinite", indef, RelativeNoise(0.5, 0.5), x0, 3, 2, eta_scale=s)
-        lhs, b, row = run_fedavg_scenario(sc, reps, ctx.rng(f"18/{s}/g"), ctx.rng(f"18/{s}/s"),
-                                          level, "18", rng_pilot=ctx.rng(f"18/{s}/p"))
+        sc = FixedIterate("indefinite", indef, RelativeNoise(0.5, 0.5), x0, 3, 2, eta_scale=s)
+        lhs, b, row = fedavg_one_step_from_fixed_iterate(
+            sc, reps, ctx.rng(f"18/{s}/g"), ctx.rng(f"18/{s}/s"), level, THEOREM_18,
+            rng_pilot=ctx.rng(f"18/{s}/p"))
         pts.append({"eta_scale": float(s), **_point(lhs, b, row, level)})
     out["thm18"] = pts
     return out

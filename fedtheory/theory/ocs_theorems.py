@@ -22,237 +22,148 @@ interval least favourable to a refutation: step sizes that satisfy the condition
 theorems) at the lower limit :math:`\gamma_{lo}`. The false-alarm level is split between the
 :math:`\gamma` interval and the one-sided test of the recursion (Bonferroni).
 
-This module holds one step of each method (DSGD and FedAvg with OCS participation), the
-improvement-factor interval, each theorem's step-size limit and right-hand side (and those of
-the corrections), and the exact rational counterexamples; the Monte Carlo scenarios that use
-them are in :mod:`fedtheory.experiments.ocs_theorems`, the claims in
-``fedtheory/claims/ocs/``.
+The one-step draws from a fixed iterate and the :math:`\gamma` interval are in
+:mod:`fedtheory.theory.ocs_one_step`, the exact rational counterexamples in
+:mod:`fedtheory.theory.ocs_counterexamples`. This module holds the theorem forms as objects
+(:data:`THEOREM_13`, :data:`THEOREM_13_CORRECTED`, :data:`THEOREM_15` of DSGD,
+:class:`DsgdTheorem`; :data:`THEOREM_17`, :data:`THEOREM_17_CORRECTED`, :data:`THEOREM_18` of
+FedAvg, :class:`FedavgTheorem`), each naming its step-size limit, its right-hand side and the
+quantity it bounds (:class:`BoundedQuantity`); the Monte Carlo scenarios that use them are in
+:mod:`fedtheory.experiments.ocs_theorems`, the claims in ``fedtheory/claims/ocs/``.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
-from fedtheory import stats
 from fedtheory.problems import NoiseModel, QuadraticProblem
-from fedtheory.sampling.ocs import optimal_probabilities
-from fedtheory.symbolic.enumeration import exact_expectation
 
 __all__ = [
-    "CE13",
-    "CE13_TEXT",
-    "CE17_TEXT",
-    "GammaInterval",
-    "alpha_terms",
-    "dsgd_ocs_step",
-    "exact_ocs_probabilities",
-    "fedavg_local_updates",
-    "fedavg_ocs_step",
-    "improvement_interval",
-    "ocs_participation",
+    "BoundedQuantity",
+    "DISTANCE_TO_OPTIMUM",
+    "DsgdTheorem",
+    "FedavgTheorem",
+    "NEXT_LOSS",
+    "THEOREM_13",
+    "THEOREM_13_CORRECTED",
+    "THEOREM_15",
+    "THEOREM_17",
+    "THEOREM_17_CORRECTED",
+    "THEOREM_18",
     "theorem13_corrected_eta_max",
     "theorem13_corrected_rhs",
     "theorem13_eta_max",
     "theorem13_rhs",
+    "theorem15_eta",
     "theorem15_rhs",
+    "theorem17_corrected_eta_g_min",
     "theorem17_corrected_eta_max",
     "theorem17_corrected_rhs",
+    "theorem17_eta_g_min",
     "theorem17_eta_max",
     "theorem17_rhs",
+    "theorem18_eta_g_min",
     "theorem18_eta_max",
     "theorem18_rhs",
 ]
 
 
-# ----------------------------------------------------------------------------- simulation
-def ocs_participation(
-    updates: np.ndarray, weights: np.ndarray, m: float, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    r"""Sample clients with the optimal probabilities (7) of the realised updates.
+# ----------------------------------------------------------------------------- the theorems
+@dataclass(frozen=True)
+class BoundedQuantity:
+    r"""What a one-step recursion bounds, as a function of the replicas of :math:`x^{k+1}`.
 
-    Parameters
-    ----------
-    updates:
-        :math:`U_i`, shape ``(replicas, n, d)``.
-    weights:
-        :math:`w`, shape ``(n,)``.
-    m:
-        Budget on the expected number of participants.
-    rng:
-        Source of the participation coins.
-
-    Returns
-    -------
-    coef, p:
-        ``coef[r, i]`` :math:`= 1_i w_i / p_i` (0 for absent clients and for :math:`p_i = 0`)
-        and the probabilities, both ``(replicas, n)``; the master's aggregate is
-        :math:`\sum_i` ``coef[r, i]`` :math:`U_i`.
+    ``label`` names it in reports; ``of_next(problem, x_next)`` gives its value per replica
+    (``x_next`` of shape ``(replicas, d)``); ``reference(problem, x)`` is what the bound is
+    measured from at the fixed iterate :math:`x^k` (for the power statement: :math:`f(x^k)`
+    for a function value, 0 for a squared distance).
     """
-    norms = weights * np.linalg.norm(updates, axis=-1)
-    p = optimal_probabilities(norms, m)
-    present = rng.random(p.shape) < p
-    coef = np.where(present & (p > 0), weights / np.where(p > 0, p, 1.0), 0.0)
-    return coef, p
+
+    label: str
+    of_next: Callable[[QuadraticProblem, np.ndarray], np.ndarray]
+    reference: Callable[[QuadraticProblem, np.ndarray], float]
 
 
-def dsgd_ocs_step(
-    problem: QuadraticProblem,
-    noise: NoiseModel,
-    x: np.ndarray,
-    eta: float,
-    m: float,
-    rng: np.random.Generator,
-    replicas: int,
-) -> np.ndarray:
-    r"""Replicas of one DSGD step (2) with optimal client sampling (Algorithm 1).
-
-    .. math:: x^{k+1} = x^k - \eta \sum_{i\in S^k} \frac{w_i}{p_i^k} g_i^k,\quad
-              g_i^k = \nabla f_i(x^k) + \xi_i^k .
-
-    Returns :math:`x^{k+1}`, shape ``(replicas, d)``.
-    """
-    x = np.asarray(x, dtype=float)
-    grads = np.broadcast_to(problem.client_grads(x), (replicas, problem.n, problem.d))
-    g = grads + noise.sample(grads, rng)
-    coef, _ = ocs_participation(g, problem.weights, m, rng)
-    return x - eta * np.einsum("rn,rnd->rd", coef, g)
+def _squared_distance(problem: QuadraticProblem, x_next: np.ndarray) -> np.ndarray:
+    r""":math:`\|x^{k+1} - x^\star\|^2` per replica."""
+    return np.sum((x_next - problem.x_star) ** 2, axis=-1)
 
 
-def fedavg_local_updates(
-    problem: QuadraticProblem,
-    noise: NoiseModel,
-    x: np.ndarray,
-    eta_l: float,
-    R: int,  # noqa: N803 (the paper's symbol)
-    rng: np.random.Generator,
-    replicas: int,
-) -> np.ndarray:
-    r"""Every client's update :math:`\Delta y_i = x - y_{i,R}` after ``R`` local SGD steps.
-
-    .. math:: y_{i,0} = x,\quad y_{i,r} = y_{i,r-1} - \eta_l\,(\nabla f_i(y_{i,r-1}) +
-              \xi_{i,r-1}) .
-
-    Returns shape ``(replicas, n, d)``.
-    """
-    n, d = problem.n, problem.d
-    y = np.broadcast_to(np.asarray(x, dtype=float), (replicas, n, d)).copy()
-    clients = np.tile(np.arange(n), replicas)
-    for _ in range(R):
-        grads = problem.client_gradients(y.reshape(-1, d), clients).reshape(y.shape)
-        y -= eta_l * (grads + noise.sample(grads, rng))
-    return x - y
+def _no_reference(problem: QuadraticProblem, x: np.ndarray) -> float:
+    return 0.0
 
 
-def fedavg_ocs_step(
-    problem: QuadraticProblem,
-    noise: NoiseModel,
-    x: np.ndarray,
-    eta_l: float,
-    eta_g: float,
-    R: int,  # noqa: N803
-    m: float,
-    rng: np.random.Generator,
-    replicas: int,
-) -> np.ndarray:
-    r"""Replicas of one round of FedAvg with optimal client sampling (Algorithm 3).
+def _loss(problem: QuadraticProblem, x_next: np.ndarray) -> np.ndarray:
+    r""":math:`f(x^{k+1})` per replica."""
+    return problem.loss(x_next)
 
-    .. math:: x^{k+1} = x^k - \eta_g \sum_{i \in S^k} \frac{w_i}{p_i^k} \Delta y_i^k .
-    """
-    U = fedavg_local_updates(problem, noise, x, eta_l, R, rng, replicas)
-    coef, _ = ocs_participation(U, problem.weights, m, rng)
-    return np.asarray(x, dtype=float) - eta_g * np.einsum("rn,rnd->rd", coef, U)
+
+def _loss_at(problem: QuadraticProblem, x: np.ndarray) -> float:
+    return float(problem.loss(np.asarray(x, dtype=float)))
+
+
+#: :math:`\mathbb E\|r^{k+1}\|^2`, :math:`r^{k+1} = x^{k+1} - x^\star` (Theorems 13 and 17).
+DISTANCE_TO_OPTIMUM = BoundedQuantity("E||r^{k+1}||^2", _squared_distance, _no_reference)
+#: :math:`\mathbb E f(x^{k+1})` (Theorems 15 and 18), measured from :math:`f(x^k)`.
+NEXT_LOSS = BoundedQuantity("E f(x^{k+1})", _loss, _loss_at)
 
 
 @dataclass(frozen=True)
-class GammaInterval:
-    r"""Estimate and confidence interval of :math:`\gamma^k` (Definition 11)."""
+class DsgdTheorem:
+    r"""One form of a DSGD + OCS one-step recursion (Theorem 13, its correction, Theorem 15).
 
-    gamma: float
-    lower: float
-    upper: float
-    alpha_hat: float
-    replicas: int
-    level: float
-
-    def summary(self) -> dict[str, float]:
-        return {"gamma": self.gamma, "gamma_lower": self.lower, "gamma_upper": self.upper,
-                "alpha_hat": self.alpha_hat, "replicas": self.replicas, "level": self.level}
-
-
-def alpha_terms(
-    updates: np.ndarray, weights: np.ndarray, m: float
-) -> tuple[np.ndarray, np.ndarray]:
-    r"""Per replica, the OCS variance :math:`A` and the uniform-sampling variance :math:`B`.
-
-    With :math:`u_i = w_i\|U_i\|` and :math:`p` of eq. (7),
-
-    .. math:: A = \sum_i \frac{1-p_i}{p_i} u_i^2 ,\qquad B = \frac{n-m}{m}\sum_i u_i^2 ,
-
-    the two variances of Definition 11 given the updates (eq. (6), exact over the sampling);
-    :math:`\alpha = \mathbb E A / \mathbb E B`. ``updates`` ``(replicas, n, d)``.
-    """
-    u = weights * np.linalg.norm(updates, axis=-1)
-    n = u.shape[-1]
-    p = optimal_probabilities(u, m)
-    A = np.sum(np.where(p > 0, u**2 * (1 - p) / np.where(p > 0, p, 1.0), 0.0), axis=-1)
-    B = (n - m) / m * np.sum(u**2, axis=-1)
-    return A, B
-
-
-def improvement_interval(
-    updates: np.ndarray | tuple[np.ndarray, np.ndarray],
-    weights: np.ndarray,
-    m: float,
-    level: float = stats.DEFAULT_ALPHA,
-) -> GammaInterval:
-    r"""Interval for :math:`\gamma = m/(\alpha(n-m)+m)` from replicas of the updates.
-
-    :math:`\hat\alpha = \bar A / \bar B` (see :func:`alpha_terms`) with the delta-method
-    standard error :math:`\mathrm{sd}(A - \hat\alpha B)/(\sqrt N \bar B)`; the two-sided
-    interval at false-alarm level ``level`` is clipped to :math:`[0, 1]` and mapped to
-    :math:`\gamma` (decreasing in :math:`\alpha`).
-
-    Parameters
+    Attributes
     ----------
-    updates:
-        ``(replicas, n, d)``, or the pair ``(A, B)`` already computed by :func:`alpha_terms`.
-    weights, m:
-        As in eq. (7); ``m >= n`` gives :math:`\gamma = 1`.
-    level:
-        False-alarm level of the interval.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> U = np.ones((5, 4, 2))  # equal updates: alpha = 1, gamma = m / n
-    >>> improvement_interval(U, np.full(4, 0.25), 1).gamma
-    0.25
+    name:
+        Short key (``"13"``, ``"13c"``, ``"15"``), used in random-stream names.
+    label:
+        How reports name it.
+    bounds:
+        The quantity the recursion bounds (:class:`BoundedQuantity`).
+    eta_max:
+        ``eta_max(problem, noise, gamma)``: the largest step the theorem allows at
+        :math:`\gamma^k` (Theorem 15 allows any step: there :func:`theorem15_eta`, the step its
+        checks are scaled from).
+    rhs:
+        ``rhs(problem, noise, x, eta, gamma)``: the right-hand side at the fixed iterate ``x``.
     """
-    n = len(weights)
-    A, B = updates if isinstance(updates, tuple) else alpha_terms(updates, weights, m)
-    reps = len(A)
-    if m >= n:
-        return GammaInterval(1.0, 1.0, 1.0, 0.0, reps, level)
-    b = float(np.mean(B))
-    if b <= 0:  # every update is zero: no sampling variance, gamma = 1 by continuity
-        return GammaInterval(1.0, 1.0, 1.0, 0.0, reps, level)
-    a_hat = float(np.mean(A)) / b
-    se = float(np.std(A - a_hat * B, ddof=1)) / (np.sqrt(reps) * b) if reps > 1 else np.inf
-    z = stats.z_quantile(level, "two")
-    a_lo, a_hi = max(0.0, a_hat - z * se), min(1.0, a_hat + z * se)
 
-    def g(a: float) -> float:
-        return m / (a * (n - m) + m)
-
-    return GammaInterval(g(a_hat), g(a_hi), g(a_lo), a_hat, reps, level)
+    name: str
+    label: str
+    bounds: BoundedQuantity
+    eta_max: Callable[[QuadraticProblem, NoiseModel, float], float]
+    rhs: Callable[[QuadraticProblem, NoiseModel, np.ndarray, float, float], float]
 
 
-# ----------------------------------------------------------------------------- the theorems
+@dataclass(frozen=True)
+class FedavgTheorem:
+    r"""One form of a FedAvg + OCS one-round recursion (Theorem 17, its correction, Theorem 18).
+
+    Attributes
+    ----------
+    name, label, bounds:
+        As in :class:`DsgdTheorem` (``"17"``, ``"17c"``, ``"18"``).
+    eta_max:
+        ``eta_max(problem, noise, gamma, R)``: the largest effective step
+        :math:`\eta = R\eta_l\eta_g` the theorem allows at :math:`\gamma^k`.
+    eta_g_min:
+        ``eta_g_min(problem, gamma)``: the smallest global step it allows at :math:`\gamma^k`.
+    rhs:
+        ``rhs(problem, noise, x, eta, gamma, R)``: the right-hand side at the fixed iterate
+        ``x``.
+    """
+
+    name: str
+    label: str
+    bounds: BoundedQuantity
+    eta_max: Callable[[QuadraticProblem, NoiseModel, float, int], float]
+    eta_g_min: Callable[[QuadraticProblem, float], float]
+    rhs: Callable[[QuadraticProblem, NoiseModel, np.ndarray, float, float, int], float]
+
+
 def _common(problem: QuadraticProblem, noise: NoiseModel) -> dict[str, float]:
     w = problem.weights
     return {
@@ -260,10 +171,15 @@ def _common(problem: QuadraticProblem, noise: NoiseModel) -> dict[str, float]:
         "M": noise.M,
         "sigma2": noise.sigma2,
         "W": float(w.max()),
-        "S2": float(np.sum(w**2)),
+        "S2": _sum_w2(problem),
         "S2Z": float(np.sum(w**2 * problem.Z)),
         "SZ": float(np.sum(w * problem.Z)),
     }
+
+
+def _sum_w2(problem: QuadraticProblem) -> float:
+    r""":math:`\sum_i w_i^2`."""
+    return float(np.sum(problem.weights**2))
 
 
 def _theorem13_form(problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray, eta: float,
@@ -320,6 +236,17 @@ def _rho(problem: QuadraticProblem) -> float:
     return problem.rho
 
 
+def theorem15_eta(problem: QuadraticProblem, noise: NoiseModel, gamma: float) -> float:
+    r"""Theorem 15 allows any step; its checks take :math:`\gamma^k/((1+M)L)` and multiples.
+
+    That step maximises the descent term
+    :math:`\eta(1 - \frac{(1+M)L}{2\gamma}\eta)\|\nabla f(x^k)\|^2` of (24) (it minimises the
+    right-hand side when :math:`\beta^k = 0`); :data:`THEOREM_15` gives it as its
+    :attr:`DsgdTheorem.eta_max`.
+    """
+    return gamma / ((1 + noise.M) * problem.L)
+
+
 def theorem15_rhs(
     problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray, eta: float, gamma: float
 ) -> float:
@@ -336,17 +263,29 @@ def theorem15_rhs(
     return fx - eta * (1 - (1 + M) * L / (2 * gamma) * eta) * gf2 + eta**2 * beta
 
 
-def theorem17_eta_max(
-    problem: QuadraticProblem, noise: NoiseModel, gamma: float, R: int  # noqa: N803
-) -> float:
-    r""":math:`\frac18\min\{\frac{1}{L(2+M/R)}, \frac{\gamma}{(1+W(1+M/R))L}\}`."""
+def _theorem17_eta_max(problem: QuadraticProblem, noise: NoiseModel, gamma: float,
+                       R: int, w_factor: int) -> float:
+    r""":math:`\frac18\min\{\frac{1}{L(2+M/R)}, \frac{\gamma}{(1+cW(1+M/R))L}\}`,
+    :math:`c` = ``w_factor`` (the seed's 1, corrected 2)."""
     c = _common(problem, noise)
     L, a = c["L"], c["M"] / R
-    return min(1 / (L * (2 + a)), gamma / ((1 + c["W"] * (1 + a)) * L)) / 8
+    return min(1 / (L * (2 + a)), gamma / ((1 + w_factor * c["W"] * (1 + a)) * L)) / 8
+
+
+def theorem17_eta_max(
+    problem: QuadraticProblem, noise: NoiseModel, gamma: float, R: int
+) -> float:
+    r""":math:`\frac18\min\{\frac{1}{L(2+M/R)}, \frac{\gamma}{(1+W(1+M/R))L}\}`."""
+    return _theorem17_eta_max(problem, noise, gamma, R, 1)
+
+
+def theorem17_eta_g_min(problem: QuadraticProblem, gamma: float) -> float:
+    r"""Theorem 17's smallest global step: :math:`\sqrt{\gamma^k/\sum_i w_i^2}`."""
+    return float(np.sqrt(gamma / _sum_w2(problem)))
 
 
 def _theorem17_form(problem: QuadraticProblem, c: dict[str, float], x: np.ndarray, eta: float,
-                    beta1: float, R: int) -> float:  # noqa: N803
+                    beta1: float, R: int) -> float:
     r""":math:`(1 - \tfrac{\mu\eta}{2})\|r^k\|^2 - \tfrac38\eta(f(x^k) - f^\star)
     + \eta^2\beta_1^k + \eta^3\beta_2` with :math:`\beta_2 = 72L^2(1 + \frac MR)
     \sum_i w_i Z_i` (Theorem 17 and its correction differ only in :math:`\beta_1^k`)."""
@@ -360,12 +299,8 @@ def _theorem17_form(problem: QuadraticProblem, c: dict[str, float], x: np.ndarra
 
 
 def theorem17_rhs(
-    problem: QuadraticProblem,
-    noise: NoiseModel,
-    x: np.ndarray,
-    eta: float,
-    gamma: float,
-    R: int,  # noqa: N803
+    problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray, eta: float, gamma: float,
+    R: int,
 ) -> float:
     r"""(27) multiplied by :math:`\eta > 0`, as an upper bound on :math:`\mathbb E\|r^{k+1}\|^2`.
 
@@ -383,21 +318,20 @@ def theorem17_rhs(
 
 
 def theorem17_corrected_eta_max(
-    problem: QuadraticProblem, noise: NoiseModel, gamma: float, R: int  # noqa: N803
+    problem: QuadraticProblem, noise: NoiseModel, gamma: float, R: int
 ) -> float:
     r""":math:`\frac18\min\{\frac{1}{L(2+M/R)}, \frac{\gamma}{(1+2W(1+M/R))L}\}`."""
-    c = _common(problem, noise)
-    L, a = c["L"], c["M"] / R
-    return min(1 / (L * (2 + a)), gamma / ((1 + 2 * c["W"] * (1 + a)) * L)) / 8
+    return _theorem17_eta_max(problem, noise, gamma, R, 2)
+
+
+def theorem17_corrected_eta_g_min(problem: QuadraticProblem, gamma: float) -> float:
+    r"""The corrected smallest global step: :math:`\max\{1, \sqrt{\gamma^k/\sum_i w_i^2}\}`."""
+    return max(1.0, theorem17_eta_g_min(problem, gamma))
 
 
 def theorem17_corrected_rhs(
-    problem: QuadraticProblem,
-    noise: NoiseModel,
-    x: np.ndarray,
-    eta: float,
-    gamma: float,
-    R: int,  # noqa: N803
+    problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray, eta: float, gamma: float,
+    R: int,
 ) -> float:
     r"""Corrected (27), as an upper bound on :math:`\mathbb E\|r^{k+1}\|^2`.
 
@@ -412,18 +346,22 @@ def theorem17_corrected_rhs(
     return _theorem17_form(problem, c, x, eta, beta1, R)
 
 
-def theorem18_eta_max(problem: QuadraticProblem, noise: NoiseModel, R: int) -> float:  # noqa: N803
-    r""":math:`1/(8L(2 + M/R))`."""
+def theorem18_eta_max(
+    problem: QuadraticProblem, noise: NoiseModel, gamma: float, R: int
+) -> float:
+    r""":math:`1/(8L(2 + M/R))`, whatever :math:`\gamma^k` (the argument keeps the signature
+    of :attr:`FedavgTheorem.eta_max`)."""
     return 1 / (8 * problem.L * (2 + noise.M / R))
 
 
+def theorem18_eta_g_min(problem: QuadraticProblem, gamma: float) -> float:
+    r"""Theorem 18's smallest global step: :math:`\sqrt{5\gamma^k/(4\sum_i w_i^2)}`."""
+    return float(np.sqrt(5 * gamma / (4 * _sum_w2(problem))))
+
+
 def theorem18_rhs(
-    problem: QuadraticProblem,
-    noise: NoiseModel,
-    x: np.ndarray,
-    eta: float,
-    gamma: float,
-    R: int,  # noqa: N803
+    problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray, eta: float, gamma: float,
+    R: int,
 ) -> float:
     r"""Right-hand side of (29).
 
@@ -440,143 +378,21 @@ def theorem18_rhs(
         + eta**2 * beta
 
 
-# ----------------------------------------------------------------------------- exact arithmetic
-def exact_ocs_probabilities(norms: Sequence[Fraction], m: int) -> list[Fraction]:
-    """Eq. (7) in exact rational arithmetic (norms sorted increasingly, as the main text)."""
-    n = len(norms)
-    s = sorted(norms)
-    ell = max(
-        l for l in range(1, n + 1) if m + l - n > 0 and (m + l - n) * s[l - 1] <= sum(s[:l])
-    )
-    total, thr = sum(s[:ell]), s[ell - 1]
-    out = []
-    for u in norms:
-        if u > thr:
-            out.append(Fraction(1))
-        elif total == 0:
-            out.append(Fraction(0))
-        else:
-            out.append(min(Fraction(m + ell - n) * u / total, Fraction(1)))
-    return out
-
-
-def _exact_gamma(u: Sequence[Fraction], m: int) -> tuple[Fraction, list[Fraction]]:
-    n = len(u)
-    p = exact_ocs_probabilities(u, m)
-    opt = sum((ui * ui * (1 - pi) / pi for ui, pi in zip(u, p, strict=True) if pi > 0), Fraction(0))
-    unif = Fraction(n - m, m) * sum(ui * ui for ui in u)
-    alpha = opt / unif
-    return Fraction(m) / (alpha * (n - m) + m), p
-
-
-def _fraction_sqrt(q: Fraction) -> Fraction:
-    """Exact square root of a rational that is a perfect square (ValueError otherwise)."""
-    a, b = math.isqrt(q.numerator), math.isqrt(q.denominator)
-    if a * a != q.numerator or b * b != q.denominator:
-        raise ValueError(f"q must be the square of a rational, got {q}")
-    return Fraction(a, b)
-
-
-def exact_dsgd_counterexample(
-    weights: Sequence[Fraction],
-    centers: Sequence[Fraction],
-    x: Fraction,
-    m: int,
-    corrected: bool = False,
-) -> dict[str, Fraction]:
-    r"""Theorem 13 (or its correction) in exact arithmetic on :math:`f_i = \tfrac12(x-c_i)^2`.
-
-    One dimension, :math:`L = \mu = 1`, exact gradients (Assumption 7 with
-    :math:`M = \sigma^2 = 0`), so :math:`\gamma^k` is exact; :math:`\eta^k` is the largest step
-    allowed, and :math:`\mathbb E\|r^{k+1}\|^2` enumerates all :math:`2^n` participation patterns
-    of the independent sampling with the probabilities (7).
-
-    >>> F = Fraction
-    >>> out = exact_dsgd_counterexample([F(3, 4), F(1, 4)], [F(0), F(1)], F(1, 2), 1)
-    >>> out["lhs"] > out["rhs"]
-    True
-    """
-    n = len(weights)
-    x_star = sum((w * c for w, c in zip(weights, centers, strict=True)), Fraction(0))
-    g = [x - c for c in centers]
-    u = [w * abs(gi) for w, gi in zip(weights, g, strict=True)]
-    gamma, p = _exact_gamma(u, m)
-    W = max(weights)
-    eta = gamma / (1 + 2 * W) if corrected else gamma  # M = 0, L = 1
-    Z = [(x_star - c) ** 2 / 2 for c in centers]
-    s2z = sum((w * w * z for w, z in zip(weights, Z, strict=True)), Fraction(0))
-    k = 4 if corrected else 2
-    beta1, beta2 = k * s2z, k * s2z  # sigma^2 = M = 0, L = 1
-
-    def sq_dist(pattern: np.ndarray) -> Fraction:
-        G = sum((weights[i] / p[i] * g[i] for i in range(n) if pattern[i]), Fraction(0))
-        return (x - eta * G - x_star) ** 2
-
-    lhs = exact_expectation(sq_dist, n, p)
-    rhs = (1 - eta) * (x - x_star) ** 2 + eta**2 * (beta1 / gamma - beta2)
-    return {"lhs": lhs, "rhs": rhs, "gamma": gamma, "eta": eta, "x_star": x_star,
-            "p": p, "beta1": beta1, "beta2": beta2}
-
-
-def exact_fedavg_counterexample(
-    n: int = 8, m: int = 1, R: int = 2, corrected: bool = False  # noqa: N803
-) -> dict[str, Fraction]:
-    r"""Theorem 17 (or its correction) in exact arithmetic at :math:`x^k = x^\star`.
-
-    :math:`f_i = \tfrac12(x - c_i)^2` in one dimension with :math:`c_i = \pm 1` (half each,
-    ``n`` even), :math:`w_i = 1/n`, exact gradients (:math:`M = \sigma^2 = 0`), so every update
-    has the same norm, :math:`p_i = m/n` and :math:`\gamma = m/n` exactly; :math:`\eta_g` at its
-    lower limit (:math:`\sqrt{\gamma/\sum_i w_i^2} = 1`), :math:`\eta` the largest step allowed,
-    :math:`\eta_l = \eta/(R\eta_g)`. Returns both sides of (27) multiplied by :math:`\eta`.
-
-    >>> out = exact_fedavg_counterexample()
-    >>> out["lhs"] > out["rhs"], out["gamma"]
-    (True, Fraction(1, 8))
-    """
-    if n % 2 or n < 2:
-        raise ValueError(f"n must be even and >= 2, got {n!r}")
-    w = [Fraction(1, n)] * n
-    centers = [Fraction(1 if i % 2 == 0 else -1) for i in range(n)]
-    x = Fraction(0)  # = x* (centers symmetric)
-    W, S2 = Fraction(1, n), Fraction(1, n)
-    gamma0 = Fraction(m, n)
-    eta_g = max(Fraction(1), _fraction_sqrt(gamma0 / S2)) if corrected else \
-        _fraction_sqrt(gamma0 / S2)
-    wfac = 2 * W if corrected else W
-    eta = min(Fraction(1, 2), gamma0 / (1 + wfac)) / 8  # L = 1, M = 0
-    eta_l = eta / (R * eta_g)
-    kappa = 1 - (1 - eta_l) ** R
-    U = [(x - c) * kappa for c in centers]  # Delta y_i after R exact local steps
-    gamma, p = _exact_gamma([wi * abs(ui) for wi, ui in zip(w, U, strict=True)], m)
-    if gamma != gamma0:
-        raise AssertionError("gamma differs from m/n")
-    Z = [c * c / 2 for c in centers]  # x* = 0
-    s2z = sum((wi * wi * z for wi, z in zip(w, Z, strict=True)), Fraction(0))
-    sz = sum((wi * z for wi, z in zip(w, Z, strict=True)), Fraction(0))
-
-    def sq_dist(pattern: np.ndarray) -> Fraction:
-        agg = sum((w[i] / p[i] * U[i] for i in range(n) if pattern[i]), Fraction(0))
-        return (x - eta_g * agg) ** 2
-
-    lhs = exact_expectation(sq_dist, n, p)
-    zc = 8 / gamma * (1 - gamma) if corrected else 4 * (1 - gamma)
-    beta1 = zc * s2z
-    beta2 = 72 * sz
-    rhs = eta**2 * beta1 + eta**3 * beta2  # r^k = 0 and f(x^k) = f*
-    return {"lhs": lhs, "rhs": rhs, "gamma": gamma, "eta": eta, "eta_l": eta_l,
-            "eta_g": eta_g, "beta1": beta1, "beta2": beta2}
-
-# ----------------------------------------------------------------------------- counterexamples
-_F = Fraction
-#: Theorem 13's exact counterexample (two clients on a line, non-uniform weights).
-CE13 = {"weights": [_F(3, 4), _F(1, 4)], "centers": [_F(0), _F(1)], "x": _F(1, 2), "m": 1}
-CE13_TEXT = ("n=2, d=1, f_i(x) = (x - c_i)^2/2 with c = (0, 1) (L = mu = 1), w = (3/4, 1/4) "
-              "(x* = 1/4, Z = (1/32, 9/32)), exact gradients (M = sigma^2 = 0), m = 1, "
-              "x^k = 1/2, eta^k = gamma^k/((1+WM)L) = gamma^k")
-
-#: Theorem 17's exact counterexample (eight clients on a line, m = 1, R = 2).
-CE17_TEXT = ("n=8, d=1, f_i(x) = (x - c_i)^2/2 with c_i = +1, -1, +1, ... (L = mu = 1, x* = 0, "
-              "Z_i = 1/2), w_i = 1/8, exact gradients (M = sigma^2 = 0), m = 1, R = 2, "
-              "x^k = x*: all updates have equal norms, p_i = 1/8, gamma = 1/8; eta_g = "
-              "sqrt(gamma/sum w_i^2) = 1 (its lower limit), eta = (1/8) min{1/(L(2+M/R)), "
-              "gamma/((1+W(1+M/R))L)} = 1/72, eta_l = eta/(R eta_g)")
+#: Theorem 13 as printed (refuted for non-uniform weights).
+THEOREM_13 = DsgdTheorem("13", "Theorem 13", DISTANCE_TO_OPTIMUM, theorem13_eta_max,
+                         theorem13_rhs)
+#: Theorem 13 re-derived for any weights.
+THEOREM_13_CORRECTED = DsgdTheorem("13c", "Theorem 13 (corrected)", DISTANCE_TO_OPTIMUM,
+                                   theorem13_corrected_eta_max, theorem13_corrected_rhs)
+#: Theorem 15 (any step; checked at :func:`theorem15_eta` and multiples of it).
+THEOREM_15 = DsgdTheorem("15", "Theorem 15", NEXT_LOSS, theorem15_eta, theorem15_rhs)
+#: Theorem 17 as printed (refuted).
+THEOREM_17 = FedavgTheorem("17", "Theorem 17", DISTANCE_TO_OPTIMUM, theorem17_eta_max,
+                           theorem17_eta_g_min, theorem17_rhs)
+#: Theorem 17 re-derived on strongly convex quadratics.
+THEOREM_17_CORRECTED = FedavgTheorem("17c", "Theorem 17 (corrected)", DISTANCE_TO_OPTIMUM,
+                                     theorem17_corrected_eta_max, theorem17_corrected_eta_g_min,
+                                     theorem17_corrected_rhs)
+#: Theorem 18.
+THEOREM_18 = FedavgTheorem("18", "Theorem 18", NEXT_LOSS, theorem18_eta_max,
+                           theorem18_eta_g_min, theorem18_rhs)

@@ -17,8 +17,10 @@ exact rational enumeration of participation patterns and KKT points, cvxpy with 
 certificate (:mod:`fedtheory.convex.ocs`), and Monte Carlo judged by :mod:`fedtheory.stats` at
 :math:`\alpha = 10^{-6}` per check. The math lives in :mod:`fedtheory.sampling.ocs`,
 :mod:`fedtheory.sampling.aocs` and :mod:`fedtheory.sampling.improvement`; the instances and the
-cvxpy comparison in :mod:`fedtheory.theory.ocs`; the theorems' steps, right-hand sides and exact
-counterexamples in :mod:`fedtheory.theory.ocs_theorems`; their Monte Carlo scenarios (and the
+cvxpy comparison in :mod:`fedtheory.theory.ocs`; the theorems' step-size limits and right-hand
+sides in :mod:`fedtheory.theory.ocs_theorems`, the one-step draws from a fixed iterate in
+:mod:`fedtheory.theory.ocs_one_step`, the exact counterexamples in
+:mod:`fedtheory.theory.ocs_counterexamples`; their Monte Carlo scenarios (and the
 slack figure's data) in :mod:`fedtheory.experiments.ocs_theorems`; the Section 5 experiment in
 :mod:`fedtheory.experiments.ocs_fedavg`; every figure in :mod:`fedtheory.plotting.ocs`.
 

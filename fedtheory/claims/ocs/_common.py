@@ -8,7 +8,7 @@ from typing import Any
 
 from fedtheory.claims import Evidence
 
-__all__ = ["exact_evidence", "statuses"]
+__all__ = ["exact_evidence", "instance_evidence", "statuses"]
 
 
 def statuses(cmps: Sequence[dict[str, Any]]) -> str:
@@ -17,6 +17,20 @@ def statuses(cmps: Sequence[dict[str, Any]]) -> str:
     for c in cmps:
         counts[c["status"]] = counts.get(c["status"], 0) + 1
     return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+
+
+def instance_evidence(total: int, failures: Sequence[Any], detail: str, agree: str = "",
+                      theoretical: str | None = None, **fields: Any) -> Evidence:
+    """A statement tested instance by instance: it holds when no instance fails.
+
+    ``measured`` counts the instances that hold out of ``total`` (``"k/N agree"`` with
+    ``agree="agree"``), ``theoretical`` defaults to ``"all agree"``; the first failure is the
+    counterexample unless ``fields`` (other :class:`Evidence` fields) gives one.
+    """
+    fields.setdefault("counterexample", failures[0] if failures else None)
+    measured = f"{total - len(failures)}/{total} {agree}".rstrip()
+    return Evidence(passed=not failures, measured=measured,
+                    theoretical=theoretical or f"all {agree}".rstrip(), detail=detail, **fields)
 
 
 def exact_evidence(out: dict[str, Fraction], setting: str, expect_hold: bool,

@@ -30,19 +30,19 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.QUALITATIVE,
     expected="confirmed",
-    derivation=(
-        "Every p AOCS produces is min{c u_i, 1} for some c, and sum p <= m throughout; C <= 1 "
-        "means sum p = m, which with that form is the KKT system of eq. (7), so a run that "
-        "stops is exact (not approximate). Each iteration with C > 1 either truncates another "
-        "client or makes the next C equal 1, hence at most n - l + 1 iterations. Checked: on "
-        "random and adversarial rounds (zeros, all-zero, ties, heavy tails) AOCS run to "
-        "completion equals the closed form, never exceeds n - l + 1 iterations and never "
-        "produces NaN; the master's computation is replayed from the sums it received alone; "
-        "the iterations needed are tabulated and plotted against n, m and the log-normal "
-        "spread, with the fraction of rounds the seed's j_max = 4 completes and the variance "
-        "it leaves otherwise. Zero norms: u = 0 and P = 0 would be 0/0 in the printed "
-        "algorithm; zero-norm clients get p = 0 and P = 0 means nothing is left to rescale."
-    ),
+    derivation=r"""
+Every $p$ AOCS produces is $p_i = \min\{c\,u_i, 1\}$ for some $c$, and $\sum_i p_i \le m$
+throughout; $C \le 1$ means $\sum_i p_i = m$, which with that form is the KKT system of eq. (7),
+so a run that stops is exact (not approximate). Each iteration with $C > 1$ either truncates
+another client or makes the next $C$ equal 1, hence at most $n - l + 1$ iterations. Checked: on
+random and adversarial rounds (zeros, all-zero, ties, heavy tails) AOCS run to completion equals
+the closed form, never exceeds $n - l + 1$ iterations and never produces NaN; the master's
+computation is replayed from the sums it received alone; the iterations needed are tabulated and
+plotted against $n$, $m$ and the log-normal spread, with the fraction of rounds the seed's
+$j_{\max} = 4$ completes and the variance it leaves otherwise. Zero norms: $u_i = 0$ and $P = 0$
+would be $0/0$ in the printed algorithm; zero-norm clients get $p_i = 0$, and $P = 0$ means
+nothing is left to rescale.
+""",
 )
 
 

@@ -3,6 +3,8 @@ sampling, both printed orderings read literally (seed 002)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import sympy as sp
 
@@ -17,7 +19,7 @@ from fedtheory.theory.ocs import (
     smallest_appendix_counterexample,
 )
 
-from ._common import statuses
+from ._common import instance_evidence, statuses
 
 _CF_STATEMENT = (
     r"p_i=\begin{cases}(m+l-n)\dfrac{\|\tilde U_i\|}{\sum_{j=1}^{l}\|\tilde U_{(j)}\|},"
@@ -41,22 +43,24 @@ CLAIM = Claim(
         "p = (2/3, 4/3)); the main text's 'j-th smallest' is the KKT point "
         '(ocs.closed_form.corrected).'
     ),
-    derivation=(
-        "The problem: min sum (1 - p_i)/p_i ||U~_i||^2 s.t. 0 <= p_i <= 1, sum p_i <= m. The "
-        "main text (eq. 7) takes ||U~_(j)|| as the j-th smallest norm, the appendix (Lemma 20, "
-        "eq. 33) as the j-th largest; both readings are implemented literally "
-        "(fedtheory.sampling.ocs.closed_form_as_printed) and checked against the unique KKT "
-        "point (exact rationals) and cvxpy. The printed inequality divides by ||U~_(l)||, so "
-        "the literal readings are tested on positive norms.\n\n"
-        "Finding: the Lemma 20 reading fails. With the j-th largest ordering "
-        "sum_{i<=l} u_(i) / u_(l) >= l >= m + l - n for every l, so the condition holds for "
-        "all admissible l, l = n, A is empty and p_i = m u_i / sum_j u_j, which exceeds 1 "
-        "(infeasible, with a negative 'variance') as soon as m max_i u_i > sum_j u_j. The main "
-        "text's reading is the KKT point (see ocs.kkt_derivation). The appendix's later step "
-        "'with m ||U~_(n)|| <= sum ||U~_i||' is the no-truncation case l = n under the "
-        "main-text ordering. The consistent statement, with zero norms, ties and fractional m "
-        "made explicit, is ocs.closed_form.corrected."
-    ),
+    derivation=r"""
+The problem: $\min_p \sum_i \frac{1 - p_i}{p_i}\|\tilde U_i\|^2$ subject to $0 \le p_i \le 1$,
+$\sum_i p_i \le m$. The main text (eq. 7) takes $\|\tilde U_{(j)}\|$ as the $j$-th smallest norm,
+the appendix (Lemma 20, eq. 33) as the $j$-th largest; both readings are implemented literally
+(`fedtheory.sampling.ocs.closed_form_as_printed`) and checked against the unique KKT point
+(exact rationals) and cvxpy. The printed inequality divides by $\|\tilde U_{(l)}\|$, so the
+literal readings are tested on positive norms.
+
+Finding: the Lemma 20 reading fails. With the $j$-th largest ordering (and
+$u_{(i)} = \|\tilde U_{(i)}\|$), $\sum_{i\le l} u_{(i)}/u_{(l)} \ge l \ge m + l - n$ for every
+$l$, so the condition holds for all admissible $l$: $l = n$, $A$ is empty and
+$p_i = m u_i/\sum_j u_j$, which exceeds 1 (infeasible, with a negative "variance") as soon as
+$m \max_i u_i > \sum_j u_j$. The main text's reading is the KKT point (see
+`ocs.kkt_derivation`). The appendix's later step "with
+$m\|\tilde U_{(n)}\| \le \sum_i\|\tilde U_i\|$" is the no-truncation case $l = n$ under the
+main-text ordering. The consistent statement, with zero norms, ties and fractional $m$ made
+explicit, is `ocs.closed_form.corrected`.
+""",
 )
 
 
@@ -90,31 +94,17 @@ def _exact_reading_check(ctx: Context, ordering: str) -> Evidence:
         return Evidence(passed=ok, measured=f"{len(inst) - len(bad)}/{len(inst)} agree",
                         theoretical="all agree", detail=detail, counterexample=ce,
                         data={"search": found})
-    ok = not bad
     ce = None
     if bad:
         u, m, printed, ell, pts = bad[0]
         ce = {"norms": u, "m": str(m), "printed_p": [str(x) for x in printed], "l": ell,
               "kkt_points": [[str(x) for x in pt.p] for pt in pts]}
-    return Evidence(
-        passed=ok, measured=f"{len(inst) - len(bad)}/{len(inst)} agree", theoretical="all agree",
-        detail=(f"eq. (7) as printed (j-th smallest), exact rationals, {len(inst)} instances "
-                f"(n <= 7, ties, integer and half-integer m): equal to the unique KKT point "
-                f"on {len(inst) - len(bad)}"),
-        counterexample=ce,
-    )
-
-
-@CLAIM.check("symbolic")
-def _main_text_reading_exact(ctx: Context) -> Evidence:
-    """Eq. (7) as printed (j-th smallest), exact rationals, vs the unique KKT point."""
-    return _exact_reading_check(ctx, "smallest")
-
-
-@CLAIM.check("symbolic")
-def _appendix_reading_exact(ctx: Context) -> Evidence:
-    """Lemma 20 as printed (j-th largest), exact rationals; smallest-counterexample search."""
-    return _exact_reading_check(ctx, "largest")
+    return instance_evidence(
+        len(inst), bad,
+        f"eq. (7) as printed (j-th smallest), exact rationals, {len(inst)} instances "
+        f"(n <= 7, ties, integer and half-integer m): equal to the unique KKT point "
+        f"on {len(inst) - len(bad)}",
+        "agree", counterexample=ce)
 
 
 def _convex_reading_check(ctx: Context, ordering: str) -> Evidence:
@@ -135,27 +125,35 @@ def _convex_reading_check(ctx: Context, ordering: str) -> Evidence:
               "V_printed": cmp["V_candidate"], "V_cvxpy": cmp["V_solver"]}
     name = "eq. (7), j-th smallest" if ordering == "smallest" else "Lemma 20, j-th largest"
     infeasible = sum(not r[4]["feasible"] for r in rows)
-    return Evidence(
-        passed=not bad, measured=f"{len(rows) - len(bad)}/{len(rows)} certified",
-        theoretical="all certified",
-        detail=(f"{name} vs cvxpy (Clarabel) on {len(rows)} positive instances "
-                f"(n <= {max(r[1].size for r in rows)}; lognormal, heavy tails, ties, m near n, "
-                f"fractional m, geometric, one huge): {len(bad)} fail (infeasible: {infeasible}); "
-                f"criteria: p feasible, V(p) <= V(solver's point), first-order condition toward "
-                f"it, KKT certificate <= {FLOAT_RTOL:g}; solver status "
-                f"{statuses([r[4] for r in rows])}"),
-        counterexample=ce,
-        data={"solver_max_dp": np.nanmax([r[4]["max_dp"] for r in rows])},
-    )
+    return instance_evidence(
+        len(rows), bad,
+        f"{name} vs cvxpy (Clarabel) on {len(rows)} positive instances "
+        f"(n <= {max(r[1].size for r in rows)}; lognormal, heavy tails, ties, m near n, "
+        f"fractional m, geometric, one huge): {len(bad)} fail (infeasible: {infeasible}); "
+        f"criteria: p feasible, V(p) <= V(solver's point), first-order condition toward "
+        f"it, KKT certificate <= {FLOAT_RTOL:g}; solver status "
+        f"{statuses([r[4] for r in rows])}",
+        "certified", counterexample=ce,
+        data={"solver_max_dp": np.nanmax([r[4]["max_dp"] for r in rows])})
 
 
-@CLAIM.check("convex")
-def _main_text_reading_vs_cvxpy(ctx: Context) -> Evidence:
-    """Eq. (7) (j-th smallest) vs cvxpy on random and adversarial float instances."""
-    return _convex_reading_check(ctx, "smallest")
+def _add_reading_check(kind: str, name: str, run: Callable[[Context, str], Evidence],
+                       ordering: str, doc: str) -> None:
+    """Register ``run(ctx, ordering)`` as the check ``name`` of the claim."""
+    def check(ctx: Context) -> Evidence:
+        return run(ctx, ordering)
+
+    check.__doc__ = doc
+    CLAIM.check(kind, name)(check)
 
 
-@CLAIM.check("convex")
-def _appendix_reading_vs_cvxpy(ctx: Context) -> Evidence:
-    """Lemma 20 (j-th largest) vs cvxpy on the same instances."""
-    return _convex_reading_check(ctx, "largest")
+# each reading, "smallest" (eq. (7)) and "largest" (Lemma 20), exactly and against cvxpy
+_add_reading_check("symbolic", "main_text_reading_exact", _exact_reading_check, "smallest",
+                   "Eq. (7) as printed (j-th smallest), exact rationals, vs the unique KKT point.")
+_add_reading_check("symbolic", "appendix_reading_exact", _exact_reading_check, "largest",
+                   "Lemma 20 as printed (j-th largest), exact rationals; smallest-counterexample "
+                   "search.")
+_add_reading_check("convex", "main_text_reading_vs_cvxpy", _convex_reading_check, "smallest",
+                   "Eq. (7) (j-th smallest) vs cvxpy on random and adversarial float instances.")
+_add_reading_check("convex", "appendix_reading_vs_cvxpy", _convex_reading_check, "largest",
+                   "Lemma 20 (j-th largest) vs cvxpy on the same instances.")

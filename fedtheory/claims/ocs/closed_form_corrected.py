@@ -12,7 +12,7 @@ from fedtheory.sampling.ocs import optimal_probabilities
 from fedtheory.symbolic.kkt import kkt_points_exact
 from fedtheory.theory.ocs import FLOAT_RTOL, compare_with_cvxpy, exact_instances, float_instances
 
-from ._common import statuses
+from ._common import instance_evidence, statuses
 
 CLAIM = Claim(
     id="ocs.closed_form.corrected",
@@ -27,17 +27,18 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.CLOSED_FORM,
     expected="confirmed",
-    derivation=(
-        "Eq. (7) with the main text's increasing order, its inequality multiplied by u_(l) so "
-        "that it reads for zero norms, and the convention that a zero norm gets p_i = 0 (its "
-        "term is 0 for every p_i; p_i = 0 spends no budget). The largest l never ends inside a "
-        "block of ties (g(l) = (m+l-n)u_(l) - S_l is constant across ties), so 'i not in A' is "
-        "'u_i <= u_(l)' and p_i = min{1, c u_i}; when m covers every non-zero norm the l "
-        "smallest are zeros and every non-zero norm gets 1. Fractional m: l > n - m, and "
-        "l = n - ceil(m) + 1 always qualifies. Checked against the exact KKT points "
-        "(rationals; zeros, ties, fractional m, m = n) and against cvxpy with a KKT "
-        "certificate on random and adversarial instances up to n = 1000 (full preset)."
-    ),
+    derivation=r"""
+Eq. (7) with the main text's increasing order, its inequality multiplied by $u_{(l)}$ so that it
+reads for zero norms, and the convention that a zero norm gets $p_i = 0$ (its term is 0 for every
+$p_i$; $p_i = 0$ spends no budget). The largest $l$ never ends inside a block of ties
+($g(l) = (m+l-n)\,u_{(l)} - S_l$, with $S_l = \sum_{j\le l} u_{(j)}$, is constant across ties),
+so "$i \notin A$" is "$u_i \le u_{(l)}$" and $p_i = \min\{1, c\,u_i\}$ with
+$c = (m+l-n)/S_l$; when $m$ covers every non-zero norm the $l$ smallest are zeros and every
+non-zero norm gets 1. Fractional $m$: $l > n - m$, and $l = n - \lceil m\rceil + 1$ always
+qualifies. Checked against the exact KKT points (rationals; zeros, ties, fractional $m$, $m = n$)
+and against cvxpy with a KKT certificate on random and adversarial instances up to $n = 1000$
+(full preset).
+""",
 )
 
 
@@ -86,17 +87,17 @@ def _cvxpy_random_adversarial(ctx: Context) -> Evidence:
         ce = {"kind": kind, "norms": u, "m": m, **{k: cmp[k] for k in (
             "status", "feasible", "V_candidate", "V_solver", "directional_derivative",
             "certificate")}}
-    return Evidence(
-        passed=(not bad) if unsolved < len(rows) else None,
-        measured=f"{len(rows) - len(bad)}/{len(rows)} certified",
-        theoretical="all certified", tolerance=FLOAT_RTOL,
-        detail=(f"{len(rows)} instances (n <= {max(r[1].size for r in rows)}; "
-                f"{', '.join(sorted({r[0] for r in rows}))}): closed form feasible, never worse "
-                f"than the solver's point, first-order condition toward it holds, max duality "
-                f"gap {worst_gap:.2g}; solver status {statuses([r[3] for r in rows])}; the "
-                f"solver's objective is above the closed form's by up to {worst_excess:.2g} "
-                f"(relative) and its p differs by up to {dp:.2g}: the interior-point solver is "
-                f"less accurate than the certified closed form on heavy tails"),
-        counterexample=ce,
-        data={"kinds": sorted({r[0] for r in rows})},
-    )
+    ev = instance_evidence(
+        len(rows), bad,
+        f"{len(rows)} instances (n <= {max(r[1].size for r in rows)}; "
+        f"{', '.join(sorted({r[0] for r in rows}))}): closed form feasible, never worse "
+        f"than the solver's point, first-order condition toward it holds, max duality "
+        f"gap {worst_gap:.2g}; solver status {statuses([r[3] for r in rows])}; the "
+        f"solver's objective is above the closed form's by up to {worst_excess:.2g} "
+        f"(relative) and its p differs by up to {dp:.2g}: the interior-point solver is "
+        f"less accurate than the certified closed form on heavy tails",
+        "certified", tolerance=FLOAT_RTOL, counterexample=ce,
+        data={"kinds": sorted({r[0] for r in rows})})
+    if unsolved == len(rows):  # the solver solved nothing: no instance was compared
+        ev.passed = None
+    return ev

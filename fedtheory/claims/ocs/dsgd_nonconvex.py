@@ -6,6 +6,7 @@ from __future__ import annotations
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.experiments.ocs_theorems import dsgd_check, nonconvex_scenarios
 from fedtheory.symbolic.ocs_dsgd_descent import derive_dsgd_descent
+from fedtheory.theory.ocs_theorems import THEOREM_15
 
 CLAIM = Claim(
     id="ocs.dsgd_nonconvex", family="ocs",
@@ -19,17 +20,19 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
-    derivation=(
-        "Any step size is allowed; checked at eta = gamma_lo/((1+M)L) (the minimiser of the "
-        "right-hand side) and at twice it. Symbolic: (24) is re-derived with sympy from "
-        "L-smoothness, E||G||^2 = ((1+M)/gamma - 1) sum_i w_i^2 ||grad f_i||^2 + sigma^2 "
-        "sum_i w_i^2/gamma + ||grad f||^2 (Definition 11 and Assumption 7 with equality) and "
-        "sum_i w_i^2 ||grad f_i||^2 <= W(rho + ||grad f||^2) <= W rho + ||grad f||^2. "
-        "Monte Carlo on quadratics with identical Hessians (so rho is finite and attained at "
-        "every x), positive definite and indefinite (non-convex f_i), uniform and skewed "
-        "weights. With A_i = L I, w = 1/n and x^k = x*, every inequality of the proof is an "
-        "equality: the bound is attained (the 'tight' scenario)."
-    ),
+    derivation=r"""
+Any step size is allowed; checked at $\eta = \gamma_{\mathrm{lo}}/((1+M)L)$ (the step that
+maximises the descent term $\eta\big(1 - \frac{(1+M)L}{2\gamma}\eta\big)$, which minimises the
+right-hand side when $\beta^k = 0$; $\gamma_{\mathrm{lo}}$ the lower confidence limit of
+$\gamma^k$) and at twice it. Symbolic: (24) is re-derived with sympy from $L$-smoothness,
+$\mathbb E\|G\|^2 = \big(\frac{1+M}{\gamma} - 1\big)\sum_i w_i^2\|\nabla f_i\|^2 +
+\sigma^2\sum_i w_i^2/\gamma + \|\nabla f\|^2$ (Definition 11 and Assumption 7 with equality)
+and $\sum_i w_i^2\|\nabla f_i\|^2 \le W(\rho + \|\nabla f\|^2) \le W\rho + \|\nabla f\|^2$.
+Monte Carlo on quadratics with identical Hessians (so $\rho$ is finite and attained at every
+$x$), positive definite and indefinite (non-convex $f_i$), uniform and skewed weights. With
+$A_i = LI$, $w_i = 1/n$ and $x^k = x^\star$, every inequality of the proof is an equality: the
+bound is attained (the "tight" scenario).
+""",
 )
 
 
@@ -52,4 +55,4 @@ def _dsgd_nonconvex_derivation(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo")
 def _dsgd_nonconvex_replicas(ctx: Context) -> Evidence:
     """Replicas of one DSGD+OCS step: E f(x^{k+1}) vs (24)."""
-    return dsgd_check(ctx, nonconvex_scenarios(ctx, R=1), "15", "E f(x^{k+1})")
+    return dsgd_check(ctx, nonconvex_scenarios(ctx, R=1), THEOREM_15)

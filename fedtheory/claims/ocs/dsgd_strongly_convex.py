@@ -9,7 +9,13 @@ from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.experiments.ocs_theorems import dsgd_check, dsgd_strongly_convex_scenarios
 from fedtheory.symbolic.ocs_dsgd_step_error import derive_dsgd_step_error
 from fedtheory.symbolic.ocs_dsgd_uniform_rate import derive_remark14
-from fedtheory.theory.ocs_theorems import CE13, CE13_TEXT, exact_dsgd_counterexample
+from fedtheory.theory.ocs_counterexamples import (
+    CE13,
+    CE13_LATEX,
+    CE13_TEXT,
+    exact_dsgd_counterexample,
+)
+from fedtheory.theory.ocs_theorems import THEOREM_13
 
 from ._common import exact_evidence
 
@@ -31,22 +37,24 @@ CLAIM = Claim(
         'a weighted sum of f_i(x) - f_i(x*) by W(f(x) - f*), which needs f_i(x) >= f_i(x*) for '
         'every i. Corrected constants derived (ocs.dsgd_strongly_convex.corrected).'
     ),
-    derivation=(
-        "Checked as stated at fixed iterates (k = 0 with x^0 given), eta^k at its largest "
-        "allowed value. Symbolic: the one-step identity E||r^{k+1}||^2 = ||r||^2 - "
-        "2 eta <grad f, r> + eta^2 [(1/gamma) sum_i w_i^2 E||g_i||^2 - sum_i w_i^2 "
-        "||grad f_i||^2 + ||grad f||^2] (indicator algebra + Definition 11), and Remark 14's "
-        "specialisation (21)-(22) (gamma = 1, M = 0, w = 1/n). Exact: " + CE13_TEXT + " gives "
-        "E||r^{k+1}||^2 > bound in rational arithmetic. Monte Carlo: holds for w = 1/n (tight "
-        "at x* with n = 2), fails for non-uniform weights. The faulty step of Appendix C.1 is "
-        "sum_i w_i^2 (f_i(x) - f_i(x*)) <= W (f(x) - f*): it needs f_i(x) >= f_i(x*) for "
-        "every i, false near x* (it is an equality for w = 1/n). Near x* the variance term "
-        "eta^2 ((1+M)/gamma - 1) sum_i w_i^2 (||grad f_i(x)||^2 - 2 L Z_i) then has a part "
-        "linear in r = x - x* (sum_i w_i^2 grad f_i(x*) != 0 unless w is uniform) which the "
-        "quadratic contraction cannot absorb. ocs.dsgd_strongly_convex.corrected holds the "
-        "recursion re-derived with the Bregman bound sum_i w_i^2 ||grad f_i(x) - "
-        "grad f_i(x*)||^2 <= 2 L W (f(x) - f*)."
-    ),
+    derivation=r"""
+Checked as stated at fixed iterates ($k = 0$ with $x^0$ given), $\eta^k$ at its largest allowed
+value. Symbolic: the one-step identity
+$\mathbb E\|r^{k+1}\|^2 = \|r\|^2 - 2\eta\langle\nabla f, r\rangle +
+\eta^2\big[\frac1\gamma\sum_i w_i^2\,\mathbb E\|g_i\|^2 - \sum_i w_i^2\|\nabla f_i\|^2 +
+\|\nabla f\|^2\big]$ (indicator algebra and Definition 11), and Remark 14's specialisation
+(21)–(22) ($\gamma = 1$, $M = 0$, $w_i = 1/n$). Exact: """ + CE13_LATEX + r""" gives
+$\mathbb E\|r^{k+1}\|^2 >$ bound in rational arithmetic. Monte Carlo: holds for $w_i = 1/n$
+(tight at $x^\star$ with $n = 2$), fails for non-uniform weights. The faulty step of Appendix C.1
+is $\sum_i w_i^2(f_i(x) - f_i(x^\star)) \le W(f(x) - f^\star)$: it needs
+$f_i(x) \ge f_i(x^\star)$ for every $i$, false near $x^\star$ (it is an equality for
+$w_i = 1/n$). Near $x^\star$ the variance term
+$\eta^2\big(\frac{1+M}{\gamma} - 1\big)\sum_i w_i^2\big(\|\nabla f_i(x)\|^2 - 2LZ_i\big)$ then
+has a part linear in $r = x - x^\star$ ($\sum_i w_i^2\nabla f_i(x^\star) \ne 0$ unless $w$ is
+uniform) which the quadratic contraction cannot absorb. `ocs.dsgd_strongly_convex.corrected`
+holds the recursion re-derived with the Bregman bound
+$\sum_i w_i^2\|\nabla f_i(x) - \nabla f_i(x^\star)\|^2 \le 2LW(f(x) - f^\star)$.
+""",
 )
 
 
@@ -66,15 +74,11 @@ def _dsgd_one_step_identity(ctx: Context) -> Evidence:
     )
 
 
-
 @CLAIM.check("symbolic")
 def _remark14_specialisation(ctx: Context) -> Evidence:
     """sympy: (20) with gamma = 1, M = 0, w = 1/n gives (21); unrolling gives (22)."""
     d = derive_remark14()
-    c21 = d["c21"]
-    ok21 = d["ok21"]
-    unrolled = d["unrolled"]
-    ok22 = d["ok22"]
+    c21, ok21, unrolled, ok22 = (d[k] for k in ("c21", "ok21", "unrolled", "ok22"))
     return Evidence(
         passed=bool(ok21 and ok22), measured=[str(c21), str(sp.simplify(unrolled))],
         theoretical=["sigma2/n", "eta*sigma2*(1-(1-mu*eta)^K)/(mu*n) <= eta*sigma2/(mu*n)"],
@@ -97,12 +101,10 @@ def _dsgd_exact_counterexample(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo")
 def _dsgd_sc_uniform_weights(ctx: Context) -> Evidence:
     """Replicas of one DSGD+OCS step, w = 1/n: E||r^{k+1}||^2 vs (20)."""
-    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "uniform"), "13",
-                       "E||r^{k+1}||^2")
+    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "uniform"), THEOREM_13)
 
 
 @CLAIM.check("monte_carlo")
 def _dsgd_sc_nonuniform_weights(ctx: Context) -> Evidence:
     """Replicas of one DSGD+OCS step, non-uniform w: E||r^{k+1}||^2 vs (20)."""
-    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "weighted"), "13",
-                       "E||r^{k+1}||^2")
+    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "weighted"), THEOREM_13)

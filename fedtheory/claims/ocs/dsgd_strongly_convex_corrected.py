@@ -7,7 +7,8 @@ from fractions import Fraction
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.experiments.ocs_theorems import dsgd_check, dsgd_strongly_convex_scenarios
-from fedtheory.theory.ocs_theorems import CE13, CE13_TEXT, exact_dsgd_counterexample
+from fedtheory.theory.ocs_counterexamples import CE13, CE13_TEXT, exact_dsgd_counterexample
+from fedtheory.theory.ocs_theorems import THEOREM_13_CORRECTED
 
 from ._common import exact_evidence
 
@@ -24,18 +25,20 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
-    derivation=(
-        "From the exact one-step identity, with c = (1+M)/gamma - 1 >= 0: E||r^{k+1}||^2 <= "
-        "(1 - mu eta)||r||^2 - 2 eta (f - f*) + eta^2 [c sum_i w_i^2 ||grad f_i(x)||^2 + "
-        "sigma^2 sum_i w_i^2 / gamma + ||grad f(x)||^2] (strong convexity of f, "
-        "Assumption 7). Then ||grad f_i(x)||^2 <= 2||grad f_i(x) - grad f_i(x*)||^2 + "
-        "2||grad f_i(x*)||^2, ||grad f_i(x) - grad f_i(x*)||^2 <= 2L D_i(x, x*) (f_i convex, "
-        "L-smooth; D_i the Bregman divergence, >= 0), sum_i w_i^2 D_i <= W sum_i w_i D_i = "
-        "W (f(x) - f*) (sum_i w_i grad f_i(x*) = 0), ||grad f_i(x*)||^2 <= 2 L Z_i, "
-        "||grad f||^2 <= 2L(f - f*). The (f - f*) terms cancel when eta L (1 + 2 W c) <= 1, "
-        "implied by eta <= gamma/((1 + 2W(1+M))L); the rest is eta^2 (beta_1'/gamma - "
-        "beta_2'). Same checks as the original claim, at the corrected largest step."
-    ),
+    derivation=r"""
+From the exact one-step identity, with $c = \frac{1+M}{\gamma} - 1 \ge 0$:
+$\mathbb E\|r^{k+1}\|^2 \le (1 - \mu\eta)\|r\|^2 - 2\eta(f - f^\star) +
+\eta^2\big[c\sum_i w_i^2\|\nabla f_i(x)\|^2 + \sigma^2\sum_i w_i^2/\gamma +
+\|\nabla f(x)\|^2\big]$ (strong convexity of $f$, Assumption 7). Then
+$\|\nabla f_i(x)\|^2 \le 2\|\nabla f_i(x) - \nabla f_i(x^\star)\|^2 + 2\|\nabla f_i(x^\star)\|^2$,
+$\|\nabla f_i(x) - \nabla f_i(x^\star)\|^2 \le 2L\,D_i(x, x^\star)$ ($f_i$ convex, $L$-smooth;
+$D_i$ the Bregman divergence, $\ge 0$),
+$\sum_i w_i^2 D_i \le W\sum_i w_i D_i = W(f(x) - f^\star)$ ($\sum_i w_i\nabla f_i(x^\star) = 0$),
+$\|\nabla f_i(x^\star)\|^2 \le 2LZ_i$, $\|\nabla f\|^2 \le 2L(f - f^\star)$. The
+$(f - f^\star)$ terms cancel when $\eta L(1 + 2Wc) \le 1$, implied by
+$\eta \le \gamma/((1 + 2W(1+M))L)$; the rest is $\eta^2(\beta_1'/\gamma - \beta_2')$. Same
+checks as the original claim, at the corrected largest step.
+""",
 )
 
 
@@ -87,4 +90,4 @@ def _dsgd_corrected_replicas(ctx: Context) -> Evidence:
     """Replicas of one DSGD+OCS step, all scenarios: E||r^{k+1}||^2 vs the corrected bound."""
     scen = (dsgd_strongly_convex_scenarios(ctx, "uniform")
             + dsgd_strongly_convex_scenarios(ctx, "weighted"))
-    return dsgd_check(ctx, scen, "13c", "E||r^{k+1}||^2")
+    return dsgd_check(ctx, scen, THEOREM_13_CORRECTED)

@@ -44,59 +44,64 @@ CLAIM = Claim(
     kind=ClaimKind.QUALITATIVE,
     expected="confirmed",
     derivation=r"""
-Set-up (``fedtheory.experiments.ocs_fedavg``). Data: ``load_digits`` (1797 images, 64 pixels,
+Set-up (`fedtheory.experiments.ocs_fedavg`). Data: `load_digits` (1797 images, 64 pixels,
 10 classes), 20% validation hold-out, features standardised plus a bias. Federation:
-Dirichlet(0.5) label split into 32 clients, then the Section 5.2 unbalancing with s = 0.5, a =
-ceil(mean size / 4), b = ceil(1.5 mean size) (medium clients removed or cut down to a examples;
-20 clients remain for seed 0, of sizes 9-12 or 72-81). Model: multinomial logistic regression,
-lambda = 1e-3, data-size weights w_i = s_i / sum s. FedAvg as Algorithm 3: each client runs one
-epoch of local SGD (batch 20), eta_g = 1, x^0 = 0; m = 3 as in the seed (m in {3, 6} for n =
-32), j_max = 4. Step size: the seed tunes eta_l per scheme on {2^-1..2^-5}, extending the grid
-at a boundary. Here one step serves every scheme, so that comparisons are paired: eta_l = 2^0 =
-1, the best step of *uniform* sampling on {2^2..2^-3} (area of f - f*, 30 rounds, seed-0 split:
-4 replicas: uniform 0.86, 0.36, 0.25, 0.30, 0.41, 0.58 for 2^2..2^-3), which makes the
-comparisons against the baseline conservative; full participation and OCS would prefer larger
-steps (their best on that grid is 2^2 and 2^1), as the seed also observed ("our optimal
-sampling strategy allows for larger step sizes"). Uniform sampling is independent with p_i =
-m/n (Definition 11's baseline); OCS uses eq. (7) on the norms ||w_i U_i||; AOCS Algorithm 2.
-All schemes share the mini-batch permutations and the uniforms deciding participation (common
-random numbers; the seed: "the same random seed for all three methods in a single run"), so
-every comparison is paired over replicas. Bits client -> master: 32 per float; an update is d =
-650 floats; OCS adds one float (the norm) per client and round; AOCS adds the norm and two
-floats (t_i = (1, p_i) or (0, 0)) per client and executed iteration of Algorithm 2. The loss is
-the global training objective f(x^k) (the theory's quantity; the seed plots a "(local) training
-loss"); accuracy is on the hold-out. Local training runs in float32 (twice as fast; aggregation
-and metrics in float64). Quick preset: 30 rounds, 60 replicas; full: 151 rounds (the seed's
-Appendix F), 100 replicas.
+Dirichlet(0.5) label split into 32 clients, then the Section 5.2 unbalancing with $s = 0.5$,
+$a = \lceil\text{mean size}/4\rceil$, $b = \lceil 1.5\,\text{mean size}\rceil$ (medium clients
+removed or cut down to $a$ examples; 20 clients remain for seed 0, of sizes 9–12 or 72–81).
+Model: multinomial logistic regression, $\lambda = 10^{-3}$, data-size weights
+$w_i = s_i/\sum_j s_j$. FedAvg as Algorithm 3: each client runs one epoch of local SGD
+(batch 20), $\eta_g = 1$, $x^0 = 0$; $m = 3$ as in the seed ($m \in \{3, 6\}$ for $n = 32$),
+$j_{\max} = 4$. Step size: the seed tunes $\eta_l$ per scheme on $\{2^{-1}, \dots, 2^{-5}\}$,
+extending the grid at a boundary. Here one step serves every scheme, so that comparisons are
+paired: $\eta_l = 2^0 = 1$, the best step of *uniform* sampling on $\{2^2, \dots, 2^{-3}\}$ (area
+of $f - f^\star$, 30 rounds, seed-0 split: 4 replicas: uniform 0.86, 0.36, 0.25, 0.30, 0.41,
+0.58 for $2^2, \dots, 2^{-3}$), which makes the comparisons against the baseline conservative;
+full participation and OCS would prefer larger steps (their best on that grid is $2^2$ and
+$2^1$), as the seed also observed ("our optimal sampling strategy allows for larger step
+sizes"). Uniform sampling is independent with $p_i = m/n$ (Definition 11's baseline); OCS uses
+eq. (7) on the norms $\|w_i U_i\|$; AOCS Algorithm 2. All schemes share the mini-batch
+permutations and the uniforms deciding participation (common random numbers; the seed: "the same
+random seed for all three methods in a single run"), so every comparison is paired over
+replicas. Bits client → master: 32 per float; an update is $d = 650$ floats; OCS adds one float
+(the norm) per client and round; AOCS adds the norm and two floats ($t_i = (1, p_i)$ or
+$(0, 0)$) per client and executed iteration of Algorithm 2. The loss is the global training
+objective $f(x^k)$ (the theory's quantity; the seed plots a "(local) training loss"); accuracy is
+on the hold-out. Local training runs in float32 (twice as fast; aggregation and metrics in
+float64). Quick preset: 30 rounds, 60 replicas; full: 151 rounds (the seed's Appendix F),
+100 replicas.
 
-Readings and tests (alpha = 1e-6 per check, paired replicas):
-* "between full and uniform per round": per replica, the per-round area A = (1/K) sum_{k=1..K}
-  log(f(x^k) - f*), the mean of the loss curve on the log scale. The log is taken because
-  uniform sampling's curves have rare large spikes (a big client drawn with weight w_i n/m):
-  the per-replica linear area is heavy-tailed, which both ruins the power and makes the normal-
-  approximation interval unreliable with tens of replicas; the log area is close to normal. OCS
-  < uniform is tested with check_less (confirmed only if the whole interval of E[A_OCS -
-  A_unif] is below 0); OCS >= full is a one-sided bound, refuted only if OCS is significantly
-  *better* than full.
-* "best per bit": per replica B = mean of log(f - f*) at 64 budgets evenly spread up to the
-  largest budget every partial scheme reached (each scheme's value at budget b is that of its
-  last round within b): the area under loss-against-bits. OCS and AOCS must each beat uniform
-  and full (four check_less).
+Readings and tests ($\alpha = 10^{-6}$ per check, paired replicas):
+
+* "between full and uniform per round": per replica, the per-round area
+  $A = \frac1K\sum_{k=1}^{K}\log(f(x^k) - f^\star)$, the mean of the loss curve on the log scale.
+  The log is taken because uniform sampling's curves have rare large spikes (a big client drawn
+  with weight $w_i n/m$): the per-replica linear area is heavy-tailed, which both ruins the power
+  and makes the normal-approximation interval unreliable with tens of replicas; the log area is
+  close to normal. OCS $<$ uniform is tested with `check_less` (confirmed only if the whole
+  interval of $\mathbb E[A_{\rm OCS} - A_{\rm unif}]$ is below 0); OCS $\ge$ full is a one-sided
+  bound, refuted only if OCS is significantly *better* than full.
+* "best per bit": per replica $B$ = mean of $\log(f - f^\star)$ at 64 budgets evenly spread up to
+  the largest budget every partial scheme reached (each scheme's value at budget $b$ is that of
+  its last round within $b$): the area under loss-against-bits. OCS and AOCS must each beat
+  uniform and full (four `check_less`).
 * "AOCS = OCS" (footnote 4: "their results are identical"): the fraction of (replica, round)
-  pairs in which Algorithm 2's p equals eq. (7) on the same norms (max difference <= 1e-9) must
-  exceed 1/2, and the paired per-round (log) areas must be equivalent: the two-sided interval
-  of E[A_AOCS - A_OCS] within +-10% of OCS's gain E[A_unif - A_OCS] over uniform. Refuted if
-  the fraction is below 1/2 or the interval lies outside that band.
-* "m = O(sqrt n) suffices" (Section 5.4; drawn from Shakespeare, n = 32 needing m = 6 and n =
-  128 needing m = 12): for each n of the sweep (Dirichlet(0.5) split into exactly n clients,
-  naturally unbalanced, no removal step, as the Shakespeare data), OCS(m) "matches" full
-  participation when the one-sided upper 1 - alpha limit of E[acc_full - acc_OCS(m)] (hold-out
-  accuracy averaged over the last 20% of rounds) is at most 1 accuracy point; m*(n) is the
-  smallest matching m of the grid. An O(.) statement cannot be proved by finitely many n, so
-  the test is the seed's quantitative form with the seed's own constant c = 6/sqrt(32):
-  confirmed if m*(n) <= ceil(c sqrt n) for every n tried; refuted if for some n OCS(ceil(c sqrt
-  n)) is worse than full by more than the tolerance (lower limit above 1 point); inconclusive
-  otherwise. The log-log slope of m*(n) is reported.
+  pairs in which Algorithm 2's $p$ equals eq. (7) on the same norms (max difference
+  $\le 10^{-9}$) must exceed 1/2, and the paired per-round (log) areas must be equivalent: the
+  two-sided interval of $\mathbb E[A_{\rm AOCS} - A_{\rm OCS}]$ within ±10% of OCS's gain
+  $\mathbb E[A_{\rm unif} - A_{\rm OCS}]$ over uniform. Refuted if the fraction is below 1/2 or
+  the interval lies outside that band.
+* "$m = O(\sqrt n)$ suffices" (Section 5.4; drawn from Shakespeare, $n = 32$ needing $m = 6$ and
+  $n = 128$ needing $m = 12$): for each $n$ of the sweep (Dirichlet(0.5) split into exactly $n$
+  clients, naturally unbalanced, no removal step, as the Shakespeare data), OCS($m$) "matches"
+  full participation when the one-sided upper $1 - \alpha$ limit of
+  $\mathbb E[\mathrm{acc}_{\rm full} - \mathrm{acc}_{{\rm OCS}(m)}]$ (hold-out accuracy averaged
+  over the last 20% of rounds) is at most 1 accuracy point; $m^\star(n)$ is the smallest matching
+  $m$ of the grid. An $O(\cdot)$ statement cannot be proved by finitely many $n$, so the test is
+  the seed's quantitative form with the seed's own constant $c = 6/\sqrt{32}$: confirmed if
+  $m^\star(n) \le \lceil c\sqrt n\rceil$ for every $n$ tried; refuted if for some $n$
+  OCS($\lceil c\sqrt n\rceil$) is worse than full by more than the tolerance (lower limit above
+  1 point); inconclusive otherwise. The log-log slope of $m^\star(n)$ is reported.
 """,
 )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.experiments.ocs_theorems import fedavg_check, nonconvex_scenarios
 from fedtheory.symbolic.ocs_fedavg_descent import derive_fedavg_descent
+from fedtheory.theory.ocs_theorems import THEOREM_18
 
 CLAIM = Claim(
     id="ocs.fedavg_nonconvex", family="ocs",
@@ -21,18 +22,18 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
-    derivation=(
-        "Checked at eta = 1/(8L(2+M/R)) and eta_g at its lower limit (fixed point in eta_l, "
-        "see choose_fedavg_steps), on quadratics with identical Hessians (rho finite), "
-        "positive definite and indefinite, uniform, skewed and Dirichlet weights, R = 2. "
-        "Symbolic: the last step of Appendix D.2 (drift bound and eta_g^2 = 5 gamma/(4 sum "
-        "w_i^2) plugged into the penultimate display) reproduces (29) exactly. The proof "
-        "relies on (38), eta L((1-W) + (W/gamma)(1+M/R)) <= 1/8, which eta <= 1/(8L(2+M/R)) "
-        "implies only when W/gamma <= 1 (e.g. w = 1/n); for skewed weights it is not implied "
-        "(and the split of E||sum_r g||^2 ignores the noise/gradient cross terms, positive "
-        "along negative curvature), but the slack of the bound absorbs both in every scenario "
-        "checked: the statement survives."
-    ),
+    derivation=r"""
+Checked at $\eta = 1/(8L(2+M/R))$ and $\eta_g$ at its lower limit (fixed point in $\eta_l$, see
+`choose_fedavg_steps`), on quadratics with identical Hessians ($\rho$ finite), positive definite
+and indefinite, uniform, skewed and Dirichlet weights, $R = 2$. Symbolic: the last step of
+Appendix D.2 (drift bound and $\eta_g^2 = 5\gamma/(4\sum_i w_i^2)$ plugged into the penultimate
+display) reproduces (29) exactly. The proof relies on (38),
+$\eta L\big((1-W) + \frac{W}{\gamma}(1+M/R)\big) \le 1/8$, which $\eta \le 1/(8L(2+M/R))$
+implies only when $W/\gamma \le 1$ (e.g. $w_i = 1/n$); for skewed weights it is not implied (and
+the split of $\mathbb E\|\sum_r g\|^2$ ignores the noise/gradient cross terms, positive along
+negative curvature), but the slack of the bound absorbs both in every scenario checked: the
+statement survives.
+""",
 )
 
 
@@ -52,4 +53,4 @@ def _fedavg_nonconvex_final_step(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo")
 def _fedavg_nonconvex_replicas(ctx: Context) -> Evidence:
     """Replicas of one FedAvg+OCS round: E f(x^{k+1}) vs (29)."""
-    return fedavg_check(ctx, nonconvex_scenarios(ctx, R=2), "18", "E f(x^{k+1})")
+    return fedavg_check(ctx, nonconvex_scenarios(ctx, R=2), THEOREM_18)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.experiments.ocs_theorems import fedavg_check, fedavg_strongly_convex_scenarios
 from fedtheory.symbolic.ocs_fedavg_z_coefficient import derive_fedavg_z_coefficient
-from fedtheory.theory.ocs_theorems import CE17_TEXT, exact_fedavg_counterexample
+from fedtheory.theory.ocs_counterexamples import CE17_LATEX, CE17_TEXT, exact_fedavg_counterexample
+from fedtheory.theory.ocs_theorems import THEOREM_17
 
 from ._common import exact_evidence
 
@@ -30,25 +31,28 @@ CLAIM = Claim(
         'Theorem 17 fails (exact, n = 8, m = 1, R = 2): a factor 1/gamma is lost in the proof; '
         'the corrected recursion is derived (ocs.fedavg_strongly_convex.corrected).'
     ),
-    derivation=(
-        "Checked as stated, multiplied by eta > 0 (an upper bound on E||r^{k+1}||^2), at "
-        "eta_g at its lower limit and eta at its largest value (a fixed point, since gamma "
-        "depends on eta_l = eta/(R eta_g); see choose_fedavg_steps). Exact: " + CE17_TEXT +
-        " violates (27) in rational arithmetic (ratio 1.209), and the Monte Carlo check "
-        "sees it (also with small noise). At x^k = x* the round moves the iterate by the OCS "
-        "variance only: E||r^{k+1}||^2 ~ eta^2 (1/gamma - 1) sum_i w_i^2 ||grad f_i(x*)||^2, "
-        "up to 2 L eta^2 (1/gamma - 1) sum_i w_i^2 Z_i, while eta beta_1 only offers "
-        "4 L eta^2 (1 - gamma) sum_i w_i^2 Z_i: a factor 1/gamma short. The proof has it: "
-        "(37) carries 4L((M/R + 1)/gamma - 1) sum_i w_i^2 Z_i, the next display "
-        "4L(M/R + 1 - gamma) sum_i w_i^2 Z_i, i.e. (37) times gamma. The eta^3 beta_2 term "
-        "hides the slip for n < 7 (m = 1). Further gaps, which the corrected claim repairs: "
-        "sum_i w_i^2 (f_i(x) - f_i(x*)) <= W (f(x) - f*) (as in Theorem 13; exact for "
-        "w = 1/n), the split E||sum_r g_i(y_{i,r-1})||^2 = E||sum_r xi||^2 + "
-        "E||sum_r grad f_i(y)||^2 (the cross terms E<xi_{i,r}, grad f_i(y_{i,s})>, s > r, are "
-        "not zero; they are <= 0 for quadratics with eta_l L <= 1), the drift bound's "
-        "eta_g >= 1 (not implied by eta_g >= sqrt(gamma/sum w_i^2) for non-uniform weights), "
-        "and the sigma^2 coefficient (18 eta L <= 1 is used, only 18 eta L <= 9/8 holds)."
-    ),
+    derivation=r"""
+Checked as stated, multiplied by $\eta > 0$ (an upper bound on $\mathbb E\|r^{k+1}\|^2$), at
+$\eta_g$ at its lower limit and $\eta$ at its largest value (a fixed point, since $\gamma$
+depends on $\eta_l = \eta/(R\eta_g)$; see `choose_fedavg_steps`). Exact: """ + CE17_LATEX + r"""
+violates (27) in rational arithmetic (ratio 1.209), and the Monte Carlo check sees it (also
+with small noise).
+At $x^k = x^\star$ the round moves the iterate by the OCS variance only:
+$\mathbb E\|r^{k+1}\|^2 \approx \eta^2(1/\gamma - 1)\sum_i w_i^2\|\nabla f_i(x^\star)\|^2$, up
+to $2L\eta^2(1/\gamma - 1)\sum_i w_i^2 Z_i$, while $\eta\beta_1$ only offers
+$4L\eta^2(1 - \gamma)\sum_i w_i^2 Z_i$: a factor $1/\gamma$ short. The proof has it: (37)
+carries $4L\big(\frac{M/R + 1}{\gamma} - 1\big)\sum_i w_i^2 Z_i$, the next display
+$4L(M/R + 1 - \gamma)\sum_i w_i^2 Z_i$, i.e. (37) times $\gamma$. The $\eta^3\beta_2$ term hides
+the slip for $n < 7$ ($m = 1$). Further gaps, which the corrected claim repairs:
+$\sum_i w_i^2(f_i(x) - f_i(x^\star)) \le W(f(x) - f^\star)$ (as in Theorem 13; exact for
+$w_i = 1/n$), the split
+$\mathbb E\|\sum_r g_i(y_{i,r-1})\|^2 = \mathbb E\|\sum_r \xi\|^2 +
+\mathbb E\|\sum_r \nabla f_i(y)\|^2$ (the cross terms
+$\mathbb E\langle\xi_{i,r}, \nabla f_i(y_{i,s})\rangle$, $s > r$, are not zero; they are
+$\le 0$ for quadratics with $\eta_l L \le 1$), the drift bound's $\eta_g \ge 1$ (not implied by
+$\eta_g \ge \sqrt{\gamma/\sum_i w_i^2}$ for non-uniform weights), and the $\sigma^2$ coefficient
+($18\eta L \le 1$ is used, only $18\eta L \le 9/8$ holds).
+""",
 )
 
 
@@ -62,4 +66,4 @@ def _fedavg_exact_counterexample(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo")
 def _fedavg_sc_replicas(ctx: Context) -> Evidence:
     """Replicas of one FedAvg+OCS round: E||r^{k+1}||^2 vs (27) times eta."""
-    return fedavg_check(ctx, fedavg_strongly_convex_scenarios(ctx), "17", "E||r^{k+1}||^2")
+    return fedavg_check(ctx, fedavg_strongly_convex_scenarios(ctx), THEOREM_17)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.experiments.ocs_theorems import fedavg_check, fedavg_strongly_convex_scenarios
 from fedtheory.symbolic.ocs_fedavg_corrected_constants import derive_fedavg_corrected_constants
-from fedtheory.theory.ocs_theorems import CE17_TEXT, exact_fedavg_counterexample
+from fedtheory.theory.ocs_counterexamples import CE17_TEXT, exact_fedavg_counterexample
+from fedtheory.theory.ocs_theorems import THEOREM_17_CORRECTED
 
 from ._common import exact_evidence
 
@@ -24,23 +25,26 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
-    derivation=(
-        "The proof of Appendix D.1 with its gaps repaired. (a) Quadratic f_i with "
-        "eta_l L <= 1: E<xi_{i,r}, grad f_i(y_{i,s})> = -eta_l E[xi^T A_i (I - eta_l A_i)^"
-        "{s-r-1} xi] <= 0 for s > r, so the split of E||sum_r g||^2 holds as '<='. (b) "
-        "sum_i w_i^2 ||grad f_i(x)||^2 <= 4 L W (f(x) - f*) + 4 L sum_i w_i^2 Z_i (Bregman, "
-        "as in ocs.dsgd_strongly_convex.corrected) instead of 2LW(f - f*) + 2L sum w_i^2 Z_i; "
-        "hence (1/eta^2) A_2 <= sigma^2 sum w_i^2/(R gamma) + 2L^2(1 + c W) E + "
-        "4L(1 + 2cW)(f - f*) + 8 L c sum_i w_i^2 Z_i with c = (M/R + 1)/gamma - 1, and the "
-        "step condition eta L (1 + 2cW) <= 1/8 follows from eta <= gamma/(8(1 + 2W(1+M/R))L) "
-        "since (1 + 2W(1+M/R))/gamma - (1 + 2cW) = (1 - gamma)/gamma + 2W >= 0. (c) The drift "
-        "bound E <= 4 eta (f - f*) + 32(1 + M/R) eta^2 L sum_i w_i Z_i + 8 eta^2 sigma^2/"
-        "(R eta_g^2) needs eta_g >= 1 (made explicit). (d) Collecting: the (f - f*) "
-        "coefficient is -2 + 1/2 + 9/8 = -3/8 (eta L <= 1/8), the sigma^2 coefficient "
-        "1 + 18 eta L gamma/(eta_g^2 sum w_i^2) <= 1 + 9/8 = 17/8 (eta L <= 1/16), the Z term "
-        "8 L c sum_i w_i^2 Z_i = (8L/gamma)(M/R + 1 - gamma) sum_i w_i^2 Z_i (the 1/gamma that "
-        "the seed drops), and beta_2 = (9/4)(32)(1 + M/R) L^2 = 72 L^2 (1 + M/R) unchanged."
-    ),
+    derivation=r"""
+The proof of Appendix D.1 with its gaps repaired. (a) Quadratic $f_i$ with $\eta_l L \le 1$:
+$\mathbb E\langle\xi_{i,r}, \nabla f_i(y_{i,s})\rangle = -\eta_l\,\mathbb E[\xi^\top A_i
+(I - \eta_l A_i)^{s-r-1}\xi] \le 0$ for $s > r$, so the split
+of $\mathbb E\|\sum_r g\|^2$ holds as "$\le$". (b)
+$\sum_i w_i^2\|\nabla f_i(x)\|^2 \le 4LW(f(x) - f^\star) + 4L\sum_i w_i^2 Z_i$ (Bregman, as in
+`ocs.dsgd_strongly_convex.corrected`) instead of
+$2LW(f - f^\star) + 2L\sum_i w_i^2 Z_i$; hence
+$\frac{1}{\eta^2}A_2 \le \sigma^2\sum_i w_i^2/(R\gamma) + 2L^2(1 + cW)\,\mathcal E +
+4L(1 + 2cW)(f - f^\star) + 8Lc\sum_i w_i^2 Z_i$ with $c = \frac{M/R + 1}{\gamma} - 1$, and the
+step condition $\eta L(1 + 2cW) \le 1/8$ follows from $\eta \le \gamma/(8(1 + 2W(1+M/R))L)$
+since $\frac{1 + 2W(1+M/R)}{\gamma} - (1 + 2cW) = \frac{1 - \gamma}{\gamma} + 2W \ge 0$.
+(c) The drift bound $\mathcal E \le 4\eta(f - f^\star) + 32(1 + M/R)\,\eta^2 L\sum_i w_i Z_i +
+8\eta^2\sigma^2/(R\eta_g^2)$ needs $\eta_g \ge 1$ (made explicit). (d) Collecting: the
+$(f - f^\star)$ coefficient is $-2 + \frac12 + \frac98 = -\frac38$ ($\eta L \le 1/8$), the
+$\sigma^2$ coefficient $1 + 18\eta L\gamma/(\eta_g^2\sum_i w_i^2) \le 1 + \frac98 = \frac{17}8$
+($\eta L \le 1/16$), the $Z$ term
+$8Lc\sum_i w_i^2 Z_i = \frac{8L}{\gamma}(M/R + 1 - \gamma)\sum_i w_i^2 Z_i$ (the $1/\gamma$ that
+the seed drops), and $\beta_2 = \frac94\cdot 32\,(1 + M/R)L^2 = 72L^2(1 + M/R)$ unchanged.
+""",
 )
 
 
@@ -48,15 +52,10 @@ CLAIM = Claim(
 def _fedavg_corrected_constants(ctx: Context) -> Evidence:
     """sympy: the constants of the corrected (27) from the repaired chain of Appendix D.1."""
     d = derive_fedavg_corrected_constants()
-    step_gap = d["step_gap"]
-    z_coef = d["z_coef"]
-    gap_coef = d["gap_coef"]
-    sig_coef = d["sig_coef"]
-    beta2 = d["beta2"]
-    ok = d["ok"]
+    keys = ("step_gap", "z_coef", "gap_coef", "sig_coef", "beta2")
+    step_gap, z_coef, gap_coef, sig_coef, beta2 = (d[k] for k in keys)
     return Evidence(
-        passed=bool(ok), measured=[str(step_gap), str(z_coef), str(gap_coef), str(sig_coef),
-                                   str(beta2)],
+        passed=bool(d["ok"]), measured=[str(d[k]) for k in keys],
         theoretical=["0", "0", "-3/8", "17/8", "72"],
         detail=("(1+2W(1+M/R))/gamma - (1+2cW) - ((1-gamma)/gamma + 2W) = "
                 f"{step_gap}; 8Lc - (8L/gamma)(M/R+1-gamma) = {z_coef}; (f - f*) "
@@ -77,4 +76,4 @@ def _fedavg_corrected_exact(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo")
 def _fedavg_corrected_replicas(ctx: Context) -> Evidence:
     """Replicas of one FedAvg+OCS round: E||r^{k+1}||^2 vs the corrected bound."""
-    return fedavg_check(ctx, fedavg_strongly_convex_scenarios(ctx), "17c", "E||r^{k+1}||^2")
+    return fedavg_check(ctx, fedavg_strongly_convex_scenarios(ctx), THEOREM_17_CORRECTED)

@@ -29,20 +29,21 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
-    derivation=(
-        "Per round (the seed's expectations over the updates then follow by linearity: "
-        "alpha~*_S <= (n-m)/(nm) (sum u)^2 pointwise gives it in expectation). The appendix "
-        "proves the bound only for l = n (m max u <= sum u, no truncation). General case, "
-        "derived with sympy: with k = n - l saturated clients and t = S_l/(m - k) (so every "
-        "saturated u >= t), V* = (m-k) t^2 - Q_l <= (m-k)(n-m) t^2 / l by Cauchy-Schwarz "
-        "(Q_l >= S_l^2/l), and (n-m)/(nm)(sum u)^2 >= (n-m) m t^2/n because sum u >= m t; the "
-        "difference of the two bounds is (n-m)^2 k t^2/(n l) >= 0. So the bound holds with "
-        "truncation too; a random and adversarial (optimised) search finds no violation. "
-        "alpha <= 1 since uniform p = m/n is feasible; alpha = 0 when at most m norms are "
-        "non-zero (p = 1 on them is feasible with zero variance); gamma decreases in alpha "
-        "from 1 to m/n. Convention: alpha = 0 when the uniform variance is 0 (m = n or all "
-        "norms zero)."
-    ),
+    derivation=r"""
+Per round (the seed's expectations over the updates then follow by linearity:
+$\tilde\alpha^\star_S \le \frac{n-m}{nm}(\sum_i u_i)^2$ pointwise, with
+$u_i = \|\tilde U_i\|$, gives it in expectation). The appendix proves the bound only for $l = n$
+($m \max_i u_i \le \sum_i u_i$, no truncation). General case, derived with sympy: with
+$k = n - l$ saturated clients, $S_l = \sum_{i\le l} u_{(i)}$, $Q_l = \sum_{i\le l} u_{(i)}^2$
+and $t = S_l/(m - k)$ (so every saturated $u_i \ge t$),
+$V^\star = (m-k)\,t^2 - Q_l \le (m-k)(n-m)\,t^2/l$ by Cauchy–Schwarz ($Q_l \ge S_l^2/l$), and
+$\frac{n-m}{nm}(\sum_i u_i)^2 \ge (n-m)\,m\,t^2/n$ because $\sum_i u_i \ge m\,t$; the difference
+of the two bounds is $(n-m)^2 k\,t^2/(n l) \ge 0$. So the bound holds with truncation too; a
+random and adversarial (optimised) search finds no violation. $\alpha \le 1$ since uniform
+$p_i = m/n$ is feasible; $\alpha = 0$ when at most $m$ norms are non-zero ($p_i = 1$ on them is
+feasible with zero variance); $\gamma$ decreases in $\alpha$ from 1 to $m/n$. Convention:
+$\alpha = 0$ when the uniform variance is 0 ($m = n$ or all norms zero).
+""",
 )
 
 

@@ -23,16 +23,16 @@ CLAIM = Claim(
               r"\quad 1_{i\in S}\sim\mathrm{Bernoulli}(p_i)\text{ independent}",
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
-    derivation=(
-        "Write the error as sum_i (1_i/p_i - 1) w_i U_i and expand its squared norm as a "
-        "polynomial in the indicators; independence gives E[1_i] = p_i, E[1_i 1_j] = p_i p_j "
-        "(i != j) and idempotence 1_i^2 = 1_i. The cross terms vanish because "
-        "E[1_i/p_i - 1] = 0, the diagonal ones give E[(1_i/p_i - 1)^2] = (1 - p_i)/p_i. "
-        "Checked by sympy indicator algebra (n = 4, d = 2, everything symbolic), by exact "
-        "enumeration of all 2^n participation patterns with rationals, and by Monte Carlo. The "
-        "expectation over the updates in the seed's (6) is then linear and changes nothing; the "
-        "conditional (fixed U) form is checked."
-    ),
+    derivation=r"""
+Write the error as $\sum_i (1_i/p_i - 1)\, w_i\mathbf U_i$ and expand its squared norm as a
+polynomial in the indicators; independence gives $\mathbb E[1_i] = p_i$,
+$\mathbb E[1_i 1_j] = p_i p_j$ ($i \ne j$) and idempotence $1_i^2 = 1_i$. The cross terms vanish
+because $\mathbb E[1_i/p_i - 1] = 0$, the diagonal ones give
+$\mathbb E[(1_i/p_i - 1)^2] = (1 - p_i)/p_i$. Checked by sympy indicator algebra ($n = 4$,
+$d = 2$, everything symbolic), by exact enumeration of all $2^n$ participation patterns with
+rationals, and by Monte Carlo. The expectation over the updates in the seed's (6) is then linear
+and changes nothing; the conditional (fixed $\mathbf U$) form is checked.
+""",
 )
 
 

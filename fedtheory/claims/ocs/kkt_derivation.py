@@ -11,6 +11,8 @@ from fedtheory.sampling.ocs import ocs_threshold
 from fedtheory.symbolic.kkt import derive_ocs_kkt, kkt_points_exact
 from fedtheory.theory.ocs import FLOAT_RTOL, exact_instances, float_instances, instance_scale
 
+from ._common import instance_evidence
+
 CLAIM = Claim(
     id="ocs.kkt_derivation",
     family="ocs",
@@ -23,18 +25,19 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.CLOSED_FORM,
     expected="confirmed",
-    derivation=(
-        "sympy (fedtheory.symbolic.kkt.derive_ocs_kkt): dL/dp_i = -u_i^2/p_i^2 - lambda_i + "
-        "mu_i + y; interior (lambda = mu = 0) gives p_i = u_i/sqrt(y); saturated (p_i = 1) "
-        "gives mu_i = u_i^2 - y; the active budget (n - l) + S_l/sqrt(y) = m gives "
-        "sqrt(y) = S_l/(m + l - n) and p_i = (m + l - n) u_i / S_l. Primal feasibility of the "
-        "largest interior client is g(l) = (m+l-n)u_(l) - S_l <= 0 (the seed's inequality); dual "
-        "feasibility of the smallest saturated client is (m+l-n)u_(l+1) - S_l >= 0, which is "
-        "exactly g(l+1) >= 0; and g(l+1) - g(l) = (m+l-n)(u_(l+1) - u_(l)) >= 0, so 'the "
-        "largest l with g(l) <= 0' is the KKT point (the increasing order is needed here). "
-        "Exact enumeration of every saturation pattern confirms there is one KKT point. cvxpy "
-        "cross-checks the multipliers: the certificate built from them has zero duality gap."
-    ),
+    derivation=r"""
+sympy (`fedtheory.symbolic.kkt.derive_ocs_kkt`), with $u_i = \|\tilde U_i\|$ and
+$S_l = \sum_{j\le l} u_{(j)}$: $\partial L/\partial p_i = -u_i^2/p_i^2 - \lambda_i + \mu_i + y$;
+interior ($\lambda_i = \mu_i = 0$) gives $p_i = u_i/\sqrt y$; saturated ($p_i = 1$) gives
+$\mu_i = u_i^2 - y$; the active budget $(n - l) + S_l/\sqrt y = m$ gives
+$\sqrt y = S_l/(m + l - n)$ and $p_i = (m + l - n)\,u_i/S_l$. Primal feasibility of the largest
+interior client is $g(l) = (m+l-n)\,u_{(l)} - S_l \le 0$ (the seed's inequality); dual
+feasibility of the smallest saturated client is $(m+l-n)\,u_{(l+1)} - S_l \ge 0$, which is
+exactly $g(l+1) \ge 0$; and $g(l+1) - g(l) = (m+l-n)(u_{(l+1)} - u_{(l)}) \ge 0$, so "the largest
+$l$ with $g(l) \le 0$" is the KKT point (the increasing order is needed here). Exact enumeration
+of every saturation pattern confirms there is one KKT point. cvxpy cross-checks the multipliers:
+the certificate built from them has zero duality gap.
+""",
 )
 
 
@@ -77,13 +80,11 @@ def _unique_kkt_point(ctx: Context) -> Evidence:
         if len(pts) != 1 or len(u) - len(pts[0].saturated) != ell:
             bad.append({"norms": u, "m": str(m), "l": ell,
                         "kkt_points": [[str(x) for x in pt.p] for pt in pts]})
-    return Evidence(
-        passed=not bad, measured=f"{len(inst) - len(bad)}/{len(inst)}", theoretical="all",
-        detail=(f"{len(inst)} exact instances: every saturation pattern (2^n) tried; exactly one "
-                f"satisfies stationarity, complementarity and feasibility, and its interior "
-                f"count is the l of eq. (7)"),
-        counterexample=bad[0] if bad else None,
-    )
+    return instance_evidence(
+        len(inst), bad,
+        f"{len(inst)} exact instances: every saturation pattern (2^n) tried; exactly one "
+        f"satisfies stationarity, complementarity and feasibility, and its interior "
+        f"count is the l of eq. (7)")
 
 
 @CLAIM.check("convex")

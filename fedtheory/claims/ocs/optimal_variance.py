@@ -21,6 +21,8 @@ from fedtheory.symbolic.kkt import derive_optimal_value, kkt_points_exact
 from fedtheory.symbolic.ocs_optimal_variance import derive_optimal_variance
 from fedtheory.theory.ocs import FLOAT_RTOL, exact_instances, float_instances, instance_scale
 
+from ._common import instance_evidence
+
 CLAIM = Claim(
     id="ocs.optimal_variance",
     family="ocs",
@@ -32,19 +34,20 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
-    derivation=(
-        "Plug the KKT solution into V(p) = sum (1 - p_i)/p_i u_i^2: the saturated clients give "
-        "0, the interior ones u_i S_l/(m+l-n) - u_i^2. sympy does the substitution for a "
-        "symbolic number l of interior clients (Sum over an IndexedBase) and for l = 1..6 with "
-        "explicit symbols. Reading: the seed obtains the value by 'plugging the optimal "
-        "probabilities (33) into (31)', so the ordering and l are those under which (33) is the "
-        "minimiser, the main text's increasing order (see ocs.closed_form). Under Lemma 20's "
-        "literal j-th-largest ordering l = n and the formula gives (sum u)^2/m - sum u^2, the "
-        "value of the infeasible p = m u/sum u, below the optimum whenever truncation happens "
-        "(reported in the data of the convex check). Cross-checked against exact KKT points, "
-        "a cvxpy bracket [dual bound from the solver's multiplier, solver's objective], and a "
-        "Monte Carlo estimate of E||G - sum U~||^2 at the optimal p."
-    ),
+    derivation=r"""
+Plug the KKT solution into $V(p) = \sum_i \frac{1 - p_i}{p_i}u_i^2$ (with
+$u_i = \|\tilde U_i\|$, $S_l = \sum_{i\le l} u_{(i)}$): the saturated clients give 0, the
+interior ones $u_i S_l/(m+l-n) - u_i^2$. sympy does the substitution for a symbolic number $l$
+of interior clients (`Sum` over an `IndexedBase`) and for $l = 1, \dots, 6$ with explicit
+symbols. Reading: the seed obtains the value by "plugging the optimal probabilities (33) into
+(31)", so the ordering and $l$ are those under which (33) is the minimiser, the main text's
+increasing order (see `ocs.closed_form`). Under Lemma 20's literal $j$-th-largest ordering
+$l = n$ and the formula gives $(\sum_i u_i)^2/m - \sum_i u_i^2$, the value of the infeasible
+$p = m\,u/\sum_j u_j$, below the optimum whenever truncation happens (reported in the data of
+the convex check). Cross-checked against exact KKT points, a cvxpy bracket [dual bound from the
+solver's multiplier, solver's objective], and a Monte Carlo estimate of
+$\mathbb E\|G - \sum_i \tilde U_i\|^2$ at the optimal $p$.
+""",
 )
 
 
@@ -88,13 +91,12 @@ def _exact_kkt_values(ctx: Context) -> Evidence:
             total = sum(Fraction(x) for x in u)
             lemma20 = total**2 / m - sum(Fraction(x) ** 2 for x in u)
             lemma20_below += lemma20 < Fraction(str(pt.value))
-    return Evidence(
-        passed=not bad, measured=f"{len(inst) - len(bad)}/{len(inst)} equal", theoretical="all",
-        detail=(f"{len(inst)} exact instances: formula (increasing order, l of eq. (7)) equals V "
-                f"at the KKT point exactly on {len(inst) - len(bad)}; under the Lemma 20 ordering "
-                f"(l = n) the formula is below the optimum on {lemma20_below} of them"),
-        counterexample=bad[0] if bad else None,
-    )
+    return instance_evidence(
+        len(inst), bad,
+        f"{len(inst)} exact instances: formula (increasing order, l of eq. (7)) equals V "
+        f"at the KKT point exactly on {len(inst) - len(bad)}; under the Lemma 20 ordering "
+        f"(l = n) the formula is below the optimum on {lemma20_below} of them",
+        "equal", theoretical="all")
 
 
 @CLAIM.check("convex")
@@ -123,15 +125,13 @@ def _cvxpy_bracket(ctx: Context) -> Evidence:
         widths.append((hi - lo) / max(v, FLOAT_RTOL * scale))
         if np.all(u > 0):
             below += (np.sum(u) ** 2 / m - np.sum(u**2)) < v * (1 - FLOAT_RTOL)
-    return Evidence(
-        passed=not bad, measured=f"{len(inst) - len(bad)}/{len(inst)} inside",
-        theoretical="all inside", tolerance=FLOAT_RTOL,
-        detail=(f"{len(inst)} instances: the formula lies in the solver's bracket "
-                f"[h(y_solver), V(p_solver)] on {len(inst) - len(bad)}; median bracket width "
-                f"{np.median(widths):.2g} (relative); the Lemma 20 reading (l = n) is below the "
-                f"optimum on {below} positive instances"),
-        counterexample=bad[0] if bad else None,
-    )
+    return instance_evidence(
+        len(inst), bad,
+        f"{len(inst)} instances: the formula lies in the solver's bracket "
+        f"[h(y_solver), V(p_solver)] on {len(inst) - len(bad)}; median bracket width "
+        f"{np.median(widths):.2g} (relative); the Lemma 20 reading (l = n) is below the "
+        f"optimum on {below} positive instances",
+        "inside", tolerance=FLOAT_RTOL)
 
 
 @CLAIM.check("monte_carlo")

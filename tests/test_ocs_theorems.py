@@ -1,0 +1,179 @@
+"""Theorems 13, 15, 17 and 18 of seed 002 as objects (fedtheory.theory.ocs_theorems) and their
+one-step Monte Carlo from a fixed iterate (fedtheory.experiments.ocs_theorems), against the
+exact rational counterexamples."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from fedtheory import stats
+from fedtheory.experiments.ocs_theorems import (
+    FixedIterate,
+    dsgd_one_step_from_fixed_iterate,
+    fedavg_one_step_from_fixed_iterate,
+)
+from fedtheory.problems import QuadraticProblem, RelativeNoise
+from fedtheory.theory.ocs_counterexamples import (
+    CE13,
+    exact_dsgd_counterexample,
+    exact_fedavg_counterexample,
+)
+from fedtheory.theory.ocs_theorems import (
+    DISTANCE_TO_OPTIMUM,
+    NEXT_LOSS,
+    THEOREM_13,
+    THEOREM_13_CORRECTED,
+    THEOREM_15,
+    THEOREM_17,
+    THEOREM_17_CORRECTED,
+    THEOREM_18,
+    DsgdTheorem,
+    FedavgTheorem,
+)
+
+from ._tolerance import assert_close_sum
+
+EXACT = RelativeNoise(0.0, 0.0)
+
+
+def _line(weights, centers) -> QuadraticProblem:
+    """f_i = (x - c_i)^2 / 2 in one dimension (L = mu = 1), as the exact counterexamples."""
+    return QuadraticProblem(np.ones((len(centers), 1)), np.asarray(centers, float)[:, None],
+                            weights=np.asarray(weights, float))
+
+
+def _ce13_problem() -> tuple[QuadraticProblem, np.ndarray]:
+    return _line([float(w) for w in CE13["weights"]], [float(c) for c in CE13["centers"]]), \
+        np.array([float(CE13["x"])])
+
+
+def _ce17_problem() -> QuadraticProblem:
+    return _line(np.full(8, 1 / 8), [1.0, -1.0] * 4)
+
+
+def test_theorem_objects_are_typed_by_method_and_bounded_quantity():
+    for thm in (THEOREM_13, THEOREM_13_CORRECTED, THEOREM_15):
+        assert isinstance(thm, DsgdTheorem)
+    for thm in (THEOREM_17, THEOREM_17_CORRECTED, THEOREM_18):
+        assert isinstance(thm, FedavgTheorem)
+    assert {t.name for t in (THEOREM_13, THEOREM_13_CORRECTED, THEOREM_15, THEOREM_17,
+                             THEOREM_17_CORRECTED, THEOREM_18)} == {"13", "13c", "15", "17",
+                                                                     "17c", "18"}
+    for thm in (THEOREM_13, THEOREM_13_CORRECTED, THEOREM_17, THEOREM_17_CORRECTED):
+        assert thm.bounds is DISTANCE_TO_OPTIMUM
+    for thm in (THEOREM_15, THEOREM_18):
+        assert thm.bounds is NEXT_LOSS
+
+
+def test_bounded_quantities_per_replica_and_reference():
+    prob, x = _ce13_problem()  # x* = 1/4, f(x) = sum_i w_i (x - c_i)^2 / 2
+    x_next = np.array([[0.25], [1.25], [-0.75]])
+    # bit-identical: squares of exact binary fractions
+    np.testing.assert_array_equal(DISTANCE_TO_OPTIMUM.of_next(prob, x_next), [0.0, 1.0, 1.0])
+    assert DISTANCE_TO_OPTIMUM.reference(prob, x) == 0.0
+    loss = 0.75 * 0.5**2 / 2 + 0.25 * 0.5**2 / 2
+    assert_close_sum(NEXT_LOSS.reference(prob, x), loss, loss)
+    assert_close_sum(NEXT_LOSS.of_next(prob, x_next[:1]), [prob.f_star], prob.f_star)
+
+
+@pytest.mark.parametrize("theorem, corrected", [(THEOREM_13, False),
+                                                (THEOREM_13_CORRECTED, True)])
+def test_dsgd_theorem_objects_match_exact_arithmetic(theorem, corrected):
+    out = exact_dsgd_counterexample(CE13["weights"], CE13["centers"], CE13["x"], CE13["m"],
+                                    corrected=corrected)
+    prob, x = _ce13_problem()
+    gamma = float(out["gamma"])
+    eta = theorem.eta_max(prob, EXACT, gamma)
+    assert_close_sum(eta, float(out["eta"]), float(out["eta"]))
+    rhs = theorem.rhs(prob, EXACT, x, float(out["eta"]), gamma)
+    r2 = (CE13["x"] - out["x_star"]) ** 2
+    terms = float((1 - out["eta"]) * r2 + out["eta"] ** 2 * (out["beta1"] / out["gamma"]
+                                                            + out["beta2"]))
+    assert_close_sum(rhs, float(out["rhs"]), terms)
+
+
+@pytest.mark.parametrize("theorem, corrected", [(THEOREM_17, False),
+                                                (THEOREM_17_CORRECTED, True)])
+def test_fedavg_theorem_objects_match_exact_arithmetic(theorem, corrected):
+    out = exact_fedavg_counterexample(8, 1, 2, corrected=corrected)
+    prob = _ce17_problem()
+    gamma = float(out["gamma"])
+    assert_close_sum(theorem.eta_g_min(prob, gamma), float(out["eta_g"]), float(out["eta_g"]))
+    assert_close_sum(theorem.eta_max(prob, EXACT, gamma, 2), float(out["eta"]),
+                     float(out["eta"]))
+    rhs = theorem.rhs(prob, EXACT, prob.x_star, float(out["eta"]), gamma, 2)
+    assert_close_sum(rhs, float(out["rhs"]), float(out["rhs"]))
+
+
+def test_theorem18_step_limits():
+    prob = _ce17_problem()
+    noise = RelativeNoise(0.5, 0.1)
+    # 1 / (8 L (2 + M/R)) whatever gamma; eta_g >= sqrt(5 gamma / (4 sum w_i^2))
+    for gamma in (0.125, 0.5, 1.0):
+        assert_close_sum(THEOREM_18.eta_max(prob, noise, gamma, 2), 1 / (8 * 2.25), 1 / 18)
+        assert_close_sum(THEOREM_18.eta_g_min(prob, gamma), np.sqrt(10 * gamma),
+                         np.sqrt(10 * gamma))
+    assert THEOREM_17_CORRECTED.eta_g_min(prob, 0.01) == 1.0  # the corrected eta_g >= 1
+    assert THEOREM_17.eta_g_min(prob, 0.01) < 1.0
+
+
+def _within_stderr(samples: np.ndarray, exact: float) -> None:
+    """The replica mean is within z standard errors of the exact conditional expectation
+    (two-sided, at the checks' false-alarm level)."""
+    ci = stats.mean_interval(samples, stats.DEFAULT_ALPHA, "two")
+    assert ci.lower <= exact <= ci.upper, (float(ci.mean), exact, float(ci.stderr))
+
+
+def test_dsgd_one_step_from_fixed_iterate_estimates_the_exact_conditional_expectation():
+    out = exact_dsgd_counterexample(CE13["weights"], CE13["centers"], CE13["x"], CE13["m"])
+    prob, x = _ce13_problem()
+    sc = FixedIterate("ce13", prob, EXACT, x, CE13["m"])
+    rng = np.random.default_rng(1)
+    lhs, bound, row = dsgd_one_step_from_fixed_iterate(sc, 20_000, rng, rng, 1e-6, THEOREM_13)
+    assert lhs.shape == (20_000,)
+    # exact gradients: the improvement factor is the same in every replica (no interval)
+    assert_close_sum(row["gamma_lower"], float(out["gamma"]), float(out["gamma"]))
+    assert_close_sum(row["gamma_upper"], float(out["gamma"]), float(out["gamma"]))
+    assert_close_sum(row["eta"], float(out["eta"]), float(out["eta"]))
+    assert_close_sum(bound, float(out["rhs"]), 2 * float(out["rhs"]))
+    _within_stderr(lhs, float(out["lhs"]))
+    assert float(out["lhs"]) > float(out["rhs"])  # the counterexample the check detects
+
+
+def test_fedavg_one_step_from_fixed_iterate_estimates_the_exact_conditional_expectation():
+    out = exact_fedavg_counterexample(8, 1, 2)
+    prob = _ce17_problem()
+    sc = FixedIterate("ce17", prob, EXACT, prob.x_star, 1, 2)
+    rng = np.random.default_rng(2)
+    lhs, bound, row = fedavg_one_step_from_fixed_iterate(sc, 20_000, rng, rng, 1e-6, THEOREM_17,
+                                                         rng_pilot=np.random.default_rng(3))
+    assert row["steps_ok"]
+    # the steps sit a relative margin of about 1e-9 inside the theorem's limits
+    assert abs(row["eta"] - float(out["eta"])) <= 1e-8 * float(out["eta"])
+    assert abs(bound - float(out["rhs"])) <= 1e-8 * float(out["rhs"])
+    _within_stderr(lhs, float(out["lhs"]))
+
+
+def test_theorem15_step_maximises_the_descent_term():
+    """gamma/((1+M)L) maximises eta (1 - (1+M) L eta / (2 gamma)) ||grad f||^2, the descent
+    part of (24): the right-hand side minus its eta^2 beta term is smallest there."""
+    rng = np.random.default_rng(4)
+    prob = QuadraticProblem(np.ones((6, 2)), rng.standard_normal((6, 2)))  # A_i = L I, rho < oo
+    noise = RelativeNoise(0.5, 0.3)
+    x = prob.x_star + 0.3
+    gamma = 0.4
+    eta = THEOREM_15.eta_max(prob, noise, gamma)
+    assert_close_sum(eta, gamma / (1.5 * prob.L), eta)
+    beta = THEOREM_15.rhs(prob, noise, prob.x_star, 1.0, gamma) - prob.f_star  # grad f(x*) = 0
+
+    def descent(step: float) -> float:
+        return THEOREM_15.rhs(prob, noise, x, step, gamma) - step**2 * beta
+
+    for step in (0.9 * eta, 1.1 * eta):
+        assert descent(step) > descent(eta)
+
+
+def test_exact_rationals_are_fractions():
+    out = exact_dsgd_counterexample(CE13["weights"], CE13["centers"], CE13["x"], CE13["m"])
+    assert out["lhs"] == Fraction(93, 2048) and out["rhs"] == Fraction(327, 8192)
