@@ -25,7 +25,7 @@ def _problem(n=4, d=3, seed=0, identical=False, zeta2=1.0):
 # ---------------------------------------------------------------------------- validation
 @pytest.mark.parametrize("lr", [0.0, -0.1, float("nan"), "a"])
 def test_bad_lr_names_the_argument(lr):
-    with pytest.raises(ValueError, match="lr must be a positive number"):
+    with pytest.raises(ValueError, match="lr must be a positive real number"):
         th.local_contraction(np.ones((2, 2)), lr, 1)
 
 
@@ -45,7 +45,7 @@ def test_bad_participants_and_shapes():
         th.fedavg_moments(prob, lr=0.1, rounds=2, x0=np.zeros(5))
     with pytest.raises(ValueError, match="rounds must be an integer >= 0"):
         th.fedavg_moments(prob, lr=0.1, rounds=-1)
-    with pytest.raises(ValueError, match="sigma2 must be a non-negative number"):
+    with pytest.raises(ValueError, match="sigma2 must be a non-negative real number"):
         th.fedavg_moments(prob, lr=0.1, rounds=1, sigma2=-1.0)
     with pytest.raises(ValueError, match="updates must have shape"):
         th.subset_variance(np.ones(3), 1)
@@ -53,9 +53,9 @@ def test_bad_participants_and_shapes():
         th.subset_mean_product(np.ones(3), np.ones(4), 1)
     with pytest.raises(ValueError, match="updates must be a non-empty"):
         th.enumerate_subset_variance([], 1)
-    with pytest.raises(ValueError, match="zeta2 must be a non-negative number"):
+    with pytest.raises(ValueError, match="zeta2 must be a non-negative real number"):
         th.make_problem(-1.0)
-    with pytest.raises(ValueError, match="c must be a positive number"):
+    with pytest.raises(ValueError, match="c must be a positive real number"):
         th.step_size_for(10, 0.0)
 
 
@@ -272,6 +272,25 @@ def test_final_moments_closed_form_matches_recursion():
     a = th.fedavg_final_moments(flat, lr=0.1, rounds=9, sigma2=1.0)
     b = th.fedavg_moments(flat, lr=0.1, rounds=9, sigma2=1.0)
     np.testing.assert_allclose(a.second[-1], b.second[-1], rtol=1e-10)
+
+
+def test_fedavg_and_sgd_final_pairs_the_two_runs():
+    prob = _problem()
+    x0 = np.linspace(-1, 1, prob.d)
+    fed, sgd = th.fedavg_and_sgd_final(prob, rounds=6, local_steps=3, c=0.5, sigma2=0.7, x0=x0)
+    lr = th.step_size_for(18, 0.5)
+    # bit-identical: the helper makes exactly these two calls
+    assert fed == th.fedavg_final_moments(prob, lr=lr, rounds=6, local_steps=3, sigma2=0.7,
+                                          x0=x0).grad_norm2[-1]
+    assert sgd == th.fedavg_final_moments(prob, lr=lr, rounds=18, local_steps=1, sigma2=0.7,
+                                          x0=x0).grad_norm2[-1]
+    assert fed != sgd  # different Hessians: client drift separates them
+    # equal Hessians: one FedAvg round is K SGD steps, the same error (up to rounding)
+    same = _problem(identical=True)
+    fed, sgd = th.fedavg_and_sgd_final(same, rounds=6, local_steps=3, c=0.5, sigma2=0.7, x0=x0)
+    assert fed == pytest.approx(sgd, rel=1e-12)
+    with pytest.raises(ValueError, match="rounds must be an integer >= 1"):
+        th.fedavg_and_sgd_final(prob, rounds=0, local_steps=3, c=0.5, sigma2=0.7, x0=x0)
 
 
 def test_fit_exponent_of_exact_values_uses_sample_weights():

@@ -293,3 +293,38 @@ def test_indicator_algebra_basics():
     assert uniform_without_replacement_moments(5, 2) == (sp.Rational(2, 5), sp.Rational(1, 10))
     with pytest.raises(ValueError, match="masks must have shape"):
         design_moments(np.ones((2, 2), bool), [1])
+
+
+# -- the is claims' shared Monte Carlo glue ---------------------------------------------------
+
+def test_is_check_identity_reports_the_detectable_deviation():
+    import importlib
+
+    common = importlib.import_module("fedtheory.claims.is._common")  # `is` is a keyword
+    x = np.random.default_rng(0).normal(2.0, 1.0, 10_000)
+    ev = common.check_identity(x, 2.0, alpha=1e-6, what="E[X]", counterexample={})
+    assert ev.passed
+    half = ev.tolerance * float(np.max(ev.data["stderr"]))
+    assert ev.detail.endswith(f"; detects relative deviations above {half / 2.0:.2%}")
+    ev = common.check_identity(x, 2.0, alpha=1e-6, what="E[X]", counterexample={}, scale=4.0)
+    assert ev.detail.endswith(f"; detects relative deviations above {half / 4.0:.2%}")
+    shifted = common.check_identity(x + 0.2, 2.0, alpha=1e-6, what="E[X]",
+                                    counterexample={"shift": 0.2})
+    assert shifted.passed is False and shifted.counterexample["shift"] == 0.2
+
+
+def test_is_independent_average_is_seed000_estimator():
+    import importlib
+
+    common = importlib.import_module("fedtheory.claims.is._common")
+    p = np.array([0.2, 0.5, 1.0])
+    g = np.array([[1.0, -2.0], [3.0, 0.5], [-1.0, 4.0]])
+    G = common.independent_average(p, g, np.random.default_rng(3), 2000)
+    # bit-identical: the same design, weights and generator state as sample_estimator's call
+    np.testing.assert_array_equal(G, sample_estimator(IndependentSampling(p), np.full(3, 1 / 3),
+                                                      g, np.random.default_rng(3), 2000))
+    # each draw is (1/n) sum_i 1_i g_i / p_i for some participation pattern
+    patterns = np.array([[a, b, 1.0] for a in (0.0, 1.0) for b in (0.0, 1.0)])
+    values = patterns / p @ g / 3
+    dist = np.abs(G[:, None, :] - values[None, :, :]).max(axis=2).min(axis=1)
+    assert dist.max() <= 1e-12

@@ -19,9 +19,9 @@ import numpy as np
 
 from fedtheory.theory.fedavg import (
     FedAvgMoments,
-    _nonneg,
     _participants,
     enumerate_subset_variance,
+    fedavg_and_sgd_final,
     fedavg_final_moments,
     fedavg_fixed_point,
     fedavg_moments,
@@ -34,12 +34,13 @@ from fedtheory.theory.fedavg import (
     subset_variance,
     update_moments,
 )
-from fedtheory.validation import integer_at_least
+from fedtheory.validation import integer_at_least, nonnegative_real
 
 __all__ = [
     "FedAvgMoments",
     "consistent",
     "enumerate_subset_variance",
+    "fedavg_and_sgd_final",
     "fedavg_final_moments",
     "fedavg_fixed_point",
     "fedavg_moments",
@@ -112,7 +113,7 @@ def run_final(
     """
     res = _simulate_uniform(problem, rule, participants=participants, lr=lr,
                             local_steps=local_steps, rounds=rounds, replicas=replicas,
-                            sigma2=_nonneg("sigma2", sigma2), seed=seed, x0=x0,
+                            sigma2=nonnegative_real("sigma2", sigma2), seed=seed, x0=x0,
                             keep_replicas=True, record_every=max(rounds, 1))
     out: dict[str, Any] = {k: _final(res, k) for k in metrics}
     out["bits"] = _final(res, "bits")
@@ -153,17 +154,15 @@ def floors_vs_heterogeneity(
     probs = [make_problem(z, **problem_kw) for z in levels]
     d = probs[0].d
     x0 = np.zeros(d) if x0 is None else np.asarray(x0, dtype=float)
+    common = {"participants": participants, "lr": lr, "local_steps": local_steps,
+              "rounds": rounds, "seed": seed, "x0": x0, "metrics": ("dist2",)}
     for rule in rules:
         rows, clean = [], []
         for prob in probs:
-            run = run_final(prob, rule, participants=participants, lr=lr,
-                            local_steps=local_steps, rounds=rounds, replicas=replicas,
-                            sigma2=sigma2, seed=seed, x0=x0, metrics=("dist2",))
+            run = run_final(prob, rule, replicas=replicas, sigma2=sigma2, **common)
             rows.append(run["dist2"])
             out["seconds"] += run["seconds"]
-            ref = run_final(prob, rule, participants=participants, lr=lr,
-                            local_steps=local_steps, rounds=rounds, replicas=1, sigma2=0.0,
-                            seed=seed, x0=x0, metrics=("dist2",))
+            ref = run_final(prob, rule, replicas=1, sigma2=0.0, **common)
             clean.append(float(ref["dist2"][0]))
         out["dist2"][rule] = np.array(rows)
         out["noise_free"][rule] = np.array(clean)
@@ -245,21 +244,18 @@ def local_steps_runs(
                            "fedavg": [], "sgd": [], "exact_fedavg": [], "exact_sgd": [],
                            "bits_fedavg": [], "bits_sgd": [], "seconds": 0.0}
     for R in rounds_grid:
-        T = K * R
-        lr = step_size_for(T, c)
-        fed = run_final(problem, "fedavg", lr=lr, local_steps=K, rounds=R, replicas=replicas,
-                        sigma2=sigma2, seed=seed, x0=x0, metrics=("grad_norm2",))
-        sgd = run_final(problem, "fedavg", lr=lr, local_steps=1, rounds=T, replicas=replicas,
-                        sigma2=sigma2, seed=seed + 1, x0=x0, metrics=("grad_norm2",))
-        out["fedavg"].append(fed["grad_norm2"])
-        out["sgd"].append(sgd["grad_norm2"])
-        out["bits_fedavg"].append(float(fed["bits"][0]))
-        out["bits_sgd"].append(float(sgd["bits"][0]))
-        out["seconds"] += fed["seconds"] + sgd["seconds"]
-        out["exact_fedavg"].append(fedavg_final_moments(
-            problem, lr=lr, rounds=R, local_steps=K, sigma2=sigma2, x0=x0).grad_norm2[-1])
-        out["exact_sgd"].append(fedavg_final_moments(
-            problem, lr=lr, rounds=T, local_steps=1, sigma2=sigma2, x0=x0).grad_norm2[-1])
+        lr = step_size_for(K * R, c)
+        # FedAvg: K steps a round for R rounds; parallel SGD: one step a round for KR rounds
+        for key, steps, stream in (("fedavg", K, seed), ("sgd", 1, seed + 1)):
+            run = run_final(problem, "fedavg", lr=lr, local_steps=steps, rounds=K * R // steps,
+                            replicas=replicas, sigma2=sigma2, seed=stream, x0=x0,
+                            metrics=("grad_norm2",))
+            out[key].append(run["grad_norm2"])
+            out[f"bits_{key}"].append(float(run["bits"][0]))
+            out["seconds"] += run["seconds"]
+        exact = fedavg_and_sgd_final(problem, rounds=R, local_steps=K, c=c, sigma2=sigma2, x0=x0)
+        out["exact_fedavg"].append(exact[0])
+        out["exact_sgd"].append(exact[1])
     for key in ("fedavg", "sgd", "exact_fedavg", "exact_sgd", "bits_fedavg", "bits_sgd"):
         out[key] = np.array(out[key])
     return out

@@ -12,6 +12,7 @@ notebook.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,26 @@ def engine_seed(ctx: Context, stream: str) -> int:
     return int(ctx.seed_sequence(stream).generate_state(1)[0])
 
 
+_Build = Callable[[Context], dict[str, Any]]
+_Cached = Callable[[str, int], dict[str, Any]]
+
+
+def _experiment(claim_id: str) -> Callable[[_Build], _Cached]:
+    """Decorate ``build(ctx)`` into ``run(preset, seed)``: ``build`` gets the claim's
+    :class:`~fedtheory.claims.Context` for ``(preset, seed)`` and runs once per pair (cached)."""
+    def decorate(build: _Build) -> _Cached:
+        @functools.lru_cache(maxsize=4)
+        def run(preset: str, seed: int) -> dict[str, Any]:
+            return build(Context(preset=preset, seed=seed, claim_id=claim_id))
+        return run
+    return decorate
+
+
+def _problem(params: dict[str, Any]) -> Any:
+    """The experiment's problem: ``make_problem(params["zeta2"], **params["problem_kw"])``."""
+    return fx.make_problem(params["zeta2"], **params["problem_kw"])
+
+
 # ---------------------------------------------------------------------------- heterogeneity
 def _floors_with_params(params: dict[str, Any], rules: tuple[str, ...]) -> dict[str, Any]:
     """:func:`~fedtheory.experiments.fedavg_experiments.floors_vs_heterogeneity` at ``params``
@@ -54,9 +75,8 @@ def _floors_with_params(params: dict[str, Any], rules: tuple[str, ...]) -> dict[
     return data
 
 
-@functools.lru_cache(maxsize=4)
-def _het_drift_data(preset: str, seed: int) -> dict[str, Any]:
-    ctx = Context(preset=preset, seed=seed, claim_id=HETEROGENEITY_ID)
+@_experiment(HETEROGENEITY_ID)
+def _het_drift_data(ctx: Context) -> dict[str, Any]:
     params = {
         "levels": ctx.size(quick=(0.0, 1.0, 4.0), full=(0.0, 0.5, 1.0, 2.0, 4.0, 8.0)),
         "lr": 0.1, "local_steps": 5, "sigma2": 0.25,
@@ -68,9 +88,8 @@ def _het_drift_data(preset: str, seed: int) -> dict[str, Any]:
     return _floors_with_params(params, ("fedavg", "scaffold"))
 
 
-@functools.lru_cache(maxsize=4)
-def _het_sampling_data(preset: str, seed: int) -> dict[str, Any]:
-    ctx = Context(preset=preset, seed=seed, claim_id=HETEROGENEITY_ID)
+@_experiment(HETEROGENEITY_ID)
+def _het_sampling_data(ctx: Context) -> dict[str, Any]:
     params = {
         "levels": ctx.size(quick=(0.0, 1.0, 4.0), full=(0.0, 0.5, 1.0, 2.0, 4.0, 8.0)),
         "participants": 2, "lr": 0.2, "local_steps": 1, "sigma2": 0.25,
@@ -89,17 +108,15 @@ def heterogeneity_data(preset: str = "quick", seed: int = 0) -> tuple[dict[str, 
     return _het_drift_data(preset, seed), _het_sampling_data(preset, seed)
 
 
-
 # ---------------------------------------------------------------------------- participation
-@functools.lru_cache(maxsize=4)
-def _pp_update_data(preset: str, seed: int) -> dict[str, Any]:
-    ctx = Context(preset=preset, seed=seed, claim_id=PARTIAL_PARTICIPATION_ID)
+@_experiment(PARTIAL_PARTICIPATION_ID)
+def _pp_update_data(ctx: Context) -> dict[str, Any]:
     params = {"participants": (1, 2, 5, 9, 10), "zeta2": 1.0, "lr": 0.05, "local_steps": 5,
               "sigma2": 1.0, "replicas": ctx.size(quick=4000, full=100_000),
               "problem_kw": {"n": 10, "d": 8, "mu": 0.2, "L": 1.0, "problem_seed": 1,
                              "identical_hessians": True},
               "x0": 1.0, "seed": engine_seed(ctx, "update")}
-    prob = fx.make_problem(params["zeta2"], **params["problem_kw"])
+    prob = _problem(params)
     data = fx.server_update_samples(
         prob, params["participants"], lr=params["lr"], local_steps=params["local_steps"],
         sigma2=params["sigma2"], x0=np.full(prob.d, params["x0"]),
@@ -109,9 +126,8 @@ def _pp_update_data(preset: str, seed: int) -> dict[str, Any]:
     return data
 
 
-@functools.lru_cache(maxsize=4)
-def _pp_floor_data(preset: str, seed: int) -> dict[str, Any]:
-    ctx = Context(preset=preset, seed=seed, claim_id=PARTIAL_PARTICIPATION_ID)
+@_experiment(PARTIAL_PARTICIPATION_ID)
+def _pp_floor_data(ctx: Context) -> dict[str, Any]:
     params = {"participants": ctx.size(quick=(1, 2, 5, 10), full=(1, 2, 3, 5, 7, 10)),
               "levels": (0.0, 1.0), "lr": 0.1, "local_steps": 2, "sigma2": 0.25,
               "rounds": ctx.size(quick=100, full=200),
@@ -137,56 +153,49 @@ def partial_participation_data(preset: str = "quick", seed: int = 0) -> tuple[di
     return _pp_update_data(preset, seed), _pp_floor_data(preset, seed)
 
 
-
 # ---------------------------------------------------------------------------- local steps
-@functools.lru_cache(maxsize=4)
-def _ls_rate_data(preset: str, seed: int) -> dict[str, Any]:
-    ctx = Context(preset=preset, seed=seed, claim_id=LOCAL_STEPS_ID)
+def _local_steps_runs(params: dict[str, Any], prob: Any, x0: np.ndarray) -> dict[str, Any]:
+    """:func:`~fedtheory.experiments.fedavg_experiments.local_steps_runs` at ``params``, with
+    ``params`` kept in the result."""
+    data = fx.local_steps_runs(prob, params["rounds_grid"], local_steps=params["local_steps"],
+                               c=params["c"], sigma2=params["sigma2"],
+                               replicas=params["replicas"], seed=params["seed"], x0=x0)
+    data["params"] = params
+    return data
+
+
+@_experiment(LOCAL_STEPS_ID)
+def _ls_rate_data(ctx: Context) -> dict[str, Any]:
     params = {"rounds_grid": ctx.size(quick=(20, 80, 320), full=(50, 200, 800, 3200)),
               "local_steps": 5, "c": 0.5, "sigma2": 1.0, "zeta2": 1.0,
               "replicas": ctx.size(quick=300, full=3000),
               "problem_kw": {"n": 10, "d": 16, "mu": 0.5, "L": 1.0, "problem_seed": 2},
               "x0": "x_star", "seed": engine_seed(ctx, "rate")}
-    prob = fx.make_problem(params["zeta2"], **params["problem_kw"])
+    prob = _problem(params)
     x0 = prob.x_star.copy()
-    data = fx.local_steps_runs(prob, params["rounds_grid"], local_steps=params["local_steps"],
-                               c=params["c"], sigma2=params["sigma2"],
-                               replicas=params["replicas"], seed=params["seed"], x0=x0)
-    data["params"] = params
+    data = _local_steps_runs(params, prob, x0)
     dense = np.unique(np.geomspace(params["rounds_grid"][0], params["rounds_grid"][-1], 12)
                       .round().astype(int))
-    K = params["local_steps"]
-    data["exact_grid"] = {
-        "rounds": dense,
-        "fedavg": np.array([fx.fedavg_final_moments(
-            prob, lr=fx.step_size_for(K * R, params["c"]), rounds=int(R), local_steps=K,
-            sigma2=params["sigma2"], x0=x0).grad_norm2[-1] for R in dense]),
-        "sgd": np.array([fx.fedavg_final_moments(
-            prob, lr=fx.step_size_for(K * R, params["c"]), rounds=int(K * R), local_steps=1,
-            sigma2=params["sigma2"], x0=x0).grad_norm2[-1] for R in dense]),
-    }
+    K, c, sigma2 = params["local_steps"], params["c"], params["sigma2"]
+    exact = np.array([fx.fedavg_and_sgd_final(prob, rounds=int(R), local_steps=K, c=c,
+                                              sigma2=sigma2, x0=x0) for R in dense])
+    data["exact_grid"] = {"rounds": dense, "fedavg": exact[:, 0], "sgd": exact[:, 1]}
     data["curves"] = fx.local_steps_curves(prob, rounds=params["rounds_grid"][-1],
-                                           local_steps=K, c=params["c"],
-                                           sigma2=params["sigma2"], x0=np.ones(prob.d))
+                                           local_steps=K, c=c, sigma2=sigma2,
+                                           x0=np.ones(prob.d))
     return data
 
 
-@functools.lru_cache(maxsize=4)
-def _ls_equal_data(preset: str, seed: int) -> dict[str, Any]:
-    ctx = Context(preset=preset, seed=seed, claim_id=LOCAL_STEPS_ID)
+@_experiment(LOCAL_STEPS_ID)
+def _ls_equal_data(ctx: Context) -> dict[str, Any]:
     params = {"rounds_grid": ctx.size(quick=(10, 40), full=(10, 40, 160)), "local_steps": 5,
               "c": 0.5, "sigma2": 1.0, "zeta2": 1.0,
               "replicas": ctx.size(quick=1000, full=10_000),
               "problem_kw": {"n": 10, "d": 16, "mu": 0.5, "L": 1.0, "problem_seed": 3,
                              "identical_hessians": True},
               "x0": 1.0, "seed": engine_seed(ctx, "equal")}
-    prob = fx.make_problem(params["zeta2"], **params["problem_kw"])
-    data = fx.local_steps_runs(prob, params["rounds_grid"], local_steps=params["local_steps"],
-                               c=params["c"], sigma2=params["sigma2"],
-                               replicas=params["replicas"], seed=params["seed"],
-                               x0=np.full(prob.d, params["x0"]))
-    data["params"] = params
-    return data
+    prob = _problem(params)
+    return _local_steps_runs(params, prob, np.full(prob.d, params["x0"]))
 
 
 def local_steps_data(preset: str = "quick", seed: int = 0) -> tuple[dict[str, Any],
@@ -196,29 +205,24 @@ def local_steps_data(preset: str = "quick", seed: int = 0) -> tuple[dict[str, An
     return _ls_rate_data(preset, seed), _ls_equal_data(preset, seed)
 
 
-
 def exact_exponent_windows(preset: str = "quick", seed: int = 0, windows: int = 8
                            ) -> dict[str, np.ndarray]:
     """Exact exponents of the final E||grad f||^2 in R over windows [R, 16 R], R = R_0 4^j, for
     FedAvg and parallel SGD on the rate experiment's problem (closed-form moments), and the
     exact ratio FedAvg / SGD at the window ends."""
     p = _ls_rate_data(preset, seed)["params"]
-    prob = fx.make_problem(p["zeta2"], **p["problem_kw"])
-    K, c = p["local_steps"], p["c"]
+    prob = _problem(p)
 
-    def final(R: int, steps: int) -> float:
-        lr = fx.step_size_for(K * R, c)
-        return float(fx.fedavg_final_moments(
-            prob, lr=lr, rounds=R * K // steps, local_steps=steps, sigma2=p["sigma2"],
-            x0=prob.x_star).grad_norm2[-1])
+    def final(R: int) -> tuple[float, float]:
+        return fx.fedavg_and_sgd_final(prob, rounds=R, local_steps=p["local_steps"], c=p["c"],
+                                       sigma2=p["sigma2"], x0=prob.x_star)
 
     lo = np.array([p["rounds_grid"][0] * 4**j for j in range(windows)])
+    a = np.array([final(int(r)) for r in lo])
+    b = np.array([final(int(16 * r)) for r in lo])
     out: dict[str, np.ndarray] = {"R": lo}
-    for key, steps in (("fedavg", K), ("sgd", 1)):
-        a = np.array([final(int(r), steps) for r in lo])
-        b = np.array([final(int(16 * r), steps) for r in lo])
-        out[key] = np.log(b / a) / np.log(16.0)
-        out[f"{key}_end"] = b
+    for j, key in enumerate(("fedavg", "sgd")):
+        out[key] = np.log(b[:, j] / a[:, j]) / np.log(16.0)
+        out[f"{key}_end"] = b[:, j]
     out["ratio"] = out["fedavg_end"] / out["sgd_end"]
     return out
-

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -13,7 +14,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-__all__ = ["figure_script_args", "plt", "save_figure"]
+__all__ = ["errorbar_points", "figure_script_args", "label_axes", "plt", "save_figure"]
 
 
 def save_figure(fig: plt.Figure, path: Path | str | None,
@@ -34,6 +35,29 @@ def save_figure(fig: plt.Figure, path: Path | str | None,
         out.append(str(target))
     plt.close(fig)
     return out
+
+
+def errorbar_points(ax: plt.Axes, x: Any, mean: Any, half_width: Any, *, color: str, label: str,
+                    fmt: str = "o") -> None:
+    """Monte Carlo means as points with their interval half-widths as error bars, in the
+    figures' common style (marker size 4, caps 3)."""
+    ax.errorbar(x, mean, yerr=half_width, fmt=fmt, color=color, ms=4, capsize=3, label=label)
+
+
+def label_axes(ax: plt.Axes, xlabel: str, ylabel: str, title: str, *, log: str = "",
+               title_size: float = 8, legend_size: float = 7) -> None:
+    """Axis labels, a small title and the legend of one panel; ``log`` names the axes on a log
+    scale (``""``, ``"x"``, ``"y"`` or ``"xy"``)."""
+    if set(log) - {"x", "y"}:
+        raise ValueError(f"log must be '', 'x', 'y' or 'xy', got {log!r}")
+    if "x" in log:
+        ax.set_xscale("log")
+    if "y" in log:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=title_size)
+    ax.legend(fontsize=legend_size)
 
 
 def figure_script_args(doc: str, argv: Sequence[str] | None = None, *,

@@ -12,9 +12,17 @@ from typing import Any
 import numpy as np
 
 from fedtheory.experiments.fedavg_experiments import mean_interval
-from fedtheory.plotting import plt, save_figure
+from fedtheory.plotting import errorbar_points, label_axes, plt, save_figure
 
 __all__ = ["plot_heterogeneity", "plot_local_steps", "plot_partial_participation"]
+
+
+def _mc_points(ax: plt.Axes, x: Any, samples: np.ndarray, alpha: float, *, color: str,
+               label: str, fmt: str = "o") -> None:
+    """Row means of ``samples`` at ``x`` with their two-sided intervals at ``alpha``
+    (:func:`~fedtheory.experiments.fedavg_experiments.mean_interval`)."""
+    mean, hw = mean_interval(samples, alpha)
+    errorbar_points(ax, x, mean, hw, color=color, label=label, fmt=fmt)
 
 
 def plot_heterogeneity(drift: dict[str, Any], sampling: dict[str, Any], path: Any,
@@ -34,16 +42,15 @@ def plot_heterogeneity(drift: dict[str, Any], sampling: dict[str, Any], path: An
         lv = np.asarray(data["levels"])
         ax.plot(lv, data["exact_fedavg"], "-", color="C0", label="FedAvg (exact)")
         for key, color, name in (("fedavg", "C0", "FedAvg"), (rule, "C1", label)):
-            mean, hw = mean_interval(data["dist2"][key], alpha)
-            ax.errorbar(lv, mean, yerr=hw, fmt="o", color=color, ms=4, capsize=3,
-                        label=f"{name} (Monte Carlo)")
+            _mc_points(ax, lv, data["dist2"][key], alpha, color=color,
+                       label=f"{name} (Monte Carlo)")
         m = p.get("participants") or p["problem_kw"]["n"]
-        ax.set_title(f"m = {m} of {p['problem_kw']['n']}, K = {p['local_steps']}, "
-                     f"lr = {p['lr']}, R = {p['rounds']}, {p['replicas']} replicas",
-                     fontsize=9)
-        ax.set_xlabel(r"heterogeneity $\zeta_\star^2 = \frac{1}{n}\sum_i\|\nabla f_i(x^\star)\|^2$")
-        ax.set_ylabel(r"$\mathbb{E}\|x_R - x^\star\|^2$")
-        ax.legend(fontsize=8)
+        label_axes(ax,
+                   r"heterogeneity $\zeta_\star^2 = \frac{1}{n}\sum_i\|\nabla f_i(x^\star)\|^2$",
+                   r"$\mathbb{E}\|x_R - x^\star\|^2$",
+                   f"m = {m} of {p['problem_kw']['n']}, K = {p['local_steps']}, "
+                   f"lr = {p['lr']}, R = {p['rounds']}, {p['replicas']} replicas",
+                   title_size=9, legend_size=8)
     fig.suptitle(f"FedAvg's floor grows with heterogeneity; memory removes it "
                  f"(intervals at alpha = {alpha:g})", fontsize=10)
     return save_figure(fig, path)
@@ -61,38 +68,31 @@ def plot_partial_participation(update: dict[str, Any], floor: dict[str, Any], pa
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
     ax = axes[0]
     m = np.asarray(update["participants"], dtype=float)
-    mean, hw = mean_interval(update["samples"], alpha)
     ax.plot(m, update["variance"], "-", color="C0", label="exact")
     ax.plot(m, update["leading"], "--", color="C2",
             label=r"$\frac{\gamma^2K}{m}(\sigma^2 + K\zeta^2\frac{n-m}{n-1})$")
     ax.plot(m, update["lecture"], ":", color="C3",
             label=r"lecture: $\frac{\gamma^2K}{m}(\sigma^2 + K\zeta^2(1-\frac{m}{n}))$")
-    ax.errorbar(m, mean, yerr=hw, fmt="o", color="C0", ms=4, capsize=3, label="Monte Carlo")
-    ax.set_yscale("log")
-    ax.set_xlabel("m (participants per round)")
-    ax.set_ylabel(r"$\mathbb{E}\|x_1 - \mathbb{E}x_1\|^2$")
+    _mc_points(ax, m, update["samples"], alpha, color="C0", label="Monte Carlo")
     p = update["params"]
-    ax.set_title(f"one round, K = {p['local_steps']}, lr = {p['lr']}, sigma^2 = {p['sigma2']}, "
-                 f"zeta^2 = {update['zeta2']:.3g}, {p['replicas']} replicas", fontsize=8)
-    ax.legend(fontsize=7)
+    label_axes(ax, "m (participants per round)", r"$\mathbb{E}\|x_1 - \mathbb{E}x_1\|^2$",
+               f"one round, K = {p['local_steps']}, lr = {p['lr']}, sigma^2 = {p['sigma2']}, "
+               f"zeta^2 = {update['zeta2']:.3g}, {p['replicas']} replicas", log="y")
     ax = axes[1]
     p = floor["params"]
     m = np.asarray(p["participants"], dtype=float)
     diff = floor["dist2"][:, 1, :] - floor["dist2"][:, 0, :]
     exact = floor["exact"][:, 1] - floor["exact"][:, 0]
-    mean, hw = mean_interval(diff, alpha)
     ax.plot(m, exact, "-", color="C0", label="exact")
     scale = exact[0] / floor["lecture_factor"][0]
     ax.plot(m, scale * floor["lecture_factor"], ":", color="C3",
             label=r"$\propto (1-\frac{m}{n})/m$ (lecture)")
-    ax.errorbar(m, mean, yerr=hw, fmt="o", color="C0", ms=4, capsize=3,
-                label="Monte Carlo (paired)")
-    ax.set_xlabel("m (participants per round)")
-    ax.set_ylabel(r"$\mathbb{E}\|x_R - x^\star\|^2_{\zeta^2=1} - "
-                  r"\mathbb{E}\|x_R - x^\star\|^2_{\zeta^2=0}$")
-    ax.set_title(f"after R = {p['rounds']} rounds, K = {p['local_steps']}, lr = {p['lr']}, "
-                 f"{p['replicas']} replicas", fontsize=8)
-    ax.legend(fontsize=7)
+    _mc_points(ax, m, diff, alpha, color="C0", label="Monte Carlo (paired)")
+    label_axes(ax, "m (participants per round)",
+               r"$\mathbb{E}\|x_R - x^\star\|^2_{\zeta^2=1} - "
+               r"\mathbb{E}\|x_R - x^\star\|^2_{\zeta^2=0}$",
+               f"after R = {p['rounds']} rounds, K = {p['local_steps']}, lr = {p['lr']}, "
+               f"{p['replicas']} replicas")
     fig.suptitle(f"Partial participation amplifies heterogeneity (intervals at alpha = "
                  f"{alpha:g})", fontsize=10)
     return save_figure(fig, path)
@@ -115,19 +115,14 @@ def plot_local_steps(rate: dict[str, Any], curves: dict[str, Any], path: Any,
     ax.plot(Tg, grid["fedavg"], "-", color="C0", label=f"FedAvg, K = {K} (exact)")
     ax.plot(Tg, grid["sgd"], "--", color="C1", label="parallel SGD (exact)")
     for key, color, fmt, name in (("fedavg", "C0", "o", "FedAvg"), ("sgd", "C1", "s", "SGD")):
-        mean, hw = mean_interval(rate[key], alpha)
-        ax.errorbar(T, mean, yerr=hw, fmt=fmt, color=color, ms=4, capsize=3,
-                    label=f"{name} (Monte Carlo)")
+        _mc_points(ax, T, rate[key], alpha, color=color, label=f"{name} (Monte Carlo)", fmt=fmt)
     guide = grid["sgd"][0] * np.sqrt(Tg[0] / Tg)
     ax.plot(Tg, guide, ":", color="gray", label=r"$\propto T^{-1/2}$")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel(r"gradient steps per client $T = KR$ ($\gamma = c/\sqrt{T}$)")
-    ax.set_ylabel(r"$\mathbb{E}\|\nabla f(x_{\mathrm{final}})\|^2$")
     p = rate["params"]
-    ax.set_title(f"n = {p['problem_kw']['n']}, c = {rate['c']}, sigma^2 = {p['sigma2']}, "
-                 f"{p['replicas']} replicas", fontsize=8)
-    ax.legend(fontsize=7)
+    label_axes(ax, r"gradient steps per client $T = KR$ ($\gamma = c/\sqrt{T}$)",
+               r"$\mathbb{E}\|\nabla f(x_{\mathrm{final}})\|^2$",
+               f"n = {p['problem_kw']['n']}, c = {rate['c']}, sigma^2 = {p['sigma2']}, "
+               f"{p['replicas']} replicas", log="xy")
     ax = axes[1]
     ax.plot(curves["fedavg_rounds"][1:], curves["fedavg"][1:], "-", color="C0",
             label=f"FedAvg, K = {K}")
@@ -136,13 +131,9 @@ def plot_local_steps(rate: dict[str, Any], curves: dict[str, Any], path: Any,
     R = curves["fedavg_rounds"][-1]
     ax.axvline(R, color="C0", lw=0.8, ls=":")
     ax.axhline(curves["fedavg"][-1], color="gray", lw=0.8, ls=":")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("communication rounds")
-    ax.set_ylabel(r"$\mathbb{E}\|\nabla f(x)\|^2$ (exact)")
-    ax.set_title(f"R = {R} rounds vs KR = {curves['sgd_rounds'][-1]}, "
-                 f"gamma = {float(curves['lr']):.3g}", fontsize=8)
-    ax.legend(fontsize=7)
+    label_axes(ax, "communication rounds", r"$\mathbb{E}\|\nabla f(x)\|^2$ (exact)",
+               f"R = {R} rounds vs KR = {curves['sgd_rounds'][-1]}, "
+               f"gamma = {float(curves['lr']):.3g}", log="xy")
     fig.suptitle("FedAvg with K local steps vs parallel SGD with the same gradient steps",
                  fontsize=10)
     return save_figure(fig, path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fedtheory.experiments.importance_sampling import VarianceCurves
-from fedtheory.plotting import plt, save_figure
+from fedtheory.plotting import errorbar_points, label_axes, plt, save_figure
 
 __all__ = ["plot_variance_curves"]
 
@@ -22,15 +22,12 @@ def plot_variance_curves(data: VarianceCurves, path: Path | str | None) -> list[
             label=r"independent, $p_i = b/n$ (exact)")
     ax.plot(data.b[keep], data.exact_without_replacement[keep], "-", color="C1",
             label=r"$b$ of $n$ without replacement (exact)")
-    ax.errorbar(data.mc_b, data.mc_independent, yerr=data.half_width_independent, fmt="o",
-                color="C0", ms=4, capsize=3, label="Monte Carlo, independent")
-    ax.errorbar(data.mc_b, data.mc_without_replacement,
-                yerr=data.half_width_without_replacement, fmt="s", color="C1", ms=4, capsize=3,
-                label="Monte Carlo, without replacement")
-    ax.set_yscale("log")
-    ax.set_xlabel("b (expected number of participants)")
-    ax.set_ylabel(r"$\mathbb{E}\|X - \bar G\|^2$")
-    ax.set_title(f"n = {data.n} (both 0 at b = n); {data.replicas} replicas per point, "
-                 f"intervals at alpha = {data.alpha:g}", fontsize=9)
-    ax.legend(fontsize=8)
+    errorbar_points(ax, data.mc_b, data.mc_independent, data.half_width_independent,
+                    color="C0", label="Monte Carlo, independent")
+    errorbar_points(ax, data.mc_b, data.mc_without_replacement,
+                    data.half_width_without_replacement, color="C1",
+                    label="Monte Carlo, without replacement", fmt="s")
+    label_axes(ax, "b (expected number of participants)", r"$\mathbb{E}\|X - \bar G\|^2$",
+               f"n = {data.n} (both 0 at b = n); {data.replicas} replicas per point, "
+               f"intervals at alpha = {data.alpha:g}", log="y", title_size=9, legend_size=8)
     return save_figure(fig, path)

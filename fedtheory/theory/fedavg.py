@@ -29,9 +29,9 @@ the theory that the Monte Carlo runs of the engine are compared with (two-sided)
 Everything here takes a :class:`~fedtheory.problems.QuadraticProblem` with diagonal Hessians
 and uniform weights (the lecture's :math:`f = \frac1n\sum_i f_i`).
 :func:`make_problem` builds the claims' scenarios (a family of problems that differ in their
-heterogeneity alone) and :func:`local_steps_curves` the exact trajectories of FedAvg against
-parallel SGD; the engine runs that these formulas are compared with are in
-:mod:`fedtheory.experiments.fedavg_experiments`.
+heterogeneity alone), :func:`local_steps_curves` the exact trajectories of FedAvg against
+parallel SGD and :func:`fedavg_and_sgd_final` their final errors; the engine runs that these
+formulas are compared with are in :mod:`fedtheory.experiments.fedavg_experiments`.
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.validation import integer_at_least
+from fedtheory.validation import integer_at_least, nonnegative_real, positive_real
 
 __all__ = [
     "FedAvgMoments",
     "enumerate_subset_variance",
+    "fedavg_and_sgd_final",
     "fedavg_final_moments",
     "fedavg_fixed_point",
     "fedavg_moments",
@@ -62,24 +63,6 @@ __all__ = [
 ]
 
 # ---------------------------------------------------------------------------- validation
-def _positive(name: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return v
-
-
-def _nonneg(name: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a non-negative number, got {value!r}") from None
-    if not np.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
-    return v
 
 
 def _participants(m: int | None, n: int) -> int:
@@ -113,7 +96,7 @@ def local_contraction(hessians: np.ndarray, lr: float, local_steps: int) -> np.n
     >>> local_contraction(np.array([[1.0, 2.0]]), 0.25, 2).tolist()
     [[0.5625, 0.25]]
     """
-    lr = _positive("lr", lr)
+    lr = positive_real("lr", lr)
     local_steps = integer_at_least("local_steps", local_steps)
     return (1.0 - lr * np.asarray(hessians, dtype=float)) ** local_steps
 
@@ -130,7 +113,7 @@ def local_noise_gain(hessians: np.ndarray, lr: float, local_steps: int) -> np.nd
     >>> float(local_noise_gain(np.array([0.0]), 0.5, 4)[0])
     1.0
     """
-    lr = _positive("lr", lr)
+    lr = positive_real("lr", lr)
     local_steps = integer_at_least("local_steps", local_steps)
     q = (1.0 - lr * np.asarray(hessians, dtype=float)) ** 2
     powers = q[..., None] ** np.arange(local_steps)
@@ -291,8 +274,8 @@ def update_moments(
     if x.shape != (d,):
         raise ValueError(f"x must have shape ({d},), got shape {x.shape}")
     m = _participants(participants, n)
-    sigma2 = _nonneg("sigma2", sigma2)
-    global_lr = _positive("global_lr", global_lr)
+    sigma2 = nonnegative_real("sigma2", sigma2)
+    global_lr = positive_real("global_lr", global_lr)
     mu = (local_contraction(A, lr, local_steps) - 1.0) * (x - c)
     het = subset_variance(mu, m)
     noise = sigma2 / d * float(local_noise_gain(A, lr, local_steps).sum()) / (m * n)
@@ -348,6 +331,42 @@ def _start(x0: np.ndarray | None, d: int) -> np.ndarray:
     return x0
 
 
+@dataclass(frozen=True)
+class _RoundMap:
+    r"""The per-client coefficients of one FedAvg round in deviation coordinates,
+    :math:`e^+ = \bar\alpha_{\mathcal S} e + \bar\beta_{\mathcal S} + \nu_{\mathcal S}`
+    (module docstring), with the validated arguments of :func:`fedavg_moments`.
+
+    ``noise`` is :math:`\gamma_g^2\frac{\sigma^2}{d}\sum_i\gamma^2\sum_{j<K}(1-\gamma a_i)^{2j}`
+    per coordinate: :math:`mn` times the variance of :math:`\nu_{\mathcal S}`.
+    """
+
+    alpha: np.ndarray
+    beta: np.ndarray
+    noise: np.ndarray
+    e0: np.ndarray
+    rounds: int
+    participants: int
+
+
+def _round_map(problem: Any, *, lr: float, rounds: int, local_steps: int, sigma2: float,
+               global_lr: float, x0: np.ndarray | None,
+               participants: int | None = None) -> _RoundMap:
+    """Validate the arguments of the moment recursions and build the round's coefficients."""
+    A, c, x_star = _diagonal_quadratic(problem)
+    n, d = c.shape
+    rounds = integer_at_least("rounds", rounds, minimum=0)
+    m = _participants(participants, n)
+    sigma2 = nonnegative_real("sigma2", sigma2)
+    global_lr = positive_real("global_lr", global_lr)
+    x0 = _start(x0, d)
+    one_minus_p = 1.0 - local_contraction(A, lr, local_steps)
+    noise = global_lr**2 * sigma2 / d * local_noise_gain(A, lr, local_steps).sum(axis=0)
+    return _RoundMap(alpha=1.0 - global_lr * one_minus_p,
+                     beta=global_lr * one_minus_p * (c - x_star), noise=noise,
+                     e0=x0 - x_star, rounds=rounds, participants=m)
+
+
 def fedavg_moments(
     problem: Any,
     *,
@@ -396,29 +415,22 @@ def fedavg_moments(
     >>> mom.mean[:, 0].tolist(), mom.dist2.tolist()
     ([2.0, 1.0, 0.5], [4.0, 1.125, 0.40625])
     """
-    A, c, x_star = _diagonal_quadratic(problem)
-    n, d = c.shape
-    rounds = integer_at_least("rounds", rounds, minimum=0)
-    m = _participants(participants, n)
-    sigma2 = _nonneg("sigma2", sigma2)
-    global_lr = _positive("global_lr", global_lr)
-    x0 = _start(x0, d)
-
-    one_minus_p = 1.0 - local_contraction(A, lr, local_steps)
-    alpha = 1.0 - global_lr * one_minus_p
-    beta = global_lr * one_minus_p * (c - x_star)
+    rm = _round_map(problem, lr=lr, rounds=rounds, local_steps=local_steps, sigma2=sigma2,
+                    global_lr=global_lr, x0=x0, participants=participants)
+    alpha, beta, m = rm.alpha, rm.beta, rm.participants
+    n, d = alpha.shape
     e_a = alpha.mean(axis=0)
     e_b = beta.mean(axis=0)
     e_aa = subset_mean_product(alpha, alpha, m)
     e_ab = subset_mean_product(alpha, beta, m)
     e_bb = subset_mean_product(beta, beta, m)
-    noise = global_lr**2 * sigma2 / d * local_noise_gain(A, lr, local_steps).sum(axis=0) / (m * n)
+    noise = rm.noise / (m * n)
 
-    mean = np.empty((rounds + 1, d))
-    second = np.empty((rounds + 1, d))
-    mean[0] = x0 - x_star
+    mean = np.empty((rm.rounds + 1, d))
+    second = np.empty((rm.rounds + 1, d))
+    mean[0] = rm.e0
     second[0] = mean[0] ** 2
-    for r in range(rounds):
+    for r in range(rm.rounds):
         mean[r + 1] = e_a * mean[r] + e_b
         second[r + 1] = e_aa * second[r] + 2.0 * e_ab * mean[r] + e_bb + noise
     return FedAvgMoments(mean, second, np.asarray(problem.hessian, dtype=float))
@@ -454,23 +466,19 @@ def fedavg_final_moments(
     >>> bool(np.allclose(a.second[-1], b.second[-1], rtol=1e-10))
     True
     """
-    A, c, x_star = _diagonal_quadratic(problem)
-    n, d = c.shape
-    rounds = integer_at_least("rounds", rounds, minimum=0)
-    sigma2 = _nonneg("sigma2", sigma2)
-    global_lr = _positive("global_lr", global_lr)
-    x0 = _start(x0, d)
-    one_minus_p = 1.0 - local_contraction(A, lr, local_steps)
-    a = (1.0 - global_lr * one_minus_p).mean(axis=0)
-    b = (global_lr * one_minus_p * (c - x_star)).mean(axis=0)
-    q = global_lr**2 * sigma2 / d * local_noise_gain(A, lr, local_steps).sum(axis=0) / n**2
+    rm = _round_map(problem, lr=lr, rounds=rounds, local_steps=local_steps, sigma2=sigma2,
+                    global_lr=global_lr, x0=x0)
+    rounds = rm.rounds
+    a = rm.alpha.mean(axis=0)
+    b = rm.beta.mean(axis=0)
+    q = rm.noise / rm.alpha.shape[0] ** 2
 
     def geometric(ratio: np.ndarray) -> np.ndarray:
         one = np.isclose(ratio, 1.0, rtol=0.0, atol=1e-15)
         safe = np.where(one, 0.0, ratio)
         return np.where(one, float(rounds), (1.0 - safe**rounds) / (1.0 - safe))
 
-    mu0 = x0 - x_star
+    mu0 = rm.e0
     mu = a**rounds * mu0 + b * geometric(a)
     var = q * geometric(a**2)
     mean = np.stack([mu0, mu])
@@ -492,7 +500,7 @@ def make_problem(
     *,
     n: int = 10,
     d: int = 8,
-    L: float = 1.0,  # noqa: N803 (the paper's symbol)
+    L: float = 1.0,
     mu: float = 0.2,
     identical_hessians: bool = False,
     problem_seed: int = 0,
@@ -509,14 +517,37 @@ def make_problem(
     from fedtheory.problems import QuadraticProblem
 
     return QuadraticProblem.heterogeneous(
-        n, d, L=L, mu=mu, sigma_G2=_nonneg("zeta2", zeta2),
+        n, d, L=L, mu=mu, sigma_G2=nonnegative_real("zeta2", zeta2),
         rng=np.random.default_rng(problem_seed), identical_hessians=identical_hessians,
     )
 
 
 def step_size_for(total_steps: int, c: float) -> float:
     r"""The step :math:`\gamma = c/\sqrt T` with which both FedAvg and parallel SGD run."""
-    return _positive("c", c) / np.sqrt(integer_at_least("total_steps", total_steps))
+    return positive_real("c", c) / np.sqrt(integer_at_least("total_steps", total_steps))
+
+
+def fedavg_and_sgd_final(problem: Any, *, rounds: int, local_steps: int, c: float,
+                         sigma2: float, x0: np.ndarray | None) -> tuple[float, float]:
+    r"""Exact final :math:`\mathbb E\|\nabla f\|^2` of FedAvg (:math:`K` local steps,
+    :math:`R` rounds) and of parallel SGD (:math:`KR` rounds of one step), both with
+    :math:`\gamma = c/\sqrt{KR}` and full participation (:func:`fedavg_final_moments`).
+
+    >>> fed, sgd = fedavg_and_sgd_final(_example_problem(), rounds=4, local_steps=3, c=0.5,
+    ...                                 sigma2=1.0, x0=None)
+    >>> bool(fed > 0 and sgd > 0)
+    True
+    """
+    K = integer_at_least("local_steps", local_steps)
+    R = integer_at_least("rounds", rounds)
+    lr = step_size_for(K * R, c)
+
+    def final(steps_per_round: int) -> float:
+        return float(fedavg_final_moments(problem, lr=lr, rounds=K * R // steps_per_round,
+                                          local_steps=steps_per_round, sigma2=sigma2,
+                                          x0=x0).grad_norm2[-1])
+
+    return final(K), final(1)
 
 
 def local_steps_curves(problem: Any, *, rounds: int, local_steps: int, c: float,

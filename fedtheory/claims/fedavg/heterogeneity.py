@@ -31,36 +31,42 @@ CLAIM = Claim(
     kind=ClaimKind.QUALITATIVE,
     expected="confirmed",
     derivation=r"""
-Reading. The O-rates say that heterogeneity enters FedAvg's error (the zeta^{2/3}/R^{2/3} term is
-the client drift balanced against the step size) and not SCAFFOLD's. With fixed step sizes this is
-a statement about the error floor: measurable as E||x_R - x*||^2 at a fixed R (long enough for the
-transient to be negligible) on a family of problems that differ only in their heterogeneity.
-Problems: diagonal quadratics f_i = 1/2 (x - c_i)^T A_i (x - c_i) with x* = 0, fixed Hessians
-and center directions, and centers scaled so that zeta_*^2 = (1/n) sum_i ||grad f_i(x*)||^2 takes
-the levels tested (make_problem). With different Hessians Assumption 2's uniform bound fails on
-R^d (the gradient differences grow linearly in x), so zeta^2 is measured at the optimum (the
-bound on any ball around x* grows with it); with identical Hessians Assumption 2 holds exactly
-but then FedAvg has no drift at all (derived below) -- the heterogeneity term of Theorem 1 is an
-upper bound that such problems do not attain.
+**Reading.** The $\mathcal O$-rates say that heterogeneity enters FedAvg's error (the
+$\zeta^{2/3}/R^{2/3}$ term is the client drift balanced against the step size) and not SCAFFOLD's.
+With fixed step sizes this is a statement about the error floor: measurable as
+$\mathbb E\|x_R - x^\star\|^2$ at a fixed $R$ (long enough for the transient to be negligible) on a
+family of problems that differ only in their heterogeneity. Problems: diagonal quadratics
+$f_i(x) = \tfrac12(x - c_i)^\top A_i(x - c_i)$ with $x^\star = 0$, fixed Hessians and center
+directions, and centers scaled so that $\zeta_\star^2 = \frac1n\sum_i \|\nabla f_i(x^\star)\|^2$
+takes the levels tested (`make_problem`). With different Hessians Assumption 2's uniform bound
+fails on $\mathbb R^d$ (the gradient differences grow linearly in $x$), so $\zeta^2$ is measured at
+the optimum (the bound on any ball around $x^\star$ grows with it); with identical Hessians
+Assumption 2 holds exactly but then FedAvg has no drift at all (derived below): the heterogeneity
+term of Theorem 1 is an upper bound that such problems do not attain.
 
-Derived (symbolic, one coordinate per client, rsolve for the K local steps):
-* FedAvg's fixed point x_hat = sum_i (1 - P_i) c_i / sum_i (1 - P_i), P_i = (1 - gamma a_i)^K;
-  drift x_hat - x* = 0 for K = 1 and for equal Hessians; otherwise its leading term is
-  (K-1) gamma/2 * sum_i a_i grad f_i(x*) / sum_i a_i; it is linear in the heterogeneity scale s,
-  so drift^2 / zeta_*^2 does not depend on s: the floor is exactly affine in zeta_*^2.
-* SCAFFOLD's fixed-point equations (server at rest, control variates at rest) have the unique
-  solution x = x*, u_i = grad f_i(x*), for every K and every heterogeneity.
-* In deviation coordinates (e = x - x*, v_i = u_i - grad f_i(x*)) SCAFFOLD's and SAGA's updates
-  contain no grad f_i(x*) term (it cancels in -u_i + u_bar), so zeta only enters through the
-  initial memory; with SAGA's initialisation u_j = grad f_j(x_0) (the lecture's) not even there.
+**Derived** (symbolic, one coordinate per client, `rsolve` for the $K$ local steps):
 
-Monte Carlo (engine: fedtheory.simulate, common random numbers across levels, alpha = 1e-6):
-(a) full participation, K = 5 local steps, gradient noise: FedAvg's E||x_R - x*||^2 at each level
-equals the exact expectation (fedavg_moments: noise floor + drift^2, two-sided); it increases
-from level to level (paired, check_less); SCAFFOLD's paired difference to level 0 is 0
-(two-sided). (b) m = 2 of n = 10 clients per round, K = 1 (the heterogeneity now enters through
-the sampling variance, Theorem 3): the same for FedAvg, and SAGA (importance-weighted SAGA of the
-lecture, memory initialised at x_0) has paired difference 0.
+- FedAvg's fixed point $\hat x = \sum_i (1 - P_i)\,c_i / \sum_i (1 - P_i)$,
+  $P_i = (1 - \gamma a_i)^K$; drift $\hat x - x^\star = 0$ for $K = 1$ and for equal Hessians;
+  otherwise its leading term is
+  $\frac{(K-1)\gamma}{2} \sum_i a_i \nabla f_i(x^\star) / \sum_i a_i$; it is linear in the
+  heterogeneity scale $s$, so $\mathrm{drift}^2/\zeta_\star^2$ does not depend on $s$: the floor is
+  exactly affine in $\zeta_\star^2$.
+- SCAFFOLD's fixed-point equations (server at rest, control variates at rest) have the unique
+  solution $x = x^\star$, $u_i = \nabla f_i(x^\star)$, for every $K$ and every heterogeneity.
+- In deviation coordinates ($e = x - x^\star$, $v_i = u_i - \nabla f_i(x^\star)$) SCAFFOLD's and
+  SAGA's updates contain no $\nabla f_i(x^\star)$ term (it cancels in $-u_i + \bar u$), so $\zeta$
+  only enters through the initial memory; with SAGA's initialisation $u_j = \nabla f_j(x_0)$ (the
+  lecture's) not even there.
+
+**Monte Carlo** (engine: `fedtheory.simulate`, common random numbers across levels,
+$\alpha = 10^{-6}$): (a) full participation, $K = 5$ local steps, gradient noise: FedAvg's
+$\mathbb E\|x_R - x^\star\|^2$ at each level equals the exact expectation (`fedavg_moments`: noise
+floor + $\mathrm{drift}^2$, two-sided); it increases from level to level (paired, `check_less`);
+SCAFFOLD's paired difference to level 0 is 0 (two-sided). (b) $m = 2$ of $n = 10$ clients per
+round, $K = 1$ (the heterogeneity now enters through the sampling variance, Theorem 3): the same
+for FedAvg, and SAGA (importance-weighted SAGA of the lecture, memory initialised at $x_0$) has
+paired difference 0.
 """,
 )
 

@@ -29,38 +29,44 @@ CLAIM = Claim(
     kind=ClaimKind.QUALITATIVE,
     expected="confirmed",
     derivation=r"""
-Reading. Both rates hold for step sizes "set properly": gamma = c/sqrt(T) per gradient step,
-T = KR (FedAvg: K local steps of size gamma, global step 1; parallel SGD: one step of size gamma
-per round, T rounds). The left-hand sides are read as E||grad f||^2 along the run (the lecture
-writes x^R inside the sum, i.e. the final iterate, which is what the Monte Carlo measures; for
-parallel SGD its 1/R in front of a sum over T terms is read as 1/T). "Same rate" is tested as:
-(i) for quadratics with equal Hessians one FedAvg round IS K parallel-SGD steps (same noise),
-so after R rounds FedAvg has exactly parallel SGD's error after KR steps, with K times fewer
-rounds (and K times fewer bits); (ii) with different Hessians (client drift) the two differ by
-O(gamma^2) per round, the stationary variances and transients agree to leading order in gamma,
-and both errors scale as T^{-1/2} with the same constant, which for the best c is
-a_bar |e_0| sigma / sqrt(n K R): the lecture's sigma/sqrt(nKR).
+**Reading.** Both rates hold for step sizes "set properly": $\gamma = c/\sqrt T$ per gradient step,
+$T = KR$ (FedAvg: $K$ local steps of size $\gamma$, global step 1; parallel SGD: one step of size
+$\gamma$ per round, $T$ rounds). The left-hand sides are read as $\mathbb E\|\nabla f\|^2$ along
+the run (the lecture writes $x^R$ inside the sum, i.e. the final iterate, which is what the Monte
+Carlo measures; for parallel SGD its $1/R$ in front of a sum over $T$ terms is read as $1/T$).
+"Same rate" is tested as: (i) for quadratics with equal Hessians one FedAvg round *is* $K$
+parallel-SGD steps (same noise), so after $R$ rounds FedAvg has exactly parallel SGD's error after
+$KR$ steps, with $K$ times fewer rounds (and $K$ times fewer bits); (ii) with different Hessians
+(client drift) the two differ by $\mathcal O(\gamma^2)$ per round, the stationary variances and
+transients agree to leading order in $\gamma$, and both errors scale as $T^{-1/2}$ with the same
+constant, which for the best $c$ is $\bar a\,|e_0|\,\sigma/\sqrt{nKR}$: the lecture's
+$\sigma/\sqrt{nKR}$.
 
-Derived (symbolic, closed forms of the local steps by rsolve): FedAvg's round map minus K SGD steps
-= gamma^2 K(K-1)/2 (1/n) sum_i (a_i - a_bar) grad f_i(x) + O(gamma^3), 0 for equal Hessians
-(also with the noise, K = 3 iterated with symbols); stationary variance gamma sigma^2/(2 n a_bar) +
-O(gamma^2) for both (their gap is gamma^2 sigma^2 (K-1)(a_1-a_2)^2/(8(a_1+a_2)^2) for two clients);
-the transient sums agree at leading order; with gamma = c/sqrt(T) both errors are
-a_bar (e_0^2/c + c sigma^2/n)/(2 sqrt T) + o(T^{-1/2}), minimised at c = |e_0| sqrt(n)/sigma.
+**Derived** (symbolic, closed forms of the local steps by `rsolve`): FedAvg's round map minus $K$
+SGD steps
+$= \gamma^2\frac{K(K-1)}{2}\,\frac1n\sum_i (a_i - \bar a)\nabla f_i(x) + \mathcal O(\gamma^3)$, 0
+for equal Hessians (also with the noise, $K = 3$ iterated with symbols); stationary variance
+$\gamma\sigma^2/(2n\bar a) + \mathcal O(\gamma^2)$ for both (their gap is
+$\gamma^2\sigma^2(K-1)(a_1-a_2)^2/\big(8(a_1+a_2)^2\big)$ for two clients); the transient sums
+agree at leading order; with $\gamma = c/\sqrt T$ both errors are
+$\bar a\,\big(e_0^2/c + c\,\sigma^2/n\big)/(2\sqrt T) + o(T^{-1/2})$, minimised at
+$c = |e_0|\sqrt n/\sigma$.
 
-Monte Carlo (engine, alpha = 1e-6). (a) Equal Hessians, zeta^2 = 1, from x_0 = 1: FedAvg's
-E||grad f(x_R)||^2 and parallel SGD's E||grad f(x_KR)||^2 both equal the common exact value
-(two-sided), and the bits sent differ by the factor K exactly. (b) Different Hessians (drift
-present), started at x* so that the error is the noise term the rate is about (the initialisation
-terms of a final iterate with gamma ~ 1/sqrt(T) are exp(-Theta(sqrt T))): the exponent of
-E||grad f||^2 in R is fitted over a grid of R by weighted least squares with a delta-method
-interval over replicas, for FedAvg and for parallel SGD. At finite R the exponent is not exactly
--1/2 (corrections O(1/sqrt T), which a large replica count would detect), so the fitted exponent
-is compared (two-sided) with the exact exponent of the same fit on the exact expectations, and
-the limit is taken on the exact expectations (closed form, fedavg_final_moments): on windows
-[R, 16R] with R up to ~3e5 the distance of the exponent to -1/2 and of FedAvg/SGD to 1 decreases
-strictly (halving with every 4x in R, i.e. O(1/sqrt R)) and ends below 1e-4. Whether -1/2 itself
-lies in the Monte Carlo interval is reported.
+**Monte Carlo** (engine, $\alpha = 10^{-6}$). (a) Equal Hessians, $\zeta^2 = 1$, from $x_0 = 1$:
+FedAvg's $\mathbb E\|\nabla f(x_R)\|^2$ and parallel SGD's $\mathbb E\|\nabla f(x_{KR})\|^2$ both
+equal the common exact value (two-sided), and the bits sent differ by the factor $K$ exactly. (b)
+Different Hessians (drift present), started at $x^\star$ so that the error is the noise term the
+rate is about (the initialisation terms of a final iterate with $\gamma \sim 1/\sqrt T$ are
+$\exp(-\Theta(\sqrt T))$): the exponent of $\mathbb E\|\nabla f\|^2$ in $R$ is fitted over a grid
+of $R$ by weighted least squares with a delta-method interval over replicas, for FedAvg and for
+parallel SGD. At finite $R$ the exponent is not exactly $-1/2$ (corrections
+$\mathcal O(1/\sqrt T)$, which a large replica count would detect), so the fitted exponent is
+compared (two-sided) with the exact exponent of the same fit on the exact expectations, and the
+limit is taken on the exact expectations (closed form, `fedavg_final_moments`): on windows
+$[R, 16R]$ with $R$ up to $\sim 3\cdot 10^5$ the distance of the exponent to $-1/2$ and of
+FedAvg/SGD to 1 decreases strictly (halving with every $4\times$ in $R$, i.e.
+$\mathcal O(1/\sqrt R)$) and ends below $10^{-4}$. Whether $-1/2$ itself lies in the Monte Carlo
+interval is reported.
 """,
 )
 

@@ -28,29 +28,33 @@ CLAIM = Claim(
     kind=ClaimKind.CLOSED_FORM,
     expected="confirmed",
     derivation=r"""
-Reading. Algorithm 3 samples a subset S of m clients (uniformly, without replacement: "a subset
-of clients is sampled") and averages their model changes. The numerator
-sigma^2 + K zeta^2 (1 - m/n) over m K is the variance of that server update per (gamma K)^2:
-sigma^2/(mK) from the gradient noise of K local steps of m clients, and K zeta^2 (1-m/n)/(mK)
-from sampling heterogeneous clients. This variance is exactly computable, so the claim is tested
-as a closed form: the heterogeneity part carries the factor (1 - m/n)/m up to a constant that
-does not depend on m, and vanishes at m = n.
+**Reading.** Algorithm 3 samples a subset $S$ of $m$ clients (uniformly, without replacement: "a
+subset of clients is sampled") and averages their model changes. The numerator
+$\sigma^2 + K\zeta^2(1 - \frac mn)$ over $mK$ is the variance of that server update per
+$(\gamma K)^2$: $\sigma^2/(mK)$ from the gradient noise of $K$ local steps of $m$ clients, and
+$K\zeta^2(1 - \frac mn)/(mK)$ from sampling heterogeneous clients. This variance is exactly
+computable, so the claim is tested as a closed form: the heterogeneity part carries the factor
+$(1 - \frac mn)/m$ up to a constant that does not depend on $m$, and vanishes at $m = n$.
 
-Derived. Indicator algebra (E 1_i = m/n, E 1_i 1_j = m(m-1)/(n(n-1)) by counting subsets, symbolic
-n and m): E||(1/m) sum_{i in S} g_i - g_bar||^2 = (n-m)/(m(n-1)) * (1/n) sum_i ||g_i - g_bar||^2,
-i.e. zeta^2 (1 - m/n)/m times n/(n-1): the lecture's factor with the finite-population constant
-n/(n-1) (which the O hides; it is in [1, 2]). Checked again by exact enumeration of all subsets
-in rational arithmetic. With K noisy local steps (identical curvature a so that Assumption 2
-holds with equality, zeta^2 = a^2 (1/n) sum_i (c_i - c_bar)^2) the law of total variance gives
-Var = (n-m)/(m(n-1)) (1 - (1 - gamma a)^K)^2 zeta^2/a^2 + v_K/m, whose leading term in gamma is
-gamma^2 K/m (sigma^2 + K zeta^2 (n-m)/(n-1)): the noise part equals the lecture's exactly and the
-heterogeneity coefficient is n/(n-1) times the lecture's, for every m.
+**Derived.** Indicator algebra ($\mathbb E\,1_i = m/n$,
+$\mathbb E\,1_i 1_j = \frac{m(m-1)}{n(n-1)}$ by counting subsets, symbolic $n$ and $m$):
+$\mathbb E\big\|\frac1m\sum_{i\in S} g_i - \bar g\big\|^2
+= \frac{n-m}{m(n-1)}\cdot\frac1n\sum_i \|g_i - \bar g\|^2$, i.e. $\zeta^2(1 - \frac mn)/m$ times
+$\frac{n}{n-1}$: the lecture's factor with the finite-population constant $\frac{n}{n-1}$ (which
+the $\mathcal O$ hides; it is in $[1, 2]$). Checked again by exact enumeration of all subsets in
+rational arithmetic. With $K$ noisy local steps (identical curvature $a$ so that Assumption 2 holds
+with equality, $\zeta^2 = a^2\,\frac1n\sum_i (c_i - \bar c)^2$) the law of total variance gives
+$\mathrm{Var} = \frac{n-m}{m(n-1)}\big(1 - (1 - \gamma a)^K\big)^2\zeta^2/a^2 + v_K/m$, whose
+leading term in $\gamma$ is $\frac{\gamma^2 K}{m}\big(\sigma^2 + K\zeta^2\frac{n-m}{n-1}\big)$: the
+noise part equals the lecture's exactly and the heterogeneity coefficient is $\frac{n}{n-1}$ times
+the lecture's, for every $m$.
 
-Monte Carlo (engine, alpha = 1e-6, two-sided). (a) One round from x_0 with m in {1, 2, 5, 9, 10}:
-E||x_1 - E x_1||^2 equals the exact variance (update_moments). (b) The error after R rounds on a
-problem with identical Hessians at zeta^2 = 0 and zeta^2 > 0 (paired by common random numbers):
-the heterogeneity-attributable part E err(zeta) - E err(0) equals its exact value, which is
-proportional to (n-m)/(m(n-1)): positive for m < n, zero at m = n (the amplification).
+**Monte Carlo** (engine, $\alpha = 10^{-6}$, two-sided). (a) One round from $x_0$ with
+$m \in \{1, 2, 5, 9, 10\}$: $\mathbb E\|x_1 - \mathbb E x_1\|^2$ equals the exact variance
+(`update_moments`). (b) The error after $R$ rounds on a problem with identical Hessians at
+$\zeta^2 = 0$ and $\zeta^2 > 0$ (paired by common random numbers): the heterogeneity-attributable
+part $\mathbb E\,\mathrm{err}(\zeta) - \mathbb E\,\mathrm{err}(0)$ equals its exact value, which is
+proportional to $\frac{n-m}{m(n-1)}$: positive for $m < n$, zero at $m = n$ (the amplification).
 """,
 )
 

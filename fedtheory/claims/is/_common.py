@@ -1,13 +1,17 @@
-"""Claim-side glue shared by the claims of family ``is`` (not discovered: ``_`` prefix)."""
+r"""Claim-side glue shared by the claims of family ``is`` (not discovered: ``_`` prefix)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from fedtheory import stats
-from fedtheory.claims import Evidence
+from fedtheory.claims import Context, Evidence
+from fedtheory.sampling.designs import IndependentSampling
+from fedtheory.sampling.moments import sample_estimator
 
-__all__ = ["ALPHA", "power_note"]
+__all__ = ["ALPHA", "check_identity", "independent_average", "power_note", "seed000_instance"]
 
 ALPHA = stats.DEFAULT_ALPHA
 
@@ -19,3 +23,31 @@ def power_note(ev: Evidence, theory: float) -> str:
         return ""
     half = float(np.max(np.asarray(se))) * ev.tolerance
     return f"; detects relative deviations above {half / abs(theory):.2%}"
+
+
+def check_identity(samples: np.ndarray, theory: Any, *, alpha: float, what: str,
+                   counterexample: dict[str, Any], scale: float | None = None) -> Evidence:
+    """:func:`fedtheory.stats.check_identity` (two-sided), its detail followed by the
+    :func:`power_note` relative to ``scale`` (default: ``theory``)."""
+    ev = stats.check_identity(samples, theory, alpha=alpha, what=what,
+                              counterexample=counterexample)
+    ev.detail += power_note(ev, theory if scale is None else scale)
+    return ev
+
+
+def seed000_instance(ctx: Context, loc: float, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Seed 000's Monte Carlo setting from the stream ``"mc"``: :math:`n` clients (10 quick,
+    100 full) with marginals :math:`p_i \sim U(0.05, 1)` and updates
+    :math:`g_i \sim N(\mathrm{loc}, \mathrm{scale}^2 I_4)`, i.i.d.; returns ``(p, g)``."""
+    rng = ctx.rng("mc")
+    n = ctx.size(quick=10, full=100)
+    p = rng.uniform(0.05, 1.0, n)
+    return p, rng.normal(loc, scale, (n, 4))
+
+
+def independent_average(p: np.ndarray, g: np.ndarray, rng: np.random.Generator,
+                        replicas: int) -> np.ndarray:
+    r"""Draws of seed 000's :math:`G = \frac1n\sum_i 1_i g_i/p_i` under independent
+    Bernoulli(:math:`p_i`) participation, shape ``(replicas, d)``."""
+    return sample_estimator(IndependentSampling(p), np.full(len(p), 1.0 / len(p)), g, rng,
+                            replicas)

@@ -42,21 +42,21 @@ CLAIM = Claim(
         'and for the worst case over update directions '
         '(is.independent_minimises_variance.corrected).'
     ),
-    derivation=(
-        "Read as printed: for given marginals p and any vectors zeta_i (and weights w), the "
-        "variance (LHS of (5)) under independent sampling is at most that under any other "
-        "sampling with the same marginals. By eq. (30), Var_S - Var_ind = sum_{i != j} (P_ij - "
-        "p_i p_j) a_i.a_j: a quadratic form in a with zero diagonal (P_ii = p_i for every "
-        "design), hence of trace zero and indefinite unless P_ij = p_i p_j for all i != j. So "
-        "the statement fails for EVERY sampling that is not pairwise independent: some zeta "
-        "makes its variance strictly smaller. Smallest instance: n = 2, p = (1/2, 1/2), "
-        "w = (1/2, 1/2), zeta_1 = zeta_2 = 1 (d = 1): one client sampled uniformly gives X = 1 "
-        "always (variance 0), independent sampling gives variance 1/2. The seed's own reasons "
-        "((a) independent sampling admits v = 1 - p, the smallest possible; (b) (5) is an "
-        "equality for it) prove optimality for the RIGHT-hand side of (5) only; Remark 2 of the "
-        "seed itself concedes that optimality for the left-hand side 'in the full general case' "
-        "is not obtained. What is true is `is.independent_minimises_variance.corrected`."
-    ),
+    derivation=r"""
+Read as printed: for given marginals $p$ and any vectors $\zeta_i$ (and weights $w$), the variance
+(left-hand side of (5)) under independent sampling is at most that under any other sampling with
+the same marginals. By eq. (30), $\mathrm{Var}_S - \mathrm{Var}_{\rm ind}
+= \sum_{i \ne j} (\mathbf P_{ij} - p_i p_j)\, a_i^\top a_j$: a quadratic form in $a$ with zero
+diagonal ($\mathbf P_{ii} = p_i$ for every design), hence of trace zero and indefinite unless
+$\mathbf P_{ij} = p_i p_j$ for all $i \ne j$. So the statement fails for *every* sampling that is
+not pairwise independent: some $\zeta$ makes its variance strictly smaller. Smallest instance:
+$n = 2$, $p = (\tfrac12, \tfrac12)$, $w = (\tfrac12, \tfrac12)$, $\zeta_1 = \zeta_2 = 1$ ($d = 1$):
+one client sampled uniformly gives $X = 1$ always (variance 0), independent sampling gives variance
+$\tfrac12$. The seed's own reasons ((a) independent sampling admits $v = 1 - p$, the smallest
+possible; (b) (5) is an equality for it) prove optimality for the *right*-hand side of (5) only;
+Remark 2 of the seed itself concedes that optimality for the left-hand side 'in the full general
+case' is not obtained. What is true is `is.independent_minimises_variance.corrected`.
+""",
 )
 
 

@@ -8,14 +8,13 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.sampling.designs import IndependentSampling
-from fedtheory.sampling.moments import enumerate_moments, sample_estimator
+from fedtheory.sampling.moments import enumerate_moments
 from fedtheory.symbolic.estimator_mean import derive_mean_independent_and_arbitrary
 from fedtheory.theory.importance_sampling import rational_p
 
-from ._common import ALPHA, power_note
+from ._common import ALPHA, check_identity, independent_average, seed000_instance
 
 CLAIM = Claim(
     id="is.unbiased",
@@ -29,15 +28,16 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
-    derivation=(
-        "Linearity and E[1_i] = p_i: E[G] = (1/n) sum_i E[1_i] g_i / p_i = (1/n) sum_i g_i. "
-        "Checked (i) symbolically: X = sum_i 1_i w_i g_i/p_i with w_i = 1/n is expanded as a "
-        "polynomial in the indicators and E is taken by indicator algebra, for symbolic p_i and "
-        "symbolic vectors g_i (n = 4, d = 2), once with the moments of independent sampling and "
-        "once with those of an arbitrary sampling (only E[1_i] = p_i enters); (ii) exactly, by "
-        "enumerating all 2^n participation patterns with rational p_i and integer g_i; (iii) by "
-        "Monte Carlo (two-sided, Bonferroni over the d coordinates)."
-    ),
+    derivation=r"""
+By linearity and $\mathbb E[1_i] = p_i$:
+$\mathbb E[G] = \frac1n\sum_i \mathbb E[1_i]\, g_i/p_i = \frac1n\sum_i g_i$. Checked (i)
+symbolically: $X = \sum_i 1_i w_i g_i/p_i$ with $w_i = 1/n$ is expanded as a polynomial in the
+indicators and $\mathbb E$ is taken by indicator algebra, for symbolic $p_i$ and symbolic vectors
+$g_i$ ($n = 4$, $d = 2$), once with the moments of independent sampling and once with those of an
+arbitrary sampling (only $\mathbb E[1_i] = p_i$ enters); (ii) exactly, by enumerating all $2^n$
+participation patterns with rational $p_i$ and integer $g_i$; (iii) by Monte Carlo (two-sided,
+Bonferroni over the $d$ coordinates).
+""",
 )
 
 
@@ -84,19 +84,13 @@ def _unbiased_exact_enumeration(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo")
 def _unbiased_monte_carlo(ctx: Context) -> Evidence:
     """Monte Carlo mean of G against Gbar (two-sided, Bonferroni over coordinates)."""
-    rng = ctx.rng("mc")
-    n, d = ctx.size(quick=10, full=100), 4
     replicas = ctx.size(quick=200_000, full=2_000_000)
-    p = rng.uniform(0.05, 1.0, n)
-    p[: max(1, n // 10)] = 0.1  # seed 000's quadratic experiment uses p_i = 0.1
-    g = rng.normal(1.0, 2.0, (n, d))
-    design = IndependentSampling(p)
-    w = np.full(n, 1.0 / n)
-    G = sample_estimator(design, w, g, ctx.rng("draws"), replicas)
+    p, g = seed000_instance(ctx, 1.0, 2.0)
+    p[: max(1, len(p) // 10)] = 0.1  # seed 000's quadratic experiment uses p_i = 0.1
+    G = independent_average(p, g, ctx.rng("draws"), replicas)
     gbar = g.mean(axis=0)
-    ev = stats.check_identity(
+    return check_identity(
         G, gbar, alpha=ALPHA, what="E[G]",
         counterexample={"seed": ctx.seed, "p": p, "g": g, "replicas": replicas},
+        scale=float(np.min(np.abs(gbar))),
     )
-    ev.detail += power_note(ev, float(np.min(np.abs(gbar))))
-    return ev
