@@ -35,7 +35,6 @@ __all__ = [
     "DATA_MARKER",
     "FAMILY_TITLES",
     "REGENERATE_COMMAND",
-    "catalogue_from_report",
     "parse_catalogue",
     "read_report",
     "render_catalogue",
@@ -497,14 +496,3 @@ def read_report(path: Path | str) -> tuple[dict[str, str], dict[str, Any]]:
             if src in doc:
                 provenance[dst] = doc[src]
     return verdicts, provenance
-
-
-def catalogue_from_report(report: Path | str | None) -> str:
-    """The catalogue of every registered claim with the verdicts of ``report`` (or none).
-
-    This is what ``fedtheory catalogue --from REPORT.json`` writes.
-    """
-    from fedtheory.claims import all_claims
-
-    verdicts, provenance = read_report(report) if report is not None else ({}, {})
-    return render_catalogue(all_claims(), verdicts, provenance)

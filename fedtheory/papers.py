@@ -44,18 +44,18 @@ class Paper:
         The institutions printed with the authors (one entry per institution).
     kind:
         What sort of document the seed is: ``"paper"``, ``"slides"``, ``"notes"``, ...
+    seed_file:
+        The file name of the seed in ``shared/seeds``.
+    covers:
+        What the document contains that the claims draw on.
     year:
-        The year the document states for itself, or None when it states none.
+        The year the document states for itself, or None (the default) when it states none.
     date:
         A full date printed on the document, or None.
     venue:
         The venue the document states for itself, or None.
     arxiv:
         An arXiv identifier, or None; :attr:`notes` says where it was found.
-    seed_file:
-        The file name of the seed in ``shared/seeds``.
-    covers:
-        What the document contains that the claims draw on.
     not_stated:
         The fields the document itself does not give.
     notes:
@@ -69,12 +69,12 @@ class Paper:
     authors: tuple[str, ...]
     affiliations: tuple[str, ...]
     kind: str
-    year: int | None
-    date: str | None
-    venue: str | None
-    arxiv: str | None
     seed_file: str
     covers: str
+    year: int | None = None
+    date: str | None = None
+    venue: str | None = None
+    arxiv: str | None = None
     not_stated: tuple[str, ...] = ()
     notes: str = ""
 
@@ -115,8 +115,6 @@ PAPERS: dict[str, Paper] = {
         kind="notes",
         year=2021,
         date="July 26, 2021",
-        venue=None,
-        arxiv=None,
         seed_file="000_170771278ac75f31.txt",
         covers=(
             "FedAvg with importance sampling (1/p_i weights), MIFA and unbiased MIFA (U-MIFA) and "
@@ -141,10 +139,6 @@ PAPERS: dict[str, Paper] = {
             "Department of ECE, University of Utah, Salt Lake City, UT, USA",
         ),
         kind="slides",
-        year=None,
-        date=None,
-        venue=None,
-        arxiv=None,
         seed_file="001_f79394592d098546.txt",
         covers=(
             "FedAvg with pluggable aggregation weights (Algorithm 1); the objective minimised "
@@ -171,9 +165,6 @@ PAPERS: dict[str, Paper] = {
             "Saudi Arabia",
         ),
         kind="paper",
-        year=None,
-        date=None,
-        venue=None,
         arxiv="2010.13723",
         seed_file="002_6300c07eb64b5185.txt",
         covers=(
@@ -198,10 +189,6 @@ PAPERS: dict[str, Paper] = {
         authors=("Kun Yuan",),
         affiliations=("Peking University",),
         kind="lecture slides",
-        year=None,
-        date=None,
-        venue=None,
-        arxiv=None,
         seed_file="003_7a5cfc011cb6ce0b.txt",
         covers=(
             "FedAvg (Algorithm 1) and its convergence under data heterogeneity (Theorem 1, "
@@ -221,10 +208,6 @@ PAPERS: dict[str, Paper] = {
             "Coral Gables, FL, USA",
         ),
         kind="paper",
-        year=None,
-        date=None,
-        venue=None,
-        arxiv=None,
         seed_file="004_5d793473b6273e42.txt",
         covers=(
             "Client dropout as model substitution (eq. (5)), convergence with substituted "

@@ -91,17 +91,6 @@ class MeanInterval:
     alpha: float
     z: float
 
-    def summary(self) -> dict[str, Any]:
-        return {
-            "mean": self.mean,
-            "stderr": self.stderr,
-            "lower": self.lower,
-            "upper": self.upper,
-            "replicas": self.replicas,
-            "alpha": self.alpha,
-            "z": self.z,
-        }
-
 
 def mean_interval(
     samples: np.ndarray, alpha: float = DEFAULT_ALPHA, sided: str = "two"
@@ -129,6 +118,29 @@ def _scalar(a: np.ndarray) -> Any:
     return a.item() if a.size == 1 else a
 
 
+def _counterexample(given: dict[str, Any] | None, found: dict[str, Any]) -> dict[str, Any]:
+    """A failed check's counterexample: the caller's inputs, then what the check measured."""
+    return {**(given or {}), **found}
+
+
+def _too_few(ci: MeanInterval, reference: np.ndarray) -> Evidence:
+    """The inconclusive outcome of a Monte Carlo check with under :data:`MIN_REPLICAS`."""
+    return Evidence(None, _scalar(ci.mean), _scalar(reference), "too few replicas",
+                    alpha=ci.alpha)
+
+
+def _interval_evidence(ok: bool, ci: MeanInterval, reference: np.ndarray, detail: str,
+                       counterexample: dict[str, Any] | None,
+                       found: dict[str, Any]) -> Evidence:
+    """The outcome of a Monte Carlo check decided on ``ci``; ``found`` joins the counterexample
+    when it failed."""
+    return Evidence(
+        ok, _scalar(ci.mean), _scalar(reference), detail, tolerance=float(ci.z), alpha=ci.alpha,
+        counterexample=None if ok else _counterexample(counterexample, found),
+        data={"stderr": _scalar(ci.stderr), "replicas": ci.replicas},
+    )
+
+
 def check_identity(
     samples: np.ndarray,
     theory: Any,
@@ -142,7 +154,7 @@ def check_identity(
     theory = np.asarray(theory, dtype=float)
     ci = mean_interval(samples, alpha, "two")
     if ci.replicas < MIN_REPLICAS:
-        return Evidence(None, _scalar(ci.mean), _scalar(theory), "too few replicas", alpha=alpha)
+        return _too_few(ci, theory)
     allowance = atol + rtol * np.abs(theory)
     dev = np.abs(ci.mean - theory)
     ok = bool(np.all(dev <= ci.z * ci.stderr + allowance))
@@ -151,14 +163,8 @@ def check_identity(
         f"{what}: mean {_fmt(ci.mean)} vs theory {_fmt(theory)}; max |z| = {zmax:.2f} "
         f"(threshold {ci.z:.2f}, two-sided, alpha={alpha:g}, {ci.replicas} replicas)"
     )
-    ce = None
-    if not ok:
-        ce = dict(counterexample or {})
-        ce.update({"measured_mean": ci.mean, "stderr": ci.stderr, "theory": theory})
-    return Evidence(
-        ok, _scalar(ci.mean), _scalar(theory), detail, tolerance=float(ci.z), alpha=alpha,
-        counterexample=ce, data={"stderr": _scalar(ci.stderr), "replicas": ci.replicas},
-    )
+    return _interval_evidence(ok, ci, theory, detail, counterexample,
+                              {"measured_mean": ci.mean, "stderr": ci.stderr, "theory": theory})
 
 
 def check_upper_bound(
@@ -173,21 +179,15 @@ def check_upper_bound(
     bound = np.asarray(bound, dtype=float)
     ci = mean_interval(samples, alpha, "one")
     if ci.replicas < MIN_REPLICAS:
-        return Evidence(None, _scalar(ci.mean), _scalar(bound), "too few replicas", alpha=alpha)
+        return _too_few(ci, bound)
     ok = bool(np.all(ci.lower <= bound + atol))
     detail = (
         f"{what}: mean {_fmt(ci.mean)}, lower limit {_fmt(ci.lower)} vs bound {_fmt(bound)} "
         f"(one-sided, alpha={alpha:g}, {ci.replicas} replicas); "
         f"slack bound - mean = {_fmt(bound - ci.mean)}"
     )
-    ce = None
-    if not ok:
-        ce = dict(counterexample or {})
-        ce.update({"measured_mean": ci.mean, "lower_limit": ci.lower, "bound": bound})
-    return Evidence(
-        ok, _scalar(ci.mean), _scalar(bound), detail, tolerance=float(ci.z), alpha=alpha,
-        counterexample=ce, data={"stderr": _scalar(ci.stderr), "replicas": ci.replicas},
-    )
+    return _interval_evidence(ok, ci, bound, detail, counterexample,
+                              {"measured_mean": ci.mean, "lower_limit": ci.lower, "bound": bound})
 
 
 def check_lower_bound(
@@ -198,17 +198,20 @@ def check_lower_bound(
     counterexample: dict[str, Any] | None = None,
     what: str = "E[X]",
 ) -> Evidence:
-    """One-sided check of ``E[samples] >= bound``: refuted when the upper limit is below it."""
-    ev = check_upper_bound(-np.asarray(samples, dtype=float), -np.asarray(bound, dtype=float),
-                           alpha, atol, counterexample, what)
+    """One-sided check of ``E[samples] >= bound``: refuted when the upper limit is below it
+    (the mirror image of :func:`check_upper_bound`; a counterexample reports the measured mean,
+    its upper limit and the bound, with their own signs)."""
+    bound = np.asarray(bound, dtype=float)
     ci = mean_interval(samples, alpha, "one")
-    ev.measured = _scalar(ci.mean)
-    ev.theoretical = _scalar(np.asarray(bound, dtype=float))
-    ev.detail = (
+    if ci.replicas < MIN_REPLICAS:
+        return _too_few(ci, bound)
+    ok = bool(np.all(ci.upper >= bound - atol))
+    detail = (
         f"{what}: mean {_fmt(ci.mean)}, upper limit {_fmt(ci.upper)} vs lower bound "
         f"{_fmt(bound)} (one-sided, alpha={alpha:g}, {ci.replicas} replicas)"
     )
-    return ev
+    return _interval_evidence(ok, ci, bound, detail, counterexample,
+                              {"measured_mean": ci.mean, "upper_limit": ci.upper, "bound": bound})
 
 
 def check_less(
@@ -234,8 +237,7 @@ def check_less(
     )
     ce = None
     if passed is False:
-        ce = dict(counterexample or {})
-        ce.update({"mean_difference": ci.mean, "lower_limit": ci.lower})
+        ce = _counterexample(counterexample, {"mean_difference": ci.mean, "lower_limit": ci.lower})
     return Evidence(passed, _scalar(ci.mean), "< 0", detail, tolerance=float(ci.z), alpha=alpha,
                     counterexample=ce)
 
@@ -257,10 +259,7 @@ def check_close(
     ok = bool(np.all(err <= atol + rtol * np.abs(t)))
     rel = float(np.max(err / np.maximum(np.abs(t), atol))) if err.size else 0.0
     detail = f"{what}: max abs error {float(np.max(err, initial=0.0)):.3g}, max rel error {rel:.3g}"
-    ce = None
-    if not ok:
-        ce = dict(counterexample or {})
-        ce.update({"measured": m, "theory": t})
+    ce = None if ok else _counterexample(counterexample, {"measured": m, "theory": t})
     return Evidence(ok, _scalar(m), _scalar(t), detail, tolerance=rtol, counterexample=ce)
 
 

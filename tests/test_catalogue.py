@@ -138,7 +138,7 @@ def test_papers_metadata() -> None:
     assert PAPERS["000"].authors == () and PAPERS["000"].author_line == "unsigned notes"
     assert PAPERS["002"].authors == ("Wenlin Chen", "Samuel Horváth", "Peter Richtárik")
     with pytest.raises(ValueError, match="three digits"):
-        Paper("2", "x", "t", (), (), "paper", None, None, None, None, "2_x.txt", "c")
+        Paper("2", "x", "t", (), (), "paper", "2_x.txt", "c")
 
 
 # --------------------------------------------------------- (d) deterministic, round-tripping

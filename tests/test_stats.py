@@ -44,3 +44,16 @@ def test_bad_input():
         stats.mean_interval(np.array([1.0, np.nan]))
     with pytest.raises(ValueError, match="shape"):
         stats.check_close([1.0, 2.0], [1.0])
+
+
+def test_failed_lower_bound_reports_values_with_their_own_signs():
+    # a refuted lower bound: the counterexample holds the measured mean, its upper limit and
+    # the stated bound as they are (not negated), and upper limit < bound
+    rng = np.random.default_rng(4)
+    x = rng.normal(1.0, 1.0, 50_000)
+    ev = stats.check_lower_bound(x, 1.1, counterexample={"case": "demo"})
+    ce = ev.counterexample
+    assert ev.passed is False and ce["case"] == "demo"
+    assert ce["bound"] == 1.1 and abs(ce["measured_mean"] - x.mean()) <= 1e-12
+    assert x.mean() < ce["upper_limit"] < 1.1
+    assert ev.measured == ce["measured_mean"] and ev.theoretical == 1.1

@@ -130,10 +130,13 @@ class ArbitraryVariance:
     variance: sp.Expr
 
 
-def derive_variance_arbitrary(n: int = 3, d: int = 2) -> ArbitraryVariance:
-    """Derive E X and the variance with E[1_i] = p_i, E[1_i 1_j] = P_ij (symbolic w, zeta)."""
+def derive_variance_arbitrary(n: int = 3, d: int = 2,
+                              positive_weights: bool = False) -> ArbitraryVariance:
+    """Derive E X and the variance with E[1_i] = p_i, E[1_i 1_j] = P_ij (symbolic w, zeta);
+    the weights w_i are real symbols, or positive ones with ``positive_weights``."""
     zeta = vector_symbols("zeta", n, d)
-    w = list(sp.symbols(f"w0:{n}", real=True))
+    assumptions = {"positive": True} if positive_weights else {"real": True}
+    w = list(sp.symbols(f"w0:{n}", **assumptions))
     p, P = symbolic_pair_matrix(n)
     mean, var = derive_estimator_moments(w, zeta, list(p), pairwise_moments(P))
     return ArbitraryVariance(zeta, w, p, P, mean, var)

@@ -19,14 +19,13 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from fedtheory.symbolic.estimator_variance import derive_variance_arbitrary
 from fedtheory.symbolic.indicators import (
     derive_estimator_moments,
     independent_moments,
     pairwise_moments,
     sign_expectation,
     sign_symbols,
-    symbolic_pair_matrix,
-    vector_symbols,
 )
 
 __all__ = ["SignAveragedVariance", "derive_sign_averaged_variance"]
@@ -46,14 +45,13 @@ class SignAveragedVariance:
 
 
 def derive_sign_averaged_variance(n: int = 3, d: int = 2) -> SignAveragedVariance:
-    """Derive the three variances for symbolic positive w, vectors zeta and pair matrix P."""
-    zeta = vector_symbols("zeta", n, d)
-    w = list(sp.symbols(f"w0:{n}", positive=True))
-    p, P = symbolic_pair_matrix(n)
+    """Derive the three variances for symbolic positive w, vectors zeta and pair matrix P (the
+    unsigned one by :func:`~fedtheory.symbolic.estimator_variance.derive_variance_arbitrary`)."""
+    unsigned = derive_variance_arbitrary(n, d, positive_weights=True)
+    zeta, w, p, P = unsigned.zeta, unsigned.w, unsigned.p, unsigned.P
     eps = sign_symbols(n)
     signed = sp.Matrix(n, d, lambda i, k: eps[i] * zeta[i, k])
     _, var_s = derive_estimator_moments(w, signed, list(p), pairwise_moments(P))
     avg = sign_expectation(var_s, eps)
     _, var_i = derive_estimator_moments(w, zeta, list(p), independent_moments(list(p)))
-    _, var_s01 = derive_estimator_moments(w, zeta, list(p), pairwise_moments(P))
-    return SignAveragedVariance(zeta, w, p, P, avg, var_i, var_s01)
+    return SignAveragedVariance(zeta, w, p, P, avg, var_i, unsigned.variance)
