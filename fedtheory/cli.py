@@ -20,6 +20,7 @@ from fedtheory.report import (
     check_writable_dir,
     check_writable_file,
     load_report,
+    power_summary,
     provenance,
     provenance_lines,
     verdict_table,
@@ -177,7 +178,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.report:
         check_writable_dir(args.report, "--report")
     fig_dir = str(Path(args.report) / "figures") if args.report else None
-    jobs = [Job(c.id, preset, args.seed, fig_dir) for c in claims]
+    jobs = [Job(c.id, preset, args.seed, fig_dir, power=args.power) for c in claims]
     prov = provenance(args.seed, preset, jobs=args.jobs)
     progress = Progress(len(jobs), sys.stderr, enabled=not args.no_progress)
     try:
@@ -185,6 +186,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     print(verdict_table(results))
+    if args.power:
+        print("\n" + power_summary(results))
     for r in results:
         if r.verdict is Verdict.REFUTED:
             print(f"\n{r.id} refuted; counterexample: {_one_line(str(r.counterexample), 400)}")
@@ -271,6 +274,10 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--report", metavar="DIR", help="write report.md and figures into DIR")
     pv.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="worker processes (default: min(2, cores)); never changes the numbers")
+    pv.add_argument("--power", action="store_true",
+                    help="also run every check against mutants of each claim's stated side "
+                         "(constants x 0.7 / x 1.3, factors dropped, step condition relaxed) and "
+                         "report which were caught")
     pv.add_argument("--no-progress", action="store_true", help="no progress output")
     pv.add_argument("--no-record", action="store_true",
                     help=f"do not write the run record {RECORD_PATH} in this directory")

@@ -37,6 +37,7 @@ __all__ = [
     "check_writable_dir",
     "check_writable_file",
     "load_report",
+    "power_summary",
     "provenance",
     "to_json",
     "verdict_table",
@@ -45,7 +46,7 @@ __all__ = [
     "write_record",
 ]
 
-REPORT_VERSION = "2"
+REPORT_VERSION = "3"
 
 #: The run record ``fedtheory verify`` leaves in the working directory (relative path).
 RECORD_PATH = Path(".fedtheory") / "last_run.json"
@@ -291,6 +292,23 @@ def verdict_table(results: Sequence[ClaimResult]) -> str:
     return "\n".join(lines)
 
 
+def power_summary(results: Sequence[ClaimResult]) -> str:
+    """One line per claim run with ``--power``: its mutants' outcomes, the missed ones named."""
+    lines = ["power (mutants of each claim's stated side):"]
+    for r in results:
+        if r.power is None:
+            continue
+        if not r.power:
+            lines.append(f"  {r.id}: no stated side declared")
+            continue
+        counts = Counter(m["outcome"] for m in r.power)
+        missed = [m["mutant"] for m in r.power if m["outcome"] in ("missed", "error")]
+        text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        lines.append(f"  {r.id}: {text}" + (f"; NOT CAUGHT: {', '.join(missed)}" if missed
+                                             else ""))
+    return "\n".join(lines)
+
+
 def _md_value(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"
@@ -351,6 +369,17 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         out += ["$$", r.statement.strip(), "$$", ""]
         if r.finding:
             out += [f"**Finding.** {r.finding.strip()}", ""]
+        if r.erratum:
+            e = r.erratum
+            holds = {True: "the intended statement holds", False: "the intended statement is "
+                     "false too", None: "whether the intended statement holds is not known"}
+            out += [f"**Erratum** ({e['kind']}): {e['where']}; "
+                    f"{holds[e.get('intended_holds')]}.", ""]
+        if r.tightness:
+            t = r.tightness
+            out += [f"**Tightness.** measured/stated reaches {t['ratio']:.4g} (check "
+                    f"`{t['check']}`; 1 means the bound is attained) at "
+                    f"`{_md_cell(json.dumps(t.get('instance'), default=str)[:400])}`", ""]
         if r.derivation:
             out += ["<details><summary>How it is derived and checked</summary>", "",
                     r.derivation.strip(), "", "</details>", ""]
@@ -370,6 +399,11 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         for c in r.errors:
             out += ["", f"**Check `{c.name}` raised** (listed beside the verdict): "
                         f"`{_md_cell(c.detail)}`"]
+        if r.power:
+            out += ["", "**Power** (the checks run against mutants of the statement):", "",
+                    "| mutant | outcome | by |", "|---|---|---|"]
+            out += [f"| {m['mutant']} | {m['outcome']} | {', '.join(m.get('by') or [])} |"
+                    for m in r.power]
         for c in r.checks:
             for fig in c.figures:
                 rel = os.path.relpath(fig, directory)

@@ -13,6 +13,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from fedtheory.claims.core import ClaimResult
+from fedtheory.claims.power import power
 from fedtheory.claims.registry import get_claim
 
 __all__ = ["Job", "run_jobs", "verify_one"]
@@ -27,6 +28,8 @@ class Job:
     seed: int
     figure_dir: str | None = None
     only: tuple[str, ...] | None = None
+    #: Also run the checks against the mutants of the stated side (``--power``).
+    power: bool = False
 
 
 def _limit_blas():
@@ -43,9 +46,13 @@ def _limit_blas():
 
 def verify_one(job: Job) -> ClaimResult:
     """Verify one claim under a one-thread BLAS limit (the same in every process)."""
+    claim = get_claim(job.claim_id)
     with _limit_blas():
-        return get_claim(job.claim_id).verify(preset=job.preset, seed=job.seed,
-                                              figure_dir=job.figure_dir, only=job.only)
+        res = claim.verify(preset=job.preset, seed=job.seed, figure_dir=job.figure_dir,
+                           only=job.only)
+        if job.power:
+            res.power = power(claim, job.preset, job.seed)
+    return res
 
 
 def _init_worker() -> None:

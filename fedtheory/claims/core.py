@@ -26,10 +26,13 @@ import traceback
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from fedtheory.claims.stated import Erratum, Mutant, Stated
 
 __all__ = [
     "CHECK_KINDS",
@@ -41,9 +44,11 @@ __all__ = [
     "ClaimResult",
     "Context",
     "Evidence",
+    "BOUND_KINDS",
     "Verdict",
     "combine",
     "replay_command",
+    "tightness",
 ]
 
 #: The kinds of evidence a check may gather (the ``kind`` field of the JSON report).
@@ -90,7 +95,13 @@ class Context:
     figure_dir: Path | None = None
     #: The claim's kind (what a Monte Carlo test of it must be: see :meth:`check_mean`).
     kind: ClaimKind | None = None
+    #: The claim's stated constants, factors and step condition (see
+    #: :mod:`fedtheory.claims.stated`), and the mutant of them being run (``--power``), if any.
+    stated: Stated | None = None
+    mutant: Mutant | None = None
     _shared: dict[Any, Any] = field(default_factory=dict, repr=False)
+    #: The stated parts (constant, factor and step names) read since the check began.
+    reads: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
@@ -114,6 +125,52 @@ class Context:
     def rng(self, stream: str = "") -> np.random.Generator:
         """A fresh generator for the named stream (PCG64, the numpy default)."""
         return np.random.Generator(np.random.PCG64(self.seed_sequence(stream)))
+
+    # -- the stated side, as the claim declares it (mutated under --power) ------------------
+    def const(self, name: str) -> Fraction:
+        """The stated constant ``name`` (exact), scaled when the running mutant targets it.
+
+        >>> ctx = Context(stated=Stated({"half": "1/2"}))
+        >>> ctx.const("half")
+        Fraction(1, 2)
+        >>> Context(stated=Stated({"half": "1/2"}), mutant=Mutant("constant", "half",
+        ...         Fraction(7, 10))).const("half")
+        Fraction(7, 20)
+        """
+        if self.stated is None or name not in self.stated.constants:
+            declared = sorted(self.stated.constants) if self.stated else []
+            raise ValueError(f"claim {self.claim_id!r} declares no constant {name!r} "
+                             f"(declared: {declared})")
+        value = self.stated.constants[name]
+        self.reads.add(name)
+        m = self.mutant
+        if m is not None and m.kind == "constant" and m.target == name:
+            return value * m.scale
+        return value
+
+    def factor(self, name: str, value: Any) -> Any:
+        """``value``, or 1 (of the same type: ``value ** 0``) when the running mutant drops the
+        stated factor ``name``."""
+        if self.stated is None or name not in self.stated.factors:
+            declared = list(self.stated.factors) if self.stated else []
+            raise ValueError(f"claim {self.claim_id!r} declares no factor {name!r} "
+                             f"(declared: {declared})")
+        self.reads.add(name)
+        m = self.mutant
+        if m is not None and m.kind == "factor" and m.target == name:
+            return value**0
+        return value
+
+    def step_limit(self, value: Any) -> Any:
+        """The largest step the statement allows, ``value``; relaxed (``value * scale``) when
+        the running mutant relaxes the step condition. Checks take their largest step here."""
+        if self.stated is None or self.stated.step is None:
+            raise ValueError(f"claim {self.claim_id!r} declares no step condition")
+        self.reads.add(self.stated.step)
+        m = self.mutant
+        if m is not None and m.kind == "step":
+            return value * (float(m.scale) if isinstance(value, float) else m.scale)
+        return value
 
     def shared(self, key: Any, compute: Callable[[], Any]) -> Any:
         """Data several checks of one claim use, computed once per verification.
@@ -180,6 +237,13 @@ class Evidence:
     #: A figure that shows rather than tests: it neither confirms nor refutes (``passed`` None)
     #: and does not make the verdict inconclusive.
     neutral: bool = False
+    #: Tightness of a bound check: the largest measured/stated over its instances (for a lower
+    #: bound stated/measured; 1 = attained), and the instance where it is reached.
+    ratio: float | None = None
+    instance: dict[str, Any] | None = None
+    #: How the check proved the statement exactly (sympy sign argument, exact enumeration of
+    #: every admissible case), if it did; a proof is what lets a mutant count as "still true".
+    proof: str | None = None
 
     @classmethod
     def illustration(cls, figures: Sequence[str], measured: Any = None, detail: str = "",
@@ -220,6 +284,11 @@ class CheckResult:
     seconds: float = 0.0
     error: str | None = None
     neutral: bool = False
+    ratio: float | None = None
+    instance: dict[str, Any] | None = None
+    proof: str | None = None
+    #: The stated constants, factors and step condition the check read (see ``--power``).
+    reads: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -243,6 +312,11 @@ class ClaimResult:
     title: str = ""
     derivation: str = ""
     finding: str = ""
+    #: For a bound: the largest ratio over its checks, ``{"ratio", "check", "instance"}``.
+    tightness: dict[str, Any] | None = None
+    #: ``fedtheory verify --power``: one entry per mutant (see :mod:`fedtheory.claims.power`).
+    power: list[dict[str, Any]] | None = None
+    erratum: dict[str, Any] | None = None
 
     @property
     def errors(self) -> list[CheckResult]:
@@ -263,6 +337,9 @@ class ClaimResult:
             "checks": [c.to_dict() for c in self.checks],
             "counterexample": _jsonable(self.counterexample),
             "errors": [{"check": c.name, "detail": c.detail} for c in self.errors],
+            "tightness": _jsonable(self.tightness),
+            "erratum": _jsonable(self.erratum),
+            "power": _jsonable(self.power),
             "preset": self.preset,
             "seed": self.seed,
             "seconds": round(self.seconds, 3),
@@ -297,6 +374,11 @@ class Claim:
         The verdict this claim reaches with the quick preset and seed 0, pinned: a refuted claim
         stays refuted unless someone shows why the seed is right after all, and a confirmed
         claim that starts failing is a regression (the test suite checks it).
+    stated:
+        The statement's constants, factors and step condition (:class:`Stated`), read by the
+        checks through the context, so that ``--power`` can mutate them.
+    erratum:
+        For a refuted claim: what kind of error it is (:class:`Erratum`).
     """
 
     id: str
@@ -309,6 +391,8 @@ class Claim:
     checks: list[Check] = field(default_factory=list)
     finding: str = ""
     expected: Verdict | None = None
+    stated: Stated | None = None
+    erratum: Erratum | None = None
 
     def __post_init__(self) -> None:
         if not self.id.startswith(self.family + "."):
@@ -338,8 +422,11 @@ class Claim:
         seed: int = 0,
         figure_dir: Path | str | None = None,
         only: Sequence[str] | None = None,
+        mutant: Mutant | None = None,
     ) -> ClaimResult:
-        """Run the checks (all, or those named in ``only``) and return the verdict."""
+        """Run the checks (all, or those named in ``only``) and return the verdict; with
+        ``mutant``, against that mutant of the stated side (see :mod:`fedtheory.claims.power`).
+        """
         if only is not None:
             names = [c.name for c in self.checks]
             unknown = [o for o in only if o not in names]
@@ -353,13 +440,17 @@ class Claim:
             claim_id=self.id,
             figure_dir=Path(figure_dir) if figure_dir is not None else None,
             kind=self.kind,
+            stated=self.stated,
+            mutant=mutant,
         )
         start = time.perf_counter()
         results: list[CheckResult] = []
         for chk in self.checks:
             if only is not None and chk.name not in only:
                 continue
+            ctx.reads = set()
             res = _run_check(chk, ctx)
+            res.reads = sorted(ctx.reads)
             if res.passed is False:
                 # stamped here, once, so that no check has to: how to re-create this case
                 ce = res.counterexample = dict(res.counterexample or {})
@@ -383,7 +474,25 @@ class Claim:
             title=self.title,
             derivation=self.derivation,
             finding=self.finding,
+            tightness=tightness(self.kind, results),
+            erratum=self.erratum.to_dict() if self.erratum is not None else None,
         )
+
+
+#: The claim kinds whose checks report a tightness ratio.
+BOUND_KINDS = (ClaimKind.UPPER_BOUND, ClaimKind.LOWER_BOUND)
+
+
+def tightness(kind: ClaimKind, results: Sequence[CheckResult]) -> dict[str, Any] | None:
+    """A bound claim's tightness: the largest ratio any of its checks reached, with the check
+    and the instance (None for other kinds, or when no check reported a ratio)."""
+    if kind not in BOUND_KINDS:
+        return None
+    rated = [r for r in results if r.ratio is not None]
+    if not rated:
+        return None
+    best = max(rated, key=lambda r: r.ratio)
+    return {"ratio": best.ratio, "check": best.name, "instance": best.instance}
 
 
 def replay_command(claim_id: str, check: str, preset: str, seed: int) -> dict[str, str]:
@@ -436,6 +545,9 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
         figures=list(ev.figures),
         seconds=time.perf_counter() - t0,
         neutral=bool(ev.neutral),
+        ratio=None if ev.ratio is None else float(ev.ratio),
+        instance=_jsonable(ev.instance),
+        proof=ev.proof,
     )
 
 

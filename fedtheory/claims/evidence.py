@@ -5,6 +5,8 @@ hold"). :func:`all_of` combines their evidence with one rule:
 
 * it fails when any part fails (the first failing part's counterexample, tagged with the part's
   name), is undecided when no part fails but one is undecided, and passes otherwise;
+* its tightness ``ratio`` is the largest of the parts' (with that part's instance), and it is a
+  proof only when every part is;
 * its false-alarm level is the **Bonferroni sum** of the parts' levels,
 
   .. math:: \Pr[\text{some part falsely fails}] \le \sum_k \alpha_k ,
@@ -65,6 +67,12 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
             ce = dict(ev.counterexample or {})
             ce["case"] = name
             break
+    rated = [(name, ev) for name, ev in parts if ev.ratio is not None]
+    ratio, instance = None, None
+    if rated:
+        name, best = max(rated, key=lambda t: t[1].ratio)
+        ratio, instance = best.ratio, {"case": name, **(best.instance or {})}
+    proofs = [ev.proof for ev in evs]
     return Evidence(
         passed,
         {name: ev.measured for name, ev in parts},
@@ -74,4 +82,7 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
         counterexample=ce,
         figures=[f for ev in evs for f in ev.figures],
         data={name: ev.data for name, ev in parts if ev.data},
+        ratio=ratio,
+        instance=instance,
+        proof="; ".join(f"[{n}] {ev.proof}" for n, ev in parts) if all(proofs) else None,
     )

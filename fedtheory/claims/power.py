@@ -1,0 +1,69 @@
+r"""The power of a verdict: would the checks have caught a plausible mistake in the statement?
+
+For a claim that declares its stated side (:class:`~fedtheory.claims.stated.Stated`),
+:func:`power` re-runs every check against each mutant of the statement
+(:meth:`Stated.mutants`) and classifies the outcome:
+
+* ``"caught"``: the mutant is refuted; ``by`` names the failing checks and ``instance`` is the
+  counterexample;
+* ``"still true"``: no check failed and a check that read the mutated part (through
+  :meth:`Context.const` / ``factor`` / ``step_limit``) *proved* the mutated statement exactly
+  (:attr:`Evidence.proof`: a sympy sign argument or an exhaustive exact enumeration), so the
+  mutant is a true, looser (or tighter but still valid) statement; ``by`` names the proofs;
+* ``"missed"``: no check failed and nothing proved the mutant: a defect of the checks (they
+  could not tell the stated formula from the mistake), to be fixed by adding the instance that
+  catches it;
+* ``"error"``: a check raised on the mutant.
+
+The false-alarm level of every Monte Carlo check is unchanged under a mutant, so "caught" is
+as reliable as a refutation of the claim itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fedtheory.claims.core import Claim, ClaimResult, Verdict
+from fedtheory.claims.stated import Mutant
+
+__all__ = ["OUTCOMES", "mutant_outcome", "power"]
+
+#: The outcomes a mutant can have (see the module docstring).
+OUTCOMES = ("caught", "still true", "missed", "error")
+
+
+def mutant_outcome(mutant: Mutant, res: ClaimResult) -> dict[str, Any]:
+    """Classify one mutant's verification result (see the module docstring)."""
+    entry: dict[str, Any] = {"mutant": mutant.name, "kind": mutant.kind, "target": mutant.target}
+    failed = [c for c in res.checks if c.passed is False]
+    if failed:
+        entry.update(outcome="caught", by=[c.name for c in failed],
+                     instance=res.counterexample)
+        return entry
+    if res.verdict is Verdict.ERROR:
+        entry.update(outcome="error", by=[c.name for c in res.errors],
+                     instance={"error": res.errors[0].detail if res.errors else ""})
+        return entry
+    # a proof counts only if its check read the mutated part (else it proved something else)
+    proofs = [c for c in res.checks if c.passed is True and c.proof and mutant.target in c.reads]
+    if proofs:
+        entry.update(outcome="still true", by=[c.name for c in proofs],
+                     instance={"proof": "; ".join(str(c.proof) for c in proofs)})
+        return entry
+    entry.update(outcome="missed", by=[], instance={
+        "verdict": res.verdict.value,
+        "closest": res.tightness,
+    })
+    return entry
+
+
+def power(claim: Claim, preset: str = "quick", seed: int = 0) -> list[dict[str, Any]]:
+    """Run ``claim``'s checks against each mutant of its stated side; one entry per mutant
+    (empty when the claim declares no stated side)."""
+    if claim.stated is None:
+        return []
+    out = []
+    for mutant in claim.stated.mutants(claim.kind.value):
+        res = claim.verify(preset=preset, seed=seed, mutant=mutant)
+        out.append(mutant_outcome(mutant, res))
+    return out
