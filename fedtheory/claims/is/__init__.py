@@ -30,7 +30,19 @@ Finding: ``is.independent_minimises_variance`` (seed 002, after Algorithm 1) is 
 left-hand side of (5) is *not* minimised by independent sampling; e.g. :math:`n = 2`,
 :math:`p = (\tfrac12, \tfrac12)`, :math:`w = (\tfrac12, \tfrac12)`, :math:`\zeta_1 = \zeta_2 = 1`:
 sampling one client uniformly gives variance 0, independent sampling 1/2. What is true is
-registered as ``is.independent_minimises_variance.corrected``.
+registered as ``is.independent_minimises_variance.corrected``. Its erratum: a false statement
+(the seed's reasons prove that independent sampling minimises the right-hand side of (5), not
+the left-hand side).
+
+Power (``fedtheory verify --power``): every identity and bound declares its stated side
+(constants and droppable factors, :class:`~fedtheory.claims.stated.Stated`) and every check
+reads it through the context. The bounds are checked as inequalities
+(:func:`fedtheory.symbolic.inequality.prove_nonnegative`) and where they are attained: equal
+deviations :math:`\|g_i - \bar G\|^2` for the :math:`\sigma_G^2` bound of
+``is.variance_without_replacement``, independent sampling and all-or-nothing sampling with
+equal updates for (5), independent sampling for the corrected lower bound; adversarial
+searches (:func:`fedtheory.theory.importance_sampling.hill_climb`, exact re-check) report the
+largest ratio found.
 """
 
 __all__: list[str] = []

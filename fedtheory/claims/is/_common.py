@@ -2,16 +2,27 @@ r"""Claim-side glue shared by the claims of family ``is`` (not discovered: ``_``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Context, Evidence
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import sample_estimator
 
-__all__ = ["ALPHA", "check_identity", "independent_average", "power_note", "seed000_instance"]
+__all__ = [
+    "ALPHA",
+    "check_identity",
+    "exact_like",
+    "independent_average",
+    "mismatch",
+    "power_note",
+    "seed000_instance",
+]
 
 ALPHA = stats.DEFAULT_ALPHA
 
@@ -46,8 +57,37 @@ def seed000_instance(ctx: Context, loc: float, scale: float) -> tuple[np.ndarray
 
 
 def independent_average(p: np.ndarray, g: np.ndarray, rng: np.random.Generator,
-                        replicas: int) -> np.ndarray:
+                        replicas: int, w: np.ndarray | None = None) -> np.ndarray:
     r"""Draws of seed 000's :math:`G = \frac1n\sum_i 1_i g_i/p_i` under independent
-    Bernoulli(:math:`p_i`) participation, shape ``(replicas, d)``."""
-    return sample_estimator(IndependentSampling(p), np.full(len(p), 1.0 / len(p)), g, rng,
-                            replicas)
+    Bernoulli(:math:`p_i`) participation, shape ``(replicas, d)`` (``w``: weights other than
+    :math:`1/n`, for a mutated estimator)."""
+    w = np.full(len(p), 1.0 / len(p)) if w is None else w
+    return sample_estimator(IndependentSampling(p), w, g, rng, replicas)
+
+
+def exact_like(c: Fraction, like: Any) -> Any:
+    """The stated constant ``c`` (exact) in the arithmetic of ``like``: a sympy Rational beside
+    sympy expressions, the Fraction itself beside Fractions and integers, a float otherwise.
+
+    >>> exact_like(Fraction(7, 10), sp.Symbol("x")), exact_like(Fraction(7, 10), 0.5)
+    (7/10, 0.7)
+    """
+    if isinstance(like, sp.Basic):
+        return sp.Rational(c.numerator, c.denominator)
+    if isinstance(like, (Fraction, int, np.integer)):
+        return c
+    return float(c)
+
+
+def mismatch(derived: Any, stated: Any, point: Mapping[Any, Any]) -> dict[str, Any]:
+    """A symbolic identity that failed, as a counterexample a reader can re-run: the concrete
+    admissible ``point`` (exact rationals) and the derived (measured) and stated values there.
+
+    >>> x = sp.Symbol("x")
+    >>> mismatch(x**2, x, {x: sp.Rational(1, 2)})
+    {'inputs': {'x': '1/2'}, 'measured': '1/4', 'stated': '1/2'}
+    """
+    pt = dict(point)
+    return {"inputs": {str(k): str(v) for k, v in pt.items()},
+            "measured": str(sp.simplify(sp.sympify(derived).subs(pt))),
+            "stated": str(sp.simplify(sp.sympify(stated).subs(pt)))}

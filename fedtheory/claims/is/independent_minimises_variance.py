@@ -10,6 +10,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims.stated import Erratum
 from fedtheory.sampling.designs import IndependentSampling, UniformWithoutReplacement
 from fedtheory.sampling.moments import enumerate_moments, estimator_variance, sample_estimator
 from fedtheory.symbolic.estimator_variance import derive_two_client_difference
@@ -36,6 +37,17 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.QUALITATIVE,
     expected="refuted",
+    erratum=Erratum(
+        "false statement",
+        "002, the paragraph after Algorithm 1: 'the independent sampling minimizes the "
+        "left-hand side of (5)'. The reasons given there, (a) v_i = 1 - p_i is the smallest "
+        "admissible v and (b) (5) is an equality for independent sampling, prove only that "
+        "independent sampling minimises the right-hand side of (5) (and, Remark 2, the "
+        "variance when only norms are known); for the left-hand side every sampling that is "
+        "not pairwise independent beats it on some updates (tested as "
+        "is.independent_minimises_variance.corrected)",
+        intended_holds=False,
+    ),
     finding=(
         'False for the left side of (5): with n = 2, p = (1/2, 1/2) and equal updates, sampling '
         'exactly one client has variance 0 < 1/2 (independent sampling). True for the bound (5) '

@@ -4,17 +4,26 @@ unbiased aggregate (seed 000 setup (i); seed 002 eq. (2), Lemma 1; seed 003 Algo
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Stated
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import enumerate_moments
 from fedtheory.symbolic.estimator_mean import derive_mean_independent_and_arbitrary
 from fedtheory.theory.importance_sampling import rational_p
 
-from ._common import ALPHA, check_identity, independent_average, seed000_instance
+from ._common import (
+    ALPHA,
+    check_identity,
+    exact_like,
+    independent_average,
+    mismatch,
+    seed000_instance,
+)
 
 CLAIM = Claim(
     id="is.unbiased",
@@ -28,6 +37,9 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
+    # the estimator's normalisation (the 1 of 1/n) and its importance weight 1/p_i, which a
+    # careless reader drops (plain FedAvg over the participants)
+    stated=Stated({"scale": 1}, factors=("1/p_i",)),
     derivation=r"""
 By linearity and $\mathbb E[1_i] = p_i$:
 $\mathbb E[G] = \frac1n\sum_i \mathbb E[1_i]\, g_i/p_i = \frac1n\sum_i g_i$. Checked (i)
@@ -37,19 +49,38 @@ $g_i$ ($n = 4$, $d = 2$), once with the moments of independent sampling and once
 arbitrary sampling (only $\mathbb E[1_i] = p_i$ enters); (ii) exactly, by enumerating all $2^n$
 participation patterns with rational $p_i$ and integer $g_i$; (iii) by Monte Carlo (two-sided,
 Bonferroni over the $d$ coordinates).
+Every check builds the estimator from the statement's parts (its normalisation and the weight
+$1/p_i$), so that `--power` can test a mis-stated estimator (weight 1 instead of $1/p_i$: mean
+$\frac1n\sum_i p_i g_i$).
 """,
 )
+
+
+def _weights(ctx: Context, p: Any, n: int) -> list[Any]:
+    """The weights w_i of X = sum_i 1_i w_i g_i / p_i that make the stated estimator
+    G = (scale/n) sum_i 1_i h_i g_i, h_i = 1/p_i as stated: w_i = scale/n * h_i * p_i, in the
+    arithmetic of p (Fractions or floats)."""
+    scale = ctx.const("scale")
+    return [exact_like(scale, q) * (exact_like(Fraction(1, n), q) * ctx.factor("1/p_i", 1 / q))
+            * q for q in p]
 
 
 @CLAIM.check("symbolic")
 def _unbiased_indicator_algebra(ctx: Context) -> Evidence:
     """Derive E[G] by indicator algebra (symbolic p_i and g_i, n = 4, d = 2)."""
-    d = 2
-    derived = derive_mean_independent_and_arbitrary(4, d)
+    n, d = 4, 2
+    derived = derive_mean_independent_and_arbitrary(
+        n, d, scale=sp.Rational(ctx.const("scale")),
+        importance=lambda q: ctx.factor("1/p_i", 1 / q))
     mean_ind, mean_any, gbar = derived.mean_independent, derived.mean_arbitrary, derived.gbar
     diff_ind = sp.simplify(mean_ind - gbar)
     diff_any = sp.simplify(mean_any - gbar)
     ok = diff_ind == sp.zeros(1, d) and diff_any == sp.zeros(1, d)
+    # a failure is shown at a concrete instance: p_i = 1/(i + 2), g_ik = i + k + 1
+    point = {**{s: sp.Rational(1, i + 2) for i, s in enumerate(sp.symbols(f"p0:{n}",
+                                                                            positive=True))},
+             **{sp.Symbol(f"g_{i}{k}", real=True): i + k + 1 for i in range(n)
+                for k in range(d)}}
     return Evidence(
         ok, sp.sstr(mean_ind), sp.sstr(gbar),
         detail=(
@@ -57,7 +88,8 @@ def _unbiased_indicator_algebra(ctx: Context) -> Evidence:
             f"E[G] - Gbar = {sp.sstr(diff_ind)} (independent), {sp.sstr(diff_any)} "
             "(arbitrary sampling with the same marginals)"
         ),
-        counterexample=None if ok else {"difference": sp.sstr(diff_ind)},
+        counterexample=None if ok else {"difference": sp.sstr(diff_ind),
+                                        **mismatch(mean_ind, gbar, point)},
     )
 
 
@@ -70,7 +102,7 @@ def _unbiased_exact_enumeration(ctx: Context) -> Evidence:
     p[0] = Fraction(1)  # a client that always participates
     g = rng.integers(-5, 6, (n, d))
     design = IndependentSampling(p)
-    w = [Fraction(1, n)] * n
+    w = _weights(ctx, p, n)
     mean, _ = enumerate_moments(design, w, g, exact=True)
     gbar = [Fraction(int(x), n) for x in g.sum(axis=0)]
     ok = list(mean) == gbar
@@ -87,7 +119,8 @@ def _unbiased_monte_carlo(ctx: Context) -> Evidence:
     replicas = ctx.size(quick=200_000, full=2_000_000)
     p, g = seed000_instance(ctx, 1.0, 2.0)
     p[: max(1, len(p) // 10)] = 0.1  # seed 000's quadratic experiment uses p_i = 0.1
-    G = independent_average(p, g, ctx.rng("draws"), replicas)
+    w = np.array(_weights(ctx, p, len(p)))
+    G = independent_average(p, g, ctx.rng("draws"), replicas, w=w)
     gbar = g.mean(axis=0)
     return check_identity(
         G, gbar, alpha=ALPHA, what="E[G]",

@@ -3,13 +3,21 @@ aggregate under any sampling (seed 002, Lemma 1, eqs. (4), (5), (30))."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+from typing import Any
+
 import numpy as np
 import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims.stated import Stated
 from fedtheory.convex.eso import eso_min_eigenvalue, smallest_eso
-from fedtheory.sampling.designs import IndependentSampling, UniformWithoutReplacement
+from fedtheory.sampling.designs import (
+    ExplicitSampling,
+    IndependentSampling,
+    UniformWithoutReplacement,
+)
 from fedtheory.sampling.moments import (
     bound_coefficients,
     enumerate_moments,
@@ -23,6 +31,8 @@ from fedtheory.symbolic.estimator_variance import (
     eso_diagonal_lower_bounds,
     independent_covariance,
 )
+from fedtheory.symbolic.indicators import symbolic_pair_matrix
+from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.theory.importance_sampling import (
     design_desc,
     floats,
@@ -31,7 +41,7 @@ from fedtheory.theory.importance_sampling import (
     three_designs,
 )
 
-from ._common import ALPHA, check_identity
+from ._common import ALPHA, check_identity, mismatch
 
 CLAIM = Claim(
     id="is.variance_arbitrary_sampling",
@@ -47,6 +57,10 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
+    # the bound's leading 1, the 1 of v_i >= 1 - p_i, the 1 of independent sampling's
+    # v_i = 1 - p_i; the factors v_i and 1/p_i of the bound and the 1/p_i of A
+    stated=Stated({"bound_coefficient": 1, "v_floor": 1, "v_independent": 1},
+                  factors=("v_i", "1/p_i (bound)", "1/p_i (A)")),
     derivation=r"""
 Appendix A: $\mathbb E X$ by $\mathbb E[1_i] = p_i$;
 $\mathbb E\|X\|^2 = \sum_{ij} \mathbf P_{ij}\, a_i^\top a_j$ by
@@ -61,9 +75,65 @@ $n = 3$, $d = 2$), exactly by enumeration (rationals), with the ESO SDP (cvxpy/C
 $v$ for $c = 1$ and for $c$ = the bound's coefficients, certificates), and by Monte Carlo (mean
 two-sided, variance two-sided, bound one-sided). The convex comparisons allow the solver's accuracy
 only (duality gap and $v = 1 - p$ to $10^{-6}$; the returned $v$ is shifted to be exactly feasible,
-so bound $\ge$ variance is compared to rounding, $10^{-9}$ relative).
+so bound $\ge$ variance is compared to rounding, $10^{-9}$ relative). The bound is tight not only
+for independent sampling: for all-or-nothing sampling ($S = [n]$ with probability $q$, else
+$\emptyset$) with equal updates, $v_i = n(1 - q)$ satisfies (4) and (5) is an equality, although
+$v_i > 1$ (so the bound without $v_i$ is false there). $v_i \ge 1 - p_i$ is proved (the
+diagonal entry of (4) is $p_i v_i - p_i(1 - p_i) \ge 0$, whatever $n$ and $\mathbf P$). Every
+check computes the statement's side from its parts (constants, factors), so that `--power`
+can test mis-stated versions.
 """,
 )
+
+
+def _stated_A(ctx: Context, w: Any, p: Any, zeta: Any) -> np.ndarray:
+    """The statement's A (rows a_i = w_i zeta_i / p_i, the 1/p_i read from ``ctx``), in the
+    arithmetic of the inputs (an object array for Fractions)."""
+    w, p = np.asarray(w), np.asarray(p)
+    return (w * ctx.factor("1/p_i (A)", 1 / p))[:, None] * np.asarray(zeta)
+
+
+def _stated_bound(ctx: Context, p: np.ndarray, v: Any, w: Any, zeta: Any) -> float:
+    """The statement's right-hand side of (5), c sum_i w_i^2 v_i / p_i ||zeta_i||^2, with its
+    constant and factors read from ``ctx`` (floats)."""
+    p = np.asarray(p, dtype=float)
+    v_eff = ctx.factor("v_i", np.asarray(v, dtype=float)) * ctx.factor("1/p_i (bound)", 1 / p) * p
+    return float(ctx.const("bound_coefficient")) * eso_bound(p, v_eff, w, zeta)
+
+
+def _stated_bound_exact(ctx: Context, p: Any, v: Any, w: Any, zeta: Any) -> Fraction:
+    """:func:`_stated_bound` in exact rationals (``zeta`` integer rows)."""
+    c = ctx.const("bound_coefficient")
+    return c * sum((w[i] ** 2 * ctx.factor("v_i", v[i]) * ctx.factor("1/p_i (bound)", 1 / p[i])
+                    * sum(int(x) ** 2 for x in zeta[i]) for i in range(len(p))), Fraction(0))
+
+
+def _all_or_nothing_aligned(ctx: Context, n: int) -> tuple[str, Evidence]:
+    """All-or-nothing sampling (q = 1/4), equal updates, v_i = n (1 - q): (4) holds exactly and
+    (5) is an equality (a correlated design where the bound is attained with v_i > 1)."""
+    q = Fraction(1, 4)
+    design = ExplicitSampling([tuple(range(n)), ()], [q, 1 - q], n=n)
+    w = [Fraction(1, n)] * n
+    zeta = np.full((n, 2), 3, dtype=int)
+    zeta[:, 1] = -1
+    v = [n * (1 - q)] * n
+    p = design.p_exact
+    gap = sp.Matrix(n, n, lambda i, j: sp.Rational(str(
+        (p[i] * v[i] if i == j else 0) - (design.P_exact[i, j] - p[i] * p[j]))))
+    feasible = bool(gap.is_positive_semidefinite)
+    _, var = enumerate_moments(design, w, zeta, exact=True)
+    bound = _stated_bound_exact(ctx, p, v, w, zeta)
+    ok = feasible and var <= bound
+    ratio = var / bound if bound > 0 else float("inf")
+    inst = {**design_desc(design), "w": f"1/{n} each", "zeta": zeta.tolist(),
+            "v": [str(x) for x in v]}
+    return ("all or nothing, equal updates", Evidence(
+        ok, str(var), str(bound),
+        detail=(f"q = {q}, v_i = n(1 - q) = {v[0]}: (4) holds exactly ({feasible}); variance "
+                f"{var} <= bound (5) {bound}: {var <= bound} (ratio {float(ratio):.6g})"),
+        counterexample=None if ok else {**inst, "variance": str(var), "bound": str(bound)},
+        ratio=float(ratio), instance=inst,
+    ))
 
 
 @CLAIM.check("symbolic")
@@ -76,7 +146,8 @@ def _arbitrary_indicator_algebra(ctx: Context) -> Evidence:
     mean, var = derived.mean, derived.variance
     target_mean = sum((w[i] * zeta.row(i) for i in range(n)), sp.zeros(1, d))
     # the seed's Hadamard form: A has columns a_i = w_i zeta_i / p_i
-    A = sp.Matrix.hstack(*[(w[i] / p[i]) * zeta.row(i).T for i in range(n)])
+    A = sp.Matrix.hstack(*[(w[i] * ctx.factor("1/p_i (A)", 1 / p[i])) * zeta.row(i).T
+                           for i in range(n)])
     e = sp.ones(n, 1)
     hadamard = ((P - p * p.T).multiply_elementwise(A.T * A))
     seed_var = (e.T * hadamard * e)[0, 0]
@@ -93,6 +164,13 @@ def _arbitrary_indicator_algebra(ctx: Context) -> Evidence:
     C = independent_covariance(p)
     indep_ok = sp.simplify(C - sp.diag(*[p[i] * (1 - p[i]) for i in range(n)])) == sp.zeros(n, n)
     ok = d_mean == sp.zeros(1, d) and d_var == 0 and diag_ok and indep_ok
+    # a failure is shown at a concrete admissible instance: independent sampling with
+    # p_i = 1/(i + 2), w_i = 1/n, zeta_ik = i + k + 1
+    point = {**{p[i]: sp.Rational(1, i + 2) for i in range(n)},
+             **{P[i, j]: sp.Rational(1, (i + 2) * (j + 2)) for i in range(n) for j in range(n)
+                if i != j},
+             **{w[i]: sp.Rational(1, n) for i in range(n)},
+             **{zeta[i, k]: i + k + 1 for i in range(n) for k in range(d)}}
     return Evidence(
         ok, {"mean_diff": sp.sstr(d_mean), "var_diff": sp.sstr(d_var)}, 0,
         detail=(
@@ -100,7 +178,40 @@ def _arbitrary_indicator_algebra(ctx: Context) -> Evidence:
             f"e^T((P - pp^T) o A^T A) e = {sp.sstr(d_var)}; diagonal of (4) gives "
             f"{', '.join(lower)}; independent: P - pp^T = Diag(p(1-p)): {indep_ok}"
         ),
-        counterexample=None if ok else {"mean_diff": str(d_mean), "var_diff": str(d_var)},
+        counterexample=None if ok else {"mean_diff": str(d_mean), "var_diff": str(d_var),
+                                        **mismatch(var, seed_var, point)},
+    )
+
+
+@CLAIM.check("symbolic")
+def _arbitrary_eso_diagonal(ctx: Context) -> Evidence:
+    """Prove v_i >= 1 - p_i (as stated) from the diagonal of (4), for symbolic P: the entry
+    p_i v_i - (E[1_i^2] - p_i^2) >= 0 gives v_i >= its root, and root - (1 - p_i) >= 0."""
+    n = 3
+    p, P = symbolic_pair_matrix(n)
+    floor = sp.Rational(ctx.const("v_floor"))
+    results = []
+    for i, (slope, root) in enumerate(eso_diagonal_lower_bounds(p, P)):
+        slack = sp.simplify(root - (floor - p[i]))  # stated floor <= the root, for p_i in (0, 1]
+        res = prove_nonnegative(slack, {p[i]: (0, 1)})
+        results.append((i, slope, root, slack, res))
+    ok = all(bool(sl.is_positive) and r.holds for _, sl, _, _, r in results)
+    proved = ok and all(r.status == "proved" for *_, r in results)
+    bad = next((r for r in results if not r[4].holds), None)
+    return Evidence(
+        ok, {f"v_{i} >=": sp.sstr(root) for i, _, root, _, _ in results},
+        f"v_i >= {floor} - p_i",
+        detail=(f"diagonal entry of Diag(p o v) - (P - pp^T) is p_i v_i - (E[1_i^2] - p_i^2), "
+                f"E[1_i^2] = p_i: slope p_i > 0, so v_i >= "
+                f"{', '.join(sp.sstr(r[2]) for r in results)}; minus the stated {floor} - p_i: "
+                f"{', '.join(sp.sstr(r[3]) for r in results)} "
+                f"({', '.join(r[4].status for r in results)}; the entry involves client i only, "
+                f"so this holds for every n)"),
+        counterexample=None if bad is None else {
+            "client": bad[0], **bad[4].instance, "root": sp.sstr(bad[2]),
+            "stated_floor": f"{floor} - p_{bad[0]}", "slack": str(bad[4].value)},
+        proof=(f"v_i >= 1 - p_i >= {floor} - p_i (diagonal of (4); "
+               f"{results[0][4].method})") if proved else None,
     )
 
 
@@ -116,20 +227,27 @@ def _arbitrary_exact_enumeration(ctx: Context) -> Evidence:
         zeta = rng.integers(-5, 6, (n, d))
         mean, var = enumerate_moments(design, w, zeta, exact=True)
         target = [sum(w[i] * int(zeta[i, k]) for i in range(n)) for k in range(d)]
-        A = (np.array(w, dtype=object) / design.p_exact)[:, None] * zeta.astype(object)
+        A = _stated_A(ctx, np.array(w, dtype=object), design.p_exact, zeta.astype(object))
         formula = variance_formula(design.P_exact, A)
         ok = list(mean) == target and var == formula
         meas, theo = [str(var)], [str(formula)]
         det = (f"E X exact: {list(mean) == target}; variance {var} = formula {formula}: "
                f"{var == formula}")
+        ratio, inst = None, None
         if isinstance(design, IndependentSampling):
             p = design.p_exact
-            bound = sum(w[i] ** 2 * (1 - p[i]) / p[i] * int(zeta[i] @ zeta[i]) for i in range(n))
+            v_ind = ctx.const("v_independent")
+            bound = _stated_bound_exact(ctx, p, [v_ind - q for q in p], w, zeta)
             ok = ok and bound == var
             det += f"; bound with v = 1 - p: {bound} (equality: {bound == var})"
+            theo.append(str(bound))
+            ratio = float(var / bound) if bound > 0 else float("inf")
+            inst = {**design_desc(design), "w": [str(x) for x in w], "zeta": zeta.tolist()}
         ce = None if ok else {**design_desc(design), "w": [str(x) for x in w],
-                              "zeta": zeta.tolist()}
-        parts.append((name, Evidence(ok, meas, theo, det, counterexample=ce)))
+                              "zeta": zeta.tolist(), "variance": str(var), "stated": theo}
+        parts.append((name, Evidence(ok, meas, theo, det, counterexample=ce, ratio=ratio,
+                                     instance=inst)))
+    parts.append(_all_or_nothing_aligned(ctx, n))
     return all_of(parts)
 
 
@@ -163,10 +281,12 @@ def _arbitrary_eso_sdp(ctx: Context) -> Evidence:
             lam_min = eso_min_eigenvalue(design, v)
             if lam_min < -1e-12:
                 problems.append(f"{vname}: not feasible (lambda_min {lam_min:.3g})")
-            if np.any(v < 1 - p - 1e-7):
-                i = int(np.argmin(v - (1 - p)))
-                problems.append(f"{vname}: v_{i} = {v[i]:.6g} < 1 - p_{i} = {1 - p[i]:.6g}")
-            b = eso_bound(p, v, w, zeta)
+            floor = float(ctx.const("v_floor"))
+            if np.any(v < floor - p - 1e-7):
+                i = int(np.argmin(v - (floor - p)))
+                problems.append(f"{vname}: v_{i} = {v[i]:.6g} < {floor:g} - p_{i} = "
+                                f"{floor - p[i]:.6g}")
+            b = _stated_bound(ctx, p, v, w, zeta)
             bounds[vname] = b
             if b < var - 1e-9 * max(1.0, var):
                 problems.append(f"{vname}: bound {b:.6g} < variance {var:.6g}")
@@ -177,8 +297,9 @@ def _arbitrary_eso_sdp(ctx: Context) -> Evidence:
             # coefficients a v_i of small weight c_i is only determined to ~ gap / c_i, so
             # there the optimal value is compared (the bound equals the variance)
             v_one = feasible_vs["c = 1"]
-            if not np.allclose(v_one, 1 - p, rtol=0, atol=1e-6):
-                problems.append(f"independent: SDP v (c = 1) = {v_one} != 1 - p = {1 - p}")
+            v_ind = float(ctx.const("v_independent")) - p
+            if not np.allclose(v_one, v_ind, rtol=0, atol=1e-6):
+                problems.append(f"independent: SDP v (c = 1) = {v_one} != 1 - p = {v_ind}")
             if abs(bounds["c = bound coefficients"] - var) > 1e-6 * max(1.0, var):
                 problems.append("independent: optimal bound != variance")
             det += ("; SDP v (c = 1) = 1 - p (max deviation "
@@ -189,10 +310,15 @@ def _arbitrary_eso_sdp(ctx: Context) -> Evidence:
                 problems.append(f"b-of-n: SDP v (c = 1) != (n - b)/(n - 1) = {target}")
             det += f"; SDP v (c = 1) = (n - b)/(n - 1) = {target:.6g}"
         ok = not problems
+        best = bounds["c = bound coefficients"]
         parts.append((name, Evidence(
             ok, bounds, var, det + ("; " + "; ".join(problems) if problems else ""),
             counterexample=None if ok else {**design_desc(design), "w": w, "zeta": zeta,
-                                            "problems": problems},
+                                            "problems": problems, "variance": var,
+                                            "bounds": bounds},
+            ratio=var / best if best > 0 else float("inf"),
+            instance={**design_desc(design), "w": w, "zeta": zeta, "v": feasible_vs[
+                "c = bound coefficients"]},
         )))
     return all_of(parts)
 
@@ -211,14 +337,16 @@ def _arbitrary_monte_carlo(ctx: Context) -> Evidence:
         zeta = rng.normal(0.5, 1.0, (n, d))
         X = sample_estimator(design, w, zeta, ctx.rng(f"draws {name}"), replicas)
         target = w @ zeta
-        var = estimator_variance(design, w, zeta)
+        var = max(float(variance_formula(design.P, _stated_A(ctx, w, design.p, zeta))), 0.0)
         ce = {**design_desc(design), "w": w, "zeta": zeta, "seed": ctx.seed}
         ev_m = stats.check_identity(X, target, alpha=a, what="E X", counterexample=ce)
         sq = sq_dev(X, target)
         ev_v = check_identity(sq, var, alpha=a, what="variance", counterexample=ce)
         v = smallest_eso(design, bound_coefficients(design.p, w, zeta)).v
-        bound = eso_bound(design.p, v, w, zeta)
+        bound = _stated_bound(ctx, design.p, v, w, zeta)
         ev_b = stats.check_upper_bound(sq, bound, alpha=a, what="variance <= bound (5)",
                                        counterexample={**ce, "v": v})
+        ev_b.ratio = float(np.mean(sq)) / bound if bound > 0 else float("inf")
+        ev_b.instance = {**design_desc(design), "w": w, "zeta": zeta, "v": v}
         parts += [(f"{name}: mean", ev_m), (f"{name}: variance", ev_v), (f"{name}: bound", ev_b)]
     return all_of(parts)

@@ -4,20 +4,29 @@ independent participation (seed 000, error floor; seed 002, eq. (6))."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims.stated import Stated
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import enumerate_moments
 from fedtheory.symbolic.estimator_variance import (
     derive_second_moment_equal_p,
     derive_variance_independent,
 )
-from fedtheory.theory.importance_sampling import rational_p, seed000_variance, sq_dev
+from fedtheory.theory.importance_sampling import rational_p, sq_dev
 
-from ._common import ALPHA, check_identity, independent_average, seed000_instance
+from ._common import (
+    ALPHA,
+    check_identity,
+    exact_like,
+    independent_average,
+    mismatch,
+    seed000_instance,
+)
 
 CLAIM = Claim(
     id="is.variance_independent",
@@ -31,6 +40,9 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
+    # both formulas share their parts: the leading 1 of 1/n^2, the 1 of 1/p_i - 1, and the
+    # factors 1/n^2 and (1/p_i - 1) a careless reader might drop
+    stated=Stated({"coefficient": 1, "one": 1}, factors=("1/n^2", "1/p_i - 1")),
     derivation=r"""
 Expand $\|G\|^2 = \frac1{n^2}\sum_{i,j} 1_i 1_j\, g_i^\top g_j/(p_i p_j)$, use $1_i^2 = 1_i$ and
 $\mathbb E[1_i 1_j] = p_i p_j$ ($i \ne j$): $\mathbb E\|G\|^2
@@ -38,9 +50,26 @@ $\mathbb E[1_i 1_j] = p_i p_j$ ($i \ne j$): $\mathbb E\|G\|^2
 $\|\bar G\|^2$. Checked symbolically for symbolic $p_i$ and vectors ($n = 3$, $d = 2$) and for
 equal $p$ with generic $n$ (sums kept as symbols $S_2 = \sum_i \|g_i\|^2$, $T = \|\sum_i g_i\|^2$,
 the off-diagonal sum being $T - S_2$); exactly by enumeration; and by Monte Carlo for both
-statements.
+statements. Every check computes the right-hand sides from the statement's parts (its
+constants and factors), so that `--power` can test mis-stated formulas.
 """,
 )
+
+
+def _stated_variance(ctx: Context, p: Any, sq: Any, n: Any) -> Any:
+    r"""The statement's :math:`\frac{c}{n^2}\sum_i (1/p_i - \text{one})\,\|g_i\|^2` (``sq``:
+    the :math:`\|g_i\|^2`), with its constants and factors read from ``ctx``, in the
+    arithmetic of ``p`` (sympy, Fractions or floats; ``n`` may be a symbol)."""
+    like = p[0]
+    c, one = exact_like(ctx.const("coefficient"), like), exact_like(ctx.const("one"), like)
+    if isinstance(like, sp.Basic):
+        inv_n2 = 1 / sp.sympify(n) ** 2
+    elif isinstance(like, (Fraction, int)):
+        inv_n2 = Fraction(1, int(n) ** 2)
+    else:
+        inv_n2 = 1.0 / n**2
+    lead = c * ctx.factor("1/n^2", inv_n2)
+    return lead * sum(ctx.factor("1/p_i - 1", 1 / q - one) * s for q, s in zip(p, sq, strict=True))
 
 
 @CLAIM.check("symbolic")
@@ -48,16 +77,22 @@ def _var_ind_indicator_algebra(ctx: Context) -> Evidence:
     """Derive E||G - Gbar||^2 (symbolic p_i, n = 3, d = 2) and E||G||^2 (equal p, generic n)."""
     n = 3
     var, g, p = derive_variance_independent(n, 2)
-    seed = seed000_variance(p, [list(g.row(i)) for i in range(n)])
+    seed = _stated_variance(ctx, p, [sum(x * x for x in g.row(i)) for i in range(n)], n)
     diff1 = sp.simplify(var - seed)
     # equal p, generic n: E over two generic clients i != j gives E[1_i^2], E[1_i 1_j]
     eq = derive_second_moment_equal_p()
     nn, pp, S2, T = eq.n, eq.p, eq.S2, eq.T
     e_sq, e_pair, second = eq.e_sq, eq.e_pair, eq.second
     gbar_sq = T / nn**2
-    seed_eq = gbar_sq + (1 / pp - 1) * S2 / nn**2
+    seed_eq = gbar_sq + _stated_variance(ctx, [pp], [S2], nn)
     diff2 = sp.simplify(second - seed_eq)
     ok = diff1 == 0 and diff2 == 0
+    # a failure is shown at a concrete instance: p_i = 1/(i + 2), g_ik = i + k + 1 (n = 3)
+    gv = [[i + k + 1 for k in range(2)] for i in range(n)]
+    point = {**{q: sp.Rational(1, i + 2) for i, q in enumerate(p)},
+             **{g[i, k]: gv[i][k] for i in range(n) for k in range(2)}}
+    point_eq = {nn: n, pp: sp.Rational(1, 3), S2: sum(x * x for r in gv for x in r),
+                T: sum(sum(r[k] for r in gv) ** 2 for k in range(2))}
     return Evidence(
         ok, {"variance": sp.sstr(sp.factor(var)), "second_moment": sp.sstr(sp.factor(second))},
         {"variance": sp.sstr(seed), "second_moment": sp.sstr(seed_eq)},
@@ -66,7 +101,10 @@ def _var_ind_indicator_algebra(ctx: Context) -> Evidence:
             f"{sp.sstr(diff2)} (E||G||^2, equal p, generic n; E[1_i^2] = {e_sq}, "
             f"E[1_i 1_j] = {e_pair})"
         ),
-        counterexample=None if ok else {"variance_diff": str(diff1), "moment_diff": str(diff2)},
+        counterexample=None if ok else {
+            "variance_diff": str(diff1), "moment_diff": str(diff2),
+            "variance": mismatch(var, seed, point),
+            "second_moment (g as in variance, equal p = 1/3)": mismatch(second, seed_eq, point_eq)},
     )
 
 
@@ -78,13 +116,13 @@ def _var_ind_exact_enumeration(ctx: Context) -> Evidence:
     p = rational_p(rng, n)
     g = rng.integers(-5, 6, (n, d))
     _, var = enumerate_moments(IndependentSampling(p), [Fraction(1, n)] * n, g, exact=True)
-    seed = seed000_variance(p, g.tolist())
+    seed = _stated_variance(ctx, p, [int(x) for x in (g * g).sum(axis=1)], n)
     q = Fraction(int(rng.integers(1, 10)), 10)
     ind = IndependentSampling([q] * n)
     mean_q, var_q = enumerate_moments(ind, [Fraction(1, n)] * n, g, exact=True)
     second = var_q + sum(x * x for x in mean_q)
     gbar = [Fraction(int(x), n) for x in g.sum(axis=0)]
-    seed_q = sum(x * x for x in gbar) + (1 / q - 1) * int((g * g).sum()) / n**2
+    seed_q = sum(x * x for x in gbar) + _stated_variance(ctx, [q], [int((g * g).sum())], n)
     ok = var == seed and second == seed_q
     return Evidence(
         ok, [str(var), str(second)], [str(seed), str(seed_q)],
@@ -102,12 +140,12 @@ def _var_ind_monte_carlo(ctx: Context) -> Evidence:
     n = len(p)
     gbar = g.mean(axis=0)
     G = independent_average(p, g, ctx.rng("draws"), replicas)
-    theory1 = float(seed000_variance(p, g))
+    theory1 = float(_stated_variance(ctx, p, np.sum(g * g, axis=1), n))
     ev1 = check_identity(sq_dev(G, gbar), theory1, alpha=ALPHA / 2, what="E||G-Gbar||^2",
                          counterexample={"seed": ctx.seed, "p": p, "g": g})
     q = 0.1  # seed 000: p = 0.1
     Gq = independent_average(np.full(n, q), g, ctx.rng("draws_q"), replicas)
-    theory2 = float(gbar @ gbar + (1 / q - 1) * np.sum(g * g) / n**2)
+    theory2 = float(gbar @ gbar + _stated_variance(ctx, [q], [np.sum(g * g)], n))
     ev2 = check_identity(np.einsum("rd,rd->r", Gq, Gq), theory2, alpha=ALPHA / 2,
                          what="E||G||^2", counterexample={"seed": ctx.seed, "p": q, "g": g})
     return all_of([("unequal p", ev1), (f"equal p = {q}", ev2)])
