@@ -10,7 +10,7 @@ import sympy as sp
 
 from fedtheory.symbolic.local_sgd import K, clients, derive_local_sgd, gamma, is_zero, sigma2
 
-__all__ = ["derive_rate_constants"]
+__all__ = ["derive_rate_constants", "derive_rate_in_n"]
 
 
 def derive_rate_constants(n: int = 2) -> dict[str, Any]:
@@ -45,15 +45,40 @@ def derive_rate_constants(n: int = 2) -> dict[str, Any]:
     tr_f = sp.simplify(sp.series(gamma / (1 - M**2), gamma, 0, 1).removeO())
     tr_s = sp.simplify(sp.series(gamma / (K * (1 - (1 - gamma * abar) ** 2)), gamma, 0, 1)
                        .removeO())
-    c0, e0, T = sp.symbols("c e_0 T", positive=True)
-    metric = abar**2 * (e0**2 * K * tr_f / (gamma * T) + lead_f)
-    metric_c = sp.simplify(metric.subs(gamma, c0 / sp.sqrt(T)))
-    c_opt = [s for s in sp.solve(sp.diff(metric_c, c0), c0) if s.is_positive is not False]
-    rate = sp.simplify(metric_c.subs(c0, c_opt[0])) if c_opt else None
-    R = sp.Symbol("R", positive=True)
     return {"var_fedavg_leading": lead_f, "var_sgd_leading": lead_s,
             "same_variance_leading": is_zero(lead_f - lead_s), "variance_gap": var_gap,
             "transient_fedavg": tr_f, "transient_sgd": tr_s,
             "same_transient_leading": is_zero(tr_f - tr_s),
-            "metric_with_c": metric_c, "c_opt": c_opt[0] if c_opt else None,
+            **_best_rate(abar, lead_f, tr_f)}
+
+
+def _best_rate(abar: sp.Expr, lead: sp.Expr, transient: sp.Expr) -> dict[str, Any]:
+    r"""Time-averaged :math:`\bar a^2(e_0^2 K\,\text{transient}/(\gamma T) + \text{variance})`
+    with :math:`\gamma = c/\sqrt T`, its best :math:`c` and the rate there (also in
+    :math:`R = T/K`)."""
+    c0, e0, T = sp.symbols("c e_0 T", positive=True)
+    metric = abar**2 * (e0**2 * K * transient / (gamma * T) + lead)
+    metric_c = sp.simplify(metric.subs(gamma, c0 / sp.sqrt(T)))
+    c_opt = [s for s in sp.solve(sp.diff(metric_c, c0), c0) if s.is_positive is not False]
+    rate = sp.simplify(metric_c.subs(c0, c_opt[0])) if c_opt else None
+    R = sp.Symbol("R", positive=True)
+    return {"metric_with_c": metric_c, "c_opt": c_opt[0] if c_opt else None,
             "rate": rate, "rate_in_R": sp.simplify(rate.subs(T, K * R)) if rate else None}
+
+
+def derive_rate_in_n() -> dict[str, Any]:
+    r"""FedAvg's best rate with :math:`n` clients of equal curvature :math:`a` (:math:`n`
+    symbolic): round map :math:`M = (1-\gamma a)^K`, noise :math:`Q = v_K(a)/n`, so that
+
+    .. math:: \min_c \frac1T\sum\mathbb E|\nabla f|^2 \simeq \frac{a|e_0|\,\sigma}{\sqrt{nKR}},
+
+    the dependence of the rate on :math:`n` (:func:`derive_rate_constants` fixes :math:`n`).
+    Returns ``n``, ``a`` and the keys of the best rate (``rate_in_R``, ``c_opt``, ...).
+    """
+    n = sp.Symbol("n", positive=True, integer=True)
+    loc = derive_local_sgd()
+    a = loc["a"]
+    M = (1 - gamma * a) ** K
+    lead = sp.simplify(sp.series((loc["v_K"] / n) / (1 - M**2), gamma, 0, 2).removeO())
+    transient = sp.simplify(sp.series(gamma / (1 - M**2), gamma, 0, 1).removeO())
+    return {"n": n, "a": a, "var_leading": lead, **_best_rate(a, lead, transient)}

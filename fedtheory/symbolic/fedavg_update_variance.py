@@ -21,7 +21,7 @@ from fedtheory.symbolic.local_sgd import (
 __all__ = ["derive_update_variance"]
 
 
-def derive_update_variance() -> dict[str, Any]:
+def derive_update_variance(lecture: sp.Expr | None = None) -> dict[str, Any]:
     r"""Variance of FedAvg's server update: :math:`K` noisy local steps, :math:`m`-of-:math:`n`.
 
     One coordinate, identical curvature :math:`a` (so that Assumption 2 holds with equality at
@@ -36,7 +36,9 @@ def derive_update_variance() -> dict[str, Any]:
         \operatorname{Var} = \frac{n-m}{m(n-1)}\,(1-P)^2\frac{\zeta^2}{a^2} + \frac{v_K}{m},
 
     whose expansion in :math:`\gamma` is compared with Theorem 3's numerator
-    :math:`\frac{\gamma^2K}{m}\big(\sigma^2 + K\zeta^2(1-\frac mn)\big)`.
+    :math:`\frac{\gamma^2K}{m}\big(\sigma^2 + K\zeta^2(1-\frac mn)\big)` (``lecture``
+    replaces it, in the symbols of :mod:`fedtheory.symbolic.local_sgd`: a claim's stated side,
+    e.g. under a mutant).
     """
     n, m = n_sym, m_sym
     loc = derive_local_sgd()
@@ -45,7 +47,8 @@ def derive_update_variance() -> dict[str, Any]:
     het_factor = (n - m) / (m * (n - 1))
     variance = het_factor * (1 - P) ** 2 * zeta2 / a**2 + loc["v_K"] / m
     leading = sp.simplify(sp.series(variance, gamma, 0, 3).removeO())
-    lecture = gamma**2 * K / m * (sigma2 + K * zeta2 * (1 - m / n))
+    if lecture is None:
+        lecture = gamma**2 * K / m * (sigma2 + K * zeta2 * (1 - m / n))
     exact_leading = gamma**2 * K / m * (sigma2 + K * zeta2 * (n - m) / (n - 1))
     zeta_coeff = sp.simplify(sp.diff(leading, zeta2) / sp.diff(lecture, zeta2))
     return {"variance": variance, "leading": leading, "lecture": lecture,

@@ -10,11 +10,18 @@ import sympy as sp
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.fedavg._common import ALPHA, combine, symbolic
+from fedtheory.claims.stated import Stated
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.experiments.fedavg_runs import exact_exponent_windows, local_steps_data
-from fedtheory.symbolic.fedavg_rate_constants import derive_rate_constants
+from fedtheory.symbolic.fedavg_rate_constants import derive_rate_constants, derive_rate_in_n
 from fedtheory.symbolic.fedavg_round_map import derive_round_map
 from fedtheory.symbolic.local_sgd import K, is_zero, sigma2
+
+#: The stated side of the common rate sigma / sqrt(nKR) = sigma (nKR)^(-1/2) and of "K times
+#: fewer rounds": the exponent, and the factors a referee might drop.
+EXPONENT = "1/2 (exponent of nKR)"
+SIGMA, N_RATE, K_RATE, K_ROUNDS = ("sigma in sigma/sqrt(nKR)", "n in sqrt(nKR)",
+                                   "K in sqrt(nKR)", "K (times fewer rounds)")
 
 CLAIM = Claim(
     id="fedavg.local_steps",
@@ -28,6 +35,7 @@ CLAIM = Claim(
               r"\frac1{KR}\Big);\ R\to\infty:\ \text{same rate } \frac{\sigma}{\sqrt{nKR}}",
     kind=ClaimKind.QUALITATIVE,
     expected="confirmed",
+    stated=Stated({EXPONENT: "1/2"}, factors=(SIGMA, N_RATE, K_RATE, K_ROUNDS)),
     derivation=r"""
 **Reading.** Both rates hold for step sizes "set properly": $\gamma = c/\sqrt T$ per gradient step,
 $T = KR$ (FedAvg: $K$ local steps of size $\gamma$, global step 1; parallel SGD: one step of size
@@ -67,6 +75,15 @@ $[R, 16R]$ with $R$ up to $\sim 3\cdot 10^5$ the distance of the exponent to $-1
 FedAvg/SGD to 1 decreases strictly (halving with every $4\times$ in $R$, i.e.
 $\mathcal O(1/\sqrt R)$) and ends below $10^{-4}$. Whether $-1/2$ itself lies in the Monte Carlo
 interval is reported.
+
+**Power** (`--power`). The stated side of the common rate
+$\sigma/\sqrt{nKR} = \sigma\,(nKR)^{-1/2}$: the exponent $1/2$ and the factors $\sigma$, $n$, $K$
+under the root, and the $K$ of "$K$ times fewer rounds". The symbolic check compares the derived
+best rate with the stated one as a ratio that must be free of $\sigma$, $K$, $R$ (two clients) and
+of $n$ ($n$ equal clients, $n$ symbolic, `derive_rate_in_n`): the $\mathcal O$ hides a constant,
+not a dependence. The exponent is also read by the exact limit of the fitted exponent, the $K$ of
+the rounds by the bits ratio. The $1/R$ and $1/(KR)$ terms are not declared: they are of lower
+order than $T^{-1/2}$, which is all the checks resolve.
 """,
 )
 
@@ -87,28 +104,80 @@ def _round_map(ctx: Context) -> Evidence:
                      {"derivation": "derive_round_map(2)", "facts": facts})
 
 
+def stated_rate(ctx: Context, n: sp.Expr) -> sp.Expr:
+    r"""The stated rate :math:`\sigma/\sqrt{nKR} = \sigma\,(nKR)^{-1/2}` with ``n`` clients, its
+    exponent and factors read from the statement (mutated under ``--power``)."""
+    R = sp.Symbol("R", positive=True)
+    return (ctx.factor(SIGMA, sp.sqrt(sigma2))
+            * (ctx.factor(N_RATE, n) * ctx.factor(K_RATE, K) * R)
+            ** (-sp.Rational(ctx.const(EXPONENT))))
+
+
 @CLAIM.check("symbolic")
 def _rate_constants(ctx: Context) -> Evidence:
     """Stationary variance and transient of FedAvg (K, R) and parallel SGD (KR) agree to leading
-    order in gamma; with gamma = c/sqrt(T) the best rate is a_bar |e_0| sigma/sqrt(nKR)."""
+    order in gamma; with gamma = c/sqrt(T) the best rate is a_bar |e_0| sigma/sqrt(nKR): its
+    ratio to the stated sigma/sqrt(nKR) is free of sigma, K, R (two clients) and of n (n equal
+    clients, n symbolic); the exact constant a_bar |e_0| is an identity of the derivation."""
     d = derive_rate_constants(2)
+    dn = derive_rate_in_n()
     n = 2
     e0, R = sp.Symbol("e_0", positive=True), sp.Symbol("R", positive=True)
     a1, a2 = sp.Symbol("a_1", positive=True), sp.Symbol("a_2", positive=True)
     target = (a1 + a2) / n * e0 * sp.sqrt(sigma2) / sp.sqrt(n * K * R)
     rate_ok = d["rate_in_R"] is not None and is_zero(d["rate_in_R"] - target)
     c_ok = d["c_opt"] is not None and is_zero(d["c_opt"] - e0 * sp.sqrt(n) / sp.sqrt(sigma2))
+    # the statement: the best rate / the stated sigma/sqrt(nKR) is a constant (the O hides it)
+    variables = {sigma2, K, R, dn["n"]}
+    stated2, stated_n = stated_rate(ctx, n), stated_rate(ctx, dn["n"])
+    ratio2 = (sp.simplify(d["rate_in_R"] / stated2) if d["rate_in_R"] is not None
+              else sp.nan)
+    ratio_n = sp.simplify(dn["rate_in_R"] / stated_n) if dn["rate_in_R"] is not None else sp.nan
     facts = {"same stationary variance (leading)": d["same_variance_leading"],
              "same transient (leading)": d["same_transient_leading"],
              "best c = |e_0| sqrt(n)/sigma": c_ok,
-             "rate = a_bar |e_0| sigma / sqrt(n K R)": rate_ok}
+             "rate = a_bar |e_0| sigma / sqrt(n K R)": rate_ok,
+             "rate / stated free of sigma, K, R (n = 2)":
+                 ratio2 is not sp.nan and not ratio2.free_symbols & variables,
+             "rate / stated free of n, sigma, K, R (n equal clients)":
+                 ratio_n is not sp.nan and not ratio_n.free_symbols & variables}
     ok = all(facts.values())
     return symbolic(ok, {"rate": str(d["rate_in_R"]), "variance_gap": str(d["variance_gap"])},
                      str(target),
                      f"stationary variance {d['var_fedavg_leading']} for both; gap "
                      f"{d['variance_gap']} (O(gamma^2)); metric with gamma = c/sqrt(T): "
-                     f"{d['metric_with_c']}; " + "; ".join(f"{k}: {v}" for k, v in facts.items()),
-                     {"derivation": "derive_rate_constants(2)", "facts": facts})
+                     f"{d['metric_with_c']}; " + "; ".join(f"{k}: {v}" for k, v in facts.items())
+                     + f"; n equal clients: rate {dn['rate_in_R']}, / stated = {ratio_n}",
+                     {"derivation": "derive_rate_constants(2), derive_rate_in_n()",
+                      "facts": facts, "stated rate": str(stated_n),
+                      "derived rate (n = 2)": str(d["rate_in_R"]),
+                      "derived rate (n equal clients)": str(dn["rate_in_R"]),
+                      "derived / stated at concrete instances (not one constant)":
+                          _rate_instances(d["rate_in_R"], stated2, dn, stated_n)})
+
+
+def _rate_instances(rate2: sp.Expr | None, stated2: sp.Expr, dn: dict[str, sp.Expr],
+                    stated_n: sp.Expr) -> list[dict[str, object]]:
+    """The derived and the stated best rate, and their ratio, at concrete instances (two
+    clients a = (1, 3); n equal clients of curvature 1; e_0 = 1) that vary sigma^2, K, R and n
+    one at a time: the counterexample of a failed rate check (a ratio that is not constant)."""
+    R = sp.Symbol("R", positive=True)
+    e0 = sp.Symbol("e_0", positive=True)
+    base = {sigma2: 4, K: 5, R: 100}
+    variations = [{}, {sigma2: 1}, {K: 1}, {R: 10_000}]
+    cases = [("n = 2, a = (1, 3)", rate2, stated2,
+              {sp.Symbol("a_1", positive=True): 1, sp.Symbol("a_2", positive=True): 3, **v})
+             for v in variations]
+    cases += [(f"n = {k} equal clients, a = 1", dn["rate_in_R"], stated_n,
+               {dn["a"]: 1, dn["n"]: k}) for k in (2, 8)]
+    out = []
+    for label, derived, stated, at in cases:
+        sub = {e0: 1, **base, **at}
+        got = None if derived is None else float(derived.subs(sub))
+        want = float(stated.subs(sub))
+        out.append({"case": label, **{str(k): v for k, v in sub.items()}, "derived": got,
+                    "stated": want, "derived/stated": None if got is None else got / want})
+    return out
 
 
 @CLAIM.check("monte_carlo")
@@ -125,7 +194,8 @@ def _same_error_fewer_rounds(ctx: Context) -> Evidence:
                                what=f"E||grad f||^2 of FedAvg (R = {list(p['rounds_grid'])}) "
                                     "then SGD (KR)")
     ev2 = stats.check_close(data["bits_sgd"] / data["bits_fedavg"],
-                            np.full(len(p["rounds_grid"]), float(p["local_steps"])),
+                            np.full(len(p["rounds_grid"]),
+                                    float(ctx.factor(K_ROUNDS, p["local_steps"]))),
                             rtol=1e-12, counterexample=replay,
                             what="bits(SGD, KR rounds) / bits(FedAvg, R rounds)")
     ev = combine([ev1, ev2], f"exact values equal for both methods: {bool(same.all())} "
@@ -149,19 +219,21 @@ def _rate_exponent(ctx: Context) -> Evidence:
     exact = {k: fx.fit_exponent(R, data[k], values=data[f"exact_{k}"])[0]
              for k in ("fedavg", "sgd")}
     consistent = all(abs(fits[k][0] - exact[k]) <= z * fits[k][1] for k in fits)
-    half_in = {k: bool(abs(s + 0.5) <= z * se) for k, (s, se) in fits.items()}
+    stated = ctx.const(EXPONENT)  # the stated exponent: sigma / sqrt(nKR) = sigma (nKR)^(-1/2)
+    half = float(stated)
+    half_in = {k: bool(abs(s + half) <= z * se) for k, (s, se) in fits.items()}
     win = exact_exponent_windows(ctx.preset, ctx.seed)
-    gaps = {k: np.abs(win[k] + 0.5) for k in ("fedavg", "sgd")}
+    gaps = {k: np.abs(win[k] + half) for k in ("fedavg", "sgd")}
     rgap = np.abs(win["ratio"] - 1.0)
     limit = all(bool(np.all(np.diff(g) < 0) and g[-1] < 1e-4) for g in (*gaps.values(), rgap))
     ok = consistent and limit
     detail = "; ".join(
         f"{k}: slope {s:.4f} +- {z * se:.4f}, exact on this grid {exact[k]:.4f}, "
-        f"-1/2 inside the interval: {half_in[k]}" for k, (s, se) in fits.items())
+        f"-{stated} inside the interval: {half_in[k]}" for k, (s, se) in fits.items())
     detail += (
         f" (two-sided, alpha={ALPHA:g} over 2 slopes, z = {z:.2f}, {p['replicas']} replicas per "
         f"R in {list(p['rounds_grid'])}). Exact limit: on windows [R, 16R], R = "
-        f"{win['R'][0]}..{win['R'][-1]}, |exponent + 1/2| FedAvg "
+        f"{win['R'][0]}..{win['R'][-1]}, |exponent + {stated}| FedAvg "
         f"{np.array2string(gaps['fedavg'], precision=2)}, SGD "
         f"{np.array2string(gaps['sgd'], precision=2)}; |FedAvg/SGD - 1| "
         f"{np.array2string(rgap, precision=2)} (strictly decreasing, below 1e-4 at the end: "
@@ -173,7 +245,10 @@ def _rate_exponent(ctx: Context) -> Evidence:
             "how": "fedtheory.experiments.fedavg_experiments.local_steps_runs", **p,
             "slopes": {k: v[0] for k, v in fits.items()},
             "stderr": {k: v[1] for k, v in fits.items()}, "exact": exact,
-            "window_gaps": {k: v.tolist() for k, v in gaps.items()}})
+            "window_gaps": {k: v.tolist() for k, v in gaps.items()},
+            "stated exponent": -half, "windows [R, 16R], R =": win["R"],
+            "exact window exponents": {k: win[k] for k in ("fedavg", "sgd")},
+            "exact FedAvg/SGD at 16R": win["ratio"]})
 
 
 @CLAIM.check("figure")

@@ -4,17 +4,25 @@ update grows like zeta^2 (1 - m/n) (Theorem 3 of seed 003)."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
+import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.fedavg._common import ALPHA, combine, symbolic
+from fedtheory.claims.stated import Stated
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.experiments.fedavg_runs import partial_participation_data
 from fedtheory.symbolic.fedavg_update_variance import derive_update_variance
-from fedtheory.symbolic.local_sgd import is_zero, m_sym, n_sym
+from fedtheory.symbolic.local_sgd import K, gamma, is_zero, m_sym, n_sym, sigma2, zeta2
 from fedtheory.symbolic.subset_average_variance import derive_subset_variance
+
+#: The stated side of Theorem 3's numerator sigma^2 + K zeta^2 (1 - m/n) over m K R: the 1 of
+#: 1 - m/n, and the factors a referee might drop (the O hides every overall constant, so the
+#: only testable constant is the one that decides where the heterogeneity term vanishes).
+ONE, SAMPLING, K_ZETA, M_ROOT = "1 in (1 - m/n)", "(1 - m/n)", "K in K zeta^2", "m in sqrt(mKR)"
 
 CLAIM = Claim(
     id="fedavg.partial_participation",
@@ -27,6 +35,7 @@ CLAIM = Claim(
               r" + \frac{\zeta^{2/3}}{R^{2/3}} + \frac1R\Big)",
     kind=ClaimKind.CLOSED_FORM,
     expected="confirmed",
+    stated=Stated({ONE: 1}, factors=(SAMPLING, K_ZETA, M_ROOT)),
     derivation=r"""
 **Reading.** Algorithm 3 samples a subset $S$ of $m$ clients (uniformly, without replacement: "a
 subset of clients is sampled") and averages their model changes. The numerator
@@ -55,15 +64,53 @@ $m \in \{1, 2, 5, 9, 10\}$: $\mathbb E\|x_1 - \mathbb E x_1\|^2$ equals the exac
 $\zeta^2 = 0$ and $\zeta^2 > 0$ (paired by common random numbers): the heterogeneity-attributable
 part $\mathbb E\,\mathrm{err}(\zeta) - \mathbb E\,\mathrm{err}(0)$ equals its exact value, which is
 proportional to $\frac{n-m}{m(n-1)}$: positive for $m < n$, zero at $m = n$ (the amplification).
+
+**Power** (`--power`). The stated side of Theorem 3's numerator $\sigma^2 + K\zeta^2(1-\frac mn)$
+over $mKR$: the $1$ of $1 - \frac mn$ (the only constant the $\mathcal O$ does not hide: it decides
+where the heterogeneity term vanishes) and the factors $(1 - \frac mn)$, the $K$ of $K\zeta^2$ and
+the $m$ under the root. The indicator algebra, the expansion of the update variance and the
+error after $R$ rounds read them: the exact heterogeneity part must be a constant (free of $m$ and
+$K$) multiple of the stated one, and 0 exactly where the stated one is.
 """,
 )
+
+
+def stated_sampling_factor(ctx: Context) -> sp.Expr:
+    r"""The stated heterogeneity factor of one round, :math:`(1 - \frac mn)/m` (symbolic), as
+    the context gives its parts (mutated under ``--power``)."""
+    one = sp.Rational(ctx.const(ONE))
+    return ctx.factor(SAMPLING, one - m_sym / n_sym) / ctx.factor(M_ROOT, m_sym)
+
+
+def stated_update_variance(ctx: Context) -> sp.Expr:
+    r"""The stated variance of the server update, :math:`\frac{\gamma^2K}{m}\big(\sigma^2 +
+    K\zeta^2(1-\frac mn)\big)`, as the context gives its parts."""
+    one = sp.Rational(ctx.const(ONE))
+    return gamma**2 * K / ctx.factor(M_ROOT, m_sym) * (
+        sigma2 + ctx.factor(K_ZETA, K) * zeta2 * ctx.factor(SAMPLING, one - m_sym / n_sym))
+
+
+def _factor_table(exact: sp.Expr, stated: sp.Expr, subs: dict[Any, Any] | None = None,
+                  n: int = 10, ms: tuple[int, ...] = (1, 2, 5, 9, 10)) -> dict[str, Any]:
+    """A failed symbolic check's counterexample: the exact and the stated expressions at
+    ``n`` and each ``m`` in ``ms`` (exact rationals; ``subs`` fixes the other symbols), where
+    their ratio is not one constant (or one is 0 and the other not)."""
+    rows = []
+    for m in ms:
+        at = {n_sym: n, m_sym: m, **(subs or {})}
+        e, s_ = sp.nsimplify(exact.subs(at)), sp.nsimplify(stated.subs(at))
+        rows.append({"m": m, "exact": str(e), "stated": str(s_),
+                     "exact/stated": str(sp.nsimplify(e / s_)) if s_ != 0 else "stated is 0"})
+    return {"n": n, **{str(k): str(v) for k, v in (subs or {}).items()}, "per m": rows}
 
 
 @CLAIM.check("symbolic")
 def _indicator_algebra(ctx: Context) -> Evidence:
     """Variance of the m-of-n average from E 1_i = m/n, E 1_i 1_j = m(m-1)/(n(n-1)) (symbolic n,
-    m): (n-m)/(m(n-1)) zeta^2, i.e. n/(n-1) times the lecture's zeta^2 (1 - m/n)/m."""
-    d = derive_subset_variance()
+    m): (n-m)/(m(n-1)) zeta^2, i.e. n/(n-1) times the lecture's zeta^2 (1 - m/n)/m (the stated
+    factor read from the statement: the ratio must be free of m)."""
+    stated = stated_sampling_factor(ctx)
+    d = derive_subset_variance(stated)
     ratio = d["ratio_to_lecture"]
     ok = bool(d["matches"] and d["mean_factor"] == 1
               and is_zero(ratio - n_sym / (n_sym - 1)) and m_sym not in ratio.free_symbols)
@@ -73,7 +120,10 @@ def _indicator_algebra(ctx: Context) -> Evidence:
         f"E 1_i = {d['p']}, E 1_i 1_j = {d['q']}; unbiased (factor {d['mean_factor']}); "
         f"Var = {d['variance']}; equals (n-m)/(m(n-1)) zeta^2: {d['matches']}; ratio to the "
         f"lecture's zeta^2(1-m/n)/m = {ratio} (free of m: the m-dependence is exactly (1-m/n)/m)",
-        {"derivation": "derive_subset_variance()"})
+        {"derivation": "derive_subset_variance(stated factor)", "stated factor": str(stated),
+         "ratio to the stated factor": str(ratio),
+         "variance / zeta^2 vs stated factor": _factor_table(
+             (n_sym - m_sym) / (m_sym * (n_sym - 1)), stated)})
 
 
 @CLAIM.check("symbolic")
@@ -100,8 +150,10 @@ def _enumeration(ctx: Context) -> Evidence:
 def _update_variance_expansion(ctx: Context) -> Evidence:
     """Variance of the server update with K noisy local steps, to leading order in gamma:
     gamma^2 K/m (sigma^2 + K zeta^2 (n-m)/(n-1)); the noise part is the lecture's exactly, the
-    heterogeneity coefficient n/(n-1) times the lecture's (free of m)."""
-    d = derive_update_variance()
+    heterogeneity coefficient n/(n-1) times the lecture's (free of m and K; the lecture's form
+    read from the statement)."""
+    stated = stated_update_variance(ctx)
+    d = derive_update_variance(stated)
     ratio = d["zeta_coefficient_ratio"]
     ok = bool(d["leading_matches"] and d["noise_matches_lecture"]
               and is_zero(ratio - n_sym / (n_sym - 1)))
@@ -110,7 +162,13 @@ def _update_variance_expansion(ctx: Context) -> Evidence:
         f"leading term {d['leading']}; equals gamma^2 K/m (sigma^2 + K zeta^2 (n-m)/(n-1)): "
         f"{d['leading_matches']}; noise part equals the lecture's: "
         f"{d['noise_matches_lecture']}; heterogeneity coefficient / lecture's = {ratio}",
-        {"derivation": "derive_update_variance()"})
+        {"derivation": "derive_update_variance(stated)", "stated": str(stated),
+         "heterogeneity coefficient ratio": str(ratio),
+         "leading order vs stated, gamma = 1/100, sigma^2 = zeta^2 = 1": {
+             f"K = {k}": _factor_table(d["leading"], stated,
+                                       {gamma: sp.Rational(1, 100), sigma2: 1, zeta2: 1, K: k},
+                                       ms=(1, 2, 5, 9))
+             for k in (1, 5)}})
 
 
 @CLAIM.check("monte_carlo")
@@ -157,11 +215,24 @@ def _floor_amplification(ctx: Context) -> Evidence:
     per_factor = exact[partial] / data["factor"][partial]
     prop = bool(np.allclose(per_factor, per_factor[0], rtol=1e-9)
                 and np.abs(exact[~partial]).max(initial=0.0) < 1e-12)
+    # the statement's (1 - m/n)/m, read from the statement: the exact part must be a constant
+    # multiple of it (0 exactly where it is 0)
+    n, m = p["problem_kw"]["n"], np.asarray(p["participants"], dtype=float)
+    stated = ctx.factor(SAMPLING, float(ctx.const(ONE)) - m / n) / ctx.factor(M_ROOT, m)
+    zero = np.abs(exact) < 1e-12
+    nz = ~zero & (stated != 0)
+    per_stated = exact[nz] / stated[nz]
+    stated_prop = bool(np.array_equal(zero, stated == 0)
+                       and np.allclose(per_stated, per_stated[:1], rtol=1e-9))
     ev = combine(evs, f"exact part / ((n-m)/(m(n-1))) = {np.round(per_factor, 8).tolist()} "
                        f"for m = {m_part} (constant), exact part 0 at m = n: {prop}")
-    if ev.passed and not prop:
+    if ev.passed and not (prop and stated_prop):
         ev.passed = False
-        ev.counterexample = {"exact": exact, "factor": data["factor"], **p}
+        ev.counterexample = {"m": m, "exact part": exact, "factor": data["factor"],
+                             "stated factor": stated,
+                             "exact part / stated factor": np.divide(
+                                 exact, stated, out=np.full_like(exact, np.nan),
+                                 where=stated != 0), **p}
     return ev
 
 
