@@ -170,9 +170,10 @@ def summary(runs: dict[str, np.ndarray]) -> dict[str, float]:
     return {k: float(np.median(mx.tail_log10(v))) for k, v in runs.items()}
 
 
-def convex_fedpgd_run(ctx: Context) -> dict[str, Any]:
+def convex_fedpgd_run(ctx: Context, eta_val: float = 0.5) -> dict[str, Any]:
     """The convex FedPGD setting of mifa.rates_table and its correction: n = 40, b = 4,
-    d = 50, η = 1/(2L) on the isotropic quadratic from x* + a unit vector (stream "convex").
+    d = 50, η = ``eta_val`` (1/(2L) by default) on the isotropic quadratic from x* + a unit
+    vector (stream "convex").
 
     Returns the sizes, the replicas of f(x_t) - f* ``(R, T + 1)`` and f(x_0) - f*.
     """
@@ -181,7 +182,7 @@ def convex_fedpgd_run(ctx: Context) -> dict[str, Any]:
     from fedtheory.simulate import simulate
 
     n, b, d = 40, 4, 50
-    eta_val, L_val = 0.5, 1.0
+    L_val = 1.0
     T_val = ctx.size(quick=1000, full=5000)
     R = ctx.size(quick=50, full=200)
     prob = mx.isotropic_problem(n, d, L=L_val, sigma_G2_max=1.0, rng=ctx.rng("convex"))

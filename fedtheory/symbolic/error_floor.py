@@ -23,7 +23,18 @@ from fedtheory.symbolic.mifa_symbols import (
     vec,
 )
 
-__all__ = ["derive_fedavg_is_step", "derive_summed_floor", "derive_zero_floor_sum"]
+__all__ = [
+    "STEP_SYMBOLS", "derive_fedavg_is_step", "derive_summed_floor", "derive_zero_floor_sum",
+    "fedavg_is_step_inequality", "summed_floor_inequality", "summed_floor_t2_inequality",
+    "zero_floor_t2_inequality",
+]
+
+#: The invariants of the one-step and summed inequalities: :math:`q = (1/p-1)/n`,
+#: :math:`v \ge 0` with :math:`\eta L = s/((1+v)(1+c))` (:math:`s` the step limit, so
+#: :math:`v = 0` is the largest allowed step), :math:`\|\nabla f\|^2`, the mean
+#: :math:`\frac1n\sum_i\|h_i\|^2` of the clients' heterogeneity and the excess
+#: :math:`r = \sigma_G^2-\frac1n\sum_i\|h_i\|^2 \ge 0`.
+STEP_SYMBOLS = sp.symbols("q v g2 s_h r", nonnegative=True)
 
 
 @cache
@@ -177,3 +188,138 @@ def derive_zero_floor_sum(T_val: int = 6, tau_val: int = 2) -> dict[str, Any]:
     return {"derived": sp.simplify(derived), "printed": printed,
             "printed_negative_when": negative_when, "ratio_printed_over_derived": ratio,
             "windows": coeff, "T": T_val, "tau": tau_val}
+
+
+def _rational(x: Any) -> Any:
+    """A Fraction (or int) as a sympy Rational; sympy expressions pass through."""
+    return sp.Rational(x.numerator, x.denominator) if hasattr(x, "denominator") and not \
+        isinstance(x, sp.Basic) else sp.sympify(x)
+
+
+def fedavg_is_step_inequality(grad_coef: Any, floor_coef: Any, c_two: Any, step: Any,
+                              floor_c: Any = None) -> dict[str, Any]:
+    r"""The one-step bound of FedAvg-IS as an inequality: stated bound minus the exact value.
+
+    The stated bound (constants possibly mutated) is
+    :math:`-A\eta\|\nabla f\|^2 + B\eta^2L\,C(c)\,\sigma_G^2` with :math:`c = K(1/p-1)/n`
+    (``grad_coef`` :math:`A`, ``floor_coef`` :math:`B`, ``c_two`` :math:`K`; ``floor_c`` maps
+    the stated :math:`c` to the factor the floor uses, the identity by default), under
+    :math:`\eta L(1+c) \le s` (``step``). On the isotropic quadratic (every Hessian
+    :math:`LI`) the smoothness model is exact and (derivation, step 1-2)
+
+    .. math:: \mathbb E f(w_{t+1})-f(w_t) = -\eta\|\nabla f\|^2+\frac{\eta^2L}2\Big(
+              (1+q)\|\nabla f\|^2+q\,\overline{\|h\|^2}\Big),\quad q = \frac{1/p-1}n,
+
+    and for every :math:`L`-smooth :math:`f` the right side is an upper bound. So
+    :math:`L\,(\text{bound}-\text{value})`, written in the invariants :data:`STEP_SYMBOLS`
+    (:math:`\eta L = s/((1+v)(1+c))`, :math:`\sigma_G^2 = \overline{\|h\|^2}+r`), is
+    non-negative on the whole domain exactly when the stated bound holds for every admissible
+    instance: a proof of ``slack >= 0`` proves it, and a point with ``slack < 0`` is a
+    counterexample (isotropic quadratic, :math:`n = 2`, :math:`p = 1/(1+2q)`, clients
+    :math:`\pm h`).
+
+    Returns ``slack``, ``eta_L``, ``exact`` and ``bound`` (all times :math:`L`) and ``c``.
+
+    >>> d = fedavg_is_step_inequality(sp.Rational(1, 2), sp.Rational(1, 2), 2, 1)
+    >>> q, v, g2, sh, r = STEP_SYMBOLS
+    >>> sp.simplify(d["slack"].subs({v: 0, g2: 0, r: 0}) - q * sh / (2 * (1 + 2 * q) ** 2))
+    0
+    """
+    q, v, g2, sh, r = STEP_SYMBOLS
+    A, B, K, s = (_rational(x) for x in (grad_coef, floor_coef, c_two, step))
+    c = K * q
+    x = s / ((1 + v) * (1 + c))  # eta L
+    exact = -x * g2 + x**2 / 2 * (g2 * (1 + q) + q * sh)
+    fc = c if floor_c is None else floor_c(c)
+    bound = -A * x * g2 + B * x**2 * fc * (sh + r)
+    return {"slack": sp.factor(sp.together(bound - exact)), "eta_L": x, "exact": exact,
+            "bound": bound, "c": c}
+
+
+def summed_floor_inequality(two: Any, one: Any, c_two: Any, step: Any,
+                            floor_c: Any = None) -> dict[str, Any]:
+    r"""The corrected average bound as an inequality, by the derivation's route.
+
+    Stated (constants possibly mutated):
+    :math:`\frac1T\sum_{t<T}\mathbb E\|\nabla f(w_t)\|^2 \le \frac{D\,\delta_0}{\eta T}
+    + E\,\eta L\,C(c)\,\sigma_G^2`, :math:`c = K(1/p-1)/n`, under :math:`\eta L(1+c)\le s`
+    (``two`` :math:`D`, ``one`` :math:`E`, ``c_two`` :math:`K`, ``step`` :math:`s`).
+
+    The route: the one-step bound with floor :math:`\frac{\eta^2Lq}2\sigma_G^2`
+    (:math:`q = (1/p-1)/n`, half the seed's :math:`c/2` in the seed's notation) holds when
+    :math:`\eta L(1+q)\le1` (``one_step`` :math:`\ge 0`, in its own variable
+    :math:`\eta L = 1/((1+w)(1+q))`); telescoped it gives
+    :math:`\frac{2\delta_0}{\eta T}+\eta Lq\,\sigma_G^2`. The statement follows when the
+    stated condition implies the route's (``route`` :math:`= 1-\eta L(1+q) \ge 0`) and the
+    stated right side exceeds the telescoped one (``slack`` :math:`\ge 0`, with
+    :math:`x = \delta_0/(\eta T)\ge0` and :math:`\sigma_G^2`). A negative ``slack`` or
+    ``route`` only means that this route does not prove the statement: not a counterexample.
+
+    >>> d = summed_floor_inequality(2, 1, 2, 1)
+    >>> q, v = STEP_SYMBOLS[:2]
+    >>> sp.simplify(d["route"] - (q + v + 2 * q * v) / ((1 + v) * (1 + 2 * q)))
+    0
+    """
+    q, v, g2, sh, r = STEP_SYMBOLS
+    D, E, K, s = (_rational(x) for x in (two, one, c_two, step))
+    c = K * q
+    x = s / ((1 + v) * (1 + c))  # eta L under the stated condition
+    route = sp.factor(sp.together(1 - x * (1 + q)))
+    w = sp.Symbol("w", nonnegative=True)
+    x1 = 1 / ((1 + w) * (1 + q))  # eta L under the route's condition
+    exact = -x1 * g2 + x1**2 / 2 * (g2 * (1 + q) + q * sh)
+    one_step = sp.factor(sp.together(-x1 / 2 * g2 + x1**2 * q / 2 * (sh + r) - exact))
+    d0, s2 = sp.symbols(r"x \sigma_G^2", nonnegative=True)  # x = delta_0 / (eta T)
+    fc = c if floor_c is None else floor_c(c)
+    slack = sp.factor(sp.together((D - 2) * d0 + x * (E * fc - q) * s2))
+    return {"route": route, "one_step": one_step, "one_step_symbols": (q, w, g2, sh, r),
+            "slack": slack, "slack_symbols": (q, v, d0, s2), "eta_L": x, "c": c}
+
+
+def summed_floor_t2_inequality(floor_coef: Any, c_two: Any, step: Any,
+                               floor_c: Any = None) -> dict[str, Any]:
+    r"""The printed average bound at :math:`T = 2` from :math:`w_0 = w^\star`, as an inequality.
+
+    On the isotropic quadratic (Hessians :math:`LI`, :math:`\|h_i\|^2 = \sigma_G^2` for every
+    client) from :math:`w^\star`: :math:`\nabla f(w_1) = -\eta L G_0`,
+    :math:`G_0 = \frac1{np}\sum_{i\in\mathcal A}h_i`, so the left side is
+    :math:`\frac12\eta^2L^2q\,\sigma_G^2` (:math:`q = (1/p-1)/n`) while the printed right side
+    is the floor :math:`B\eta^2L\,C(c)\,\sigma_G^2` alone (:math:`f(w_0)-f^\star = 0`). Returns
+    ``slack`` = right minus left (with :math:`\sigma_G^2 = 1`, the slack is linear in it) in
+    :math:`L`, :math:`q` and :math:`v` (:math:`\eta L = s/((1+v)(1+c))`), and ``lhs``,
+    ``rhs``.
+
+    >>> d = summed_floor_t2_inequality(sp.Rational(1, 2), 2, 1)
+    >>> q, v = STEP_SYMBOLS[:2]
+    >>> sp.factor(d["slack"].subs(v, 0))
+    -q*(L - 2)/(2*L*(2*q + 1)**2)
+    """
+    q, v = STEP_SYMBOLS[:2]
+    B, K, s = (_rational(x) for x in (floor_coef, c_two, step))
+    c = K * q
+    x = s / ((1 + v) * (1 + c))  # eta L
+    fc = c if floor_c is None else floor_c(c)
+    rhs = B * x**2 / L * fc
+    lhs = x**2 * q / 2
+    return {"slack": sp.factor(sp.together(rhs - lhs)), "lhs": lhs, "rhs": rhs, "eta_L": x}
+
+
+def zero_floor_t2_inequality(two: Any, t_minus: Any = None) -> dict[str, Any]:
+    r"""MIFA's printed bound at :math:`T = 2` as an inequality (any path, two clients).
+
+    On :math:`f_i = \frac L2(w\mp1)^2` every path has :math:`w_1 = w_0-\eta\nabla f(w_0)` (round
+    0 fills the memory), and at :math:`T = 2` the left side is :math:`\|\nabla f(w_1)\|^2 =
+    L^2u_1^2` (:math:`u_1 = w_1-w^\star`), the right side
+    :math:`D(f(w_1)-f^\star)/(\eta T-1) = D\frac L2u_1^2/(2\eta-1)` (``two`` :math:`D`; with
+    ``t_minus`` the denominator :math:`\eta(T-1)` of the fix). With :math:`u_1 = 1` (both sides
+    are quadratic in :math:`u_1`) returns ``slack`` = right minus left in :math:`\eta`,
+    :math:`L`, and ``lhs``, ``rhs``.
+
+    >>> str(sp.factor(zero_floor_t2_inequality(2)["slack"]))
+    '-L*(2*L*\\eta - L - 1)/(2*\\eta - 1)'
+    """
+    D = _rational(two)
+    den = eta * (T - 1) if t_minus else eta * T - 1
+    rhs = (D * L / 2 / den).subs(T, 2)
+    lhs = L**2
+    return {"slack": sp.factor(sp.together(rhs - lhs)), "lhs": lhs, "rhs": rhs}

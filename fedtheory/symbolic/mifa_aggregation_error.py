@@ -16,7 +16,11 @@ from fedtheory.symbolic.mifa_symbols import (
     vec,
 )
 
-__all__ = ["derive_conditional_means", "derive_error_terms"]
+__all__ = ["N", "derive_conditional_means", "derive_error_terms", "mifa_bound_certificate",
+           "mifa_bound_residual"]
+
+#: The number of clients as a symbol (for statements about every n).
+N = sp.Symbol("n", positive=True)
 
 
 @cache
@@ -109,3 +113,51 @@ def derive_error_terms(n: int = 3) -> dict[str, Any]:
         "umifa_diagonal_seed_step": umifa_diag,
         "umifa_seed": (1 - p) / (n**2 * p) * S2,
     }
+
+
+def mifa_bound_residual(k: sp.Expr) -> sp.Expr:
+    r"""For a bound :math:`k(p, n)\sum_i e_i^2` on MIFA's error, the residual
+
+    .. math:: r(p, n) = k(p, n) - \frac{(1-p)\big((1-p)n + p\big)}{n^2},
+
+    the slack per :math:`\sum_i e_i^2` at equal :math:`e_i` (the worst case). ``k`` is a sympy
+    expression in :data:`~fedtheory.symbolic.mifa_symbols.p` and :data:`N`; the seed's
+    :math:`k = (1-p)/n` leaves :math:`r = p(1-p)(n-1)/n^2`.
+
+    >>> from fedtheory.symbolic.mifa_symbols import p
+    >>> mifa_bound_residual((1 - p) / N)
+    -p*(n - 1)*(p - 1)/n**2
+    """
+    return sp.factor(sp.together(k - (1 - p) * ((1 - p) * N + p) / N**2))
+
+
+def mifa_bound_certificate(n: int, k: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
+    r"""The slack of a bound :math:`k(p, n)\sum_i e_i^2` on MIFA's error for ``n`` clients and
+    its certificate:
+
+    .. math::
+
+        k\sum_i e_i^2 - \mathbb E\Big\|\frac1n\sum_i(1-1_i)e_i\Big\|^2
+        = \frac{(1-p)^2}{n^2}\sum_{i<j}(e_i-e_j)^2 + r(p, n)\sum_i e_i^2
+
+    (Lagrange's identity :math:`n\sum_ie_i^2-(\sum_ie_i)^2 = \sum_{i<j}(e_i-e_j)^2`;
+    :math:`r` of :func:`mifa_bound_residual`). The first term is a sum of squares that
+    vanishes at equal :math:`e_i`, so the bound holds for every :math:`e` exactly when
+    :math:`r(p, n)\ge0`. The expectation is the one derived by
+    :func:`derive_error_terms` (indicator algebra). Returns (slack, certificate); their
+    difference expands to 0.
+
+    >>> from fedtheory.symbolic.mifa_symbols import p
+    >>> slack, cert = mifa_bound_certificate(3, (1 - p) / N)
+    >>> sp.expand(slack - cert)
+    0
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    d = derive_error_terms(n)
+    e = d["e"]
+    S2 = sum(x**2 for x in e)
+    pairs = sum((e[i] - e[j]) ** 2 for i in range(n) for j in range(i + 1, n))
+    slack = k.subs(N, n) * S2 - d["mifa_exact"]
+    cert = (1 - p) ** 2 / n**2 * pairs + mifa_bound_residual(k).subs(N, n) * S2
+    return slack, cert

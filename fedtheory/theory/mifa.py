@@ -245,3 +245,26 @@ def slopes(ns: list[int], evals: list[np.ndarray]) -> np.ndarray:
     Y = np.log(np.stack(evals, axis=1))  # (R, len(ns))
     xc = x - x.mean()
     return (Y - Y.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
+
+
+def exact_error2_at(rule_name: str, grads: np.ndarray, memory: np.ndarray, p: Any) -> Any:
+    r"""Exact :math:`\mathbb E\|\nabla f(w_t)-G_t\|^2` of one round of ``rule_name`` ("mifa"
+    or "umifa") from the memory table ``memory`` with exact client gradients ``grads`` (object
+    arrays of :class:`~fractions.Fraction`, shape (n, d)), over all :math:`2^n` patterns of
+    independent Bernoulli(``p``) participation (``p`` a Fraction, or one per client).
+
+    >>> g = mx.fractions([[1], [3]]); m = mx.fractions([[0], [0]])
+    >>> exact_error2_at("mifa", g, m, Fraction(1, 2))  # (1/4)(1/4)(16 + 9 + 1 + 0)
+    Fraction(13, 8)
+    """
+    n = grads.shape[0]
+    if memory.shape != grads.shape:
+        raise ValueError(f"memory must have the shape of grads {grads.shape}, got {memory.shape}")
+    pl = [Fraction(x) for x in p] if np.ndim(p) else [Fraction(p)] * n
+    gbar = grads.sum(axis=0) / n
+
+    def err2(m: np.ndarray) -> Any:
+        G = exact_rows(rule_name, m, grads, memory, pl).sum(axis=0) / n
+        return sum((gbar - G) ** 2)
+
+    return mx.exact_expectation(err2, n, pl)

@@ -4,10 +4,14 @@ past] = p_i Δ_i + (1 - p_i) G_{t-1}^i ≠ Δ_i.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Stated
 from fedtheory.symbolic.mifa_aggregation_error import derive_conditional_means
 from fedtheory.symbolic.mifa_symbols import is_zero
 
@@ -20,6 +24,7 @@ CLAIM = Claim(
                r" + (1-p_i)G_{t-1}^{(i)} \neq \Delta_i"),
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
+    stated=Stated(factors=("p_i", "1-p_i")),
     derivation=(
         r"MIFA's row is $G_t^{(i)} = 1_i\Delta_i + (1-1_i)G_{t-1}^{(i)}$. Given the past "
         r"($\Delta_i$ and the table fixed), $\mathbb E\,1_i = p_i$ gives the mean; the bias "
@@ -32,19 +37,31 @@ CLAIM = Claim(
 )
 
 
+def _stated_mean(ctx: Context, p: Any, delta: Any, memory: Any) -> Any:
+    """The stated E[G_t^i] = p_i Δ_i + (1 - p_i) G_{t-1}^i, as the context states it."""
+    return ctx.factor("p_i", p) * delta + ctx.factor("1-p_i", 1 - p) * memory
+
+
 @CLAIM.check("symbolic")
 def _biased_symbolic(ctx: Context) -> Evidence:
     """Indicator algebra: E[G_t^i] for MIFA's row, its bias and when the bias vanishes."""
     d = derive_conditional_means(3)
-    target = [d["p"][i] * d["Delta"][i] + (1 - d["p"][i]) * d["memory"][i] for i in range(3)]
+    target = [_stated_mean(ctx, d["p"][i], d["Delta"][i], d["memory"][i]) for i in range(3)]
     same = all(is_zero(d["mifa_mean"][i] - target[i]) for i in range(3))
     zero = d["mifa_bias_zero_when"]
     only_trivial = zero["p"] == [1] and zero["Delta"] == [d["memory"][0]]
+    ok = same and only_trivial
+    at = {d["p"][0]: sp.Rational(1, 3), d["Delta"][0]: 1, d["memory"][0]: 2}
     return Evidence(
-        passed=same and only_trivial, measured=str(d["mifa_mean"][0]),
+        passed=ok, measured=str(d["mifa_mean"][0]),
         theoretical=str(target[0]),
         detail=(f"E[G_t^1] = {d['mifa_mean'][0]}; bias = {d['mifa_bias'][0]}, zero only for "
                 f"p_1 = {zero['p']} or Δ_1 = {zero['Delta']}"),
+        counterexample=None if ok else {
+            "p_1": "1/3", "Delta_1": 1, "G_prev_1": 2,
+            "derived_mean": str(d["mifa_mean"][0].subs(at)),
+            "stated_mean": str(sp.sympify(target[0]).subs(at)),
+            "bias_zero_only_when_trivial": only_trivial},
     )
 
 
@@ -53,7 +70,7 @@ def _biased_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns, rational p = (1/10, 1/3, 3/4): exact E[G_t^i] against the formula."""
     delta, memory, p, mean = exact_row_mean("mifa")
     pcol = np.array(p, dtype=object)[:, None]
-    formula = pcol * delta + (1 - pcol) * memory
+    formula = _stated_mean(ctx, pcol, delta, memory)
     same = bool(np.all(mean == formula))
     biased = bool(np.all(np.any(mean != delta, axis=1)))
     return Evidence(
@@ -62,7 +79,9 @@ def _biased_exact(ctx: Context) -> Evidence:
                f"client: {biased}",
         counterexample=None if same and biased else {"delta": fmt_frac(delta),
                                                      "memory": fmt_frac(memory),
-                                                     "p": [str(x) for x in p]},
+                                                     "p": [str(x) for x in p],
+                                                     "exact_mean": fmt_frac(mean),
+                                                     "stated_mean": fmt_frac(formula)},
     )
 
 
@@ -71,7 +90,7 @@ def _biased_mc(ctx: Context) -> Evidence:
     """Engine MIFA, one round from a fixed table, n = 10, p_i from 0.05 to 0.95."""
     rd = table_round(ctx, "mifa", "biased")
     table, delta, R, ce = rd.table, rd.delta, rd.replicas, rd.counterexample
-    theory = rd.p[:, None] * delta + (1 - rd.p[:, None]) * rd.memory
+    theory = _stated_mean(ctx, rd.p[:, None], delta, rd.memory)
     ev = stats.check_identity(table, theory, counterexample=ce, what="E[G_t^i] (n x d)")
     rejected, zmin, zthr = z_reject(table, delta)
     ev.detail += (f"; E[G_t^i] = Δ_i rejected in all {table[0].size} components: {rejected} "

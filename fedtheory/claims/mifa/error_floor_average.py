@@ -5,15 +5,24 @@ FedAvg-IS averaged: E[(1/T)Σ||∇f(w_t)||^2] <= 2(f(w_0)-f*)/(ηT) + (η^2 L c/
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
-import sympy as sp
+import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments.mifa_runs import long_run
-from fedtheory.symbolic.error_floor import derive_summed_floor
-from fedtheory.symbolic.mifa_symbols import L, is_zero
+from fedtheory.symbolic.error_floor import (
+    STEP_SYMBOLS,
+    derive_summed_floor,
+    summed_floor_t2_inequality,
+)
+from fedtheory.symbolic.inequality import prove_nonnegative
+from fedtheory.symbolic.mifa_symbols import L
 from fedtheory.theory.mifa import TINY, c_of, exact_fedavg_is_1d, tiny_sigma2
+
+from ._floors import inequality_evidence, like, sym
 
 CLAIM = Claim(
     id="mifa.error_floor_average", family="mifa",
@@ -23,6 +32,13 @@ CLAIM = Claim(
                r"\frac{2(f(w_0)-f^\star)}{\eta T}+\frac{\eta^2Lc}{2}\sigma_G^2"),
     kind=ClaimKind.UPPER_BOUND,
     expected="refuted",
+    # the 2 of 2(f(w_0) - f*), the 1/2 of the floor, its factor c, the step condition
+    stated=Stated({"two": 2, "floor_half": "1/2"}, factors=("c",), step="eta L (1 + c) <= 1"),
+    erratum=Erratum(
+        "wrong constant",
+        "the summed bound's floor: after telescoping, the sum is divided by eta T / 2 except "
+        "the floor term, so the one-step floor (eta^2 L c / 2) sigma_G^2 is printed where "
+        "eta L c sigma_G^2 belongs (a factor 2/eta)", intended_holds=True),
     finding=(
         'Summing the one-step bound gives the floor eta L c sigma_G^2, not (eta^2 L c / 2) '
         'sigma_G^2; the printed average bound fails (exact, T = 2). Corrected: '
@@ -42,52 +58,70 @@ CLAIM = Claim(
         r"$\eta\big(2 - \eta L(1 + c/2)\big) < 1$; (ii) exactly with rationals on the smallest "
         r"instance $n = 2$, $p = 1/2$, $L = 4$, $\eta = 1/8$, $T = 2$; (iii) a long Monte Carlo "
         r"run at the seed's own $n = 10$, $p = 0.1$, $\eta = 0.02$ where the floor dominates. "
+        r"The symbolic check is an inequality: printed bound $-$ exact value at $T = 2$ from "
+        r"$w^\star$, in $L$, $q = (1/p-1)/n$ and the step $\eta L = \theta/(1+c)$, "
+        r"$\theta \le 1$: a positive factor times $q(2 - L)/L$, violated for every $L > 2$; "
+        r"the violating point is a concrete instance. Tightness: "
+        r"measured/stated $= L/2$ at $T = 2$ (2 on the rational instance). "
         r"The derived statement is mifa.error_floor_average.corrected."),
 )
 
 
+def _c_eta(ctx: Context, n: int, p: Any, L_val: Any) -> tuple[Any, Any]:
+    """c = (2/n)(1/p - 1) and the largest stated step s/(L(1 + c)) (exact for Fractions)."""
+    c = 2 * (1 / p - 1) / n
+    return c, like(ctx.step_limit(Fraction(1)), p) / (L_val * (1 + c))
+
+
+def _printed(ctx: Context, gap0: Any, eta: Any, T_val: int, L_val: Any, c: Any, s2: Any) -> Any:
+    """The printed bound 2(f(w_0) - f*)/(ηT) + (η^2 L c/2) σ_G^2, as the context states it."""
+    return (like(ctx.const("two"), eta) * gap0 / (eta * T_val)
+            + like(ctx.const("floor_half"), eta) * eta**2 * L_val * ctx.factor("c", c) * s2)
+
+
 @CLAIM.check("symbolic")
 def _floor_avg_symbolic(ctx: Context) -> Evidence:
-    """Telescoping gives the floor ηLcσ²; exact isotropic values exceed the printed floor."""
+    """The printed bound as an inequality at T = 2 from w* (isotropic, ||h_i||^2 = σ_G^2):
+    printed - exact >= 0 searched over L, q = (1/p-1)/n, θ = ηL(1+c) <= 1 (exact rationals)."""
     d = derive_summed_floor()
-    ratio = d["floor_ratio_derived_over_seed"]
-    t2 = d["T2_ratio_lhs_over_seed"]
-    matches = is_zero(ratio - 1)
-    refuted = bool(sp.simplify(t2 - L / 2) == 0)  # LHS/RHS = L/2 > 1 for every L > 2
-    tiny = {k: (str(v) if not isinstance(v, list) else [str(x) for x in v])
-            for k, v in TINY.items()}
-    return Evidence(
-        passed=matches and not refuted, measured=str(d["floor_derived"]),
-        theoretical=str(d["floor_seed"]),
+    q, v = STEP_SYMBOLS[:2]
+    s = sym(ctx.step_limit(Fraction(1)))
+    t2 = summed_floor_t2_inequality(sym(ctx.const("floor_half")), 2, s,
+                                    lambda c: ctx.factor("c", c))
+    res = prove_nonnegative(t2["slack"], {L: (0, 8), q: (0, 4), v: (0, 2)})
+
+    def instance(pt: dict[str, Fraction]) -> dict[str, Any]:
+        at = {L: pt[str(L)], q: pt["q"], v: pt["v"]}
+        return {"problem": "isotropic quadratic, n = 2, Hessians L I, ||h_i||^2 = sigma_G^2",
+                "n": 2, "p": str(1 / (1 + 2 * pt["q"])), "L": str(pt[str(L)]),
+                "eta": str((t2["eta_L"] / L).subs(at)), "sigma_G2": 1, "T": 2,
+                "w0": "w*", "lhs": str(t2["lhs"].subs(at)), "rhs": str(t2["rhs"].subs(at))}
+
+    return inequality_evidence(
+        res, what="printed - exact (T = 2, from w*)", slack=t2["slack"],
+        counterexample=instance,
         detail=(f"summing the one-step bound gives the floor {d['floor_derived']} = "
-                f"({ratio}) × printed floor {d['floor_seed']}; at T = 2 from w* (isotropic, "
-                f"||h_i||^2 = σ_G^2) E-average / printed bound = {t2}, > 1 for L > 2 at any "
-                f"allowed η; stationary E||∇f||^2 / printed floor = "
-                f"{d['stationary_ratio_over_seed']}"),
-        counterexample=None if (matches and not refuted) else {
-            **tiny, "T": 2, "w0": "w* = 0", "sigma_G2": str(tiny_sigma2()),
-            "lhs_over_rhs": "L/2 = 2"},
-    )
+                f"({d['floor_ratio_derived_over_seed']}) x printed floor {d['floor_seed']}; "
+                f"exact / printed at T = 2 = {d['T2_ratio_lhs_over_seed']}; stationary "
+                f"E||∇f||^2 / printed floor = {d['stationary_ratio_over_seed']}"))
 
 
 @CLAIM.check("symbolic", "exact_enumeration")
 def _floor_avg_exact(ctx: Context) -> Evidence:
     """Rationals, n = 2, p = 1/2, L = 4, η = 1/8 (ηL(1+c) = 1), w_0 = w*, T = 2: all patterns."""
     t = TINY
-    n, p_r, L_r, eta_r = t["n"], t["p"], t["L"], t["eta"]
-    c = Fraction(2, n) * (1 / p_r - 1)
-    assert eta_r * L_r * (1 + c) <= 1
+    n, p_r, L_r = t["n"], t["p"], t["L"]
+    c, eta_r = _c_eta(ctx, n, p_r, L_r)
     lhs, gap0 = exact_fedavg_is_1d(2, eta_r, L_r, t["centers"], p_r, Fraction(0))
-    rhs = 2 * gap0 / (eta_r * 2) + eta_r**2 * L_r * c / 2 * tiny_sigma2()
+    rhs = _printed(ctx, gap0, eta_r, 2, L_r, c, tiny_sigma2())
     ok = lhs <= rhs
+    inst = {"n": n, "p": str(p_r), "L": str(L_r), "eta": str(eta_r), "c": str(c), "T": 2,
+            "f_i": "(L/2)(w - c_i)^2 with c = (1, -1)", "w0": 0, "sigma_G2": str(tiny_sigma2()),
+            "lhs": str(lhs), "rhs": str(rhs)}
     return Evidence(
         passed=ok, measured=str(lhs), theoretical=str(rhs),
         detail=f"exact E[(1/2)(||∇f(w_0)||^2 + ||∇f(w_1)||^2)] = {lhs} vs printed bound {rhs}",
-        counterexample=None if ok else {
-            "n": n, "p": "1/2", "L": 4, "eta": "1/8", "c": str(c), "T": 2,
-            "f_i": "(L/2)(w - c_i)^2 with c = (1, -1)", "w0": 0, "sigma_G2": 16,
-            "lhs": str(lhs), "rhs": str(rhs)},
-    )
+        counterexample=None if ok else inst, ratio=float(lhs / rhs), instance=inst)
 
 
 @CLAIM.check("monte_carlo", "seed_setting_long_run")
@@ -96,7 +130,7 @@ def _floor_avg_mc(ctx: Context) -> Evidence:
     p_val, eta_val = 0.1, 0.02
     r = long_run(ctx, p_val, eta_val)
     c = c_of(r["n"], p_val)
-    bound = 2 * r["gap0"] / (eta_val * r["T"]) + eta_val**2 * r["L"] * c / 2 * r["sigma2"]
+    bound = _printed(ctx, r["gap0"], eta_val, r["T"], r["L"], c, r["sigma2"])
     ce = {"seed": ctx.seed, "n": 10, "d": 5, "p": p_val, "eta": eta_val, "L": 1.0,
           "sigma_G2": 1.0, "T": r["T"], "replicas": r["R"], "w0": "w*",
           "problem": "isotropic quadratic, Hessians I, ||h_i||^2 = 1 (isotropic_problem)"}
@@ -104,4 +138,6 @@ def _floor_avg_mc(ctx: Context) -> Evidence:
                                  what="E[(1/T)Σ||∇f(w_t)||^2]")
     ev.detail += (f"; exact expectation (isotropic recursion) {r['exact_avg']:.6g}; "
                   f"ηL(1+c) = {eta_val * (1 + c):.3g} <= 1")
+    ev.ratio = float(np.mean(r["avg"]) / bound)
+    ev.instance = {k: ce[k] for k in ("n", "p", "eta", "L", "sigma_G2", "T", "w0")}
     return ev

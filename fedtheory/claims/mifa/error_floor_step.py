@@ -5,17 +5,26 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims.stated import Stated
 from fedtheory.experiments import mifa_experiments as mx
-from fedtheory.symbolic.error_floor import derive_fedavg_is_step
+from fedtheory.experiments.mifa_floor_search import fedavg_is_step_1d
+from fedtheory.symbolic.error_floor import (
+    STEP_SYMBOLS,
+    derive_fedavg_is_step,
+    fedavg_is_step_inequality,
+)
+from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.mifa_symbols import is_zero
-from fedtheory.theory.mifa import floor_problems, one_step_fedavg_is, step_bound
+from fedtheory.theory.mifa import floor_problems, one_step_fedavg_is
 
 from ._common import fmt_frac
+from ._floors import inequality_evidence, like, search_evidence, stated_c_eta, sym
 
 CLAIM = Claim(
     id="mifa.error_floor_step", family="mifa",
@@ -26,6 +35,9 @@ CLAIM = Claim(
                r"\quad\text{if }\eta L(1+c)\le1"),
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
+    # the 1/2 of each term, the 2 of c = (2/n)(1/p - 1), the factor c of the floor, the step
+    stated=Stated({"grad_half": "1/2", "floor_half": "1/2", "c_two": 2}, factors=("c",),
+                  step="eta L (1 + c) <= 1"),
     derivation=(
         r"$G_t = \frac1n\sum_{i\in\mathcal A(t)}\nabla f_i(w_t)/p$, independent "
         r"$\mathrm{Bernoulli}(p)$. Indicator algebra: $\mathbb E\,G_t = \nabla f$, "
@@ -37,41 +49,92 @@ CLAIM = Claim(
         r" + \frac{\eta^2Lc}4\sigma_G^2 \ge 0$ when $\eta L(1+c) \le 1$. (The seed's first "
         r"'$\le$' is an equality.) $\sigma_G^2$ is read per client, "
         r"$\sigma_G^2 = \max_i\|\nabla f_i(w_t) - \nabla f(w_t)\|^2$ at the current point. "
-        r"Checked at the largest allowed $\eta = 1/(L(1+c))$ on an isotropic quadratic "
-        r"(Hessians $LI$: the smoothness model is exact, $\|h_i\|^2$ equal) and on "
-        r"heterogeneous Hessians, $p \in \{0.1, 0.5\}$: exactly over all $2^{10}$ patterns "
-        r"(float) and $2^3$ patterns (rationals), and by Monte Carlo."),
+        r"**The bound as an inequality**: on the isotropic quadratic (Hessians $LI$) the "
+        r"smoothness model is exact, so bound $-$ exact value, written in the invariants "
+        r"$q = (1/p-1)/n$, $\eta L = \theta/(1+c)$, $\|\nabla f\|^2$, "
+        r"$\overline{\|h\|^2}$ and $\sigma_G^2 - \overline{\|h\|^2} \ge 0$, is $\ge 0$ on the "
+        r"whole domain iff the bound holds for every $L$-smooth $f$: sympy proves it (a "
+        r"product of non-negative factors), and any violation would be a concrete isotropic "
+        r"instance. **Tightness** (measured/stated of the floor part, "
+        r"$(\mathbb E f(w_{t+1}) - f(w_t) + \frac\eta2\|\nabla f\|^2)/(\frac{\eta^2Lc}2"
+        r"\sigma_G^2)$): at most $1/2$, attained at $w = w^\star$ with equal $\|h_i\|^2$. The "
+        r"bound is loose by 2 in the floor because of the seed's $(a+b)^2 \le 2a^2 + 2b^2$ "
+        r"step (the cross term sums to zero), and in the gradient term by "
+        r"$\frac\eta2\|\nabla f\|^2(1-\eta L(1+c/2))$. Hence the mutants "
+        r"$\tfrac12 \to 0.35$ (either term) and $c = \frac{1.4}n(\frac1p-1)$ are still true "
+        r"(proved), while dropping $c$ from the floor (false for $c > 2$, caught at "
+        r"$w^\star$ with $p = 1/4$, $n = 2$) and relaxing the step to $\eta L(1+c) \le 2$ "
+        r"(false far from $w^\star$) are not. Checks: the derivation's identities (sympy); "
+        r"the inequality (sympy proof); exact expectations over all patterns (rationals: a "
+        r"random point, $w^\star$, a far point; floats: $n = 10$, $p \in \{0.1, 0.5\}$, "
+        r"random points and $w^\star$); Monte Carlo; an adversarial search over 1-D "
+        r"two-client quadratics (curvatures, centres, point, $p$, step, $L \ge \bar a$) with an "
+        r"exact re-check. Every check takes its step $\eta = 1/(L(1+c))$ from the statement."),
 )
 
 
-@CLAIM.check("symbolic")
-def _floor_step_symbolic(ctx: Context) -> Evidence:
-    """From indicators to the bound (n = 2..4): moments, decomposition, slack >= 0."""
+def _bound(ctx: Context, eta: Any, L: Any, c: Any, g2: Any, s2: Any) -> tuple[Any, Any]:
+    """The stated bound and its floor part (B η^2 L c σ^2), as the context states them."""
+    A = like(ctx.const("grad_half"), eta)
+    floor = like(ctx.const("floor_half"), eta) * eta**2 * L * ctx.factor("c", c) * s2
+    return -A * eta * g2 + floor, floor
+
+
+def _ratio(ctx: Context, value: Any, eta: Any, L: Any, c: Any, g2: Any, s2: Any) -> Any:
+    """Tightness: (E f(w+) - f(w) + A η ||∇f||^2) / (B η^2 L c σ^2), the bound's non-negative
+    part against the same shift of the measured value (None when the floor is 0)."""
+    bound, floor = _bound(ctx, eta, L, c, g2, s2)
+    return (value - bound + floor) / floor if floor else None
+
+
+@CLAIM.check("symbolic", "derivation_identity")
+def _floor_step_identity(ctx: Context) -> Evidence:
+    """Identities of the derivation (n = 2..4): E G = ∇f, E||G||^2, Σ||∇f_i||^2 = Σ||h_i||^2
+    + n||∇f||^2, the seed bound minus the model (equalities, not the bound's verdict)."""
     ok = True
     for n in range(2, 5):
         d = derive_fedavg_is_step(n)
         ok &= is_zero(d["E_G"] - d["gbar"]) and d["step1_residual"] == 0
         ok &= d["step2_residual"] == 0 and d["slack_residual"] == 0
-        ok &= bool(d["grad_margin_over_1_minus_theta"].is_nonnegative)
-        ok &= bool(d["slack_coef_sigma"].is_nonnegative)
     d = derive_fedavg_is_step(3)
     return Evidence(
-        passed=ok, measured=str(d["slack"]), theoretical=">= 0",
+        passed=ok, measured=str(d["slack"]), theoretical=str(d["seed_bound"]),
         detail=(f"E||G||^2 = ||∇f||^2 + (1/n^2)(1/p-1)Σ||∇f_i||^2 and Σ||∇f_i||^2 = "
-                f"Σ||h_i||^2 + n||∇f||^2 derived for n = 2..4; seed bound - exact model = "
-                f"{d['slack']} (n=3), non-negative for η = θ/(L(1+c)), θ ≤ 1: {ok}"),
+                f"Σ||h_i||^2 + n||∇f||^2 derived for n = 2..4; seed bound - model = "
+                f"{d['slack']} (n=3): identities hold: {ok}"),
+        counterexample=None if ok else {"n": "2..4", "identity": "a residual is not zero"},
     )
 
 
-@CLAIM.check("symbolic", "exact_enumeration")
-def _floor_step_exact(ctx: Context) -> Evidence:
-    """Rationals: n = 3, p = 1/3, d = 2 diagonal quadratics, η = 1/(L(1+c)), all 2^3 patterns."""
-    A = mx.fractions([[1, "1/2"], ["1/4", 1], ["3/4", "1/3"]])
-    cen = mx.fractions([[1, 0], [-1, 2], [0, -2]])
-    w = mx.fractions(["1/2", "-1/3"])
-    n, Lr, pr = 3, Fraction(1), Fraction(1, 3)
-    c = Fraction(2, n) * (1 / pr - 1)
-    eta_r = 1 / (Lr * (1 + c))
+@CLAIM.check("symbolic")
+def _floor_step_symbolic(ctx: Context) -> Evidence:
+    """The bound as an inequality: L (bound - exact isotropic value) >= 0 for all q, θ <= 1,
+    ||∇f||^2, mean ||h_i||^2 <= σ_G^2 (sympy proof, exact rational search for a violation)."""
+    A, B, K = (sym(ctx.const(k)) for k in ("grad_half", "floor_half", "c_two"))
+    s = sym(ctx.step_limit(Fraction(1)))
+    d = fedavg_is_step_inequality(A, B, K, s, lambda c: ctx.factor("c", c))
+    q, v, g2, sh, r = STEP_SYMBOLS
+    res = prove_nonnegative(d["slack"], {q: (0, 4), v: (0, 2), g2: (0, 4), sh: (0, 4),
+                                         r: (0, 4)})
+
+    def instance(pt: dict[str, Fraction]) -> dict[str, Any]:
+        at = {q: pt["q"], v: pt["v"], g2: pt["g2"], sh: pt["s_h"], r: pt["r"]}
+        return {"problem": "isotropic quadratic, n = 2, Hessians L I, h_1 = -h_2",
+                "L": 1, "n": 2, "p": str(1 / (1 + 2 * pt["q"])),
+                "eta": str(d["eta_L"].subs(at)), "grad_f2": str(pt["g2"]),
+                "h_i2": str(pt["s_h"]), "sigma_G2": str(pt["s_h"] + pt["r"]),
+                "measured": str(d["exact"].subs(at)), "stated": str(d["bound"].subs(at))}
+
+    return inequality_evidence(res, what="L (bound - exact)", slack=d["slack"],
+                               counterexample=instance,
+                               detail="invariants q = (1/p-1)/n, ηL = s/((1+v)(1+c))")
+
+
+def _exact_step(A: np.ndarray, cen: np.ndarray, w: np.ndarray, p: Fraction, eta: Fraction
+                ) -> tuple[Fraction, Fraction, Fraction]:
+    """Exact E f(w - ηG) - f(w) over all 2^n patterns (diagonal quadratics, rationals), with
+    ||∇f(w)||^2 and σ_G^2 = max_i ||∇f_i(w) - ∇f(w)||^2."""
+    n = A.shape[0]
 
     def f(x: np.ndarray) -> Fraction:
         return sum(sum(A[i] * (x - cen[i]) ** 2) / 2 for i in range(n)) / n
@@ -81,61 +144,135 @@ def _floor_step_exact(ctx: Context) -> Evidence:
     s2 = max(sum((g[i] - gbar) ** 2) for i in range(n))
 
     def step(m: np.ndarray) -> Fraction:
-        G = sum(g[i] / pr for i in range(n) if m[i]) / n if m.any() else 0 * gbar
-        return f(w - eta_r * G) - f(w)
+        G = sum(g[i] / p for i in range(n) if m[i]) / n if m.any() else 0 * gbar
+        return f(w - eta * G) - f(w)
 
-    value = mx.exact_expectation(step, n, pr)
-    bound = -eta_r / 2 * sum(gbar**2) + eta_r**2 * Lr * c / 2 * s2
-    ok = value <= bound
-    return Evidence(passed=ok, measured=str(value), theoretical=str(bound),
-                    detail=f"exact E f(w+) - f(w) = {value} <= {bound}: {ok} (η = {eta_r})",
-                    counterexample=None if ok else {"A": fmt_frac(A), "centers": fmt_frac(cen),
-                                                    "w": fmt_frac(w), "p": "1/3"})
+    return mx.exact_expectation(step, n, p), sum(gbar**2), s2
+
+
+#: Rational instances: (name, Hessian diagonals, centres, point, p); L = 1 for all.
+_EXACT_CASES = (
+    ("random point, n = 3", [[1, "1/2"], ["1/4", 1], ["3/4", "1/3"]],
+     [[1, 0], [-1, 2], [0, -2]], ["1/2", "-1/3"], Fraction(1, 3)),
+    ("w = w*, isotropic, n = 2, c = 3", [[1], [1]], [[1], [-1]], [0], Fraction(1, 4)),
+    ("far point w* + 10, isotropic, n = 2", [[1], [1]], [[1], [-1]], [10], Fraction(1, 2)),
+)
+
+
+@CLAIM.check("symbolic", "exact_enumeration")
+def _floor_step_exact(ctx: Context) -> Evidence:
+    """Rationals, all 2^n patterns, at the stated largest step: a random point (n = 3,
+    p = 1/3), w* of the isotropic quadratic (n = 2, p = 1/4: the floor's worst case, ratio 1/2)
+    and a far point (n = 2, p = 1/2)."""
+    parts = []
+    for name, A, cen, w, p in _EXACT_CASES:
+        A, cen, w = mx.fractions(A), mx.fractions(cen), mx.fractions(w)
+        n, L = A.shape[0], Fraction(1)
+        c, eta = stated_c_eta(ctx, n, p, L)
+        value, g2, s2 = _exact_step(A, cen, w, p, eta)
+        bound, _ = _bound(ctx, eta, L, c, g2, s2)
+        ratio = _ratio(ctx, value, eta, L, c, g2, s2)
+        ok = value <= bound
+        inst = {"A": fmt_frac(A), "centers": fmt_frac(cen), "w": fmt_frac(w), "p": str(p),
+                "L": 1, "eta": str(eta), "sigma_G2": str(s2), "grad_f2": str(g2),
+                "measured": str(value), "stated": str(bound)}
+        parts.append((name, Evidence(
+            ok, str(value), str(bound), f"exact E f(w+) - f(w) = {value} <= {bound}: {ok} "
+            f"(η = {eta}); ratio {float(ratio):.4g}", counterexample=None if ok else inst,
+            ratio=float(ratio), instance=inst)))
+    return all_of(parts)
 
 
 @CLAIM.check("symbolic", "enumeration_n10")
 def _floor_step_enum(ctx: Context) -> Evidence:
-    """n = 10: all 1024 patterns (float), two quadratics, p in {0.1, 0.5}, 5 points each."""
+    """n = 10: all 1024 patterns (float), two quadratics, p in {0.1, 0.5}: w* and 5 random
+    points each, at the stated largest step."""
     rng = ctx.rng("enum")
     masks = mx.all_masks(10)
     rows = []
-    ok = True
-    worst = np.inf
     for name, prob in floor_problems(rng):
         for p_val in (0.1, 0.5):
             probs = mx.mask_probabilities(masks, p_val)
-            for _ in range(5):
-                w = prob.x_star + rng.standard_normal(prob.d) * rng.uniform(0.1, 3.0)
-                eta_max, s2, bound = step_bound(prob, w, p_val)
-                val = float(probs @ one_step_fedavg_is(prob, w, masks, p_val, eta_max))
+            c, eta = stated_c_eta(ctx, prob.n, p_val, prob.L)
+            points = [prob.x_star] + [
+                prob.x_star + rng.standard_normal(prob.d) * rng.uniform(0.1, 3.0)
+                for _ in range(5)]
+            for w in points:
+                g = prob.client_grads(w)
+                s2 = float(np.max(np.sum((g - g.mean(axis=0)) ** 2, axis=1)))
+                g2 = float(np.sum(prob.grad(w) ** 2))
+                bound, _ = _bound(ctx, eta, prob.L, c, g2, s2)
+                val = float(probs @ one_step_fedavg_is(prob, w, masks, p_val, eta))
                 good = val <= bound + 1e-12 * max(1.0, abs(bound))
-                ok &= good
-                worst = min(worst, (bound - val) / abs(bound))
-                rows.append({"problem": name, "p": p_val, "w": w, "eta": eta_max,
-                             "sigma_G2": s2, "value": val, "bound": bound, "holds": good})
+                rows.append({"problem": name, "p": p_val, "w": w, "eta": eta,
+                             "sigma_G2": s2, "grad_f2": g2, "value": val, "bound": bound,
+                             "ratio": _ratio(ctx, val, eta, prob.L, c, g2, s2), "holds": good})
     bad = [r for r in rows if not r["holds"]]
-    return Evidence(passed=ok, measured=min(r["bound"] - r["value"] for r in rows),
+    top = max(rows, key=lambda r: r["ratio"])
+    return Evidence(passed=not bad, measured=min(r["bound"] - r["value"] for r in rows),
                     theoretical=">= 0",
-                    detail=(f"{len(rows)} exact expectations over 2^10 patterns at η_max; "
-                            f"smallest relative slack (bound - E)/|bound| = {worst:.3g}"),
-                    counterexample=bad[0] if bad else None, data={"cases": rows})
+                    detail=(f"{len(rows)} exact expectations over 2^10 patterns at the stated "
+                            f"η_max; largest ratio {top['ratio']:.4g} ({top['problem']}, "
+                            f"p = {top['p']})"),
+                    counterexample=bad[0] if bad else None, data={"cases": rows},
+                    ratio=top["ratio"], instance={k: top[k] for k in (
+                        "problem", "p", "w", "eta", "sigma_G2", "grad_f2", "value", "bound")})
 
 
 @CLAIM.check("monte_carlo", "one_step")
 def _floor_step_mc(ctx: Context) -> Evidence:
-    """Engine FedAvg-IS with Bernoulli(0.1) masks, n = 10, isotropic quadratic, η = η_max."""
+    """Engine FedAvg-IS with Bernoulli(0.1) masks, n = 10, isotropic quadratic, stated η_max."""
     from fedtheory.participation import BernoulliParticipation
 
     rng = ctx.rng("mc")
     name, prob = floor_problems(rng)[0]
     p_val = 0.1
     w = prob.x_star + rng.standard_normal(prob.d)
-    eta_max, s2, bound = step_bound(prob, w, p_val)
+    c, eta = stated_c_eta(ctx, prob.n, p_val, prob.L)
+    g = prob.client_grads(w)
+    s2 = float(np.max(np.sum((g - g.mean(axis=0)) ** 2, axis=1)))
+    g2 = float(np.sum(prob.grad(w) ** 2))
+    bound, _ = _bound(ctx, eta, prob.L, c, g2, s2)
     R = ctx.size(quick=20_000, full=200_000)
     proc = BernoulliParticipation(p_val, n=prob.n)
     masks, _ = proc.step(proc.init(rng, R), rng)
-    samples = one_step_fedavg_is(prob, w, masks, p_val, eta_max)
-    ce = {"seed": ctx.seed, "problem": name, "w": w, "p": p_val, "eta": eta_max,
+    samples = one_step_fedavg_is(prob, w, masks, p_val, eta)
+    ce = {"seed": ctx.seed, "problem": name, "w": w, "p": p_val, "eta": eta,
           "sigma_G2": s2, "replicas": R}
-    return stats.check_upper_bound(samples, bound, counterexample=ce,
-                                   what="E f(w_{t+1}) - f(w_t)")
+    ev = stats.check_upper_bound(samples, bound, counterexample=ce,
+                                 what="E f(w_{t+1}) - f(w_t)")
+    ev.ratio = _ratio(ctx, float(np.mean(samples)), eta, prob.L, c, g2, s2)
+    ev.instance = {k: ce[k] for k in ("problem", "p", "eta", "sigma_G2")}
+    return ev
+
+
+@CLAIM.check("symbolic", "adversarial_search")
+def _floor_step_search(ctx: Context) -> Evidence:
+    """Search 1-D two-client quadratics (curvatures a_2/a_1, centres, point, p, θ = ηL(1+c)
+    up to the stated limit, L >= f'') for the largest ratio; exact re-check of the best."""
+    s = ctx.step_limit(Fraction(1))
+    bounds = [(0.05, 1.0), (-2.0, 2.0), (-2.0, 2.0), (-2.0, 2.0), (0.02, 1.0), (0.02, 1.0),
+              (1.0, 2.0)]
+
+    def ratio_at(x: Any) -> tuple[Any, dict[str, Any]]:
+        a2, c1, c2, w, p, theta, ell = x
+        one = 1 if isinstance(a2, Fraction) else 1.0
+        a, cen = [one, a2], [c1, c2]
+        L = ell * (one + a2) / 2
+        c, eta_max = stated_c_eta(ctx, 2, p, L)
+        eta = theta * eta_max
+        value, g2, s2 = fedavg_is_step_1d(a, cen, w, p, eta)
+        ratio = _ratio(ctx, value, eta, L, c, g2, s2)
+        bound, _ = _bound(ctx, eta, L, c, g2, s2)
+        inst = {"a": [str(v) for v in a], "centers": [str(v) for v in cen], "w": str(w),
+                "p": str(p), "L": str(L), "eta": str(eta), "sigma_G2": str(s2),
+                "measured": str(value), "stated": str(bound)}
+        return ratio, inst
+
+    def ratio_float(x: np.ndarray) -> float:
+        r, _ = ratio_at([float(v) for v in x])
+        return -np.inf if r is None else r
+
+    ev = search_evidence(ctx, "search", bounds, ratio_float, lambda x: ratio_at(list(x)),
+                         what=f"(a_2, c_1, c_2, w, p, θ/{s}, L/f'')")
+    return ev

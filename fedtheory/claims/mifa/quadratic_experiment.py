@@ -8,6 +8,7 @@ from __future__ import annotations
 from fedtheory.claims import Claim, ClaimKind
 
 from ._common import add_seed_experiment_checks
+from ._floors import UMIFAM_ERRATUM
 
 CLAIM = Claim(
     id="mifa.quadratic_experiment", family="mifa",
@@ -18,6 +19,9 @@ CLAIM = Claim(
                r"\text{MIFAm}\}\ \text{(10 clients, } p_i = 0.1,\ \eta = 0.02)"),
     kind=ClaimKind.QUALITATIVE,
     expected="refuted",
+    # no stated side for --power: an ordering of five rules at the seed's settings has no
+    # constant, factor or step condition a mutant could scale (see the derivation)
+    erratum=UMIFAM_ERRATUM,
     finding=(
         "U-MIFA multiplies a client's memory error by -(1/p - 1) at each participation, so U-MIFA"
         " (and with momentum) diverges for p < 1/2 (the seed's p = 0.1): 'U-MIFAm works better' "
@@ -36,7 +40,12 @@ CLAIM = Claim(
         r"$\alpha = 10^{-6}$): confirmed if U-MIFAm is better than every rule, refuted if some "
         r"rule is better, inconclusive otherwise. Each $p \in \{0.01, 0.1, 0.5\}$ is a check "
         r"($p = 0.1$ is the seed's). The figure answers the seed's 'can we speed things up with "
-        r"momentum?' with bands over the seeds."),
+        r"momentum?' with bands over the seeds."
+        r" No stated side for `--power`: the statement is an ordering of five rules at the "
+        r"seed's settings ($\eta = 0.02$, the $p$ values, $\beta$); it has no constant, "
+        r"factor or step condition whose $\times 0.7$, dropping or relaxing is a plausible "
+        r"misreading ($\eta$ and $p$ are the experiment's settings, not a bound's constants), "
+        r"and the ordering is refuted outright (U-MIFA diverges for $p < 1/2$)."),
 )
 
 

@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Erratum
 from fedtheory.experiments.mifa_runs import same_mask_runs
 from fedtheory.symbolic.saga_umifa import derive_saga_umifa
 from fedtheory.theory.mifa import exact_saga_umifa
@@ -19,6 +20,14 @@ CLAIM = Claim(
     statement=r"\text{SAGA} \equiv \text{U-MIFA}",
     kind=ClaimKind.QUALITATIVE,
     expected="refuted",
+    erratum=Erratum(
+        "false statement",
+        "rates tables, row 'SAGA/U-MIFA' (with setup (iii)): U-MIFA stores "
+        "Δ_i/p_i - (1/p_i - 1)G_{t-1}^(i), SAGA stores Δ_i; the two share only the one-step "
+        "direction, and U-MIFA's memory error is multiplied by -(1/p_i - 1) at each "
+        "participation, so it diverges for p < 1/2 where SAGA converges: the row's rate is "
+        "SAGA's, not U-MIFA's",
+        intended_holds=False),
     finding=(
         'SAGA and U-MIFA share the one-step direction but not the memory update; their '
         'trajectories differ unless p = 1 (mifa.saga_equivalence.corrected).'

@@ -4,14 +4,17 @@ G_t||^2 = (1-p)/(n^2 p) Σ||∇f_i - G_{t-1}^i||^2.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Stated
 from fedtheory.symbolic.mifa_aggregation_error import derive_error_terms
-from fedtheory.symbolic.mifa_symbols import is_zero
+from fedtheory.symbolic.mifa_symbols import is_zero, p
 
 from ._common import error_round, exact_error_case
 
@@ -23,6 +26,9 @@ CLAIM = Claim(
                r"\|\nabla f_i(w_t)-G_{t-1}^{(i)}\|^2"),
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
+    # the factors of (1-p)/(n^2 p): dropping 1/p gives MIFA's diagonal term, dropping one 1/n
+    # the seed's last line without its 1/n
+    stated=Stated(factors=("1-p", "1/p", "1/n")),
     derivation=(
         r"Exact gradients, equal $p$, expectation over the current round given the past. "
         r"$\nabla f_i - G_t^{(i)} = (1 - 1_i/p)e_i$ (zero mean, independent over $i$), so the "
@@ -37,33 +43,49 @@ CLAIM = Claim(
 )
 
 
-def _stated(e: np.ndarray, p: Any) -> Any:
-    """The seed's value for memory errors ``e`` (n, d); exact in rationals for object arrays."""
+def _stated(ctx: Context, e: np.ndarray, p_: Any) -> Any:
+    """The seed's value for memory errors ``e`` (n, d), as the context states it; exact in
+    rationals for object arrays with a Fraction ``p_``, symbolic for a sympy ``p_``."""
     n = e.shape[0]
-    return (1 - p) / (n**2 * p) * np.sum(e**2)
+    inv_n = Fraction(1, n) if isinstance(p_, Fraction) else sp.Rational(1, n) if isinstance(
+        p_, sp.Basic) else 1 / n
+    return (ctx.factor("1-p", 1 - p_) * ctx.factor("1/p", 1 / p_) * ctx.factor("1/n", inv_n)
+            * inv_n * np.sum(e**2))
 
 
 @CLAIM.check("symbolic")
 def _umifa_error_symbolic(ctx: Context) -> Evidence:
-    """Indicator algebra for n = 2..5: the exact value and the seed's diagonal step."""
-    ok = all(is_zero(d["umifa_exact"] - d["umifa_seed"])
-             and is_zero(d["umifa_diagonal_seed_step"] - d["umifa_seed"])
-             for d in map(derive_error_terms, range(2, 6)))
+    """Indicator algebra for n = 2..5: the exact value equals the stated one, and the seed's
+    diagonal step (an identity of its derivation) holds."""
+    ok, ce = True, None
+    for n in range(2, 6):
+        d = derive_error_terms(n)
+        stated = _stated(ctx, np.array(d["e"], dtype=object)[:, None], p)
+        good = (is_zero(d["umifa_exact"] - stated)
+                and is_zero(d["umifa_diagonal_seed_step"] - d["umifa_seed"]))
+        if not good and ce is None:  # a concrete instance: p = 1/10, e_i = i
+            at = {p: sp.Rational(1, 10), **{x: i + 1 for i, x in enumerate(d["e"])}}
+            ce = {"n": n, "p": "1/10", "e": list(range(1, n + 1)),
+                  "derived_E": str(d["umifa_exact"].subs(at)),
+                  "stated": str(sp.sympify(stated).subs(at))}
+        ok &= good
     d3 = derive_error_terms(3)
     return Evidence(passed=ok, measured=str(d3["umifa_exact"]), theoretical=str(d3["umifa_seed"]),
-                    detail=f"n=2..5: E||∇f - G_t||^2 and E[(1/n^2)Σ||∇f_i - G_t^i||^2] both "
-                           f"equal (1-p)/(n^2 p) Σ e_i^2: {ok}")
+                    detail=f"n=2..5: E||∇f - G_t||^2 equals the stated (1-p)/(n^2 p) Σ e_i^2 "
+                           f"and the seed's diagonal step E[(1/n^2)Σ||∇f_i - G_t^i||^2] too: "
+                           f"{ok}", counterexample=ce)
 
 
 @CLAIM.check("symbolic", "exact_enumeration")
 def _umifa_error_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns with p = 1/10 (rational, d = 2): exact equality."""
     e, p_val, value, ce = exact_error_case("umifa")
-    theory = _stated(e, p_val)
+    theory = _stated(ctx, e, p_val)
     ok = value == theory
     return Evidence(passed=ok, measured=str(value), theoretical=str(theory),
                     detail=f"exact E = {value}, seed {theory}",
-                    counterexample=None if ok else ce)
+                    counterexample=None if ok else {**ce, "exact_E": str(value),
+                                                    "stated": str(theory)})
 
 
 @CLAIM.check("monte_carlo", "one_round")
@@ -71,5 +93,5 @@ def _umifa_error_mc(ctx: Context) -> Evidence:
     """Engine U-MIFA, n = 10, p = 0.1: E||∇f - G_t||^2 two-sided against the seed's value."""
     p_val = 0.1
     err2, e, ce = error_round(ctx, "umifa", "umifa_error", p_val)
-    return stats.check_identity(err2, _stated(e, p_val), counterexample=ce,
+    return stats.check_identity(err2, _stated(ctx, e, p_val), counterexample=ce,
                                 what="E||∇f - G_t||^2")

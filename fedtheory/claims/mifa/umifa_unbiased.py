@@ -5,9 +5,11 @@ unbiased: E[G_t^i | past] = Δ_i.
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Stated
 from fedtheory.symbolic.mifa_aggregation_error import derive_conditional_means
 from fedtheory.symbolic.mifa_symbols import is_zero
 
@@ -19,6 +21,8 @@ CLAIM = Claim(
     statement=r"\mathbb E\big[G_t^{(i)}\mid\mathcal F_{t-1}\big] = \Delta_i",
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
+    # E[G_t^i] = 1 * Δ_i: a scaled mean (a bias of the kind MIFA has) must be told apart
+    stated=Stated({"Delta coefficient": 1}),
     derivation=(
         r"U-MIFA's row is $G_t^{(i)} = 1_i\big(\Delta_i/p_i - (1/p_i-1)G_{t-1}^{(i)}\big)"
         r" + (1-1_i)G_{t-1}^{(i)}$; $\mathbb E\,1_i = p_i$ gives $\Delta_i - (1-p_i)G_{t-1}^{(i)}"
@@ -34,22 +38,33 @@ CLAIM = Claim(
 def _umifa_unbiased_symbolic(ctx: Context) -> Evidence:
     """Indicator algebra: E[G_t^i] = Δ_i for every client and E[G_t] = mean of Δ_i."""
     d = derive_conditional_means(3)
-    rows = all(is_zero(d["umifa_mean"][i] - d["Delta"][i]) for i in range(3))
-    agg = is_zero(d["umifa_aggregate_mean"] - sum(d["Delta"]) / 3)
-    return Evidence(passed=rows and agg, measured=str(d["umifa_mean"]),
-                    theoretical=str(d["Delta"]),
-                    detail=f"E[G_t^i] = {d['umifa_mean']}; E[G_t] = {d['umifa_aggregate_mean']}")
+    c = sp.Rational(ctx.const("Delta coefficient"))
+    rows = all(is_zero(d["umifa_mean"][i] - c * d["Delta"][i]) for i in range(3))
+    agg = is_zero(d["umifa_aggregate_mean"] - c * sum(d["Delta"]) / 3)
+    ok = rows and agg
+    at = {d["p"][0]: sp.Rational(1, 3), d["Delta"][0]: 1, d["memory"][0]: 2}
+    return Evidence(passed=ok, measured=str(d["umifa_mean"]),
+                    theoretical=str([c * x for x in d["Delta"]]),
+                    detail=f"E[G_t^i] = {d['umifa_mean']}; E[G_t] = {d['umifa_aggregate_mean']}",
+                    counterexample=None if ok else {
+                        "p_1": "1/3", "Delta_1": 1, "G_prev_1": 2,
+                        "derived_mean": str(d["umifa_mean"][0].subs(at)),
+                        "stated_mean": str(c * 1)})
 
 
 @CLAIM.check("symbolic", "exact_enumeration")
 def _umifa_unbiased_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns, rational p = (1/10, 1/3, 3/4): exact E[G_t^i] == Δ_i."""
     delta, memory, p, mean = exact_row_mean("umifa")
-    same = bool(np.all(mean == delta))
-    return Evidence(passed=same, measured=fmt_frac(mean), theoretical=fmt_frac(delta),
-                    detail=f"exact mean equals Δ: {same}",
-                    counterexample=None if same else {"memory": fmt_frac(memory),
-                                                      "p": [str(x) for x in p]})
+    stated = ctx.const("Delta coefficient") * delta
+    same = bool(np.all(mean == stated))
+    return Evidence(passed=same, measured=fmt_frac(mean), theoretical=fmt_frac(stated),
+                    detail=f"exact mean equals the stated {fmt_frac(stated)}: {same}",
+                    counterexample=None if same else {"delta": fmt_frac(delta),
+                                                      "memory": fmt_frac(memory),
+                                                      "p": [str(x) for x in p],
+                                                      "exact_mean": fmt_frac(mean),
+                                                      "stated_mean": fmt_frac(stated)})
 
 
 @CLAIM.check("monte_carlo", "one_round")
@@ -57,6 +72,7 @@ def _umifa_unbiased_mc(ctx: Context) -> Evidence:
     """Engine U-MIFA, one round from a fixed table, n = 10, p_i from 0.05 to 0.95."""
     rd = table_round(ctx, "umifa", "umifa")
     samples = np.concatenate([rd.table.reshape(rd.replicas, -1), rd.G], axis=1)
-    theory = np.concatenate([rd.delta.ravel(), rd.delta.mean(axis=0)])
+    theory = float(ctx.const("Delta coefficient")) * np.concatenate(
+        [rd.delta.ravel(), rd.delta.mean(axis=0)])
     return stats.check_identity(samples, theory, counterexample=rd.counterexample,
                                 what="E[G_t^i] (n x d) and E[G_t] (d)")

@@ -5,14 +5,21 @@ FedAvg-IS keeps a floor, MIFA and U-MIFA do not.
 
 from __future__ import annotations
 
-import sympy as sp
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments.mifa_runs import floor_comparison, floor_verdicts, mifa_long_runs
-from fedtheory.symbolic.error_floor import derive_zero_floor_sum
+from fedtheory.symbolic.error_floor import derive_zero_floor_sum, zero_floor_t2_inequality
+from fedtheory.symbolic.inequality import prove_nonnegative
+from fedtheory.symbolic.mifa_symbols import L, eta
 from fedtheory.theory.mifa import ZF_TINY, condition, exact_mifa_paths
 
 from ._common import ALPHA, pathwise_upper_bound
+from ._floors import admissible, inequality_evidence, like, sym
 
 CLAIM = Claim(
     id="mifa.zero_floor", family="mifa", seed_ref="000, 'Zero error floor for MIFA'",
@@ -24,6 +31,14 @@ CLAIM = Claim(
                r" do not}"),
     kind=ClaimKind.UPPER_BOUND,
     expected="refuted",
+    # the 2 of 2(f(w_1) - f*) and the condition on the step (and the realised staleness)
+    stated=Stated({"two": 2}, step="1 - eta L - eta^2 L^2 tau_max^2 >= 0"),
+    erratum=Erratum(
+        "typo",
+        "the final bound: the denominator eta T - 1 is a typo for eta (T - 1) (dividing "
+        "(eta/2) sum_{t=1}^{T-1} ||grad f(w_t)||^2 <= f(w_1) - f* by T - 1); the fixed "
+        "statement, from t = 1, is tested in mifa.zero_floor.corrected. (Separately, the "
+        "qualitative 'U-MIFA has no error floor' is false for p < 1/2.)", intended_holds=True),
     finding=(
         'The printed denominator eta T - 1 is negative for T < 1/eta, where the bound fails on '
         'every path with a non-stationary iterate; summing from t = 0 gives the bound with eta (T'
@@ -58,25 +73,31 @@ CLAIM = Claim(
 
 @CLAIM.check("symbolic")
 def _zero_floor_symbolic(ctx: Context) -> Evidence:
-    """The denominator ηT-1 vs η(T-1): the printed right side is negative for T < 1/η."""
+    """The printed bound as an inequality at T = 2 (two clients f_i = (L/2)(w ∓ 1)^2, any
+    path): printed - exact >= 0 searched over η, L with the stated condition (exact
+    rationals); the derivation's denominator and windows in the detail."""
     d = derive_zero_floor_sum()
-    negative = d["printed_negative_when"] != sp.false  # a region where RHS < 0 <= LHS
     seed_w = d["windows"]["seed"]
-    detail = (f"derived bound {d['derived']} vs printed {d['printed']} (ratio "
-              f"{d['ratio_printed_over_derived']}); printed < 0 <= left side when "
-              f"{d['printed_negative_when']}; the seed's window also counts each ||G_j||^2 up "
-              f"to {seed_w['max_coefficient']} times (τ = {d['tau']}) and reaches rounds "
-              f"j = {seed_w['uncovered']} not covered by the descent term")
-    t = ZF_TINY
-    paths = exact_mifa_paths(t["T"], t["eta"], t["A"], t["centers"], t["w0"])
-    lhs, rhs = paths[0]["grad_norm2"][1], 2 * paths[0]["gap1"] / (t["eta"] * t["T"] - 1)
-    return Evidence(passed=not negative, measured=str(d["printed"]),
-                    theoretical=str(d["derived"]), detail=detail,
-                    counterexample=None if not negative else {
-                        "n": 2, "f_i": "(1/2)(w - c_i)^2, c = (1, -1)", "L": 1, "w0": 1,
-                        "eta": "1/50 (the seed's 0.02)", "T": 2, "tau_max": "<= 1",
-                        "condition": "1 - 1/50 - 1/2500 > 0", "lhs": str(lhs),
-                        "rhs": str(rhs)})
+    s = sym(ctx.step_limit(Fraction(1)))
+    t2 = zero_floor_t2_inequality(sym(ctx.const("two")))
+    # the path where both clients take part at round 1 has tau_max = 0: condition eta L <= s
+    res = prove_nonnegative(t2["slack"], {eta: (0, 1), L: (0, 1)}, conditions=[eta * L <= s])
+
+    def instance(pt: dict[str, Fraction]) -> dict[str, Any]:
+        e, l_ = pt[str(eta)], pt[str(L)]
+        at = {eta: e, L: l_}
+        return {"n": 2, "f_i": "(L/2)(w - c_i)^2, c = (1, -1)", "L": str(l_),
+                "eta": str(e), "T": 2, "w0": str(1 / (1 - e * l_)), "w1 - w*": 1,
+                "path": "both clients at round 1 (tau_max = 0)", "p": "any",
+                "lhs": str(t2["lhs"].subs(at)), "rhs": str(t2["rhs"].subs(at))}
+
+    return inequality_evidence(
+        res, what="printed - exact (T = 2)", slack=t2["slack"], counterexample=instance,
+        detail=(f"derived bound {d['derived']} vs printed {d['printed']} (ratio "
+                f"{d['ratio_printed_over_derived']}); printed < 0 <= left side when "
+                f"{d['printed_negative_when']}; the seed's window also counts each ||G_j||^2 "
+                f"up to {seed_w['max_coefficient']} times (τ = {d['tau']}) and reaches rounds "
+                f"j = {seed_w['uncovered']} not covered by the descent term"))
 
 
 @CLAIM.check("symbolic", "exact_enumeration")
@@ -84,21 +105,23 @@ def _zero_floor_exact(ctx: Context) -> Evidence:
     """Rationals: n = 2, f_i = (w ∓ 1)^2/2, w_0 = 1, η = 1/50 (seed's), T = 2, every path."""
     t = ZF_TINY
     paths = exact_mifa_paths(t["T"], t["eta"], t["A"], t["centers"], t["w0"])
+    two = ctx.const("two")
     rows = []
-    ok = True
+    ok, held = True, 0
     for pth in paths:
-        cond = condition(t["eta"], 1, pth["tau_max"]) >= 0
+        cond = admissible(ctx, t["eta"], 1, pth["tau_max"])
         lhs = sum(pth["grad_norm2"][1:]) / (t["T"] - 1)
-        rhs = 2 * pth["gap1"] / (t["eta"] * t["T"] - 1)
+        rhs = two * pth["gap1"] / (t["eta"] * t["T"] - 1)
         if cond:
+            held += 1
             ok &= lhs <= rhs
         rows.append({"patterns": pth["patterns"], "tau_max": pth["tau_max"],
                      "condition": str(condition(t["eta"], 1, pth["tau_max"])),
                      "lhs": str(lhs), "rhs": str(rhs)})
     return Evidence(
         passed=ok, measured=rows[0]["lhs"], theoretical=rows[0]["rhs"],
-        detail=(f"{len(rows)} paths, condition holds on all; LHS = {rows[0]['lhs']} > 0 > "
-                f"printed RHS = {rows[0]['rhs']}"),
+        detail=(f"{len(rows)} paths, condition holds on {held}; LHS = {rows[0]['lhs']} > 0 > "
+                f"printed RHS = {rows[0]['rhs']} (a negative bound: no ratio)"),
         counterexample=None if ok else {
             "n": 2, "f_i": "(1/2)(w - c_i)^2, c = (1, -1)", "L": 1, "w0": 1, "eta": "1/50",
             "T": 2, "p": "any", "paths": rows},
@@ -112,15 +135,22 @@ def _zero_floor_mc(ctx: Context) -> Evidence:
     r = mifa_long_runs(ctx, eta_val=eta_val, p_val=p_val, stream="as-printed")
     T_val = r["T"]
     lhs = r["grad_norm2"][1:T_val].mean(axis=0)
-    rhs = 2 * r["f_gap"][1] / (eta_val * T_val - 1)
+    rhs = like(ctx.const("two"), eta_val) * r["f_gap"][1] / (eta_val * T_val - 1)
     ce = {"seed": ctx.seed, "n": 10, "p": p_val, "eta": eta_val, "T": T_val,
           "replicas": r["R"], "problem": "QuadraticProblem.heterogeneous(10, 5, L=1, mu=0.1, "
           "sigma_G2=1)", "w0": "x* + 5 e/sqrt(d)"}
+    # the condition at eta/s: the stated one, or the relaxed one under the step mutant
+    s = float(ctx.step_limit(Fraction(1)))
     ev, cond, viol = pathwise_upper_bound(
-        r, eta_val, lhs, rhs, ce, what="E[(1/(T-1))Σ_{t>=1}||∇f(w_t)||^2 | condition]")
+        r, eta_val / s, lhs, rhs, ce, what="E[(1/(T-1))Σ_{t>=1}||∇f(w_t)||^2 | condition]")
     ev.detail += (f"; condition held on {int(cond.sum())}/{r['R']} paths (τ_max from "
                   f"{int(r['tau_max'].min())} to {int(r['tau_max'].max())}); pathwise "
                   f"violations among them: {viol}")
+    if cond.any():
+        ratios = lhs[cond] / rhs[cond]
+        ev.ratio = float(np.max(ratios))
+        ev.instance = {**{k: ce[k] for k in ("n", "p", "eta", "T", "problem", "w0")},
+                       "replica": int(np.flatnonzero(cond)[np.argmax(ratios)])}
     return ev
 
 

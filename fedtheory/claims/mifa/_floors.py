@@ -1,0 +1,114 @@
+"""Claim-side glue of the error-floor claims of family ``mifa`` (error_floor_step,
+error_floor_average(.corrected), zero_floor(.corrected)): exact numbers from the stated side,
+inequality results and adversarial searches as evidence; and the erratum of the seed's two
+experiments. Not discovered (``_`` prefix)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from fedtheory.claims import Context, Evidence
+from fedtheory.claims.stated import Erratum
+from fedtheory.experiments.mifa_search import maximize, rationalize
+from fedtheory.symbolic.inequality import InequalityResult
+
+__all__ = ["UMIFAM_ERRATUM", "admissible", "inequality_evidence", "like", "search_evidence",
+           "short", "stated_c_eta", "sym"]
+
+#: What is wrong with "U-MIFAm works better in practice" (mifa.quadratic_experiment,
+#: mifa.logistic_experiment); whether some intended variant (SAGA-like) works better is open.
+UMIFAM_ERRATUM = Erratum(
+    "false statement",
+    "'U-MIFAm works better in practice': U-MIFA's update as printed, "
+    "G_t^i = Delta_i/p - (1/p - 1) G_{t-1}^i, multiplies a client's memory error by "
+    "-(1/p - 1) at each participation, so U-MIFA and U-MIFAm diverge for p < 1/2",
+    intended_holds=None)
+
+
+def like(x: Fraction, ref: Any) -> Any:
+    """The exact constant ``x`` in the arithmetic of ``ref``: a Fraction beside Fractions, a
+    float beside floats, a sympy Rational beside sympy expressions."""
+    if isinstance(ref, sp.Basic):
+        return sp.Rational(x.numerator, x.denominator)
+    if isinstance(ref, (Fraction, int)) and not isinstance(ref, bool):
+        return x
+    return float(x)
+
+
+def admissible(ctx: Context, eta: Any, L: Any, tau_max: Any) -> Any:
+    r"""Whether a MIFA path satisfies the stated condition
+    :math:`1-\eta L-\eta^2L^2\tau_{\max}^2\ge0`, relaxed under the step mutant to
+    :math:`\eta \le s\,\eta_{\max}(\tau_{\max})`, i.e. the condition at :math:`\eta/s`
+    (elementwise for arrays; exact for Fractions)."""
+    from fedtheory.theory.mifa import condition
+
+    s = like(ctx.step_limit(Fraction(1)), eta)
+    return condition(eta / s, L, tau_max) >= 0
+
+
+def short(x: Any, digits: int = 40) -> str:
+    """An exact number as its string, or, when that is longer than ``digits`` characters, as
+    a 15-digit decimal marked approximate (the check compares the exact values)."""
+    text = str(x)
+    return text if len(text) <= digits else f"~{float(x):.15g}"
+
+
+def stated_c_eta(ctx: Context, n: int, p: Any, L: Any) -> tuple[Any, Any]:
+    """The stated :math:`c = K(1/p-1)/n` (constant ``c_two`` = K) and the largest stated step
+    :math:`s/(L(1+c))` (``ctx.step_limit``), in the arithmetic of ``p`` (exact for
+    Fractions)."""
+    c = like(ctx.const("c_two"), p) / n * (1 / p - 1)
+    return c, like(ctx.step_limit(Fraction(1)), p) / (L * (1 + c))
+
+
+def sym(x: Fraction) -> sp.Rational:
+    """A Fraction as a sympy Rational."""
+    return sp.Rational(x.numerator, x.denominator)
+
+
+def inequality_evidence(res: InequalityResult, *, what: str, slack: sp.Expr,
+                        counterexample: Callable[[dict[str, Fraction]], dict[str, Any]],
+                        detail: str = "") -> Evidence:
+    """Evidence from :func:`~fedtheory.symbolic.inequality.prove_nonnegative` on ``slack`` (the
+    stated side minus the exact value): proved (with the proof), violated (with the concrete
+    instance that ``counterexample`` builds from the violating point), or searched."""
+    text = f"{what}: slack = {slack} >= 0: {res.status} ({res.method}); {detail}".rstrip("; ")
+    if res.status == "violated":
+        point = {k: Fraction(v) for k, v in res.instance.items()}
+        ce = {**counterexample(point), "slack": str(res.value)}
+        return Evidence(False, str(res.value), ">= 0", text, counterexample=ce)
+    return Evidence(True, str(slack), ">= 0", text, proof=res.proof,
+                    data={"smallest_slack": str(res.smallest)})
+
+
+def search_evidence(ctx: Context, stream: str, bounds: Sequence[tuple[float, float]],
+                    ratio_float: Callable[[np.ndarray], float],
+                    ratio_exact: Callable[[Any], tuple[Fraction | None, dict[str, Any]]], *,
+                    what: str, starts: int = 6, maxiter: int = 100) -> Evidence:
+    """An adversarial search for the largest ratio measured/stated over a parametrised family
+    (seeded starts from ``ctx.rng(stream)``, L-BFGS-B from each), with an exact re-check of the
+    best point found (rationalised with denominators up to 1000, or up to 10^9 where that gives
+    a larger exact ratio): the check fails only when the exact ratio exceeds 1.
+
+    ``ratio_exact`` maps the rational point to (exact ratio or None when undefined, the
+    instance with its measured and stated values)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # undefined ratios count as -inf
+        best = maximize(ratio_float, bounds, ctx.rng(stream), starts=starts, maxiter=maxiter)
+    # the rationalised point: small denominators, unless finer ones keep a worse ratio (a
+    # search may end near an edge of the domain that rounding to 1/1000 crosses)
+    checked = [ratio_exact(rationalize(best["x"], md)) for md in (1000, 10**9)]
+    ratio, inst = max(checked, key=lambda ri: -np.inf if ri[0] is None else ri[0])
+    detail = (f"{what}: {best['evaluations']} evaluations from {starts} seeded starts; best "
+              f"float ratio {best['value']:.6g}, exact re-check at the rationalised point: "
+              f"{'undefined' if ratio is None else f'{float(ratio):.6g}'}")
+    if ratio is None:
+        return Evidence(True, None, "<= 1", detail + " (0/0: nothing to bound)",
+                        data={"instance": inst})
+    ok = ratio <= 1
+    return Evidence(ok, float(ratio), 1.0, detail, counterexample=None if ok else inst,
+                    ratio=float(ratio), instance=inst)
