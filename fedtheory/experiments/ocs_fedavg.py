@@ -67,6 +67,7 @@ __all__ = [
     "experiment_run",
     "ocs_vs_uniform",
     "run_fedavg",
+    "sqrt_n_budget",
     "sqrt_n_sweep",
     "sweep_run",
 ]
@@ -350,7 +351,7 @@ def curves_per_bit(run: FedAvgRun, values: np.ndarray, budgets: np.ndarray) -> n
 #: Sizes of the two presets; "full" follows the seed (151 rounds, m = 3 of n = 32, j_max = 4).
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": {"rounds": 30, "replicas": 60, "sweep_ns": (8, 16, 32), "sweep_rounds": 30,
-              "sweep_replicas": 30, "sweep_grid": (1, 2, 4)},
+              "sweep_replicas": 30, "sweep_grid": (1, 2, 3, 4)},
     "full": {"rounds": 151, "replicas": 100, "sweep_ns": (8, 16, 32, 64, 128),
              "sweep_rounds": 100, "sweep_replicas": 60,
              "sweep_grid": (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)},
@@ -454,6 +455,63 @@ class SqrtNSweep:
         r""":math:`\lceil c \sqrt n \rceil` with the seed's constant :math:`c = 6/\sqrt{32}`
         (m = 6 for n = 32 and m = 12 for n = 128 matched full participation there)."""
         return _seed_budget(n)
+
+    def decide(self, m_at_32: float = 6.0) -> dict[str, Any]:
+        r"""Judge ":math:`m = \lceil c\sqrt n\rceil` suffices" for
+        :math:`c = m_{32}/\sqrt{32}` on this sweep.
+
+        Per :math:`n`, the budget :math:`b = \min(\lceil c\sqrt n\rceil, n - 1)`
+        (:func:`sqrt_n_budget`): it *fails* at :math:`n` when OCS with the smallest grid budget
+        :math:`m' \ge b` is worse than full by more than :math:`\varepsilon` (lower limit above
+        it; more clients never hurt, so OCS(:math:`b`) fails too); else it *holds* when
+        :math:`m^\star(n) \le b` (OCS matches full with at most :math:`b` clients); otherwise
+        it is undecided at :math:`n`. Returns ``rows`` (per :math:`n`), ``failed`` and ``undecided``
+        (lists of :math:`n`), ``m32_data`` (the smallest :math:`m_{32}` this sweep supports,
+        :math:`\max_n m^\star(n)\sqrt{32/n}`, None if some :math:`m^\star` is missing) and
+        ``m32_refutable`` (the largest :math:`m_{32}` this sweep could refute,
+        :math:`\max_n m_{\rm fail}(n)\sqrt{32/n}` with :math:`m_{\rm fail}(n)` the largest
+        grid :math:`m` whose lower limit exceeds :math:`\varepsilon`; 0 if none).
+        """
+        rows, failed, undecided = [], [], []
+        for n in self.ns:
+            b = sqrt_n_budget(n, m_at_32)
+            grid = self.grids[n]
+            above = [j for j, m in enumerate(grid) if m >= b]
+            j = above[0] if above else None
+            ms = self.m_star[n]
+            row = {"n": n, "budget": b, "m_star": ms, "tested_m": None if j is None else grid[j],
+                   "upper_at_budget": None if j is None else float(self.upper[n][j]),
+                   "lower_at_budget": None if j is None else float(self.lower[n][j])}
+            rows.append(row)
+            if j is not None and self.lower[n][j] > self.epsilon:
+                row["status"] = "fails"
+                failed.append(n)
+            elif ms is not None and ms <= b:
+                row["status"] = "holds"
+            else:
+                row["status"] = "undecided"
+                undecided.append(n)
+        m_fail = {n: max([m for m, lo in zip(self.grids[n], self.lower[n], strict=True)
+                          if lo > self.epsilon], default=0) for n in self.ns}
+        found = [self.m_star[n] for n in self.ns]
+        m32_data = (None if any(x is None for x in found) else
+                    max(float(x * np.sqrt(32 / n)) for x, n in zip(found, self.ns, strict=True)))
+        return {"m_at_32": float(m_at_32), "rows": rows, "failed": failed,
+                "undecided": undecided, "m32_data": m32_data,
+                "m32_refutable": max(float(m_fail[n] * np.sqrt(32 / n)) for n in self.ns),
+                "m_fail": m_fail}
+
+
+def sqrt_n_budget(n: int, m_at_32: float) -> int:
+    r""":math:`\min(\lceil c\sqrt n\rceil, n - 1)` with :math:`c = m_{32}/\sqrt{32}` (the
+    seed's :math:`m_{32} = 6`).
+
+    >>> [sqrt_n_budget(n, 6) for n in (8, 16, 32, 64, 128)]
+    [3, 5, 6, 9, 12]
+    >>> [sqrt_n_budget(n, 4.2) for n in (8, 16, 32, 64, 128)]
+    [3, 3, 5, 6, 9]
+    """
+    return min(int(np.ceil(float(m_at_32) * np.sqrt(n / 32) - 1e-9)), n - 1)
 
 
 def _seed_budget(n: int) -> int:

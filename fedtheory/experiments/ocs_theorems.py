@@ -12,7 +12,8 @@ right-hand side (a :class:`~fedtheory.theory.ocs_theorems.DsgdTheorem` or
 :mod:`fedtheory.theory.ocs_theorems`) at the least favourable end of that interval.
 :func:`dsgd_check` / :func:`fedavg_check` turn a list of scenarios into one check's evidence
 (one-sided test, Bonferroni over scenarios). :func:`theorem_slack_data` is the data of the
-figure ``paper_figures/ocs_theorem_slack.py``.
+figure ``paper_figures/ocs_theorem_slack.py``. The exact instances, the adversarial search and
+the proof checks are in :mod:`fedtheory.experiments.ocs_theorem_exact`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from fedtheory.theory.ocs_theorems import (
 
 __all__ = [
     "FixedIterate",
+    "INCREMENT_TEXT",
     "choose_fedavg_steps",
     "dsgd_check",
     "dsgd_one_step_from_fixed_iterate",
@@ -187,9 +189,10 @@ def _mc_evidence(
     certified = [i for i, sc in enumerate(scenarios) if sc.name not in undecided]
     failing = [i for i in certified if ci.lower[i] > B[i] + 1e-12]
     for i, row in enumerate(rows):
+        inc = row["increment"]
         row.update({"mean": float(ci.mean[i]), "lower_limit": float(ci.lower[i]),
                     "stderr": float(ci.stderr[i]), "bound": float(B[i]),
-                    "ratio_mean_to_bound": float(ci.mean[i] / B[i]) if B[i] else None})
+                    "ratio": (float((ci.mean[i] - B[i] + inc) / inc) if inc > 0 else None)})
     ce = None
     if failing:
         ce = {"seed": ctx.seed, "claim": ctx.claim_id, "alpha": alpha,
@@ -224,6 +227,14 @@ def _mc_evidence(
     )
     ev.data = {"scenarios": rows}
     ev.alpha = alpha  # gamma intervals (alpha/2 over all scenarios) + the bound test (alpha/2)
+    rated = [i for i in certified if rows[i]["ratio"] is not None]
+    if rated:
+        top = max(rated, key=lambda i: rows[i]["ratio"])
+        ev.ratio = rows[top]["ratio"]
+        ev.instance = {**scenarios[top].describe(), "eta": rows[top]["eta"],
+                       "gamma_lower": rows[top]["gamma_lower"]}
+        ev.detail += (f". Tightness: (mean - bound + increment)/increment, the increment being "
+                      f"{INCREMENT_TEXT}; largest {ev.ratio:.4f} ({scenarios[top].name})")
     if undecided:
         ev.detail += (f". Step-size conditions not certified (left out of the verdict) for: "
                       f"{', '.join(undecided)}")
@@ -240,10 +251,11 @@ def _one_step_replicas(sc: FixedIterate, theorem: DsgdTheorem | FedavgTheorem,
 
 
 def _scenario_row(sc: FixedIterate, theorem: DsgdTheorem | FedavgTheorem, eta: float,
-                  gi: GammaInterval, **steps: Any) -> dict[str, Any]:
-    """The row describing one scenario's run (completed by :func:`_mc_evidence`)."""
+                  gi: GammaInterval, increment: float, **steps: Any) -> dict[str, Any]:
+    """The row describing one scenario's run (completed by :func:`_mc_evidence`);
+    ``increment`` is the bound's increment (see :class:`DsgdTheorem`), for the ratio."""
     return {"scenario": sc.name, "eta": eta, **steps, "gamma_lower": gi.lower,
-            "gamma_upper": gi.upper, "gamma_hat": gi.gamma,
+            "gamma_upper": gi.upper, "gamma_hat": gi.gamma, "increment": increment,
             "reference": theorem.bounds.reference(sc.problem, sc.x)}
 
 
@@ -266,9 +278,10 @@ def dsgd_one_step_from_fixed_iterate(
     p, nz = sc.problem, sc.noise
     eta = sc.eta_scale * theorem.eta_max(p, nz, gi.lower)
     bound = theorem.rhs(p, nz, sc.x, eta, gi.lower)
+    inc = theorem.increment(p, nz, sc.x, eta, gi.lower)
     lhs = _one_step_replicas(sc, theorem,
                              lambda k: dsgd_ocs_step(p, nz, sc.x, eta, sc.m, rng_step, k), reps)
-    return lhs, bound, _scenario_row(sc, theorem, eta, gi)
+    return lhs, bound, _scenario_row(sc, theorem, eta, gi, inc)
 
 
 def fedavg_one_step_from_fixed_iterate(
@@ -299,15 +312,21 @@ def fedavg_one_step_from_fixed_iterate(
     gi: GammaInterval = steps["gamma"]
     eta = steps["eta"]
     bound = theorem.rhs(p, nz, sc.x, eta, gi.lower, R)
+    inc = theorem.increment(p, nz, sc.x, eta, gi.lower, R)
     lhs = _one_step_replicas(
         sc, theorem,
         lambda k: fedavg_ocs_step(p, nz, sc.x, steps["eta_l"], steps["eta_g"], R, sc.m,
                                   rng_step, k), reps)
-    return lhs, bound, _scenario_row(sc, theorem, eta, gi, eta_l=steps["eta_l"],
+    return lhs, bound, _scenario_row(sc, theorem, eta, gi, inc, eta_l=steps["eta_l"],
                                      eta_g=steps["eta_g"], steps_ok=steps["ok"])
 
 
 _REPS = {"quick": 20_000, "full": 200_000}
+
+#: How the tightness ratio of a Monte Carlo or exact check is measured.
+INCREMENT_TEXT = ("the bound's terms beyond its contraction or descent (eta^2 (beta_1/gamma - "
+              "beta_2) in (20), eta^2 beta_1 + eta^3 beta_2 in (27), eta^2 beta^k in (24), "
+              "eta rho/8 + eta^2 beta^k in (29))")
 
 
 def _skew(n: int) -> np.ndarray:
@@ -383,6 +402,14 @@ def nonconvex_scenarios(ctx: Context, R: int = 1) -> list[FixedIterate]:
         out.append(FixedIterate("dirichlet/dense-indefinite-near", dense,
                                 RelativeNoise(1.0, 0.2, "sphere"), _direction(dense, 0.2, rng),
                                 m, R))
+    if R == 1:  # exact gradients, full participation (gamma = 1), away from x*: attained
+        out.append(FixedIterate("uniform/A=LI-m=n-exact-gradients-far", tight,
+                                RelativeNoise(0.0, 0.0), _direction(tight, 3.0, rng), tight.n, R))
+    # W/gamma > 1 (the regime where the proof of Theorem 18 needs (38) with care): one heavy
+    # client (W = 0.7), equal w_i |grad f_i| at x = 0, m = 1, so gamma is near m/n = 1/4
+    skew = _line([0.7, 0.1, 0.1, 0.1], [-1 / 7, 1.0, -1.0, 1.0])
+    out.append(FixedIterate("skew/W-over-gamma-2.8", skew, RelativeNoise(0.05, 0.01, "sphere"),
+                            np.zeros(1), 1, R))
     return out
 
 

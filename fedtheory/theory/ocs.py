@@ -14,7 +14,7 @@ rounding; :data:`FLOAT_RTOL` (1e-9, relative to the problem's scale) covers that
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -31,6 +31,8 @@ __all__ = [
     "float_instances",
     "instance_scale",
     "smallest_appendix_counterexample",
+    "stated_closed_form",
+    "stated_optimal_variance",
 ]
 
 #: Rounding allowance between two float computations of the same quantity (relative).
@@ -88,15 +90,22 @@ def exact_instances(rng: np.random.Generator, count: int, zeros: bool,
     return out
 
 
-def smallest_appendix_counterexample(max_n: int = 4,
-                                     max_norm: int = 3) -> list[dict[str, Any]]:
+def smallest_appendix_counterexample(
+    max_n: int = 4, max_norm: int = 3,
+    closed_form: Callable[[list[Any], Any], tuple[list[Any], int]] | None = None,
+) -> list[dict[str, Any]]:
     """Search the Lemma 20 reading ("j-th largest") for its smallest failures.
 
     Instances are visited by increasing :math:`n`, then :math:`m = 1, \\dots, n`, then
     non-decreasing integer norm vectors in :math:`\\{1, \\dots, \\text{max\\_norm}\\}^n`
     (order does not matter: both readings are permutation-equivariant). Returns the first
-    failure overall and the first with :math:`m < n` (exact rationals).
+    failure overall and the first with :math:`m < n` (exact rationals). ``closed_form(norms,
+    m) -> (p, l)`` is the reading searched (default: :func:`closed_form_as_printed` with the
+    "largest" ordering; a claim passes :func:`stated_closed_form` with its stated factors).
     """
+    if closed_form is None:
+        def closed_form(u: list[Any], m: Any) -> tuple[list[Any], int]:
+            return closed_form_as_printed(u, m, "largest")
     found: list[dict[str, Any]] = []
     want_m_below_n = True
     for n in range(1, max_n + 1):
@@ -104,8 +113,7 @@ def smallest_appendix_counterexample(max_n: int = 4,
             for u in itertools.combinations_with_replacement(range(1, max_norm + 1), n):
                 if found and (m == n or not want_m_below_n):
                     continue
-                printed, ell = closed_form_as_printed([sp.Integer(x) for x in u], sp.Integer(m),
-                                                      "largest")
+                printed, ell = closed_form([sp.Integer(x) for x in u], sp.Integer(m))
                 pts = kkt_points_exact(list(u), m)
                 opt = list(pts[0].p)
                 if printed != opt:
@@ -182,3 +190,102 @@ def compare_with_cvxpy(u: np.ndarray, m: float, p: Sequence[float]) -> dict[str,
         "certificate": cert.summary(), "certified": cert.certified(FLOAT_RTOL),
         "y_solver": sol.budget_dual, "p_solver": q,
     }
+
+
+def _identity(c: Any) -> Any:
+    return c
+
+
+def stated_closed_form(
+    norms: Sequence[Any], m: Any, ordering: str = "smallest", form: str = "corrected", *,
+    budget: Callable[[Any], Any] | None = None, condition: Callable[[Any], Any] | None = None,
+) -> tuple[list[Any], int]:
+    r"""Eq. (7) of seed 002 (Lemma 20's (33) with ``ordering="largest"``), from its parts.
+
+    With :math:`u_{(1)}, \dots, u_{(n)}` the norms in the given order, :math:`c_l = m + l - n`
+    and :math:`S_l = \sum_{j\le l} u_{(j)}`:
+
+    .. math::
+
+        l = \max\{l : 0 < c_l,\ \mathrm{condition}(c_l)\,u_{(l)} \le S_l\}, \qquad
+        p_i = \begin{cases} 1, & i \in A = \{i : u_i \ge u_{(l+1)}\}\\
+              \mathrm{budget}(c_l)\,u_i/S_l, & \text{otherwise} \end{cases}
+        \ (\texttt{form="printed"}),
+
+    or :math:`p_i = \min\{1, \mathrm{budget}(c_l)\,u_i/S_l\}`, :math:`p_i = 0` for
+    :math:`u_i = 0` and :math:`p_i = 1` for :math:`u_i > 0 = S_l` (``form="corrected"``, the
+    statement of ``ocs.closed_form.corrected``). ``budget`` and ``condition`` (default: the
+    identity) are the two places where :math:`m + l - n` multiplies a norm; a claim passes its
+    stated factors (``ctx.factor``) so that ``--power`` can drop them. The printed inequality
+    :math:`c_l \le S_l/u_{(l)}` is taken multiplied by :math:`u_{(l)}` (equivalent for positive
+    norms; the printed form needs positive norms). Generic in the number type (int,
+    :class:`~fractions.Fraction`, sympy ``Rational``, float); a loop with running sums, no
+    safeguards for overflow (see :func:`fedtheory.sampling.ocs.closed_form_as_printed`).
+
+    Returns ``(p, l)``.
+
+    >>> stated_closed_form([1, 1, 10], 2, form="printed")
+    ([0.5, 0.5, 1], 2)
+    >>> stated_closed_form([Fraction(1), Fraction(2)], 2, "largest", "printed")
+    ([Fraction(2, 3), Fraction(4, 3)], 2)
+    >>> stated_closed_form([0, 5, 0, 1], 3)
+    ([0, 1, 0, 1], 2)
+    >>> stated_closed_form([1, 1, 10], 2, budget=lambda c: 1)  # the budget factor dropped
+    ([0.5, 0.5, 1], 2)
+    >>> stated_closed_form([1, 2, 10], 2, budget=lambda c: 1)[0][:2]
+    [0.3333333333333333, 0.6666666666666666]
+    """
+    if ordering not in ("smallest", "largest"):
+        raise ValueError(f"ordering must be 'smallest' or 'largest', got {ordering!r}")
+    if form not in ("printed", "corrected"):
+        raise ValueError(f"form must be 'printed' or 'corrected', got {form!r}")
+    budget = budget or _identity
+    condition = condition or _identity
+    values = list(norms)
+    n = len(values)
+    if n == 0:
+        raise ValueError("norms must be non-empty, got []")
+    if any(v < 0 for v in values) or (form == "printed" and not all(v > 0 for v in values)):
+        raise ValueError(f"norms must be {'positive' if form == 'printed' else 'non-negative'}"
+                         f", got {values!r}")
+    if not (0 < m <= n):
+        raise ValueError(f"m must satisfy 0 < m <= n = {n}, got {m!r}")
+    srt = sorted(values, reverse=(ordering == "largest"))
+    ell, total, totals = None, srt[0] * 0, []
+    for cand in range(1, n + 1):
+        total = total + srt[cand - 1]
+        totals.append(total)
+        coef = m + (cand - n)
+        if 0 < coef and condition(coef) * srt[cand - 1] <= total:
+            ell = cand
+    if ell is None:  # cannot happen unless a dropped factor makes no l admissible
+        raise ValueError(f"no admissible l for norms={values!r}, m={m!r}")
+    coef, s_l = budget(m + (ell - n)), totals[ell - 1]
+    p: list[Any] = []
+    for v in values:
+        if form == "printed":
+            p.append(1 if ell < n and v >= srt[ell] else coef * v / s_l)
+        elif v == 0:
+            p.append(v * 0)
+        else:
+            p.append(1 if s_l == 0 else min(1, coef * v / s_l))
+    return p, ell
+
+
+def stated_optimal_variance(norms: Sequence[Any], m: Any,
+                            coefficient: Callable[[Any], Any] | None = None) -> Any:
+    r"""The appendix's optimal variance from its parts:
+    :math:`\mathrm{coefficient}\big(\tfrac{1}{m-(n-l)}\big)\,S_l^2 - \sum_{i\le l}u_{(i)}^2`,
+    with the increasing order and the :math:`l` of eq. (7) (:func:`stated_closed_form`), zero
+    norms included (they add nothing). Generic in the number type; ``coefficient`` defaults to
+    the identity (a claim passes its stated factor).
+
+    >>> stated_optimal_variance([Fraction(1), Fraction(1), Fraction(10)], Fraction(2))
+    Fraction(2, 1)
+    """
+    _, ell = stated_closed_form(norms, m)
+    srt = sorted(norms)[:ell]
+    s_l = sum(srt[1:], srt[0])
+    q_l = sum((x * x for x in srt[1:]), srt[0] * srt[0])
+    inverse = 1 / (m - (len(norms) - ell))
+    return (coefficient or _identity)(inverse) * s_l * s_l - q_l

@@ -20,9 +20,7 @@ from fedtheory.symbolic.enumeration import exact_expectation
 __all__ = [
     "CE13",
     "CE13_LATEX",
-    "CE13_TEXT",
     "CE17_LATEX",
-    "CE17_TEXT",
     "exact_dsgd_counterexample",
     "exact_fedavg_counterexample",
     "exact_ocs_probabilities",
@@ -158,24 +156,14 @@ def exact_fedavg_counterexample(
 _F = Fraction
 #: Theorem 13's exact counterexample (two clients on a line, non-uniform weights).
 CE13 = {"weights": [_F(3, 4), _F(1, 4)], "centers": [_F(0), _F(1)], "x": _F(1, 2), "m": 1}
-CE13_TEXT = ("n=2, d=1, f_i(x) = (x - c_i)^2/2 with c = (0, 1) (L = mu = 1), w = (3/4, 1/4) "
-              "(x* = 1/4, Z = (1/32, 9/32)), exact gradients (M = sigma^2 = 0), m = 1, "
-              "x^k = 1/2, eta^k = gamma^k/((1+WM)L) = gamma^k")
-
-#: :data:`CE13_TEXT` as Markdown with inline LaTeX (for the claims' derivations).
+#: Theorem 13's counterexample as Markdown with inline LaTeX (for the claims' derivations).
 CE13_LATEX = (r"$n = 2$, $d = 1$, $f_i(x) = (x - c_i)^2/2$ with $c = (0, 1)$ ($L = \mu = 1$), "
               r"$w = (3/4, 1/4)$ ($x^\star = 1/4$, $Z = (1/32, 9/32)$), exact gradients "
               r"($M = \sigma^2 = 0$), $m = 1$, $x^k = 1/2$, "
               r"$\eta^k = \gamma^k/((1+WM)L) = \gamma^k$")
 
-#: Theorem 17's exact counterexample (eight clients on a line, m = 1, R = 2).
-CE17_TEXT = ("n=8, d=1, f_i(x) = (x - c_i)^2/2 with c_i = +1, -1, +1, ... (L = mu = 1, x* = 0, "
-              "Z_i = 1/2), w_i = 1/8, exact gradients (M = sigma^2 = 0), m = 1, R = 2, "
-              "x^k = x*: all updates have equal norms, p_i = 1/8, gamma = 1/8; eta_g = "
-              "sqrt(gamma/sum w_i^2) = 1 (its lower limit), eta = (1/8) min{1/(L(2+M/R)), "
-              "gamma/((1+W(1+M/R))L)} = 1/72, eta_l = eta/(R eta_g)")
-
-#: :data:`CE17_TEXT` as Markdown with inline LaTeX (for the claims' derivations).
+#: Theorem 17's exact counterexample (eight clients on a line, m = 1, R = 2), as Markdown with
+#: inline LaTeX (for the claims' derivations).
 CE17_LATEX = (r"$n = 8$, $d = 1$, $f_i(x) = (x - c_i)^2/2$ with $c_i = +1, -1, +1, \dots$ "
               r"($L = \mu = 1$, $x^\star = 0$, $Z_i = 1/2$), $w_i = 1/8$, exact gradients "
               r"($M = \sigma^2 = 0$), $m = 1$, $R = 2$, $x^k = x^\star$: all updates have equal "

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 from fedtheory.claims import Evidence
 
-__all__ = ["exact_evidence", "instance_evidence", "statuses"]
+__all__ = [
+    "BUDGET_FACTOR",
+    "CLOSED_FORM_FACTORS",
+    "CONDITION_FACTOR",
+    "closed_form_parts",
+    "instance_evidence",
+    "statuses",
+]
 
 
 def statuses(cmps: Sequence[dict[str, Any]]) -> str:
@@ -33,23 +39,15 @@ def instance_evidence(total: int, failures: Sequence[Any], detail: str, agree: s
                     theoretical=theoretical or f"all {agree}".rstrip(), detail=detail, **fields)
 
 
-def exact_evidence(out: dict[str, Fraction], setting: str, expect_hold: bool,
-                   extra: dict[str, Any] | None = None) -> Evidence:
-    """A theorem's recursion in exact arithmetic: ``out`` holds ``lhs``, ``rhs``, ``gamma``,
-    ``eta`` (rationals) from :mod:`fedtheory.theory.ocs_theorems`."""
-    lhs, rhs = out["lhs"], out["rhs"]
-    holds = lhs <= rhs
-    ce = None
-    if not holds:
-        ce = {"setting": setting, **{k: (str(v) if isinstance(v, Fraction) else
-                                        [str(x) for x in v]) for k, v in out.items()},
-              "lhs_float": float(lhs), "rhs_float": float(rhs), **(extra or {})}
-    return Evidence(
-        passed=holds, measured=float(lhs), theoretical=float(rhs),
-        detail=(f"exact rational arithmetic, all participation patterns enumerated; {setting}: "
-                f"E||r^(k+1)||^2 = {lhs} ~ {float(lhs):.6g} vs bound {rhs} ~ {float(rhs):.6g} "
-                f"(ratio {float(lhs / rhs):.4f}); gamma = {out['gamma']}, eta = {out['eta']}"),
-        counterexample=ce,
-        data={"lhs": str(lhs), "rhs": str(rhs), "expected_to_hold": expect_hold},
-    )
+#: The stated factors of the closed-form claims (``ocs.closed_form``, its ``.corrected`` and
+#: ``ocs.kkt_derivation``): the two places where :math:`m + l - n` multiplies a norm in eq. (7).
+BUDGET_FACTOR = "(m+l-n) in p_i"
+CONDITION_FACTOR = "(m+l-n) in the condition on l"
+CLOSED_FORM_FACTORS = (BUDGET_FACTOR, CONDITION_FACTOR)
 
+
+def closed_form_parts(ctx: Any) -> dict[str, Any]:
+    """The keyword arguments of :func:`fedtheory.theory.ocs.stated_closed_form` that read the
+    claim's stated factors through ``ctx`` (so that ``--power`` can drop them)."""
+    return {"budget": lambda c: ctx.factor(BUDGET_FACTOR, c),
+            "condition": lambda c: ctx.factor(CONDITION_FACTOR, c)}

@@ -4,12 +4,13 @@ sampling, both printed orderings read literally (seed 002)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.sampling.ocs import closed_form_as_printed
+from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.symbolic.kkt import kkt_points_exact
 from fedtheory.theory.ocs import (
     FLOAT_RTOL,
@@ -17,9 +18,10 @@ from fedtheory.theory.ocs import (
     exact_instances,
     float_instances,
     smallest_appendix_counterexample,
+    stated_closed_form,
 )
 
-from ._common import instance_evidence, statuses
+from ._common import CLOSED_FORM_FACTORS, closed_form_parts, instance_evidence, statuses
 
 _CF_STATEMENT = (
     r"p_i=\begin{cases}(m+l-n)\dfrac{\|\tilde U_i\|}{\sum_{j=1}^{l}\|\tilde U_{(j)}\|},"
@@ -38,6 +40,13 @@ CLAIM = Claim(
     statement=_CF_STATEMENT,
     kind=ClaimKind.CLOSED_FORM,
     expected="refuted",
+    stated=Stated(factors=CLOSED_FORM_FACTORS),
+    erratum=Erratum(
+        "typo",
+        "Appendix B, Lemma 20 (eq. (33)): '||U~_(j)|| is the j-th largest' should read "
+        "'the j-th smallest', as in eq. (7) of the main text and as the appendix's own later "
+        "step 'm ||U~_(n)|| <= sum_i ||U~_i||' (u_(n) the largest) uses",
+        intended_holds=True),
     finding=(
         "Lemma 20's 'j-th largest' ordering gives infeasible probabilities (norms (1, 2), m = 2: "
         "p = (2/3, 4/3)); the main text's 'j-th smallest' is the KKT point "
@@ -47,7 +56,9 @@ CLAIM = Claim(
 The problem: $\min_p \sum_i \frac{1 - p_i}{p_i}\|\tilde U_i\|^2$ subject to $0 \le p_i \le 1$,
 $\sum_i p_i \le m$. The main text (eq. 7) takes $\|\tilde U_{(j)}\|$ as the $j$-th smallest norm,
 the appendix (Lemma 20, eq. 33) as the $j$-th largest; both readings are implemented literally
-(`fedtheory.sampling.ocs.closed_form_as_printed`) and checked against the unique KKT point
+(`fedtheory.theory.ocs.stated_closed_form`, form "printed", the same transcription as
+`fedtheory.sampling.ocs.closed_form_as_printed` but with the two places where $m + l - n$
+multiplies a norm read as the claim's stated factors) and checked against the unique KKT point
 (exact rationals) and cvxpy. The printed inequality divides by $\|\tilde U_{(l)}\|$, so the
 literal readings are tested on positive norms.
 
@@ -60,6 +71,11 @@ $m \max_i u_i > \sum_j u_j$. The main text's reading is the KKT point (see
 $m\|\tilde U_{(n)}\| \le \sum_i\|\tilde U_i\|$" is the no-truncation case $l = n$ under the
 main-text ordering. The consistent statement, with zero norms, ties and fractional $m$ made
 explicit, is `ocs.closed_form.corrected`.
+
+Erratum: a typo ("largest" for "smallest") in Lemma 20; the intended statement, eq. (7), holds
+(`ocs.closed_form.corrected`, confirmed). Stated factors (dropped by `--power`): $m + l - n$ in
+$p_i$ and in the condition on $l$; the main-text checks catch either drop on instances with
+truncation.
 """,
 )
 
@@ -68,15 +84,19 @@ def _exact_reading_check(ctx: Context, ordering: str) -> Evidence:
     rng = ctx.rng("exact")
     count = ctx.size(quick=25, full=120)
     inst = exact_instances(rng, count, zeros=False)
+    parts = closed_form_parts(ctx)
+
+    def printed_form(u: list[Any], m: Any) -> tuple[list[Any], int]:
+        return stated_closed_form(u, m, ordering, "printed", **parts)
+
     bad = []
     for u, m in inst:
-        printed, ell = closed_form_as_printed([sp.Integer(x) for x in u], sp.Rational(m),
-                                              ordering)
+        printed, ell = printed_form([sp.Integer(x) for x in u], sp.Rational(m))
         pts = kkt_points_exact(u, m)
         if len(pts) != 1 or list(pts[0].p) != printed:
             bad.append((u, m, printed, ell, pts))
     if ordering == "largest":
-        found = smallest_appendix_counterexample()
+        found = smallest_appendix_counterexample(closed_form=printed_form)
         ok = not bad and not found
         ce = None
         if not ok:
@@ -110,9 +130,10 @@ def _exact_reading_check(ctx: Context, ordering: str) -> Evidence:
 def _convex_reading_check(ctx: Context, ordering: str) -> Evidence:
     rng = ctx.rng("convex")
     inst = [(k, u, m) for k, u, m in float_instances(rng, ctx.quick) if np.all(u > 0)]
+    parts = closed_form_parts(ctx)
     rows = []
     for kind, u, m in inst:
-        printed, _ = closed_form_as_printed(list(u), m, ordering)
+        printed, _ = stated_closed_form(list(u), m, ordering, "printed", **parts)
         cmp = compare_with_cvxpy(u, m, printed)
         rows.append((kind, u, m, printed, cmp))
     bad = [r for r in rows if not r[4]["ok"]]

@@ -6,13 +6,21 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Stated
 from fedtheory.sampling.ocs import optimal_probabilities
 from fedtheory.symbolic.kkt import kkt_points_exact
-from fedtheory.theory.ocs import FLOAT_RTOL, compare_with_cvxpy, exact_instances, float_instances
+from fedtheory.theory.ocs import (
+    FLOAT_RTOL,
+    compare_with_cvxpy,
+    exact_instances,
+    float_instances,
+    stated_closed_form,
+)
 
-from ._common import instance_evidence, statuses
+from ._common import CLOSED_FORM_FACTORS, closed_form_parts, instance_evidence, statuses
 
 CLAIM = Claim(
     id="ocs.closed_form.corrected",
@@ -27,6 +35,7 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.CLOSED_FORM,
     expected="confirmed",
+    stated=Stated(factors=CLOSED_FORM_FACTORS),
     derivation=r"""
 Eq. (7) with the main text's increasing order, its inequality multiplied by $u_{(l)}$ so that it
 reads for zero norms, and the convention that a zero norm gets $p_i = 0$ (its term is 0 for every
@@ -38,6 +47,13 @@ non-zero norm gets 1. Fractional $m$: $l > n - m$, and $l = n - \lceil m\rceil +
 qualifies. Checked against the exact KKT points (rationals; zeros, ties, fractional $m$, $m = n$)
 and against cvxpy with a KKT certificate on random and adversarial instances up to $n = 1000$
 (full preset).
+
+Two things are checked each time: the statement itself, evaluated from its parts
+(`fedtheory.theory.ocs.stated_closed_form`, form "corrected", exact on the rational instances,
+in floats on the others), and the library's `optimal_probabilities` (vectorised, scale-safe),
+which must equal it. Stated factors (dropped by `--power`): $m + l - n$ in $p_i$ and in the
+condition on $l$; dropping either changes $p$ on every instance with truncation, and the exact
+comparison with the KKT point and the KKT certificate catch it.
 """,
 )
 
@@ -49,9 +65,15 @@ def _exact_kkt_points(ctx: Context) -> Evidence:
     inst = exact_instances(rng, ctx.size(quick=30, full=150), zeros=True)
     inst += [([0, 0, 0], Fraction(1)), ([0, 5, 0, 1], Fraction(3)), ([2, 2, 2, 2], Fraction(4)),
              ([1, 1, 1, 9], Fraction(5, 2)), ([3, 3, 7, 7], Fraction(3))]
-    worst, bad = 0.0, []
+    parts = closed_form_parts(ctx)
+    worst, bad, stated_bad = 0.0, [], []
     for u, m in inst:
         pts = kkt_points_exact(u, m)
+        stated, ell = stated_closed_form([sp.Integer(x) for x in u], sp.Rational(m), **parts)
+        if len(pts) != 1 or list(pts[0].p) != stated:
+            stated_bad.append({"norms": u, "m": str(m), "l": ell,
+                               "stated_p": [str(x) for x in stated],
+                               "kkt_points": [[str(x) for x in pt.p] for pt in pts]})
         p = optimal_probabilities(u, float(m))
         exact = np.array([float(x) for x in pts[0].p]) if len(pts) == 1 else None
         err = np.inf if exact is None else float(np.max(np.abs(p - exact)))
@@ -59,43 +81,57 @@ def _exact_kkt_points(ctx: Context) -> Evidence:
         if err > FLOAT_RTOL or np.isnan(p).any():
             bad.append({"norms": u, "m": str(m), "p": p,
                         "kkt_points": [[str(x) for x in pt.p] for pt in pts]})
+    failures = stated_bad + bad
     return Evidence(
-        passed=not bad, measured=worst, theoretical=0.0, tolerance=FLOAT_RTOL,
+        passed=not failures, measured=worst, theoretical=0.0, tolerance=FLOAT_RTOL,
         detail=(f"{len(inst)} exact instances (n <= 7, zeros, ties, half-integer m, m = n): "
-                f"each has exactly one KKT point; max |p_float - p_exact| = {worst:.2g}"),
-        counterexample=bad[0] if bad else None,
+                f"each has exactly one KKT point; the statement evaluated exactly equals it on "
+                f"{len(inst) - len(stated_bad)}; max |p_float - p_exact| = {worst:.2g} "
+                f"(optimal_probabilities)"),
+        counterexample=failures[0] if failures else None,
     )
 
 
 @CLAIM.check("convex")
 def _cvxpy_random_adversarial(ctx: Context) -> Evidence:
     """cvxpy (Clarabel) + KKT certificate on random/adversarial instances (zeros included)."""
+    from fedtheory.convex.ocs import kkt_certificate
+
     rng = ctx.rng("convex")
     inst = float_instances(rng, ctx.quick)
-    rows = []
+    parts = closed_form_parts(ctx)
+    rows, stated_bad = [], []
     for kind, u, m in inst:
         p = optimal_probabilities(u, m)
         rows.append((kind, u, m, compare_with_cvxpy(u, m, p)))
+        # the statement evaluated from its parts: feasible and KKT-certified
+        stated = np.array(stated_closed_form(list(u), m, **parts)[0], dtype=float)
+        cert = kkt_certificate(u, m, p=stated)
+        if not cert.certified(FLOAT_RTOL):
+            stated_bad.append({"kind": kind, "norms": u, "m": m, "stated_p": stated,
+                               "sum_stated_p": float(stated.sum()), "optimal_p": p,
+                               "certificate": cert.summary()})
     bad = [r for r in rows if not r[3]["ok"]]
     worst_gap = max(abs(r[3]["certificate"]["gap"]) for r in rows)
     worst_excess = np.nanmax([r[3]["solver_excess"] for r in rows])
     dp = np.nanmax([r[3]["max_dp"] for r in rows])
     unsolved = sum(not r[3]["solved"] for r in rows)
-    ce = None
+    ce = stated_bad[0] if stated_bad else None
     if bad:
         kind, u, m, cmp = bad[0]
         ce = {"kind": kind, "norms": u, "m": m, **{k: cmp[k] for k in (
             "status", "feasible", "V_candidate", "V_solver", "directional_derivative",
             "certificate")}}
     ev = instance_evidence(
-        len(rows), bad,
+        len(rows), bad + stated_bad,
         f"{len(rows)} instances (n <= {max(r[1].size for r in rows)}; "
         f"{', '.join(sorted({r[0] for r in rows}))}): closed form feasible, never worse "
         f"than the solver's point, first-order condition toward it holds, max duality "
         f"gap {worst_gap:.2g}; solver status {statuses([r[3] for r in rows])}; the "
         f"solver's objective is above the closed form's by up to {worst_excess:.2g} "
         f"(relative) and its p differs by up to {dp:.2g}: the interior-point solver is "
-        f"less accurate than the certified closed form on heavy tails",
+        f"less accurate than the certified closed form on heavy tails; the statement "
+        f"evaluated from its parts is KKT-certified on {len(rows) - len(stated_bad)}",
         "certified", tolerance=FLOAT_RTOL, counterexample=ce,
         data={"kinds": sorted({r[0] for r in rows})})
     if unsolved == len(rows):  # the solver solved nothing: no instance was compared

@@ -6,18 +6,20 @@ from __future__ import annotations
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Erratum, Stated
+from fedtheory.experiments.ocs_theorem_exact import (
+    CE13_CASE,
+    CE13_NOISY_CASE,
+    DSGD_CONVEX_SEARCH,
+    DSGD_UNIFORM_TIGHT_CASES,
+    exact_check,
+    register_exact_checks,
+)
 from fedtheory.experiments.ocs_theorems import dsgd_check, dsgd_strongly_convex_scenarios
 from fedtheory.symbolic.ocs_dsgd_step_error import derive_dsgd_step_error
 from fedtheory.symbolic.ocs_dsgd_uniform_rate import derive_remark14
-from fedtheory.theory.ocs_counterexamples import (
-    CE13,
-    CE13_LATEX,
-    CE13_TEXT,
-    exact_dsgd_counterexample,
-)
+from fedtheory.theory.ocs_counterexamples import CE13_LATEX
 from fedtheory.theory.ocs_theorems import THEOREM_13
-
-from ._common import exact_evidence
 
 CLAIM = Claim(
     id="ocs.dsgd_strongly_convex", family="ocs",
@@ -32,6 +34,14 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.UPPER_BOUND,
     expected="refuted",
+    stated=Stated(THEOREM_13.constants, step=THEOREM_13.step),
+    erratum=Erratum(
+        "proof gap",
+        "Appendix C.1, the step sum_i w_i^2 (f_i(x^k) - f_i(x*)) <= W (f(x^k) - f*): it needs "
+        "f_i(x^k) >= f_i(x*) for every i, false near x* unless w_i = 1/n (where it is an "
+        "equality); the printed (20) fails for non-uniform weights, the recursion re-derived "
+        "with the Bregman bound holds (ocs.dsgd_strongly_convex.corrected)",
+        intended_holds=False),
     finding=(
         'Theorem 13 fails with non-uniform weights (exact: 93/2048 > 327/8192): the proof bounds '
         'a weighted sum of f_i(x) - f_i(x*) by W(f(x) - f*), which needs f_i(x) >= f_i(x*) for '
@@ -39,13 +49,20 @@ CLAIM = Claim(
     ),
     derivation=r"""
 Checked as stated at fixed iterates ($k = 0$ with $x^0$ given), $\eta^k$ at its largest allowed
-value. Symbolic: the one-step identity
+value; the constants $2$ of (18) and (19) and the step limit are read as the claim states
+them (`beta1_Z`, `beta2_Z`, the step condition; mutated under `--power`). Symbolic: the one-step
+identity
 $\mathbb E\|r^{k+1}\|^2 = \|r\|^2 - 2\eta\langle\nabla f, r\rangle +
 \eta^2\big[\frac1\gamma\sum_i w_i^2\,\mathbb E\|g_i\|^2 - \sum_i w_i^2\|\nabla f_i\|^2 +
 \|\nabla f\|^2\big]$ (indicator algebra and Definition 11), and Remark 14's specialisation
 (21)–(22) ($\gamma = 1$, $M = 0$, $w_i = 1/n$). Exact: """ + CE13_LATEX + r""" gives
 $\mathbb E\|r^{k+1}\|^2 >$ bound in rational arithmetic. Monte Carlo: holds for $w_i = 1/n$
-(tight at $x^\star$ with $n = 2$), fails for non-uniform weights. The faulty step of Appendix C.1
+(tight at $x^\star$ with $n = 2$), fails for non-uniform weights. Exact instances: for $w_i = 1/n$
+at $x^\star$ the bound is attained (ratio 1); with one heavy client and relative noise
+($w = (97/100, 3/100)$, $c = (-5/3, 8/5)$, $x^k = 0$, $M = 1$) the step adds $12.6$ times what
+(20) allows beyond the contraction; an adversarial search (seeded hill climbing over
+one-dimensional instances, the best re-checked exactly) reports how far the bound can be
+exceeded. The faulty step of Appendix C.1
 is $\sum_i w_i^2(f_i(x) - f_i(x^\star)) \le W(f(x) - f^\star)$: it needs
 $f_i(x) \ge f_i(x^\star)$ for every $i$, false near $x^\star$ (it is an equality for
 $w_i = 1/n$). Near $x^\star$ the variance term
@@ -94,17 +111,23 @@ def _remark14_specialisation(ctx: Context) -> Evidence:
 @CLAIM.check("symbolic")
 def _dsgd_exact_counterexample(ctx: Context) -> Evidence:
     """Exact rational evaluation of (20) on a two-client problem with weights (3/4, 1/4)."""
-    out = exact_dsgd_counterexample(CE13["weights"], CE13["centers"], CE13["x"], 1)
-    return exact_evidence(out, CE13_TEXT, expect_hold=False)
+    return exact_check(ctx, THEOREM_13, [CE13_CASE])
+
+
+# (20) where it is attained (w = 1/n at x*) and with one heavy client and relative noise
+register_exact_checks(CLAIM, THEOREM_13, [*DSGD_UNIFORM_TIGHT_CASES, CE13_NOISY_CASE],
+                      DSGD_CONVEX_SEARCH, "dsgd")
 
 
 @CLAIM.check("monte_carlo")
 def _dsgd_sc_uniform_weights(ctx: Context) -> Evidence:
     """Replicas of one DSGD+OCS step, w = 1/n: E||r^{k+1}||^2 vs (20)."""
-    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "uniform"), THEOREM_13)
+    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "uniform"),
+                      THEOREM_13.restated(ctx))
 
 
 @CLAIM.check("monte_carlo")
 def _dsgd_sc_nonuniform_weights(ctx: Context) -> Evidence:
     """Replicas of one DSGD+OCS step, non-uniform w: E||r^{k+1}||^2 vs (20)."""
-    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "weighted"), THEOREM_13)
+    return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "weighted"),
+                      THEOREM_13.restated(ctx))

@@ -4,12 +4,18 @@ convex objectives, one-round recursion (27)."""
 from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Erratum, Stated
+from fedtheory.experiments.ocs_theorem_exact import (
+    CE17_CASE,
+    CE17_FAMILY,
+    FEDAVG_CONVEX_SEARCH,
+    exact_check,
+    register_exact_checks,
+)
 from fedtheory.experiments.ocs_theorems import fedavg_check, fedavg_strongly_convex_scenarios
 from fedtheory.symbolic.ocs_fedavg_z_coefficient import derive_fedavg_z_coefficient
-from fedtheory.theory.ocs_counterexamples import CE17_LATEX, CE17_TEXT, exact_fedavg_counterexample
+from fedtheory.theory.ocs_counterexamples import CE17_LATEX
 from fedtheory.theory.ocs_theorems import THEOREM_17
-
-from ._common import exact_evidence
 
 CLAIM = Claim(
     id="ocs.fedavg_strongly_convex", family="ocs",
@@ -27,16 +33,29 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.UPPER_BOUND,
     expected="refuted",
+    stated=Stated(THEOREM_17.constants, step=THEOREM_17.step),
+    erratum=Erratum(
+        "wrong constant",
+        "(25) and the last display of Appendix D.1: the Z-term of beta_1^k, "
+        "4L(M/R + 1 - gamma^k) sum_i w_i^2 Z_i, is (37)'s 4L((M/R + 1)/gamma^k - 1) sum_i w_i^2 "
+        "Z_i times gamma^k (a factor 1/gamma^k lost); with it restored, and with eta_g >= 1 "
+        "and the step's W doubled (two further gaps of D.1), the recursion is proved "
+        "(ocs.fedavg_strongly_convex.corrected, whose proof check also proves the seed's "
+        "constants 2 and 4 there); under the printed step and eta_g conditions alone it is "
+        "not proved (the search finds no violation)",
+        intended_holds=None),
     finding=(
         'Theorem 17 fails (exact, n = 8, m = 1, R = 2): a factor 1/gamma is lost in the proof; '
         'the corrected recursion is derived (ocs.fedavg_strongly_convex.corrected).'
     ),
     derivation=r"""
-Checked as stated, multiplied by $\eta > 0$ (an upper bound on $\mathbb E\|r^{k+1}\|^2$), at
+Checked as stated (its constants $\frac38$, $2$, $4$, $72$ and the step limit read as the claim
+states them, mutated under `--power`), multiplied by $\eta > 0$ (an upper bound on
+$\mathbb E\|r^{k+1}\|^2$), at
 $\eta_g$ at its lower limit and $\eta$ at its largest value (a fixed point, since $\gamma$
 depends on $\eta_l = \eta/(R\eta_g)$; see `choose_fedavg_steps`). Exact: """ + CE17_LATEX + r"""
 violates (27) in rational arithmetic (ratio 1.209), and the Monte Carlo check sees it (also
-with small noise).
+with small noise); with $n = 12, 16$ clients (same construction) the excess grows.
 At $x^k = x^\star$ the round moves the iterate by the OCS variance only:
 $\mathbb E\|r^{k+1}\|^2 \approx \eta^2(1/\gamma - 1)\sum_i w_i^2\|\nabla f_i(x^\star)\|^2$, up
 to $2L\eta^2(1/\gamma - 1)\sum_i w_i^2 Z_i$, while $\eta\beta_1$ only offers
@@ -59,11 +78,17 @@ $\eta_g \ge \sqrt{\gamma/\sum_i w_i^2}$ for non-uniform weights), and the $\sigm
 @CLAIM.check("symbolic")
 def _fedavg_exact_counterexample(ctx: Context) -> Evidence:
     """Exact rational evaluation of (27) at x^k = x* (n = 8, m = 1, w = 1/n, R = 2)."""
-    return exact_evidence(exact_fedavg_counterexample(8, 1, 2), CE17_TEXT,
-                           expect_hold=False, extra=derive_fedavg_z_coefficient())
+    ev = exact_check(ctx, THEOREM_17, [CE17_CASE])
+    if ev.counterexample is not None:
+        ev.counterexample.update(derive_fedavg_z_coefficient())
+    return ev
+
+
+# (27) on the counterexample's family, n = 8, 12, 16
+register_exact_checks(CLAIM, THEOREM_17, CE17_FAMILY, FEDAVG_CONVEX_SEARCH, "fedavg")
 
 
 @CLAIM.check("monte_carlo")
 def _fedavg_sc_replicas(ctx: Context) -> Evidence:
     """Replicas of one FedAvg+OCS round: E||r^{k+1}||^2 vs (27) times eta."""
-    return fedavg_check(ctx, fedavg_strongly_convex_scenarios(ctx), THEOREM_17)
+    return fedavg_check(ctx, fedavg_strongly_convex_scenarios(ctx), THEOREM_17.restated(ctx))

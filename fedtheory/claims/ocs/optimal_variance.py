@@ -4,12 +4,14 @@ u_(i)^2 (seed 002, Appendix B)."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Stated
 from fedtheory.sampling.improvement import uniform_variance
 from fedtheory.sampling.ocs import (
     independent_sampling_variance,
@@ -19,9 +21,18 @@ from fedtheory.sampling.ocs import (
 )
 from fedtheory.symbolic.kkt import derive_optimal_value, kkt_points_exact
 from fedtheory.symbolic.ocs_optimal_variance import derive_optimal_variance
-from fedtheory.theory.ocs import FLOAT_RTOL, exact_instances, float_instances, instance_scale
+from fedtheory.theory.ocs import (
+    FLOAT_RTOL,
+    exact_instances,
+    float_instances,
+    instance_scale,
+    stated_optimal_variance,
+)
 
 from ._common import instance_evidence
+
+#: The stated factor a referee might drop (``--power``): the formula's :math:`1/(m-(n-l))`.
+_INVERSE = "1/(m-(n-l))"
 
 CLAIM = Claim(
     id="ocs.optimal_variance",
@@ -34,6 +45,7 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
+    stated=Stated(factors=(_INVERSE,)),
     derivation=r"""
 Plug the KKT solution into $V(p) = \sum_i \frac{1 - p_i}{p_i}u_i^2$ (with
 $u_i = \|\tilde U_i\|$, $S_l = \sum_{i\le l} u_{(i)}$): the saturated clients give 0, the
@@ -47,27 +59,47 @@ $p = m\,u/\sum_j u_j$, below the optimum whenever truncation happens (reported i
 the convex check). Cross-checked against exact KKT points, a cvxpy bracket [dual bound from the
 solver's multiplier, solver's objective], and a Monte Carlo estimate of
 $\mathbb E\|G - \sum_i \tilde U_i\|^2$ at the optimal $p$.
+
+Every check evaluates the formula from its stated factor $1/(m-(n-l))$
+(`fedtheory.theory.ocs.stated_optimal_variance`), which `--power` drops; the library's
+`optimal_variance` must also lie in the cvxpy bracket. A failed symbolic identity is shown at
+a concrete point ($u = (1, \dots, l)$, $n = l + 1$, $m = 3/2$).
 """,
 )
+
+
+def _coefficient(ctx: Context) -> Any:
+    """The formula's factor :math:`1/(m-(n-l))` as the claim states it (see ``--power``)."""
+    return lambda inverse: ctx.factor(_INVERSE, inverse)
 
 
 @CLAIM.check("symbolic")
 def _substitute_kkt_solution(ctx: Context) -> Evidence:
     """sympy: substitute p_i = (m+l-n)u_i/S_l into V(p), for symbolic l and for l = 1..6."""
-    derived = derive_optimal_variance()
+    coefficient = _coefficient(ctx)
+    derived = derive_optimal_variance(coefficient)
     value, seed = derived["value"], derived["seed"]
     ok_general = sp.simplify(value - seed) == 0
-    ok_concrete = []
+    ok_concrete, ce = [], None
     for k in range(1, 7):
         val, us, mm, nn = derive_optimal_value(k)
-        seed_k = sp.Add(*us) ** 2 / (mm - (nn - k)) - sp.Add(*[x**2 for x in us])
+        seed_k = (coefficient(1 / (mm - (nn - k))) * sp.Add(*us) ** 2
+                  - sp.Add(*[x**2 for x in us]))
         ok_concrete.append(sp.simplify(val - seed_k) == 0)
+        if not ok_concrete[-1] and ce is None:  # a concrete point where the two differ
+            point = {**{x: j + 1 for j, x in enumerate(us)}, mm: sp.Rational(3, 2), nn: k + 1}
+            ce = {"l": k, "interior_norms": list(range(1, k + 1)), "n": k + 1, "m": "3/2",
+                  "V_at_kkt_solution": str(val.subs(point)), "stated": str(seed_k.subs(point))}
     ok = ok_general and all(ok_concrete)
+    if not ok and ce is None:
+        ce = {"derived": str(value), "stated": str(seed), "concrete_ok": ok_concrete}
     return Evidence(
         passed=ok, measured=str(value), theoretical=str(seed),
         detail=(f"symbolic l: derived value {'equals' if ok_general else 'differs from'} the "
                 f"seed's; explicit l = 1..6: {sum(ok_concrete)}/6 equal"),
-        counterexample=None if ok else {"derived": str(value), "concrete_ok": ok_concrete},
+        counterexample=ce,
+        proof=("sympy: V(p) at p_i = (m+l-n) u_i/S_l minus the formula simplifies to 0, for a "
+               "symbolic l and for l = 1..6" if ok else None),
     )
 
 
@@ -79,11 +111,9 @@ def _exact_kkt_values(ctx: Context) -> Evidence:
     bad, lemma20_below = [], 0
     for u, m in inst:
         pt = kkt_points_exact(u, m)[0]
-        srt = sorted(u)
-        n = len(u)
         ell = ocs_threshold(u, float(m))
-        s_l = sum(Fraction(x) for x in srt[:ell])
-        formula = s_l**2 / (m - (n - ell)) - sum(Fraction(x) ** 2 for x in srt[:ell])
+        formula = stated_optimal_variance([Fraction(x) for x in u], Fraction(m),
+                                          _coefficient(ctx))
         if Fraction(str(pt.value)) != formula:
             bad.append({"norms": u, "m": str(m), "l": ell, "formula": str(formula),
                         "kkt_value": str(pt.value)})
@@ -108,7 +138,8 @@ def _cvxpy_bracket(ctx: Context) -> Evidence:
     inst = float_instances(rng, ctx.quick)
     bad, widths, below = [], [], 0
     for kind, u, m in inst:
-        v = optimal_variance(u, m)
+        v = float(stated_optimal_variance(list(u), m, _coefficient(ctx)))
+        v_lib = optimal_variance(u, m)
         sol = solve_ocs_convex(u, m)
         scale = instance_scale(u)
         if sol.status == "trivial":
@@ -119,15 +150,17 @@ def _cvxpy_bracket(ctx: Context) -> Evidence:
             hi = independent_sampling_variance(u, q)
             lo = budget_dual_bound(u, m, max(sol.budget_dual, 0.0))
         slack = FLOAT_RTOL * max(scale, v)
-        if not (sol.optimal and lo - slack <= v <= hi + slack):
+        if not (sol.optimal and lo - slack <= v <= hi + slack
+                and lo - slack <= v_lib <= hi + slack):
             bad.append({"kind": kind, "norms": u, "m": m, "formula": v, "lower": lo, "upper": hi,
-                        "status": sol.status})
+                        "optimal_variance": v_lib, "status": sol.status})
         widths.append((hi - lo) / max(v, FLOAT_RTOL * scale))
         if np.all(u > 0):
             below += (np.sum(u) ** 2 / m - np.sum(u**2)) < v * (1 - FLOAT_RTOL)
     return instance_evidence(
         len(inst), bad,
-        f"{len(inst)} instances: the formula lies in the solver's bracket "
+        f"{len(inst)} instances: the formula (and the library's optimal_variance) lies in "
+        f"the solver's bracket "
         f"[h(y_solver), V(p_solver)] on {len(inst) - len(bad)}; median bracket width "
         f"{np.median(widths):.2g} (relative); the Lemma 20 reading (l = n) is below the "
         f"optimum on {below} positive instances",
@@ -150,7 +183,7 @@ def _empirical_mse_at_optimum(ctx: Context) -> Evidence:
     ell = ocs_threshold(u, m)
     masks = IndependentSampling(p).sample(rng, replicas)
     err2 = np.sum(((masks / p - 1.0) @ Ut) ** 2, axis=1)
-    theory = optimal_variance(u, m)
+    theory = float(stated_optimal_variance(list(u), m, _coefficient(ctx)))
     ev = stats.check_identity(err2, theory, what="E||G - sum U~||^2 at the optimal p",
                               counterexample={"seed": ctx.seed, "norms": u, "m": m,
                                               "replicas": replicas})
