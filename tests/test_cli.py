@@ -106,6 +106,27 @@ def test_verify_writes_reports_and_a_record_with_provenance(tmp_path, capsys):
     assert f"from {js}" in capsys.readouterr().out
 
 
+def test_verify_power_reports_mutants_tightness_and_errata(tmp_path, capsys):
+    js = tmp_path / "p.json"
+    rc = main(["verify", REFUTED, "ocs.improvement_factor", "--quick", "--power", "--json",
+               str(js), "--report", str(tmp_path / "rep"), "--no-progress", "--jobs", "1",
+               "--no-record"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "power (mutants of each claim's stated side):" in out
+    assert "ocs.improvement_factor: caught" in out and "NOT CAUGHT" not in out
+    refuted, bound = json.loads(js.read_text())["claims"]
+    assert refuted["erratum"]["kind"] == "typo" and refuted["power"]
+    assert all(m["outcome"] == "caught" for m in refuted["power"])
+    assert bound["tightness"]["ratio"] == 1.0 and bound["tightness"]["instance"]
+    outcomes = {m["outcome"] for m in bound["power"]}
+    assert outcomes <= {"caught", "still true"} and "caught" in outcomes
+    for m in bound["power"]:
+        assert m["by"] and m["instance"], m
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "**Power**" in md and "**Tightness.**" in md and "**Erratum** (typo)" in md
+
+
 def test_show_from_reports_only_verdicts_with_provenance(tmp_path, capsys):
     old = tmp_path / "old.json"  # an old-style report or cache entry: no record of its origin
     old.write_text(json.dumps({"claims": [{"id": FIRST, "verdict": "error", "checks": []}]}))
