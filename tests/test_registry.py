@@ -172,14 +172,16 @@ def test_a_new_claim_file_is_discovered(tmp_path):
     assert len(example.splitlines()) <= 40  # a short example, as CONTRIBUTING promises
     (dst / "claims" / "demo" / "geometric_sum.py").write_text(example)
     code = ("from fedtheory.claims import get_claim, all_claims; "
+            "from fedtheory.claims.power import power; "
             "c = get_claim('demo.geometric_sum'); r = c.verify(); "
             "print(r.verdict.value, c.expected.value, all_claims()[-1].id, "
-            "[ch.passed for ch in r.checks])")
+            "[ch.passed for ch in r.checks], [m['outcome'] for m in power(c)])")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
+    # found, verified, and its checks catch both mutants of its stated side
     assert out.stdout.split() == ["confirmed", "confirmed", "demo.geometric_sum", "[True,",
-                                  "True]"]
+                                  "True]", "['caught',", "'caught']"]
     # a broken claim file is an error, never skipped
     (dst / "claims" / "demo" / "broken.py").write_text("import not_a_module_anywhere\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
