@@ -15,10 +15,9 @@ from fedtheory.experiments.mifa_search import (
     fedpgd_nonconvex_average,
     fedpgd_quadratic_average,
     huber_gd_average,
-    maximize,
     mifa_error_expectation,
-    rationalize,
 )
+from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.fedpgd_convex import derive_fedpgd_convex_sharp, fedpgd_convex_slack
 from fedtheory.symbolic.mifa_aggregation_error import (
     N,

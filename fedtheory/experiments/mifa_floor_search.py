@@ -14,7 +14,7 @@ the re-check of the best instance a search found):
 * :func:`mifa_paths_1d`: every MIFA path on 1-D quadratics (vectorised over the
   :math:`4^{T-1}` paths of two clients), with the realised staleness.
 
-The searches themselves use :func:`fedtheory.experiments.mifa_search.maximize`.
+The searches themselves use :func:`fedtheory.experiments.search.maximize`.
 """
 
 from __future__ import annotations

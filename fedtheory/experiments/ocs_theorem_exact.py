@@ -20,6 +20,7 @@ import numpy as np
 
 from fedtheory.claims.core import Context, Evidence
 from fedtheory.experiments.ocs_theorems import INCREMENT_TEXT
+from fedtheory.experiments.search import rationalize
 from fedtheory.theory.ocs_exact import LineInstance, dsgd_exact, fedavg_exact
 from fedtheory.theory.ocs_theorems import (
     DsgdTheorem,
@@ -156,31 +157,27 @@ def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -40.0, 40.0)))
 
 
-def _rational(v: float, den: int) -> Fraction:
-    return Fraction(float(v)).limit_denominator(den)
-
-
 def _decode(vec: np.ndarray, n: int, m: int, R: int | None, noise: str, sign: int,
             family: SearchFamily) -> ExactCase:
     """A search vector as an admissible exact case (rationals with small denominators)."""
     z = np.exp(vec[:n] - vec[:n].max())
-    w = [max(Fraction(1, 500), _rational(v, 500)) for v in z / z.sum()]
+    w = [max(Fraction(1, 500), rationalize(v, 500)) for v in z / z.sum()]
     w[int(np.argmax(z))] += 1 - sum(w)
     if family.curvature == "convex":
-        a = [_rational(0.05 + 0.95 * _sigmoid(v), 100) for v in vec[n:2 * n]]
+        a = [rationalize(0.05 + 0.95 * _sigmoid(v), 100) for v in vec[n:2 * n]]
     else:
         a = [Fraction(sign)] * n
-    c = [_rational(2 * np.tanh(v), 100) for v in vec[2 * n:3 * n]]
+    c = [rationalize(2 * np.tanh(v), 100) for v in vec[2 * n:3 * n]]
     rest = vec[3 * n:]
     abar = sum(wi * ai for wi, ai in zip(w, a, strict=True))
     xs = sum(wi * ai * ci for wi, ai, ci in zip(w, a, c, strict=True)) / abar
-    x = xs + _rational(float(np.clip(np.sinh(rest[0]), -30, 30)), 1000)
-    root = _rational(1.5 * _sigmoid(rest[1]), 100)
+    x = xs + rationalize(float(np.clip(np.sinh(rest[0]), -30, 30)), 1000)
+    root = rationalize(1.5 * _sigmoid(rest[1]), 100)
     M, s2 = (root**2, Fraction(0)) if noise == "relative" else \
         (Fraction(0), root**2) if noise == "additive" else (Fraction(0), Fraction(0))
     theta = min(Fraction(family.theta_max).limit_denominator(100),
-                max(Fraction(1, 1000), _rational(family.theta_max * _sigmoid(rest[2]), 1000)))
-    g_scale = 1 + _rational(2 * _sigmoid(rest[3]), 100) if R is not None else Fraction(1)
+                max(Fraction(1, 1000), rationalize(family.theta_max * _sigmoid(rest[2]), 1000)))
+    g_scale = 1 + rationalize(2 * _sigmoid(rest[3]), 100) if R is not None else Fraction(1)
     inst = LineInstance(w, a, c, x, m, M, s2)
     return ExactCase(f"search n={n} m={m}" + (f" R={R}" if R else "") + f" noise={noise}",
                      inst, R, theta, g_scale)

@@ -13,6 +13,7 @@ import sympy as sp
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
 from fedtheory.claims.stated import Stated
 from fedtheory.convex.eso import smallest_eso
+from fedtheory.experiments.search import rationalize
 from fedtheory.sampling.designs import IndependentSampling, UniformWithoutReplacement
 from fedtheory.sampling.moments import (
     bound_coefficients,
@@ -307,12 +308,10 @@ def _corrected_adversarial_signs(ctx: Context) -> Evidence:
     x0 = rng.normal(0.0, 1.0, (population, k + n * d))
     found, x = hill_climb(lambda X: _ratio_population(ctx, X, masks, n, d), x0, rng, steps)
     # exact re-check: rational subset probabilities (summing to 1) and updates
-    raw = [Fraction(float(q)).limit_denominator(10**6)
-           for q in softmax_probabilities(x[None, :k], _FLOOR)[0]]
+    raw = rationalize(softmax_probabilities(x[None, :k], _FLOOR)[0], 10**6).tolist()
     probs = [q / sum(raw) for q in raw]
     zx = x[k:].reshape(n, d)
-    zeta = [[Fraction(float(z)).limit_denominator(10**6) for z in row]
-            for row in zx / np.abs(zx).max()]
+    zeta = rationalize(zx / np.abs(zx).max(), 10**6).tolist()
     Pm = np.array([[sum((q for q, m in zip(probs, masks, strict=True) if m[i] and m[j]),
                         Fraction(0)) for j in range(n)] for i in range(n)], dtype=object)
     pe = [Pm[i, i] for i in range(n)]

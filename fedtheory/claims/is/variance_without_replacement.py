@@ -14,6 +14,7 @@ from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
 from fedtheory.claims.stated import Stated
 from fedtheory.convex.eso import smallest_eso
 from fedtheory.experiments.importance_sampling import variance_curves
+from fedtheory.experiments.search import rationalize
 from fedtheory.sampling.designs import UniformWithoutReplacement
 from fedtheory.sampling.moments import (
     enumerate_moments,
@@ -277,8 +278,7 @@ def _wor_adversarial(ctx: Context) -> Evidence:
     population, steps = ctx.size(quick=32, full=128), ctx.size(quick=300, full=1000)
     found, x = hill_climb(lambda X: _wor_ratio(ctx, X, n, d),
                           rng.normal(0.0, 1.0, (population, n * d)), rng, steps)
-    g = np.array([[Fraction(float(v)).limit_denominator(10**4) for v in row]
-                  for row in (x / np.abs(x).max()).reshape(n, d)], dtype=object)
+    g = rationalize((x / np.abs(x).max()).reshape(n, d), 10**4)
     gbar = g.sum(axis=0) / n
     sigma2 = max(sum(v * v for v in row - gbar) for row in g)
     rows = []

@@ -14,7 +14,7 @@ import sympy as sp
 
 from fedtheory.claims import Context, Evidence
 from fedtheory.claims.stated import Erratum
-from fedtheory.experiments.mifa_search import maximize, rationalize
+from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.inequality import InequalityResult
 
 __all__ = ["UMIFAM_ERRATUM", "admissible", "inequality_evidence", "like", "search_evidence",

@@ -14,11 +14,8 @@ from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments import mifa_experiments as mx
-from fedtheory.experiments.mifa_search import (
-    maximize,
-    mifa_error_expectation,
-    rationalize,
-)
+from fedtheory.experiments.mifa_search import mifa_error_expectation
+from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.mifa_aggregation_error import (
     N,

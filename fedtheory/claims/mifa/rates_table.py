@@ -18,7 +18,8 @@ from fedtheory.experiments.mifa_runs import (
     convex_fedpgd_run,
     scaling_problem,
 )
-from fedtheory.experiments.mifa_search import fedpgd_nonconvex_average, maximize, rationalize
+from fedtheory.experiments.mifa_search import fedpgd_nonconvex_average
+from fedtheory.experiments.search import maximize, rationalize
 
 from ._common import identity_and_bound
 

@@ -15,12 +15,8 @@ from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.mifa_runs import complexity_scaling_evidence, convex_fedpgd_run
-from fedtheory.experiments.mifa_search import (
-    fedpgd_quadratic_average,
-    huber_gd_average,
-    maximize,
-    rationalize,
-)
+from fedtheory.experiments.mifa_search import fedpgd_quadratic_average, huber_gd_average
+from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.fedpgd_convex import (
     derive_fedpgd_convex,
     derive_fedpgd_convex_sharp,
