@@ -16,6 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from fedtheory.symbolic.enumeration import exact_expectation
+from fedtheory.theory.ocs_exact import ocs_probabilities
 
 __all__ = [
     "CE13",
@@ -28,22 +29,9 @@ __all__ = [
 
 
 def exact_ocs_probabilities(norms: Sequence[Fraction], m: int) -> list[Fraction]:
-    """Eq. (7) in exact rational arithmetic (norms sorted increasingly, as the main text)."""
-    n = len(norms)
-    s = sorted(norms)
-    ell = max(
-        l for l in range(1, n + 1) if m + l - n > 0 and (m + l - n) * s[l - 1] <= sum(s[:l])
-    )
-    total, thr = sum(s[:ell]), s[ell - 1]
-    out = []
-    for u in norms:
-        if u > thr:
-            out.append(Fraction(1))
-        elif total == 0:
-            out.append(Fraction(0))
-        else:
-            out.append(min(Fraction(m + ell - n) * u / total, Fraction(1)))
-    return out
+    """Eq. (7) in exact rational arithmetic (norms sorted increasingly, as the main text):
+    :func:`fedtheory.theory.ocs_exact.ocs_probabilities` on rationals."""
+    return ocs_probabilities(norms, m)
 
 
 def _exact_gamma(u: Sequence[Fraction], m: int) -> tuple[Fraction, list[Fraction]]:
