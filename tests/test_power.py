@@ -168,3 +168,16 @@ def test_inequality_search_refutes_only_with_an_admissible_instance():
     assert r.status == "violated" and sp.Rational(r.instance["x"]) < sp.Rational(r.instance["y"])
     with pytest.raises(ValueError, match="missing"):
         prove_nonnegative(x - y, {x: (0, 1)})
+
+
+def test_search_helpers_and_inequality_reject_bad_input():
+    from fedtheory.experiments.search import rationalize
+
+    with pytest.raises(ValueError, match="max_denominator must be at least 1, got 0"):
+        rationalize(0.5, 0)
+    assert rationalize(np.float64(0.1), 10) == Fraction(1, 10)
+    x, y = sp.symbols("x y", positive=True)
+    with pytest.raises(ValueError, match=r"ranges\[x\] must have lo < hi"):
+        prove_nonnegative(x, {x: (1, 1)})
+    with pytest.raises(ValueError, match="conditions must be <, <=, > or >= relations"):
+        prove_nonnegative(x - y, {x: (0, 1), y: (0, 1)}, conditions=[sp.Eq(x, y)])
