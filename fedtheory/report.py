@@ -46,7 +46,7 @@ __all__ = [
     "write_record",
 ]
 
-REPORT_VERSION = "3"
+REPORT_VERSION = "4"
 
 #: The run record ``fedtheory verify`` leaves in the working directory (relative path).
 RECORD_PATH = Path(".fedtheory") / "last_run.json"
@@ -309,6 +309,13 @@ def power_summary(results: Sequence[ClaimResult]) -> str:
     return "\n".join(lines)
 
 
+def _outcome_cell(m: dict[str, Any]) -> str:
+    """A mutant's outcome for the power table; "still true" says on what evidence."""
+    evidence = (m.get("instance") or {}).get("evidence")
+    return f"{m['outcome']} ({evidence})" if m["outcome"] == "still true" and evidence \
+        else str(m["outcome"])
+
+
 def _md_value(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"
@@ -402,7 +409,7 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         if r.power:
             out += ["", "**Power** (the checks run against mutants of the statement):", "",
                     "| mutant | outcome | by |", "|---|---|---|"]
-            out += [f"| {m['mutant']} | {m['outcome']} | {', '.join(m.get('by') or [])} |"
+            out += [f"| {m['mutant']} | {_outcome_cell(m)} | {', '.join(m.get('by') or [])} |"
                     for m in r.power]
         for c in r.checks:
             for fig in c.figures:

@@ -113,6 +113,44 @@ def test_power_says_missed_when_nothing_proves_the_mutant():
     assert [c.reads for c in res.checks] == [["c", "one_minus_p"], ["c", "one_minus_p"]]
 
 
+def test_an_exact_search_is_weaker_evidence_than_a_proof(tmp_path):
+    """A mutant no check refutes counts as "still true" on an exact search of the mutated
+    statement (said so in the entry and the report) only when no proof read it, and only when
+    the search read the mutated part."""
+    claim = _geometric_claim(with_proof=False)
+
+    @claim.check("symbolic", "search")
+    def _search(ctx: Context) -> Evidence:
+        c = ctx.const("c")
+        worst = max(Fraction(1, 1) / c, Fraction(0))  # exact (1-p)/p over c (1-p)/p, any p
+        return Evidence(worst <= 1, float(worst), "<= 1", "", ratio=float(worst),
+                        search=f"every p in (0, 1): largest ratio {worst}")
+
+    out = {m["mutant"]: m for m in power(claim)}
+    # c x 7/10 is refuted by the Monte Carlo and the search: caught, not "still true"
+    assert out["c x 7/10"]["outcome"] == "caught"
+    # dropping (1 - p): nothing proves it, the search did not read the factor: missed
+    assert out["one_minus_p dropped"]["outcome"] == "missed"
+    loose = Claim(id="demo.loose", family="demo", seed_ref="test", title="loose",
+                  statement="0 <= c", kind=ClaimKind.UPPER_BOUND,
+                  stated=Stated({"c": 2}), expected="confirmed")
+
+    @loose.check("symbolic", "search")
+    def _loose(ctx: Context) -> Evidence:
+        ratio = Fraction(1, 2) / ctx.const("c")
+        return Evidence(True, float(ratio), "<= 1", "", ratio=float(ratio),
+                        search=f"3 exact instances: largest ratio {ratio}")
+
+    [entry] = power(loose)
+    assert entry["outcome"] == "still true" and entry["by"] == ["search"]
+    assert entry["instance"]["evidence"] == "exact search"
+    assert "largest ratio 5/14" in entry["instance"]["search"]
+    res = loose.verify()
+    res.power = [entry]
+    md = write_markdown(tmp_path, [res], 0, "quick").read_text()
+    assert "| c x 7/10 | still true (exact search) | search |" in md
+
+
 def test_mutant_outcome_error_and_report(tmp_path):
     claim = _geometric_claim(with_proof=True)
 

@@ -110,13 +110,7 @@ def test_every_statement_declares_what_mutants_change():
 #: Confirmed claims whose checks cannot yet tell the statement from its mutants, and why. Each
 #: is a known defect of the checks (an open issue), not an accepted state: the test below is
 #: marked xfail(strict) for them, so it fails the day they are fixed and must be updated.
-KNOWN_MISSED = {
-    "ocs.fedavg_nonconvex": (
-        "Theorem 18 is loose wherever exact instances, Monte Carlo scenarios (W/gamma up to 2.8) "
-        "and the adversarial search reach (tightness 0.13 quick, 0.49 full), so its 0.7x "
-        "mutants look true, and no exact proof of them exists: the seed's proof has gaps "
-        "((38) needs care when W/gamma > 1; the noise-gradient cross terms are dropped)"),
-}
+KNOWN_MISSED: dict[str, str] = {}
 
 CONFIRMED = [
     pytest.param(c, id=c.id, marks=[pytest.mark.xfail(reason=KNOWN_MISSED[c.id], strict=True)]

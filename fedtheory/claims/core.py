@@ -35,20 +35,8 @@ import numpy as np
 from fedtheory.claims.stated import Erratum, Mutant, Stated
 
 __all__ = [
-    "CHECK_KINDS",
-    "PRESETS",
-    "Check",
-    "CheckResult",
-    "Claim",
-    "ClaimKind",
-    "ClaimResult",
-    "Context",
-    "Evidence",
-    "BOUND_KINDS",
-    "Verdict",
-    "combine",
-    "replay_command",
-    "tightness",
+    "BOUND_KINDS", "CHECK_KINDS", "PRESETS", "Check", "CheckResult", "Claim", "ClaimKind",
+    "ClaimResult", "Context", "Evidence", "Verdict", "combine", "replay_command", "tightness",
 ]
 
 #: The kinds of evidence a check may gather (the ``kind`` field of the JSON report).
@@ -244,6 +232,9 @@ class Evidence:
     #: How the check proved the statement exactly (sympy sign argument, exact enumeration of
     #: every admissible case), if it did; a proof is what lets a mutant count as "still true".
     proof: str | None = None
+    #: An exact adversarial search that found no violation: what it covered and the largest
+    #: ratio (weaker than a proof, yet evidence that a mutant it could not refute holds).
+    search: str | None = None
 
     @classmethod
     def illustration(cls, figures: Sequence[str], measured: Any = None, detail: str = "",
@@ -287,6 +278,7 @@ class CheckResult:
     ratio: float | None = None
     instance: dict[str, Any] | None = None
     proof: str | None = None
+    search: str | None = None
     #: The stated constants, factors and step condition the check read (see ``--power``).
     reads: list[str] = field(default_factory=list)
 
@@ -548,6 +540,7 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
         ratio=None if ev.ratio is None else float(ev.ratio),
         instance=_jsonable(ev.instance),
         proof=ev.proof,
+        search=ev.search,
     )
 
 

@@ -9,7 +9,10 @@ For a claim that declares its stated side (:class:`~fedtheory.claims.stated.Stat
 * ``"still true"``: no check failed and a check that read the mutated part (through
   :meth:`Context.const` / ``factor`` / ``step_limit``) *proved* the mutated statement exactly
   (:attr:`Evidence.proof`: a sympy sign argument or an exhaustive exact enumeration), so the
-  mutant is a true, looser (or tighter but still valid) statement; ``by`` names the proofs;
+  mutant is a true, looser (or tighter but still valid) statement; ``by`` names the proofs.
+  Failing a proof, an *exact adversarial search* of the mutated statement that found no
+  violation (:attr:`Evidence.search`: what it covered, the largest ratio it reached) counts as
+  the weaker evidence; ``instance`` then says ``"evidence": "exact search"``, not ``"proof"``;
 * ``"missed"``: no check failed and nothing proved the mutant: a defect of the checks (they
   could not tell the stated formula from the mistake), to be fixed by adding the instance that
   catches it;
@@ -45,10 +48,19 @@ def mutant_outcome(mutant: Mutant, res: ClaimResult) -> dict[str, Any]:
                      instance={"error": res.errors[0].detail if res.errors else ""})
         return entry
     # a proof counts only if its check read the mutated part (else it proved something else)
-    proofs = [c for c in res.checks if c.passed is True and c.proof and mutant.target in c.reads]
+    read = [c for c in res.checks if c.passed is True and mutant.target in c.reads]
+    proofs = [c for c in read if c.proof]
     if proofs:
         entry.update(outcome="still true", by=[c.name for c in proofs],
-                     instance={"proof": "; ".join(str(c.proof) for c in proofs)})
+                     instance={"evidence": "proof",
+                               "proof": "; ".join(str(c.proof) for c in proofs)})
+        return entry
+    searches = [c for c in read if c.search]
+    if searches:
+        entry.update(outcome="still true", by=[c.name for c in searches],
+                     instance={"evidence": "exact search",
+                               "search": "; ".join(str(c.search) for c in searches),
+                               "closest": res.tightness})
         return entry
     entry.update(outcome="missed", by=[], instance={
         "verdict": res.verdict.value,

@@ -258,6 +258,11 @@ def adversarial_search(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
         counterexample=ce, ratio=float(ratio),
         instance={**best[1].describe(), **_exact_strings(
             {k: out[k] for k in ("lhs", "rhs", "gamma", "eta")})},
+        search=None if ce else (
+            f"{thm.label}: {restarts} hill-climbing restarts, {evaluations} evaluations over "
+            f"one-dimensional {family.curvature}-curvature instances (n in {list(family.ns)}"
+            + (f", R in {list(family.Rs)}" if family.Rs else "")
+            + f"), the best re-checked exactly: largest ratio {float(ratio):.4f} < 1"),
     )
 
 
@@ -267,8 +272,8 @@ _F = Fraction
 
 def search_budget(ctx: Context, method: str) -> tuple[int, int]:
     """``(restarts, steps)`` of :func:`adversarial_search` for ``"dsgd"`` or ``"fedavg"``."""
-    quick = {"dsgd": (6, 25), "fedavg": (4, 12)}
-    full = {"dsgd": (30, 60), "fedavg": (16, 30)}
+    quick = {"dsgd": (6, 25), "fedavg": (40, 40)}
+    full = {"dsgd": (30, 60), "fedavg": (300, 80)}
     return ctx.size(quick, full)[method]
 
 
