@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from fedtheory.claims.core import PRESETS, ClaimResult, Verdict
 from fedtheory.claims.registry import get_claim, select
+from fedtheory.executors import make_executor
 from fedtheory.report import (
     RECORD_PATH,
     atomic_write_text,
@@ -23,6 +24,7 @@ from fedtheory.report import (
     power_summary,
     provenance,
     provenance_lines,
+    resumable_results,
     verdict_table,
     write_json,
     write_markdown,
@@ -178,13 +180,33 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.report:
         check_writable_dir(args.report, "--report")
     fig_dir = str(Path(args.report) / "figures") if args.report else None
-    jobs = [Job(c.id, preset, args.seed, fig_dir, power=args.power) for c in claims]
+    executor = make_executor(args.jobs, args.dask)
+    done = resumable_results(args.resume, args.seed, preset, args.power) if args.resume else {}
+    done = {c.id: done[c.id] for c in claims if c.id in done}
+    jobs = [Job(c.id, preset, args.seed, fig_dir, power=args.power)
+            for c in claims if c.id not in done]
     prov = provenance(args.seed, preset, jobs=args.jobs)
+    prov.update(executor=executor.describe(), resumed=sorted(done))
+    if done:
+        print(f"resuming from {args.resume}: {len(done)} claim(s) kept, {len(jobs)} to run",
+              file=sys.stderr)
     progress = Progress(len(jobs), sys.stderr, enabled=not args.no_progress)
+
+    def finished(res: ClaimResult) -> None:
+        progress.update(res)
+        done[res.id] = res
+        if args.json:  # a valid partial report after every claim: nothing lost on a fault
+            write_json(args.json, [done[c.id] for c in claims if c.id in done], args.seed,
+                       preset, {**prov, "reruns": dict(executor.reruns)}, complete=False)
+
     try:
-        results = run_jobs(jobs, args.jobs, on_result=progress.update)
+        run_jobs(jobs, args.jobs, on_result=finished, executor=executor)
     finally:
         progress.close()
+    results = [done[c.id] for c in claims]
+    prov["reruns"] = dict(executor.reruns)
+    for cid, n in sorted(executor.reruns.items()):
+        print(f"{cid}: its worker was lost {n} time(s); re-run", file=sys.stderr)
     print(verdict_table(results))
     if args.power:
         print("\n" + power_summary(results))
@@ -274,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--report", metavar="DIR", help="write report.md and figures into DIR")
     pv.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="worker processes (default: min(2, cores)); never changes the numbers")
+    pv.add_argument("--dask", metavar="ADDRESS",
+                    help="run the claims on a Dask cluster (scheduler ADDRESS, or local:N to "
+                         'start N local workers); needs pip install "fedtheory[dask]"')
+    pv.add_argument("--resume", metavar="REPORT.json",
+                    help="keep the finished claims of this report (same version, seed and "
+                         "preset) and run only the others")
     pv.add_argument("--power", action="store_true",
                     help="also run every check against mutants of each claim's stated side "
                          "(constants x 0.7 / x 1.3, factors dropped, step condition relaxed) and "

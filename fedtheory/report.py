@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fedtheory.claims.core import ClaimResult
+from fedtheory.claims.core import CheckResult, ClaimResult, Verdict
 
 __all__ = [
     "RECORD_PATH",
@@ -39,6 +39,8 @@ __all__ = [
     "load_report",
     "power_summary",
     "provenance",
+    "result_from_dict",
+    "resumable_results",
     "to_json",
     "verdict_table",
     "write_json",
@@ -211,10 +213,11 @@ def check_writable_dir(directory: Path | str, option: str) -> None:
 
 
 def to_json(results: Sequence[ClaimResult], seed: int, preset: str,
-            prov: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The report document: ``{"version", "seed", "preset", "summary", "claims",
-    "provenance"}``. Outside ``provenance`` and the ``seconds`` fields it depends only on the
-    results."""
+            prov: dict[str, Any] | None = None, complete: bool = True) -> dict[str, Any]:
+    """The report document: ``{"version", "seed", "preset", "complete", "summary", "claims",
+    "provenance"}``; ``complete`` is False while a run is still writing it (the claims listed
+    are finished ones). Outside ``provenance`` and the ``seconds`` fields it depends only on
+    the results."""
     from fedtheory import __version__
 
     return {
@@ -222,6 +225,7 @@ def to_json(results: Sequence[ClaimResult], seed: int, preset: str,
         "fedtheory_version": __version__,
         "seed": seed,
         "preset": preset,
+        "complete": bool(complete),
         "summary": dict(sorted(Counter(r.verdict.value for r in results).items())),
         "claims": [r.to_dict() for r in results],
         "provenance": prov if prov is not None else provenance(seed, preset),
@@ -233,10 +237,10 @@ def _dumps(doc: dict[str, Any]) -> str:
 
 
 def write_json(path: Path | str, results: Sequence[ClaimResult], seed: int, preset: str,
-               prov: dict[str, Any] | None = None) -> Path:
+               prov: dict[str, Any] | None = None, complete: bool = True) -> Path:
     """Write the JSON report atomically; ``provenance.path`` says where it was written."""
     path = Path(path)
-    doc = to_json(results, seed, preset, prov)
+    doc = to_json(results, seed, preset, prov, complete)
     doc["provenance"] = {**doc["provenance"], "path": str(path.resolve())}
     return atomic_write_text(path, _dumps(doc))
 
@@ -267,6 +271,43 @@ def load_report(path: Path | str) -> dict[str, Any]:
     if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
         raise ValueError(f"report {path} is not a fedtheory report (no 'claims' list)")
     return doc
+
+
+def result_from_dict(d: dict[str, Any]) -> ClaimResult:
+    """A claim's result as read back from a JSON report (the inverse of ``to_dict``)."""
+    fields = CheckResult.__dataclass_fields__
+    checks = [CheckResult(**{k: v for k, v in c.items() if k in fields}) for c in d["checks"]]
+    return ClaimResult(
+        id=d["id"], family=d["family"], seed_ref=d["seed_ref"], kind=d["kind"],
+        statement=d["statement"], verdict=Verdict(d["verdict"]), checks=checks,
+        counterexample=d.get("counterexample"), preset=d["preset"], seed=d["seed"],
+        seconds=float(d.get("seconds", 0.0)), title=d.get("title", ""),
+        derivation=d.get("derivation", ""), finding=d.get("finding", ""),
+        tightness=d.get("tightness"), power=d.get("power"), erratum=d.get("erratum"),
+    )
+
+
+def resumable_results(path: Path | str, seed: int, preset: str,
+                      power: bool) -> dict[str, ClaimResult]:
+    """The finished results of the report at ``path`` that a run with ``seed`` and ``preset``
+    can keep (``fedtheory verify --resume``): same report and fedtheory versions, seed and
+    preset, else ``ValueError``; results with verdict ``error``, and without mutants when
+    ``power`` is asked for, are left out (they are run again)."""
+    from fedtheory import __version__
+
+    doc = load_report(path)
+    want = {"version": REPORT_VERSION, "fedtheory_version": __version__, "seed": seed,
+            "preset": preset}
+    for key, value in want.items():
+        if doc.get(key) != value:
+            raise ValueError(f"--resume {path}: its {key} is {doc.get(key)!r}, this run's is "
+                             f"{value!r}; run without --resume")
+    out = {}
+    for d in doc["claims"]:
+        if d.get("verdict") == Verdict.ERROR.value or (power and d.get("power") is None):
+            continue
+        out[d["id"]] = result_from_dict(d)
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Run the checks of many claims, serially or in worker processes, with the same numbers.
+"""Run the checks of many claims, serially, in worker processes or on a Dask cluster
+(:mod:`fedtheory.executors`), with the same numbers.
 
 Every claim is verified under a one-thread BLAS limit, in the parent as in the workers, so that
 the summation order of matrix products (and so the last digits of every number) does not
@@ -9,12 +10,15 @@ Results are handed to ``on_result`` as they finish; the returned list is in the 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fedtheory.claims.core import ClaimResult
 from fedtheory.claims.power import power
 from fedtheory.claims.registry import get_claim
+
+if TYPE_CHECKING:
+    from fedtheory.executors import Executor
 
 __all__ = ["Job", "run_jobs", "verify_one"]
 
@@ -55,33 +59,26 @@ def verify_one(job: Job) -> ClaimResult:
     return res
 
 
-def _init_worker() -> None:
-    import os
-
-    os.environ.setdefault("MPLBACKEND", "Agg")
-
-
 def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
-             on_result: Callable[[ClaimResult], None] | None = None) -> list[ClaimResult]:
-    """Verify ``jobs`` with ``n_workers`` processes; results in the order of ``jobs``.
+             on_result: Callable[[ClaimResult], None] | None = None,
+             executor: Executor | None = None) -> list[ClaimResult]:
+    """Verify ``jobs`` on ``executor`` (default: ``n_workers`` local processes, serial for one);
+    results in the order of ``jobs``.
 
     ``on_result(result)`` is called as each claim finishes, in the order they finish.
     """
+    from fedtheory.executors import SerialExecutor, make_executor
+
     if n_workers < 1:
         raise ValueError(f"n_workers must be >= 1, got {n_workers}")
+    if executor is None:
+        executor = SerialExecutor() if len(jobs) <= 1 else make_executor(n_workers)
     results: dict[int, ClaimResult] = {}
-    if n_workers == 1 or len(jobs) <= 1:
-        for k, job in enumerate(jobs):
-            results[k] = verify_one(job)
-            if on_result:
-                on_result(results[k])
-    else:
-        with ProcessPoolExecutor(max_workers=min(n_workers, len(jobs)),
-                                 initializer=_init_worker) as pool:
-            futures = {pool.submit(verify_one, job): k for k, job in enumerate(jobs)}
-            for fut in as_completed(futures):
-                k = futures[fut]
-                results[k] = fut.result()
-                if on_result:
-                    on_result(results[k])
+
+    def collect(k: int, res: ClaimResult) -> None:
+        results[k] = res
+        if on_result:
+            on_result(res)
+
+    executor.run(jobs, collect)
     return [results[k] for k in range(len(jobs))]

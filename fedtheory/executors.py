@@ -1,0 +1,233 @@
+r"""Where the claims of a run are verified: serially, in local worker processes, or on a Dask
+cluster, with the same numbers and surviving lost workers.
+
+Every executor runs :func:`fedtheory.runner.verify_one` on each :class:`~fedtheory.runner.Job`
+and hands each result to ``on_result`` as it finishes; what a job computes depends only on the
+job (its claim, preset and seed: every random stream is derived from them), so the results are
+identical whatever the executor, the number of workers and the order jobs finish in.
+
+A worker that dies (the out-of-memory killer, a segfault, a lost machine) loses the job it was
+running, never the finished ones:
+
+* :class:`ProcessExecutor` notices the broken pool, keeps every result it already has, and
+  re-runs the lost jobs in a fresh pool; a job lost ``retries + 1`` times is re-run alone (so
+  that a job that kills its worker cannot take innocent ones with it) and, lost again, is
+  reported as verdict ``error`` with the reason. A verdict is never computed on partial data: a
+  job's result exists only when the whole claim finished.
+* :class:`DaskExecutor` relies on Dask's own rescheduling of the tasks of a dead worker
+  (``distributed.scheduler.allowed-failures``); a task that keeps killing workers ends as
+  ``KilledWorker``, reported as ``error``.
+
+Both count the re-runs (:attr:`Executor.reruns`: claim id -> times lost), which the report's
+provenance lists.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from fedtheory.claims.core import CheckResult, ClaimResult, Verdict
+from fedtheory.claims.registry import get_claim
+from fedtheory.runner import Job, verify_one
+
+__all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "error_result",
+           "make_executor"]
+
+OnResult = Callable[[int, ClaimResult], None]
+
+
+def error_result(job: Job, reason: str) -> ClaimResult:
+    """The result of a job that could not be run to the end: verdict ``error``, one check
+    ``worker`` carrying ``reason``, no evidence (never a verdict on partial data)."""
+    claim = get_claim(job.claim_id)
+    check = CheckResult(name="worker", kind="monte_carlo", passed=None, measured=None,
+                        theoretical=None, detail=reason, error=reason)
+    return ClaimResult(
+        id=claim.id, family=claim.family, seed_ref=claim.seed_ref, kind=claim.kind.value,
+        statement=claim.statement, verdict=Verdict.ERROR, checks=[check], counterexample=None,
+        preset=job.preset, seed=job.seed, seconds=0.0, title=claim.title,
+        derivation=claim.derivation,
+    )
+
+
+class Executor:
+    """Runs jobs; ``run(jobs, on_result)`` calls ``on_result(index, result)`` as each job
+    finishes and returns nothing (the caller orders the results)."""
+
+    name = "executor"
+    workers = 1
+
+    def __init__(self) -> None:
+        #: claim id -> how many times its job was lost with a worker and re-run.
+        self.reruns: dict[str, int] = {}
+
+    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.workers} worker{'s' if self.workers != 1 else ''})"
+
+
+class SerialExecutor(Executor):
+    """One job after another in this process."""
+
+    name = "serial"
+
+    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
+        for k, job in enumerate(jobs):
+            on_result(k, verify_one(job))
+
+
+def _init_worker() -> None:
+    os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+class ProcessExecutor(Executor):
+    """Local worker processes (``fedtheory verify --jobs N``), re-running the jobs of a worker
+    that died.
+
+    Parameters
+    ----------
+    workers:
+        Number of processes (>= 1).
+    retries:
+        How many times a lost job is re-run with others before it is run alone; lost alone
+        too, it is reported as ``error``.
+    """
+
+    name = "processes"
+
+    def __init__(self, workers: int, retries: int = 1) -> None:
+        super().__init__()
+        if not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        if not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
+        self.workers, self.retries = workers, retries
+
+    def _round(self, jobs: Sequence[Job], todo: list[int], workers: int,
+               on_result: OnResult) -> list[int]:
+        """Run ``todo`` (indices into ``jobs``) in one pool; return the indices lost with it."""
+        lost: list[int] = []
+        with ProcessPoolExecutor(max_workers=min(workers, len(todo)),
+                                 initializer=_init_worker) as pool:
+            futures: dict[Future[ClaimResult], int] = {
+                pool.submit(verify_one, jobs[k]): k for k in todo}
+            for fut in as_completed(futures):
+                k = futures[fut]
+                try:
+                    res = fut.result()
+                except BrokenProcessPool:
+                    lost.append(k)
+                    continue
+                on_result(k, res)
+        return sorted(lost)
+
+    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
+        todo = list(range(len(jobs)))
+        attempts = dict.fromkeys(todo, 0)
+        while todo:
+            lost = self._round(jobs, todo, self.workers, on_result)
+            for k in lost:
+                attempts[k] += 1
+                self.reruns[jobs[k].claim_id] = attempts[k]
+            todo = [k for k in lost if attempts[k] <= self.retries]
+            for k in (k for k in lost if attempts[k] > self.retries):
+                # lost more often than the others: run it alone, once
+                if self._round(jobs, [k], 1, on_result):
+                    self.reruns[jobs[k].claim_id] = attempts[k] + 1
+                    on_result(k, error_result(jobs[k], (
+                        f"the worker process running this claim died {attempts[k] + 1} times "
+                        "(killed, e.g. by the out-of-memory killer, or crashed), the last time "
+                        "running it alone; no verdict")))
+
+
+class DaskExecutor(Executor):
+    """A Dask distributed cluster (``fedtheory verify --dask ADDRESS``), or a
+    ``distributed.LocalCluster`` of ``N`` single-threaded worker processes started for the run
+    (``--dask local:N``). Needs ``pip install "fedtheory[dask]"``."""
+
+    name = "dask"
+
+    def __init__(self, address: str) -> None:
+        super().__init__()
+        try:
+            import distributed  # noqa: F401
+        except ImportError as exc:
+            raise ValueError(f"--dask {address}: Dask is not installed; "
+                             'pip install "fedtheory[dask]"') from exc
+        if not isinstance(address, str) or not address:
+            raise ValueError(f"address must be a scheduler address or local:N, got {address!r}")
+        self.address = address
+        self.local_workers: int | None = None
+        if address.startswith("local:"):
+            n = address.removeprefix("local:")
+            if not n.isdigit() or int(n) < 1:
+                raise ValueError(f"--dask {address}: local:N needs an integer N >= 1")
+            self.local_workers = int(n)
+        self.workers = self.local_workers or 0
+
+    def describe(self) -> str:
+        return f"dask ({self.address})"
+
+    def _client(self) -> Any:
+        from distributed import Client, LocalCluster
+
+        if self.local_workers is not None:
+            cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
+                                   processes=True, dashboard_address=None)
+            return Client(cluster), cluster
+        return Client(self.address), None
+
+    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
+        from distributed import as_completed as dask_completed
+        from distributed.scheduler import KilledWorker
+
+        client, cluster = self._client()
+        try:
+            self.workers = len(client.scheduler_info().get("workers", {})) or self.workers
+            futures = {client.submit(verify_one, job, pure=False,
+                                     key=f"fedtheory-verify-{k}-{job.claim_id}"): k
+                       for k, job in enumerate(jobs)}
+            for fut in dask_completed(futures):
+                k = futures[fut]
+                try:
+                    res = fut.result()
+                except KilledWorker as exc:
+                    res = error_result(jobs[k], f"Dask lost the workers running this claim "
+                                                f"too often ({exc}); no verdict")
+                lost = _suspicious(client, fut.key)
+                if lost:
+                    self.reruns[jobs[k].claim_id] = lost
+                on_result(k, res)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _suspicious(client: Any, key: str) -> int:
+    """How many workers died running the task ``key`` (the scheduler's count), 0 if unknown."""
+
+    def count(dask_scheduler: Any, key: str = key) -> int:
+        ts = dask_scheduler.tasks.get(key)
+        return int(getattr(ts, "suspicious", 0) or 0) if ts is not None else 0
+
+    try:
+        return int(client.run_on_scheduler(count))
+    except Exception:  # noqa: BLE001 - a count we cannot read is reported as none
+        return 0
+
+
+def make_executor(jobs: int = 1, dask: str | None = None) -> Executor:
+    """The executor of ``fedtheory verify``: Dask when ``dask`` is given, else ``jobs`` local
+    processes (serial for one)."""
+    if dask is not None:
+        return DaskExecutor(dask)
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    return SerialExecutor() if jobs == 1 else ProcessExecutor(jobs)

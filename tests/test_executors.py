@@ -1,0 +1,183 @@
+"""Executors: serial, local processes and a Dask LocalCluster give the same JSON; a worker
+killed mid-run loses nothing that finished; an interrupted run leaves a valid partial report;
+``--resume`` keeps what is done."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fedtheory
+from fedtheory.executors import (
+    DaskExecutor,
+    ProcessExecutor,
+    SerialExecutor,
+    error_result,
+    make_executor,
+)
+from fedtheory.report import REPORT_VERSION, result_from_dict, resumable_results, to_json
+from fedtheory.runner import Job, run_jobs
+
+#: fast quick-preset claims of three families, one refuted
+IDS = ("is.unbiased", "mifa.biased", "ocs.closed_form")
+
+
+def _stripped(doc: object) -> object:
+    """A report without what may differ between runs: provenance, timings, figure paths."""
+    if isinstance(doc, dict):
+        return {k: _stripped(v) for k, v in doc.items()
+                if k not in ("provenance", "seconds", "figures")}
+    if isinstance(doc, list):
+        return [_stripped(v) for v in doc]
+    return doc
+
+
+def _doc(executor) -> object:
+    results = run_jobs([Job(i, "quick", 0) for i in IDS], executor=executor)
+    return _stripped(to_json(results, 0, "quick", prov={}))
+
+
+@pytest.mark.slow
+def test_serial_processes_and_dask_give_the_same_json():
+    pytest.importorskip("distributed")
+    serial = _doc(SerialExecutor())
+    assert serial == _doc(ProcessExecutor(2))
+    dask = DaskExecutor("local:2")
+    assert serial == _doc(dask)
+    assert dask.reruns == {} and dask.describe() == "dask (local:2)"
+
+
+def test_make_executor_and_bad_input():
+    assert isinstance(make_executor(1), SerialExecutor)
+    assert isinstance(make_executor(3), ProcessExecutor) and make_executor(3).workers == 3
+    for bad in (0, -1, 1.5):
+        with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
+            make_executor(bad)
+    with pytest.raises(ValueError, match="retries must be an integer >= 0"):
+        ProcessExecutor(2, retries=-1)
+    pytest.importorskip("distributed")
+    for bad in ("local:0", "local:x", "local:"):
+        with pytest.raises(ValueError, match=f"--dask {bad}: local:N needs an integer N >= 1"):
+            DaskExecutor(bad)
+
+
+def test_results_read_back_from_json_are_the_same():
+    results = run_jobs([Job(i, "quick", 0, power=True) for i in IDS[:2]])
+    for r in results:
+        back = result_from_dict(json.loads(json.dumps(r.to_dict())))
+        assert back.to_dict() == r.to_dict()
+    err = error_result(Job("is.unbiased", "quick", 0), "lost")
+    assert err.verdict.value == "error" and err.errors[0].detail == "lost"
+
+
+_KILLER = '''"""demo.{name}: a claim whose check kills its own worker process {when}."""
+
+import os
+import signal
+from pathlib import Path
+
+from fedtheory.claims import Claim, ClaimKind, Evidence
+
+CLAIM = Claim(id="demo.{name}", family="demo", seed_ref="001, test", title="killer",
+              kind=ClaimKind.QUALITATIVE, expected="confirmed", statement="dies")
+
+
+@CLAIM.check("symbolic")
+def dies(ctx):
+    marker = Path(os.environ["FEDTHEORY_TEST_MARKERS"]) / "{name}"
+    if {always} or not marker.exists():
+        marker.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return Evidence(True, 1, 1, "survived")
+'''
+
+
+@pytest.fixture()
+def demo_tree(tmp_path: Path) -> Path:
+    """A copy of the package with a demo family: the CONTRIBUTING example and two claims that
+    kill their worker (once, always)."""
+    src = Path(fedtheory.__file__).resolve().parent
+    dst = tmp_path / "fedtheory"
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    demo = dst / "claims" / "demo"
+    demo.mkdir()
+    (demo / "__init__.py").write_text('"""A demo family."""\n')
+    text = (Path(__file__).resolve().parents[1] / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    example = text.split("<!-- example-claim -->", 1)[1].split("```python\n", 1)[1]
+    (demo / "geometric_sum.py").write_text(example.split("```", 1)[0])
+    (demo / "killer_once.py").write_text(_KILLER.format(name="killer_once", when="once",
+                                                        always=False))
+    (demo / "killer_always.py").write_text(_KILLER.format(name="killer_always",
+                                                          when="every time", always=True))
+    (tmp_path / "markers").mkdir()
+    return tmp_path
+
+
+def _verify(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "FEDTHEORY_TEST_MARKERS": str(root / "markers"),
+           "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-m", "fedtheory", "verify", *args, "--quick",
+                           "--no-progress", "--no-record"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_a_killed_worker_loses_nothing(demo_tree: Path):
+    """--jobs 2: the job whose worker was killed once is re-run and confirmed; the one that
+    kills every worker ends as error, with the reason; the others keep their verdicts; the
+    report lists the re-runs. No raw BrokenProcessPool."""
+    out = demo_tree / "out.json"
+    proc = _verify(demo_tree, "demo.geometric_sum", "demo.killer_once", "demo.killer_always",
+                   "is.unbiased", "--jobs", "2", "--json", str(out))
+    assert "BrokenProcessPool" not in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 1, proc.stderr[-2000:]  # a check errored: exit 1
+    doc = json.loads(out.read_text())
+    verdicts = {c["id"]: c["verdict"] for c in doc["claims"]}
+    assert verdicts == {"demo.geometric_sum": "confirmed", "demo.killer_once": "confirmed",
+                        "demo.killer_always": "error", "is.unbiased": "confirmed"}
+    [always] = [c for c in doc["claims"] if c["id"] == "demo.killer_always"]
+    assert "worker process running this claim died" in always["errors"][0]["detail"]
+    reruns = doc["provenance"]["reruns"]
+    assert reruns["demo.killer_once"] >= 1 and reruns["demo.killer_always"] >= 2
+    assert doc["complete"] is True
+
+
+def test_an_interrupted_run_leaves_a_valid_partial_report_and_resumes(demo_tree: Path):
+    """Serial: the claim that kills the process ends the run; the JSON written so far holds
+    the finished claims (complete: false). --resume keeps them and runs only the rest; the
+    result equals a run from scratch."""
+    out = demo_tree / "partial.json"
+    ids = ["demo.geometric_sum", "demo.killer_once", "is.unbiased"]
+    proc = _verify(demo_tree, *ids, "--jobs", "1", "--json", str(out))
+    assert proc.returncode < 0  # killed
+    doc = json.loads(out.read_text())
+    assert doc["complete"] is False and doc["version"] == REPORT_VERSION
+    assert [c["id"] for c in doc["claims"]] == ["demo.geometric_sum"]
+    resumed = demo_tree / "resumed.json"
+    proc = _verify(demo_tree, *ids, "--jobs", "1", "--json", str(resumed), "--resume", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "1 claim(s) kept, 2 to run" in proc.stderr
+    fresh = demo_tree / "fresh.json"
+    assert _verify(demo_tree, *ids, "--jobs", "2", "--json", str(fresh)).returncode == 0
+    a, b = (json.loads(p.read_text()) for p in (resumed, fresh))
+    assert a["complete"] and _stripped(a) == _stripped(b)
+    assert a["provenance"]["resumed"] == ["demo.geometric_sum"]
+    # a report of another seed or preset cannot be resumed
+    proc = _verify(demo_tree, *ids, "--seed", "1", "--resume", str(out))
+    assert proc.returncode == 2 and "its seed is 0, this run's is 1" in proc.stderr
+
+
+def test_resume_leaves_out_errors_and_results_without_power(tmp_path: Path):
+    results = run_jobs([Job(i, "quick", 0) for i in IDS[:2]])
+    results.append(error_result(Job(IDS[2], "quick", 0), "lost"))
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(to_json(results, 0, "quick", prov={})))
+    assert sorted(resumable_results(path, 0, "quick", power=False)) == sorted(IDS[:2])
+    assert resumable_results(path, 0, "quick", power=True) == {}
+    with pytest.raises(ValueError, match="its preset is 'quick', this run's is 'full'"):
+        resumable_results(path, 0, "full", power=False)
