@@ -259,10 +259,27 @@ def test_explicit_designs_property(n, data):
     np.testing.assert_allclose(d.P_exact.astype(float), P, atol=1e-15)
 
 
-def test_without_replacement_threshold_ties_still_select_b():
-    # ties at the b-th order statistic (probability ~ n^2 2^-54 per row) are resolved exactly
-    d = UniformWithoutReplacement(5, 2)
-    u = np.array([[0.1, 0.3, 0.3, 0.3, 0.9], [0.5, 0.5, 0.5, 0.5, 0.5], [0.9, 0.8, 0.7, 0.6, 0.5]])
-    masks = d._smallest_b(u)
-    assert masks.sum(axis=1).tolist() == [2, 2, 2]
-    assert masks[0, 0] and masks[2, 3] and masks[2, 4]
+@pytest.mark.parametrize(("n", "b"), [(1, 1), (5, 1), (5, 2), (5, 3), (5, 5), (6, 3)])
+def test_without_replacement_subsets_are_exactly_b_and_uniform(n, b):
+    """Every row has b clients; every b-subset is equally likely (a chi-square test at
+    false-alarm level 1e-6 over all C(n, b) subsets); chunking the rows changes nothing."""
+    from math import comb
+
+    from scipy import stats as sst
+
+    d = UniformWithoutReplacement(n, b)
+    masks = d.sample(np.random.default_rng(3), 60_000)
+    assert masks.dtype == bool and (masks.sum(axis=1) == b).all()
+    codes = masks.astype(np.int64) @ (1 << np.arange(n))
+    counts = np.bincount(codes, minlength=1 << n)
+    counts = counts[counts > 0]
+    assert counts.size == comb(n, b)
+    if counts.size > 1:
+        assert sst.chisquare(counts).pvalue > 1e-6
+    whole = np.empty((7, n))
+    d._sample_into(np.random.default_rng(5), whole)
+    rng = np.random.default_rng(5)
+    parts = [np.empty((3, n)), np.empty((4, n))]
+    for part in parts:
+        d._sample_into(rng, part)
+    np.testing.assert_array_equal(whole, np.vstack(parts))  # bit-identical: same draws

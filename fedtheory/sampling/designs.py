@@ -348,36 +348,46 @@ class UniformWithoutReplacement(SamplingDesign):
         r = self._pair_offdiag_exact()
         return [[q if i == j else r for j in range(self._n)] for i in range(self._n)]
 
-    def _smallest_b(self, u: np.ndarray) -> np.ndarray:
-        """Boolean mask of the b smallest entries of each row of ``u``.
+    def _subsets_into(self, rng: np.random.Generator, out: np.ndarray) -> None:
+        r"""Write one uniformly random :math:`b`-subset per row of ``out`` as 0/1 (any dtype).
 
-        The b smallest of n i.i.d. uniforms form a uniformly random b-subset. Thresholding at
-        the b-th order statistic (``np.partition``) is about three times faster than
-        ``argpartition``; rows where a tie at the threshold would select more than b (an event
-        of probability about n^2 2^-54 per row) are redone with ``argpartition``.
+        A partial Fisher--Yates shuffle, vectorised over rows: with :math:`k = \min(b, n-b)`,
+        step :math:`j < k` swaps position :math:`j` with a uniform position in
+        :math:`\{j, \dots, n-1\}` of every row at once, so the first :math:`k` positions are a
+        uniformly random :math:`k`-subset (the sampled clients, or for :math:`b > n/2` the
+        left-out ones). Row :math:`r` uses the uniforms :math:`u_{r,0..k-1}`, drawn row by
+        row, so the subsets do not depend on how the rows are chunked. The position is
+        :math:`j + \lfloor u (n-j) \rfloor` (clipped to :math:`n-1` against rounding); its
+        departure from exact uniformity is of order :math:`n 2^{-53}`. It draws :math:`k`
+        uniforms per row instead of the :math:`n` of thresholding at an order statistic.
         """
-        b = self.b
-        kth = np.partition(u, b - 1, axis=1)[:, b - 1:b]
-        masks = u <= kth
-        bad = np.flatnonzero(np.count_nonzero(masks, axis=1) != b)
-        if bad.size:
-            idx = np.argpartition(u[bad], b - 1, axis=1)[:, :b]
-            fixed = np.zeros((bad.size, self._n), dtype=bool)
-            np.put_along_axis(fixed, idx, True, axis=1)
-            masks[bad] = fixed
-        return masks
+        rows, n = out.shape
+        k = min(self.b, n - self.b)
+        take = self.b <= n - self.b
+        out.fill(0 if take else 1)
+        if k == 0 or rows == 0:
+            return
+        u = rng.random((rows, k))
+        # positions x rows, so that step j reads and writes one contiguous row of positions
+        idx = np.repeat(np.arange(n, dtype=np.intp)[:, None], rows, axis=1)
+        flat = idx.reshape(-1)
+        cols = np.arange(rows, dtype=np.intp)
+        for j in range(k):
+            other = (j + np.minimum((u[:, j] * (n - j)).astype(np.intp), n - 1 - j)) * rows
+            other += cols
+            held = idx[j].copy()
+            idx[j] = flat[other]
+            flat[other] = held
+        chosen = idx[:k].T + (cols * n)[:, None]
+        out.reshape(-1)[chosen.ravel()] = 1 if take else 0
 
     def _sample(self, rng: np.random.Generator, replicas: int) -> np.ndarray:
-        if self.b == self._n:
-            return np.ones((replicas, self._n), dtype=bool)
-        return self._smallest_b(rng.random((replicas, self._n)))
+        out = np.empty((replicas, self._n), dtype=bool)
+        self._subsets_into(rng, out)
+        return out
 
     def _sample_into(self, rng: np.random.Generator, out: np.ndarray) -> None:
-        if self.b == self._n:
-            out.fill(1.0)
-            return
-        rng.random(out=out)
-        np.copyto(out, self._smallest_b(out))
+        self._subsets_into(rng, out)
 
     def _count(self) -> int:
         return math.comb(self._n, self.b)
