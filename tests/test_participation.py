@@ -11,6 +11,8 @@ from fedtheory import participation, stats
 from fedtheory.participation import (
     PROCESSES,
     BernoulliParticipation,
+    ClusterDropout,
+    CorrelatedDropout,
     CyclicParticipation,
     DropoutParticipation,
     MarkovParticipation,
@@ -31,6 +33,8 @@ CASES = {
     "cyclic": lambda: CyclicParticipation(P, period=7),
     "dropout": lambda: DropoutParticipation(6, 0.5),
     "dropout_max": lambda: DropoutParticipation(6, 0.5, distribution="max"),
+    "cluster_dropout": lambda: ClusterDropout([0, 0, 1, 1, 2, 2], 0.4, schedule="random"),
+    "correlated_dropout": lambda: CorrelatedDropout(6, 0.5, stay=0.8),
 }
 
 #: Processes without randomness (outside the random battery above; own tests below).

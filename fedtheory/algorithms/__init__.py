@@ -17,6 +17,11 @@ name                    rule                                                   m
 ``"saga"``              SAGA (importance-weighted over the active set)          table
 ``"scaffold"``          SCAFFOLD (corrects the local steps)                     table
 ``"fedvarp"``           FedVARP-style, normalised by the realised participants  table
+``"fedau"``             FedAU: weights from participation intervals            counters
+``"fedavg_weighted"``   time-constant weights omega_n (seed 001)               none
+``"fedavg_all"``        "average all": sum over the active / n                 none
+``"fl_fdms"``           FL-FDMS: best discovered friend substitutes (004)      similarity
+``"oracle"``            an active true friend substitutes (seed 004)            none
 ======================  =====================================================  ============
 
 >>> rule = get_rule("umifa")
@@ -37,11 +42,13 @@ from fedtheory.algorithms.base import (
     validate_probabilities,
     validate_weights,
 )
+from fedtheory.algorithms.fedau import FedAU, FedAvgAll, FedAvgWeighted, fedau_weights
 from fedtheory.algorithms.fedavg import FedAvg, FedAvgIS, FedPGD, FullParticipation
 from fedtheory.algorithms.fedvarp import FedVARP
 from fedtheory.algorithms.mifa import MIFA, UMIFA, MIFAm, UMIFAm
 from fedtheory.algorithms.saga import SAGA
 from fedtheory.algorithms.scaffold import SCAFFOLD
+from fedtheory.algorithms.substitution import FLFDMS, FriendOracle
 
 __all__ = [
     "MIFA",
@@ -49,10 +56,15 @@ __all__ = [
     "SAGA",
     "SCAFFOLD",
     "UMIFA",
+    "FedAU",
     "FedAvg",
+    "FedAvgAll",
     "FedAvgIS",
+    "FedAvgWeighted",
     "FedPGD",
     "FedVARP",
+    "FLFDMS",
+    "FriendOracle",
     "FullParticipation",
     "MIFAm",
     "Participants",
@@ -60,6 +72,7 @@ __all__ = [
     "TableRule",
     "UMIFAm",
     "as_participants",
+    "fedau_weights",
     "get_rule",
     "segment_sum",
     "validate_probabilities",
@@ -71,7 +84,8 @@ RULES: dict[str, type[Rule]] = {
     cls.name: cls
     for cls in (
         FedAvg, FedAvgIS, FedPGD, FullParticipation, MIFA, UMIFA, MIFAm, UMIFAm, SAGA,
-        SCAFFOLD, FedVARP,
+        SCAFFOLD, FedVARP, FedAU, FedAvgWeighted, FedAvgAll,
+        FLFDMS, FriendOracle,
     )
 }
 

@@ -18,7 +18,11 @@ from fedtheory.participation.base import (
 )
 from fedtheory.participation.bernoulli import BernoulliParticipation
 from fedtheory.participation.cyclic import CyclicParticipation
-from fedtheory.participation.dropout import DropoutParticipation
+from fedtheory.participation.dropout import (
+    ClusterDropout,
+    CorrelatedDropout,
+    DropoutParticipation,
+)
 from fedtheory.participation.markov import MarkovParticipation
 from fedtheory.participation.replay import ReplayParticipation
 from fedtheory.participation.uniform import UniformParticipation
@@ -26,6 +30,8 @@ from fedtheory.participation.uniform import UniformParticipation
 __all__ = [
     "PROCESSES",
     "BernoulliParticipation",
+    "ClusterDropout",
+    "CorrelatedDropout",
     "CyclicParticipation",
     "DropoutParticipation",
     "MarkovParticipation",
@@ -48,6 +54,8 @@ PROCESSES: dict[str, type[ParticipationProcess]] = {
         MarkovParticipation,
         CyclicParticipation,
         DropoutParticipation,
+        ClusterDropout,
+        CorrelatedDropout,
         ReplayParticipation,
     )
 }

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.problems.clustered import clustered_digits
 from fedtheory.problems.logistic import make_logistic_problem
 from fedtheory.problems.quadratic import QuadraticProblem
 
@@ -31,6 +32,7 @@ PROBLEMS: dict[str, Callable[..., Any]] = {
     "quadratic": _quadratic,
     "logistic_digits": lambda **kw: make_logistic_problem("digits", **kw),
     "logistic_breast_cancer": lambda **kw: make_logistic_problem("breast_cancer", **kw),
+    "clustered_digits": clustered_digits,
 }
 
 
