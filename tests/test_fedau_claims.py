@@ -1,0 +1,120 @@
+"""Family ``fedau`` (seed 001): the stated sides, which check catches which mutant, and the
+experiment helpers (small sizes; the full claims run in tests/test_registry.py)."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from fedtheory.algorithms import RULES
+from fedtheory.claims import Context
+from fedtheory.claims.fedau import (
+    cutoff_choice,
+    objective_inconsistency,
+    participation_patterns,
+    weight_error,
+    weight_mean,
+)
+from fedtheory.claims.stated import Mutant
+from fedtheory.experiments import fedau_patterns as fp
+from fedtheory.experiments.fedau_runs import (
+    objective_by_weighting,
+    omega_after_intervals,
+    quadratic_instance,
+    weight_error_curves,
+)
+from fedtheory.participation import PROCESSES
+
+
+def _ctx(module, mutant=None):
+    c = module.CLAIM
+    return Context(claim_id=c.id, stated=c.stated, mutant=mutant, kind=c.kind)
+
+
+def test_stated_sides():
+    assert weight_mean.CLAIM.stated.constants == {"one": Fraction(1)}
+    assert weight_mean.CLAIM.stated.factors == ("1/p",)
+    assert cutoff_choice.CLAIM.stated.constants == {"bound": 1, "c exponent": 2}
+    assert weight_error.CLAIM.stated.constants == {"bias exponent": 2}
+    assert weight_error.CLAIM.stated.factors == ("K",)
+    assert objective_inconsistency.CLAIM.stated.factors == ("p_n", "omega_n")
+    assert participation_patterns.CLAIM.stated.factors == (participation_patterns.ADAPTIVE,)
+
+
+@pytest.mark.parametrize("mutant", [Mutant("constant", "one", Fraction(7, 10)),
+                                    Mutant("factor", "1/p")])
+def test_weight_mean_exact_chain_catches_the_mutants(mutant):
+    assert weight_mean._exact_chain(_ctx(weight_mean)).passed is True
+    ev = weight_mean._exact_chain(_ctx(weight_mean, mutant))
+    assert ev.passed is False and ev.counterexample["pattern"] == "bernoulli"
+
+
+def test_cutoff_choice_tight_family_and_variant():
+    ev = cutoff_choice._tight(_ctx(cutoff_choice))
+    assert ev.passed is True and ev.ratio == 1.0
+    bound = cutoff_choice._tight(_ctx(cutoff_choice, Mutant("constant", "bound",
+                                                            Fraction(7, 10))))
+    assert bound.passed is False
+    variant = cutoff_choice._tight(_ctx(cutoff_choice, Mutant("constant", "c exponent",
+                                                              Fraction(7, 10))))
+    assert variant.passed is True and variant.proof  # a looser, true statement
+
+
+def test_cutoff_K_with_the_stated_exponent_is_exact():
+    ctx = _ctx(cutoff_choice)
+    assert cutoff_choice._K(ctx, 4**5, Fraction(1, 2)) == 5
+    assert cutoff_choice._K(ctx, 4**5 + 1, Fraction(1, 2)) == 6
+    assert cutoff_choice._ratio(ctx, [Fraction(1, 2)] * 2, 4**5) == 1
+
+
+@pytest.mark.parametrize("factor", ["p_n", "omega_n"])
+def test_objective_inconsistency_exact_enumeration_catches_dropped_factors(factor):
+    assert objective_inconsistency._enumeration(_ctx(objective_inconsistency)).passed is True
+    ev = objective_inconsistency._enumeration(_ctx(objective_inconsistency,
+                                                   Mutant("factor", factor)))
+    assert ev.passed is False
+
+
+def test_weight_error_bias_exponent_variant_is_proved():
+    ev = weight_error._bias(_ctx(weight_error))
+    assert ev.passed is True and ev.ratio == 1.0
+    loose = weight_error._bias(_ctx(weight_error, Mutant("constant", "bias exponent",
+                                                         Fraction(7, 10))))
+    assert loose.passed is True and loose.proof and loose.ratio < 1
+
+
+def test_omega_after_intervals_has_the_renewal_mean():
+    w = omega_after_intervals([0.5], 3.0, 5, 4000, np.random.default_rng(0))
+    se = w.std(ddof=1) / np.sqrt(w.shape[0])
+    assert abs(w.mean() - 1.75) < 6 * se  # (1 - 0.5^3) / 0.5
+
+
+def test_weight_error_curves_and_objectives():
+    d = weight_error_curves((0.3, 0.6), (2, math.inf), 50)
+    assert d["error"][2].shape == (50,) and d["bias"][math.inf] == 0.0
+    inst = quadratic_instance()
+    o = objective_by_weighting(inst["A"], inst["c"], inst["p"], K=5)
+    assert abs(o["excess"]["known statistics (1/p)"]) < 1e-12
+    assert o["excess"]["average all (1)"] > max(v for k, v in o["excess"].items()
+                                                if k.startswith("FedAU"))
+
+
+def test_patterns_experiment_is_wired(monkeypatch):
+    for rule, _ in fp.METHODS.values():
+        assert rule in RULES
+    for proc, _ in fp.PATTERNS.values():
+        assert proc in PROCESSES
+    monkeypatch.setitem(fp.PRESETS, "tiny", {"seeds": 3, "rounds": 6, "clients": 6,
+                                             "local_steps": 1})
+    tab = fp.patterns_table("tiny", 0)
+    assert set(tab["f_gap"]) == set(fp.PATTERNS)
+    for pat in fp.PATTERNS:
+        f = tab["f_gap"][pat]
+        assert all(v.shape == (3,) and np.all(np.isfinite(v)) for v in f.values())
+        # K = 50 and K = inf coincide before any interval reaches 50 (shared draws)
+        np.testing.assert_array_equal(f["FedAU (K=inf)"], f["FedAU (K=50)"])
+    p = tab["p"]
+    assert p.min() == pytest.approx(0.1) and p.max() == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="preset must be"):
+        fp.patterns_table("huge")
