@@ -1,0 +1,1 @@
+"""Family ``fdms``: client dropout and friend model substitution (seed 004)."""

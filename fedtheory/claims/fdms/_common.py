@@ -1,0 +1,94 @@
+"""Claim-side glue shared by the claims of family ``fdms`` (not discovered: ``_`` prefix).
+
+The substitution-error instances: client updates :math:`\\Delta^i = m_i + \\xi_i` with
+independent Gaussian noise, :math:`\\mathbb E\\|\\xi_i\\|^2 = v_i`, so that Assumption 4 holds
+with equality, :math:`\\sigma^2_{ij} = \\|m_i - m_j\\|^2 + v_i + v_j`; one engine round of a
+registered rule on them gives samples of :math:`\\|e_t\\|^2`; exact values come from
+enumerating the dropout law (:mod:`fedtheory.experiments.fdms_constants`), computed here a
+second, independent way (noise moments, not the polarisation identity).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from fedtheory import stats
+from fedtheory.algorithms import get_rule
+from fedtheory.experiments import fdms_constants as fc
+from fedtheory.experiments.fdms_constants import noise_expectation
+
+__all__ = ["ALPHA", "direct_error2", "engine_error2", "fmt", "noise_expectation",
+           "rational_instance", "worst_mask"]
+
+ALPHA = stats.DEFAULT_ALPHA
+
+
+def fmt(a: Any) -> Any:
+    """Rationals (array or scalar) as strings, ready for JSON."""
+    if isinstance(a, np.ndarray):
+        return np.vectorize(str, otypes=[object])(a).tolist()
+    return str(a)
+
+
+def direct_error2(means: np.ndarray, var: np.ndarray, law: list[tuple[np.ndarray, Any]],
+                  friends: np.ndarray | None = None) -> Any:
+    r"""Exact :math:`\mathbb E\|e_t\|^2` from the noise moments: for each mask,
+    :math:`e_t = \sum_j c_j(m_j + \xi_j)`, so :math:`\mathbb E\|e_t\|^2 = \|\sum_j c_jm_j\|^2 +
+    \sum_j c_j^2v_j` (independent of the polarisation identity used by
+    :func:`~fedtheory.experiments.fdms_constants.exact_error2`)."""
+    exact = np.asarray(means).dtype == object
+    total: Any = Fraction(0) if exact else 0.0
+    for mask, prob in law:
+        src = None
+        if friends is not None:
+            allowed = ~mask[:, None] & mask[None, :] & friends
+            src = np.where(allowed.any(axis=1), np.argmax(allowed, axis=1), -1)
+        c = fc.error_coefficients(mask, fc.substitution_matrix(mask, src, exact=exact))
+        mean_e = c @ means
+        total += prob * ((mean_e * mean_e).sum() + (c * c * var).sum())
+    return total
+
+
+def worst_mask(means: np.ndarray, var: np.ndarray, n_drop: int,
+               friends: np.ndarray | None = None) -> tuple[np.ndarray, Any]:
+    """The mask with ``n_drop`` dropped clients (and, with ``friends``, Assumption 5) that
+    maximises the exact error: the adversary's choice of which clients drop."""
+    best, val = None, None
+    for mask, _ in fc.dropout_law(len(var), Fraction(n_drop, len(var)), "max"):
+        if friends is not None and not fc.assumption5_holds(mask, friends):
+            continue
+        v = direct_error2(means, var, [(mask, Fraction(1))], friends)
+        if val is None or v > val:
+            best, val = mask, v
+    if best is None:
+        raise ValueError(f"no mask with {n_drop} dropped clients meets Assumption 5")
+    return best, val
+
+
+def rational_instance(rng: np.random.Generator, n: int, d: int, scale: int = 4
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Random rational means ``(n, d)`` in [-scale, scale] (denominator 4) and variances
+    ``(n,)`` in [0, 1] (denominator 8), as object arrays of Fractions."""
+    m = rng.integers(-4 * scale, 4 * scale + 1, size=(n, d))
+    v = rng.integers(0, 9, size=n)
+    means = np.vectorize(lambda x: Fraction(int(x), 4), otypes=[object])(m)
+    var = np.vectorize(lambda x: Fraction(int(x), 8), otypes=[object])(v)
+    return means, var
+
+
+def engine_error2(rule: str, means: np.ndarray, var: np.ndarray, masks: np.ndarray,
+                  rng: np.random.Generator, **params: Any) -> np.ndarray:
+    r"""One round of the registered ``rule`` on ``R`` replicas (``masks (R, n)``) with updates
+    :math:`m_i + \xi_i`, :math:`\xi_i\sim\mathcal N(0, v_iI_d/d)`; returns the samples of
+    :math:`\|e_t\|^2 = \|G_t - \frac1K\sum_i\Delta^i\|^2`, ``(R,)``."""
+    m = np.asarray(means, dtype=float)
+    v = np.asarray(var, dtype=float)
+    R, (n, d) = masks.shape[0], m.shape
+    U = m[None] + rng.standard_normal((R, n, d)) * np.sqrt(v / d)[None, :, None]
+    r = get_rule(rule, **params)
+    G, _ = r.step(r.init(R, n, d), masks, U)
+    e = G - U.mean(axis=1)
+    return np.einsum("rd,rd->r", e, e)

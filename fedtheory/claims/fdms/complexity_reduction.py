@@ -1,0 +1,221 @@
+"""``fdms.complexity_reduction`` (seed 004, Theorem 2): with the threshold
+Theta_t = sqrt((2 ln(2 K^2 T B_max) - 2 ln p)/(beta t)) + delta_f, FL-FDMS's candidate
+elimination removes no friend with probability at least 1 - p (so eq. 17 still holds)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.stated import Erratum, Stated
+from fedtheory.experiments import fdms_friends as ff
+from fedtheory.symbolic import fdms_bounds as fb
+from fedtheory.theory import fdms as th
+
+from ._friends import (
+    ALPHA,
+    cp_upper_check,
+    estimated_constants,
+    negative_setting,
+    orthogonal_setting,
+)
+
+STATED = Stated({"log_coef": 2, "log_arg": 2, "log_p": 2, "delta_f": 1},
+                factors=("K^2", "B_max", "beta"))
+P_FAIL = 0.1
+Q, GROUP, WARMUP = 0.6, 2, 3
+
+DERIVATION = (
+    r"No proof is in the seed; the argument the threshold encodes: a friend $i$ of $k$ leaves "
+    r"$\mathcal C^k$ in round $t$ only if $R^{k,\phi} - R^{k,i} \ge \Theta_t$ for the leader "
+    r"$\phi$; since $\mu^{k,\phi} - \mu^{k,i} \le \delta_f$ (if $\phi$ is a friend by the "
+    r"definition of $\delta_f$; if not, because $\delta_k \ge 0$), one of the two means is off "
+    r"by $(\Theta_t - \delta_f)/2$, which Hoeffding ($N \ge \beta t$ scores in $[0, 1]$) bounds "
+    r"by $e^{-\beta t(\Theta_t-\delta_f)^2/2}$; the union over $k$, $i\in\mathcal B_k$, $\phi$, "
+    r"$t \le T$ and the two tails has $2K^2TB_{\max}$ events, and the stated $\Theta_t$ makes "
+    r"each $p/(2K^2TB_{\max})$: total $p$. It needs $\delta_k \ge 0$ (a non-friend leader "
+    r"with a higher mean than a friend breaks $\mu^{k,\phi} - \mu^{k,i} \le \delta_f$). Checks: "
+    r"the threshold solved from the union bound (sympy) and compared with the stated one; "
+    r"P(a friend is ever eliminated) simulated on an instance with $\delta_f = 0.4$ (groups "
+    r"$e_i$ of 2 with friends $\pm e_i$, $q = 0.6$), one-sided Clopper–Pearson against $p$; "
+    r"the similarity computations saved and the friends lost with $\Theta_t$ and "
+    r"$0.5\Theta_t$ (20 clients in 5 Gaussian clusters), and whole-cluster dropout "
+    r"(Assumption 5 fails: an observation, outside the theorem); the counterexample with "
+    r"$\delta_{\min} < 0$.")
+
+
+def theta_ctx(ctx: Context, t: Any, K: Any, T: Any, B: Any, beta: Any, p: Any,
+              delta_f: Any) -> Any:
+    r"""The stated :math:`\Theta_t` as the context states it (sympy or numpy)."""
+    symb = isinstance(t, sp.Basic)
+    c = {n: (sp.Rational(ctx.const(n)) if symb else float(ctx.const(n)))
+         for n in ("log_coef", "log_arg", "log_p", "delta_f")}
+    log, sqrt = (sp.log, sp.sqrt) if symb else (np.log, np.sqrt)
+    num = c["log_coef"] * log(c["log_arg"] * ctx.factor("K^2", K**2) * T
+                              * ctx.factor("B_max", B)) - c["log_p"] * log(p)
+    with np.errstate(divide="ignore"):
+        return sqrt(num / (ctx.factor("beta", beta) * t)) + c["delta_f"] * delta_f
+
+
+def symbolic(ctx: Context) -> Evidence:
+    """Theta_t solved from the union bound 2K^2TB exp(-beta t y^2/2) = p (sympy), its union
+    sum, and the stated threshold against it (larger: still gives p; smaller: does not)."""
+    S = fb.SYMBOLS
+    y = sp.Symbol("y", positive=True)
+    sol = sp.solve(sp.Eq(2 * S["K"] ** 2 * S["T"] * S["B"] * sp.exp(-S["beta"] * S["t"] * y**2
+                                                                     / 2), S["p"]), y)
+    derived = sol[0] + S["delta_f"]
+    union = fb.theta_union_sum(derived)
+    stated = theta_ctx(ctx, S["t"], S["K"], S["T"], S["B"], S["beta"], S["p"], S["delta_f"])
+    grid = [{S["K"]: k, S["T"]: T, S["B"]: b, S["beta"]: be, S["p"]: p, S["delta_f"]: d,
+             S["t"]: t} for k in (3, 20) for T in (10, 1000) for b in (2, 3)
+            for be in (0.3, 1.0) for p in (0.01, 0.5) for d in (0.0, 0.2) for t in (1, 100)]
+    res = fb.theta_dominance(stated, derived, grid)
+    detail = (f"solved Theta_t = {derived}; union sum with it: {union}; stated {stated}: "
+              f"{res['status']}")
+    if sp.simplify(union - S["p"]) != 0:
+        return Evidence(False, str(derived), str(stated), detail,
+                        counterexample={"union": str(union)})
+    if res["status"] == "proved":
+        return Evidence(True, str(derived), str(stated), detail, proof=res["proof"])
+    if res["status"] == "violated":
+        return Evidence(False, str(derived), str(stated), detail + ": the stated threshold is "
+                        "smaller than the union bound allows", counterexample={
+                            **res["instance"], "difference": res["difference"],
+                            "why": "not implied by the Hoeffding + union derivation"})
+    return Evidence(None, str(derived), str(stated), detail)
+
+
+@lru_cache(maxsize=8)
+def _elimination_setting(T: int) -> dict[str, Any]:
+    s = orthogonal_setting(Q, GROUP, T, WARMUP)
+    return {**s, "beta": th.realised_beta(s["mask"])}
+
+
+@lru_cache(maxsize=32)
+def _eliminations(preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
+    s = _elimination_setting(800)
+    R = 80 if preset == "quick" else 2000
+    sim = ff.simulate_discovery(s["model"], s["mask"], R, np.random.default_rng([seed, 4, 2, 2]),
+                                s["friends"], theta=np.array(thetas))
+    return sim["eliminated"]
+
+
+def elimination(ctx: Context) -> Evidence:
+    """P(a true friend ever leaves a candidate set within T = 800 rounds), orthogonal instance
+    q = 0.6, groups of 2 (K = 9, B_max = 2, delta_f = 0.4, delta_min = 0.1), p = 0.1:
+    one-sided Clopper-Pearson against p."""
+    s = _elimination_setting(800)
+    g = s["gaps"]
+    t = np.arange(800, dtype=float)
+    theta = theta_ctx(ctx, t, s["K"], 800, g["B_max"], s["beta"], P_FAIL, g["delta_f"])
+    elim = _eliminations(ctx.preset, ctx.seed, tuple(np.round(theta, 12)))
+    hits = int((elim >= 0).sum())
+    inst = {"instance": f"orthogonal_instance({Q}, {GROUP}), rotation after {WARMUP}",
+            "T": 800, "p": P_FAIL, "K": s["K"], "B_max": g["B_max"], "beta": s["beta"],
+            "delta_f": g["delta_f"], "delta_min": g["delta_min"]}
+    ev = cp_upper_check(np.array([hits]), np.array([elim.size]), np.array([P_FAIL]), ALPHA,
+                        "P(a friend is eliminated)", inst)
+    if ctx.mutant is None:  # observation: the seed's 0.5 Theta_t (outside the theorem)
+        half = _eliminations(ctx.preset, ctx.seed, tuple(np.round(0.5 * theta, 12)))
+        rate = float((half >= 0).mean())
+        ev.data["half_theta_friend_eliminated"] = rate
+        ev.detail += f"; observation: with 0.5 Theta_t a friend is eliminated in {rate:.0%} of runs"
+    return ev
+
+
+@lru_cache(maxsize=4)
+def _complexity(preset: str, seed: int) -> dict[str, Any]:
+    c = estimated_constants("twenty", 20000, seed)
+    rng = np.random.default_rng([seed, 4, 5])
+    T = 800 if preset == "quick" else 3000
+    R = 6 if preset == "quick" else 40
+    mask = ff.random_friend_dropout(rng, R, T, c["friends"], 0.3, warmup=5)
+    beta = th.realised_beta(mask)
+    df_hi = c["gaps"]["delta_f"][1]
+    out: dict[str, Any] = {"beta": beta, "T": T, "R": R, "alpha": th.realised_alpha(mask),
+                           "delta_f_upper": df_hi}
+    runs = ff.complexity_runs(c["model"], c["friends"], mask, rng, p=P_FAIL, beta=beta,
+                              delta_f=df_hi)
+    for name, run in runs.items():
+        out[name] = {**run, "computations_per_round": run["per_round"]}
+    whole = ff.whole_cluster_dropout(20, 200, np.arange(4), 5, 10)
+    sim = ff.simulate_discovery(c["model"], whole, R, rng, c["friends"])
+    rounds = np.nonzero(~whole[:, 0])[0]
+    out["whole_cluster"] = {"nonfriend_rate": float(sim["nonfriend"][:, rounds, :4].mean()),
+                            "e2": float(sim["e2"][:, rounds].mean())}
+    return out
+
+
+def complexity(ctx: Context) -> Evidence:
+    """Observation (no verdict): similarity computations per round without the reduction and
+    with Theta_t and 0.5 Theta_t (20 clients in 5 Gaussian clusters, random dropout keeping a
+    friend, p = 0.1), the friends lost and the non-friend rate; whole-cluster dropout
+    (Assumption 5 fails, outside the theorem): the dropped cluster always gets non-friends."""
+    d = _complexity(ctx.preset, ctx.seed)
+    full = d["none"]["total"]
+    rows = {k: {"total": d[k]["total"], "saved": 1 - d[k]["total"] / full,
+                "friend_eliminated": d[k]["friend_eliminated"],
+                "nonfriend_rate": d[k]["nonfriend_rate"]}
+            for k in ("none", "1 Theta_t", "0.5 Theta_t")}
+    detail = "; ".join(f"{k}: {v['total']:.0f} scores ({100 * v['saved']:.1f}% saved), friend "
+                       f"eliminated in {100 * v['friend_eliminated']:.0f}% of runs, non-friend "
+                       f"rate {v['nonfriend_rate']:.3g}" for k, v in rows.items())
+    wc = d["whole_cluster"]["nonfriend_rate"]
+    detail += f"; whole-cluster dropout: non-friend rate {wc:.3g} (Assumption 5 fails)"
+    return Evidence.illustration([], measured=rows, detail=detail, data={
+        "T": d["T"], "beta": d["beta"], "alpha": d["alpha"], "whole_cluster": d["whole_cluster"],
+        "computations_per_round": {k: d[k]["computations_per_round"].tolist()
+                                   for k in ("none", "1 Theta_t", "0.5 Theta_t")}})
+
+
+@lru_cache(maxsize=8)
+def _negative_runs(preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
+    s = negative_setting(len(thetas))
+    R = 60 if preset == "quick" else 1000
+    sim = ff.simulate_discovery(s["model"], s["mask"], R, np.random.default_rng([seed, 4, 9]),
+                                s["friends"], theta=np.array(thetas))
+    return sim["eliminated"]
+
+
+def negative_gap(ctx: Context) -> Evidence:
+    """Counterexample (delta_min = -1/2, delta_f = 0): the non-friend g = 3 leads k's candidate
+    set with mean 1, the friend f = +-1 has mean 1/2, and once Theta_t < 1/2 f is eliminated,
+    almost surely (T = 2000, p = 0.1)."""
+    T = 2000
+    s = negative_setting(T)
+    g = s["gaps"]
+    theta = theta_ctx(ctx, np.arange(T, dtype=float), 3, T, g["B_max"], s["beta"], P_FAIL,
+                      g["delta_f"])
+    elim = _negative_runs(ctx.preset, ctx.seed, tuple(np.round(theta, 12)))
+    inst = {"instance": "negative_gap_instance(1/2, 3), k active only in rounds t % 4 == 0",
+            "T": T, "p": P_FAIL, "K": 3, "B_max": g["B_max"], "beta": s["beta"],
+            "delta_f": g["delta_f"], "delta_min": g["delta_min"]}
+    return cp_upper_check(np.array([int((elim >= 0).sum())]), np.array([elim.size]),
+                          np.array([P_FAIL]), ALPHA, "P(a friend is eliminated)", inst)
+
+
+CLAIM = Claim(
+    id="fdms.complexity_reduction", family="fdms", seed_ref="004, Section 5.3, Theorem 2",
+    title="Theorem 2: with Theta_t, no friend is eliminated with probability >= 1 - p",
+    statement=(r"\Theta_t = \sqrt{\frac{2\ln(2K^2TB_{\max}) - 2\ln p}{\beta t}} + \delta_f"
+               r"\ \Longrightarrow\ P(\text{a friend leaves some }\mathcal C^k_t,\ t < T)"
+               r" \le p\ \text{(and eq. (17) holds)}"),
+    kind=ClaimKind.UPPER_BOUND, expected="refuted", stated=STATED, derivation=DERIVATION,
+    finding=("False as stated, for Lemma 2's reason: with delta_min < 0 a non-friend leads a "
+             "candidate set by more than delta_f, and the friend is eliminated almost surely "
+             "once Theta_t falls below the gap. With delta_min > 0 it holds "
+             "(fdms.complexity_reduction.corrected); the threshold is the one the union bound "
+             "gives, and very conservative."),
+    erratum=Erratum("false statement", "Theorem 2: needs delta_min >= 0 (a non-friend leader "
+                    "must not beat a friend's mean by more than delta_f)", intended_holds=True),
+)
+
+CLAIM.check("symbolic", "union_threshold")(symbolic)
+CLAIM.check("monte_carlo", "elimination")(elimination)
+CLAIM.check("figure", "complexity")(complexity)
+CLAIM.check("monte_carlo", "negative_gap")(negative_gap)

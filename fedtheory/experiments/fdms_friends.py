@@ -1,0 +1,446 @@
+r"""Friend discovery of FL-FDMS on generative models of client updates (seed 004, Section 5).
+
+**Models.** Updates are drawn afresh each round, independently across clients and rounds, from
+a per-client law (the setting of Lemma 2: :math:`\mathbb E_t r^{i,j}_t = \mu^{i,j}` constant):
+
+- :class:`DiscreteClients`: each client's update takes finitely many values (vectors) with
+  given probabilities; :math:`\mu^{i,j}` and :math:`\sigma^2_{i,j} = \mathbb E\|\Delta^i -
+  \Delta^j\|^2` are exact. With :math:`d = 1` and values :math:`\pm1` the eq. (14) score is
+  :math:`\{0, 1\}`-valued, the largest variance a score in :math:`[0, 1]` can have: the
+  tightest instances of a Hoeffding argument.
+- :class:`GaussianClusters`: client :math:`i` of cluster :math:`c(i)` draws
+  :math:`m_{c(i)} + s\,\xi`, :math:`\xi\sim N(0, I_d)`: identical laws inside a cluster,
+  :math:`\sigma^2_{i,j} = \|m_{c(i)} - m_{c(j)}\|^2 + 2ds^2`; :math:`\mu` by Monte Carlo.
+
+**Instances** (client order matters: ties go to the lowest index):
+:func:`lemma_tight_instance` (scores of the friend and of the non-friend sum to 1: Hoeffding's
+exponent is attained), :func:`negative_gap_instance` (a friend by Definition 1 whose cosine
+score is lower than a non-friend's: :math:`\delta_{\min} < 0`), :func:`orthogonal_instance`
+(three groups that drop in turn, each with a private friend: eq. (16)/(17) attained as
+:math:`t\to\infty`), with their exact non-friend probabilities and errors.
+
+**Dropout masks** ``(T, n)`` (independent of the updates): :func:`drop_schedule`,
+:func:`rotation_schedule`, :func:`random_friend_dropout` (keeps a friend of every dropped
+client active), :func:`whole_cluster_dropout` (violates Assumption 5).
+
+:func:`simulate_discovery` runs FL-FDMS's friend discovery (with or without the complexity
+reduction of Section 5.3) with :mod:`fedtheory.algorithms.friend_selection`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from fedtheory.algorithms.friend_selection import (
+    choose_friends,
+    complexity_threshold,
+    count_computations,
+    init_candidates,
+    init_similarity,
+    mean_similarity,
+    prune_candidates,
+    similarity_matrix,
+    update_similarity,
+)
+
+__all__ = [
+    "DiscreteClients",
+    "GaussianClusters",
+    "drop_schedule",
+    "lemma_tight_instance",
+    "lemma_tight_probability",
+    "negative_gap_instance",
+    "negative_gap_probability",
+    "orthogonal_error",
+    "orthogonal_instance",
+    "random_friend_dropout",
+    "rotation_schedule",
+    "complexity_figure_data",
+    "complexity_runs",
+    "nonfriend_figure_data",
+    "twenty_clusters",
+    "simulate_discovery",
+    "tight_curve",
+        "whole_cluster_dropout",
+]
+
+
+@dataclass(frozen=True)
+class DiscreteClients:
+    """Client ``i`` draws ``values[i][l]`` (a ``d``-vector) with probability ``probs[i][l]``."""
+
+    values: tuple[np.ndarray, ...]
+    probs: tuple[np.ndarray, ...]
+
+    @classmethod
+    def build(cls, values: list[Any], probs: list[Any]) -> DiscreteClients:
+        vs = tuple(np.atleast_2d(np.asarray(v, dtype=float)) for v in values)
+        ps = tuple(np.asarray([float(x) for x in np.atleast_1d(p)]) for p in probs)
+        if len(vs) != len(ps) or not vs:
+            raise ValueError(f"values and probs must be non-empty lists of one length, got "
+                             f"{len(vs)} and {len(ps)}")
+        d = vs[0].shape[1]
+        for i, (v, p) in enumerate(zip(vs, ps, strict=True)):
+            if v.shape != (p.size, d) or np.any(p < 0) or abs(p.sum() - 1) > 1e-12:
+                raise ValueError(f"client {i}: values must be ({p.size}, {d}) and probs a "
+                                 f"distribution, got {v.shape} and {p.tolist()}")
+        return cls(vs, ps)
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    def _padded(self) -> tuple[np.ndarray, np.ndarray]:
+        L = max(p.size for p in self.probs)
+        d = self.values[0].shape[1]
+        V = np.zeros((self.n, L, d))
+        P = np.zeros((self.n, L))
+        for i, (v, p) in enumerate(zip(self.values, self.probs, strict=True)):
+            V[i, :p.size], P[i, :p.size] = v, p
+        return V, P
+
+    def mu(self) -> np.ndarray:
+        r"""Exact :math:`\mu^{i,j} = \sum_{a,b}p_i(a)p_j(b)\,r(a, b)` (eq. 14; diagonal 1)."""
+        V, P = self._padded()
+        norm = np.linalg.norm(V, axis=2, keepdims=True)
+        U = np.divide(V, norm, out=np.zeros_like(V), where=norm > 0)
+        r = 0.5 * (np.clip(np.einsum("ald,bmd->ablm", U, U), -1, 1) + 1.0)
+        mu = np.einsum("al,bm,ablm->ab", P, P, r)
+        np.fill_diagonal(mu, 1.0)
+        return mu
+
+    def sigma2(self) -> np.ndarray:
+        r"""Exact :math:`\sigma^2_{i,j} = \mathbb E\|\Delta^i\|^2 + \mathbb E\|\Delta^j\|^2
+        - 2\,\mathbb E\Delta^i\cdot\mathbb E\Delta^j` (independent clients; diagonal 0)."""
+        V, P = self._padded()
+        m = np.einsum("al,ald->ad", P, V)
+        s2 = np.einsum("al,ald->a", P, V**2)
+        out = s2[:, None] + s2[None, :] - 2.0 * m @ m.T
+        np.fill_diagonal(out, 0.0)
+        return np.maximum(out, 0.0)
+
+    def sample(self, rng: np.random.Generator, R: int) -> np.ndarray:
+        """``(R, n, d)`` independent draws."""
+        V, P = self._padded()
+        cum = np.cumsum(P, axis=1)
+        cum[:, -1] = np.inf
+        idx = (rng.random((R, self.n))[..., None] >= cum[None, :, :]).sum(axis=2)
+        return V[np.arange(self.n)[None, :], idx]
+
+
+@dataclass(frozen=True)
+class GaussianClusters:
+    r"""Client ``i`` draws ``means[cluster[i]] + s * N(0, I_d)``."""
+
+    means: np.ndarray
+    cluster: np.ndarray
+    s: float
+
+    @property
+    def n(self) -> int:
+        return int(self.cluster.size)
+
+    def sigma2(self) -> np.ndarray:
+        m = self.means[self.cluster]
+        d = m.shape[1]
+        out = np.sum((m[:, None] - m[None, :]) ** 2, axis=2) + 2.0 * d * self.s**2
+        np.fill_diagonal(out, 0.0)
+        return out
+
+    def sample(self, rng: np.random.Generator, R: int) -> np.ndarray:
+        m = self.means[self.cluster]
+        return m[None] + self.s * rng.standard_normal((R, *m.shape))
+
+
+# ------------------------------------------------------------------ instances with exact laws
+
+
+def lemma_tight_instance(q: Fraction) -> dict[str, Any]:
+    r"""Clients ``[g, f, k]`` (:math:`d = 1`): ``g`` always :math:`-1`, ``f`` always
+    :math:`+1`, ``k`` is :math:`+1` with probability :math:`q > 1/2`, else :math:`-1`.
+
+    :math:`\sigma^2_{k,f} = 4(1-q) = \sigma_F^2 < \sigma^2_{k,g} = 4q < \sigma^2_{f,g} = 4`, so
+    ``f`` is ``k``'s only friend; :math:`r^{k,f}_t + r^{k,g}_t = 1`, :math:`\delta_{\min} =
+    \delta_k = 2q - 1`, and a dropped ``k`` picks ``g`` iff its running frequency of :math:`+1`
+    is :math:`\le 1/2` (ties to ``g``, index 0): :func:`lemma_tight_probability`."""
+    qf = float(q)
+    model = DiscreteClients.build([[-1.0], [1.0], [[1.0], [-1.0]]], [[1.0], [1.0], [qf, 1 - qf]])
+    return {"model": model, "sigma_F2": 4 * (1 - qf), "k": 2, "K": 3}
+
+
+def lemma_tight_probability(q: Fraction, N: int) -> Fraction:
+    r""":math:`P(\mathrm{Bin}(N, q) \le N/2)`, exactly: the non-friend probability of
+    :func:`lemma_tight_instance` after :math:`N` co-active rounds."""
+    q = Fraction(q)
+    return sum((math.comb(N, c) * q**c * (1 - q) ** (N - c) for c in range(N // 2 + 1)),
+               Fraction(0))
+
+
+def negative_gap_instance(q: Fraction = Fraction(1, 2), big: float = 3.0) -> dict[str, Any]:
+    r"""Clients ``[f, g, k]`` (:math:`d = 1`): ``f`` is :math:`+1` w.p. :math:`q`, else
+    :math:`-1`; ``g`` always ``big`` :math:`> 1`; ``k`` always :math:`+1`.
+
+    ``f`` is ``k``'s friend (:math:`\sigma^2_{k,f} = 4(1-q) = \sigma_F^2 < (big-1)^2 =
+    \sigma^2_{k,g}`), yet :math:`\mu^{k,f} = q < 1 = \mu^{k,g}`: :math:`\delta_k = q - 1 < 0`.
+    A dropped ``k`` keeps ``f`` only while every score of ``f`` was 1 (ties to ``f``, index 0):
+    non-friend probability :math:`1 - q^N` (:func:`negative_gap_probability`)."""
+    qf = float(q)
+    model = DiscreteClients.build([[[1.0], [-1.0]], [big], [1.0]], [[qf, 1 - qf], [1.0], [1.0]])
+    return {"model": model, "sigma_F2": 4 * (1 - qf), "k": 2, "K": 3}
+
+
+def negative_gap_probability(q: Fraction, N: int) -> Fraction:
+    r""":math:`1 - q^N`: the non-friend probability of :func:`negative_gap_instance`."""
+    return 1 - Fraction(q) ** N
+
+
+def orthogonal_instance(q: float, group: int = 1) -> dict[str, Any]:
+    r"""Three groups :math:`A_0, A_1, A_2` of ``group`` clients each, always :math:`e_i` (the
+    unit vectors of :math:`\mathbb R^3`), then three clients :math:`f_i = \pm e_i`
+    (:math:`P(+) = q > 1/2`). :math:`f_i` is the only friend of :math:`A_i` outside
+    :math:`A_i` (:math:`\sigma_F^2 = 4(1-q) < 2 = \sigma_P^2`, every other pair of different
+    clients at :math:`\sigma^2 = 2`); every score is exactly 0, 1/2 or 1 (no rounding ties).
+    :math:`\delta_{\min} = q - 1/2`. With :func:`rotation_schedule` one group drops per round:
+    :func:`orthogonal_error` is :math:`\mathbb E\|e_t\|^2` exactly."""
+    e = np.eye(3)
+    vals = [e[i] for i in range(3) for _ in range(group)] + [np.stack([e[i], -e[i]])
+                                                              for i in range(3)]
+    probs = [[1.0]] * (3 * group) + [[q, 1 - q]] * 3
+    groups = [np.arange(i * group, (i + 1) * group) for i in range(3)]
+    return {"model": DiscreteClients.build(vals, probs), "sigma_F2": 4 * (1 - q),
+            "sigma_P2": 2.0, "groups": groups, "K": 3 * group + 3, "q": q,
+            "alpha": group / (3 * group + 3)}
+
+
+def orthogonal_error(q: Fraction, N: int, alpha: Fraction) -> dict[str, Fraction]:
+    r"""Exact law of the choice of a dropped group :math:`A_i` of :func:`orthogonal_instance`
+    after :math:`N` co-active rounds with :math:`f_i`: :math:`R^{A_i,f_i} = c/N`,
+    :math:`c\sim\mathrm{Bin}(N, q)`, every non-friend scores exactly 1/2, so a non-friend
+    (:math:`A_j`, the lowest tied index) is chosen iff :math:`c \le N/2`:
+    :math:`P_{nf} =` :func:`lemma_tight_probability`, and
+
+    .. math:: \mathbb E\|e_t\|^2 = \alpha^2\big((1-P_{nf})\,4(1-q) + P_{nf}\cdot 2\big)
+        = \alpha^2\big(\sigma_F^2 + P_{nf}(\sigma_P^2 - \sigma_F^2)\big)
+
+    (all of :math:`A_i` choose alike; the current round's update is independent of the
+    choice)."""
+    q, alpha = Fraction(q), Fraction(alpha)
+    p = lemma_tight_probability(q, N)
+    sF2 = 4 * (1 - q)
+    return {"p_nonfriend": p, "e2": alpha**2 * (sF2 + p * (2 - sF2))}
+
+
+# ------------------------------------------------------------------ dropout masks
+
+
+def drop_schedule(n: int, T: int, who: Any, rounds: Any) -> np.ndarray:
+    """``(T, n)`` mask: the clients ``who`` drop at the given ``rounds``, all else active."""
+    m = np.ones((T, n), dtype=bool)
+    r = np.asarray(rounds, dtype=int)
+    m[np.ix_(r[(r >= 0) & (r < T)], np.atleast_1d(np.asarray(who, dtype=int)))] = False
+    return m
+
+
+def rotation_schedule(n: int, T: int, groups: list[Any], warmup: int) -> np.ndarray:
+    """``(T, n)``: no dropout in rounds ``< warmup``; then group ``(t - warmup) % len(groups)``
+    drops in round ``t``."""
+    m = np.ones((T, n), dtype=bool)
+    for t in range(warmup, T):
+        m[t, groups[(t - warmup) % len(groups)]] = False
+    return m
+
+
+def random_friend_dropout(rng: np.random.Generator, R: int, T: int, friends: np.ndarray,
+                          p_drop: float, warmup: int = 0) -> np.ndarray:
+    """``(R, T, n)``: each client drops w.p. ``p_drop`` independently, then every dropped
+    client whose friends all dropped brings its lowest-index friend back (Assumption 5); no
+    dropout before ``warmup``. Independent of the updates."""
+    n = friends.shape[0]
+    drop = rng.random((R, T, n)) < p_drop
+    drop[:, :warmup] = False
+    has_friend = friends.any(axis=1)
+    first = np.argmax(friends, axis=1)
+    alive_friend = np.einsum("rtj,kj->rtk", (~drop).astype(np.int64), friends.astype(np.int64))
+    lonely = drop & (alive_friend == 0) & has_friend[None, None, :]
+    revive = np.zeros_like(drop)
+    rr, tt, kk = np.nonzero(lonely)
+    revive[rr, tt, first[kk]] = True
+    return ~(drop & ~revive)
+
+
+def whole_cluster_dropout(n: int, T: int, members: Any, period: int, warmup: int) -> np.ndarray:
+    """``(T, n)``: the whole cluster ``members`` drops every ``period``-th round after
+    ``warmup`` (no friend of theirs is active then: Assumption 5 fails)."""
+    return drop_schedule(n, T, members, np.arange(warmup + period - 1, T, period))
+
+
+# ------------------------------------------------------------------ simulation
+
+
+def simulate_discovery(model: Any, mask: np.ndarray, R: int, rng: np.random.Generator,
+                       friends: np.ndarray, *, theta: Any = None,
+                       kind: str = "cosine") -> dict[str, np.ndarray]:
+    r"""FL-FDMS's friend discovery over :math:`T` rounds on ``R`` replicas.
+
+    Each round: draw updates, score the active pairs (only the candidate pairs with the
+    complexity reduction), update the running means (eq. 15), choose a substitute for every
+    dropped client, and (with ``theta``, an array of :math:`\Theta_t`, :math:`t < T`) prune
+    the candidate sets.
+
+    Returns ``nonfriend`` ``(R, T, n)`` bool (dropped and given a non-friend), ``dropped``
+    ``(R, T, n)``, ``e2`` ``(R, T)`` (:math:`\|e_t\|^2`, :math:`e_t = \frac1K\sum_{k\notin
+    \mathcal S_t}(\Delta^{\phi_t(k)}_t - \Delta^k_t)`), ``computations`` ``(R, T)``
+    (similarity scores computed), ``eliminated`` ``(R,)`` (first round a true friend left a
+    candidate set, ``-1`` if never), ``mean_sim`` (the final :math:`R^{i,j}_T`).
+    """
+    m = np.asarray(mask, dtype=bool)
+    m = np.broadcast_to(m, (R, *m.shape)) if m.ndim == 2 else m
+    _, T, n = m.shape
+    fr = np.asarray(friends, dtype=bool)
+    state = init_similarity(R, n)
+    cand = init_candidates(R, n) if theta is not None else None
+    th = None if theta is None else np.broadcast_to(np.asarray(theta, dtype=float), (T,))
+    out_nf = np.zeros((R, T, n), dtype=bool)
+    e2 = np.zeros((R, T))
+    comps = np.zeros((R, T), dtype=np.int64)
+    elim = np.full(R, -1)
+    rows = np.arange(R)[:, None]
+    for t in range(T):
+        act = m[:, t]
+        u = model.sample(rng, R)
+        sims = similarity_matrix(u, act, kind)
+        if cand is None:
+            s_t = act.sum(axis=1)
+            comps[:, t] = s_t * (s_t - 1) // 2
+            state = update_similarity(state, sims, act)
+        else:
+            comps[:, t] = count_computations(cand, act)
+            state = update_similarity(state, sims, act, cand | np.swapaxes(cand, 1, 2))
+        mean = mean_similarity(state)
+        phi = choose_friends(mean, act, cand)
+        ok = ~act & (phi >= 0)
+        safe = np.where(ok, phi, 0)
+        out_nf[:, t] = ok & ~fr[np.arange(n)[None, :], safe]
+        diff = np.where(ok[..., None], u[rows, safe] - u, 0.0)
+        e2[:, t] = np.sum((diff.sum(axis=1) / n) ** 2, axis=1)
+        if cand is not None and np.isfinite(th[t]):
+            new, _ = prune_candidates(mean, cand, th[t])
+            lost = (cand & ~new & fr[None]).any(axis=(1, 2))
+            elim = np.where((elim < 0) & lost, t, elim)
+            cand = new
+    return {"nonfriend": out_nf, "dropped": ~m, "e2": e2, "computations": comps,
+            "eliminated": elim, "mean_sim": mean_similarity(state)}
+
+
+def tight_curve(q: Fraction, t_max: int, period: int) -> dict[str, Any]:
+    r"""Exact non-friend probability of :func:`lemma_tight_instance` against the round: ``k``
+    active only in rounds :math:`t \equiv 0 \pmod{period}` (``period = 1``: ``k`` active in
+    rounds :math:`0..t-1`, dropped in round :math:`t`, :math:`\beta = 1`). Returns ``t``,
+    ``N``, ``P`` (floats of the exact rationals), ``beta`` (realised), ``delta`` and ``K``."""
+    from fedtheory.theory.fdms import friendship, gap_constants, realised_beta
+
+    inst = lemma_tight_instance(q)
+    model = inst["model"]
+    fr = friendship(model.sigma2(), inst["sigma_F2"] * (1 + 1e-12))
+    delta = gap_constants(model.mu(), fr)["delta_min"]
+    if period == 1:
+        t = np.arange(1, t_max + 1, 3)
+        N, beta = t, 1.0
+    else:
+        t = np.array([s for s in range(1, t_max + 1) if s % period != 0])
+        N = t // period + 1
+        beta = realised_beta(drop_schedule(3, t_max + 1, inst["k"], t))
+    P = np.array([float(lemma_tight_probability(q, int(n))) for n in N])
+    return {"t": t, "N": N, "P": P, "beta": beta, "delta": delta, "K": inst["K"]}
+
+
+def complexity_runs(model: Any, friends: np.ndarray, mask: np.ndarray, rng: np.random.Generator,
+                    *, p: float, beta: float, delta_f: float,
+                    scales: tuple[float, ...] = (1.0, 0.5)) -> dict[str, dict[str, Any]]:
+    r"""FL-FDMS without the complexity reduction and with :math:`c\,\Theta_t` for each
+    :math:`c` in ``scales`` (Theorem 2's threshold with the given :math:`p, \beta, \delta_f`,
+    :math:`T` and :math:`B_{\max}` of the instance) on the same ``(R, T, n)`` mask. Per run:
+    mean similarity computations per round, their total per replica, the fraction of runs
+    that lost a friend and the non-friend rate of the substitutions."""
+    R, T, n = mask.shape
+    base = complexity_threshold(np.arange(T), n_clients=n, horizon=T,
+                                max_friends=int(friends.sum(axis=1).max()), beta=beta, p=p,
+                                delta_f=delta_f)
+    out: dict[str, dict[str, Any]] = {}
+    for name, theta in [("none", None)] + [(f"{c:g} Theta_t", c * base) for c in scales]:
+        sim = simulate_discovery(model, mask, R, rng, friends, theta=theta)
+        out[name] = {"per_round": sim["computations"].mean(axis=0),
+                     "total": float(sim["computations"].sum(axis=1).mean()),
+                     "friend_eliminated": float((sim["eliminated"] >= 0).mean()),
+                     "nonfriend_rate": float(sim["nonfriend"].sum()
+                                             / max(int(sim["dropped"].sum()), 1))}
+    return out
+
+
+def twenty_clusters() -> tuple[GaussianClusters, float]:
+    """The seed's clustered setting in miniature: 20 clients in 5 clusters of 4, orthogonal
+    unit means in :math:`\\mathbb R^{10}`, noise :math:`s = 0.3`; returns (model,
+    :math:`\\sigma_F^2 = 2ds^2`, the within-cluster :math:`\\sigma^2`)."""
+    d, s = 10, 0.3
+    return GaussianClusters(np.eye(5, d), np.repeat(np.arange(5), 4), s), 2 * d * s * s
+
+
+def nonfriend_figure_data(preset: str = "quick", seed: int = 0,
+                          alpha: float = 1e-6) -> dict[str, Any]:
+    """Data of the non-friend figure: exact curves of :func:`tight_curve` (:math:`q = 3/4`,
+    :math:`\\beta = 1` and period 4) with Lemma 2's bound, and FL-FDMS simulated on the tight
+    instance (``k`` active in even rounds) with two-sided Clopper-Pearson bands at ``alpha``."""
+    from fedtheory.theory.fdms import clopper_pearson, friendship, lemma2_bound, realised_beta
+
+    q = Fraction(3, 4)
+    t_max = 150 if preset == "quick" else 400
+    curves = {}
+    for period in (1, 4):
+        c = tight_curve(q, t_max, period)
+        curves[period] = {**c, "bound": lemma2_bound(c["t"], c["K"], c["beta"], c["delta"])}
+    inst = lemma_tight_instance(q)
+    T = 41
+    drops = np.arange(1, T, 2)
+    mask = drop_schedule(3, T, inst["k"], drops)
+    fr = friendship(inst["model"].sigma2(), inst["sigma_F2"] * (1 + 1e-12))
+    R = 2000 if preset == "quick" else 20000
+    sim = simulate_discovery(inst["model"], mask, R, np.random.default_rng([seed, 4, 99]), fr)
+    hits = sim["nonfriend"][:, drops, inst["k"]].sum(axis=0)
+    beta = realised_beta(mask)
+    return {"curves": curves, "mc": {
+        "t": drops, "rate": hits / R, "lower": clopper_pearson(hits, R, alpha / 2, "lower"),
+        "upper": clopper_pearson(hits, R, alpha / 2, "upper"),
+        "bound": lemma2_bound(drops, 3, beta, curves[1]["delta"]), "beta": beta, "R": R},
+        "alpha": alpha}
+
+
+def complexity_figure_data(preset: str = "quick", seed: int = 0, p: float = 0.1
+                           ) -> dict[str, Any]:
+    """Data of the complexity figure: :func:`complexity_runs` on :func:`twenty_clusters` with
+    random dropout (each client w.p. 0.3, a friend always kept), :math:`\\delta_f` the upper
+    end of its estimated interval; plus :math:`\\Theta_t` itself."""
+    from fedtheory.theory.fdms import (
+        estimate_similarity_means,
+        friendship,
+        gap_interval,
+        realised_beta,
+    )
+
+    model, sF2 = twenty_clusters()
+    rng = np.random.default_rng([seed, 4, 98])
+    est = estimate_similarity_means(model.sample, 20000, rng)
+    fr = friendship(model.sigma2(), sF2 * (1 + 1e-12))
+    df = gap_interval(est["lower"], est["upper"], fr)["delta_f"][1]
+    T = 1000 if preset == "quick" else 3000
+    R = 4 if preset == "quick" else 20
+    mask = random_friend_dropout(rng, R, T, fr, 0.3, warmup=5)
+    beta = realised_beta(mask)
+    runs = complexity_runs(model, fr, mask, rng, p=p, beta=beta, delta_f=df)
+    theta = complexity_threshold(np.arange(1, T), n_clients=20, horizon=T,
+                                 max_friends=int(fr.sum(1).max()), beta=beta, p=p, delta_f=df)
+    return {"runs": runs, "theta": theta, "T": T, "beta": beta, "delta_f": df, "p": p}
