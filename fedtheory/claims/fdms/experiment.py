@@ -48,8 +48,8 @@ same gradient noise (common random numbers: replica $r$ draws from the same stre
 run), so comparisons are paired over the replicas (the seeds). Quick preset: quadratic
 federations ($d = 10$, $\sigma_G^2 = 25$, Gaussian noise $\sigma^2 = 0.25$, 2 local steps,
 lr 0.1, 60 rounds, 12 seeds, $x_0 = 3\cdot\mathbf 1$); full preset: digits, multinomial
-logistic regression (5 local steps, lr 0.05, noise 0.5, 200 rounds, 12 seeds; about 20
-minutes). Methods: Full (`full`),
+logistic regression (5 local steps, lr 0.05, noise 0.5, 200 rounds, 12 seeds; about 4
+minutes on one core). Methods: Full (`full`),
 Dropout (`fedavg`, eq. 4), Stale (`mifa`: a dropped client's last upload, 0 before its first),
 FL-FDMS (`fl_fdms`, eq. 14-15), and the oracle (`oracle`: an active true friend) as the
 non-realisable reference. Readings: (1) FL-FDMS's tail loss below Dropout's, (2) below
