@@ -18,7 +18,10 @@ one-sided, identities two-sided:
   interval (plus a floating-point allowance ``atol + rtol |T|``, documented per check);
 * a qualitative comparison "A is smaller than B" is confirmed when the upper limit of the
   paired difference is below 0, refuted when its lower limit is above 0, and inconclusive
-  otherwise.
+  otherwise;
+* an upper bound on probabilities :math:`P_j \le B_j` (one per round, say) is refuted where
+  the exact one-sided Clopper--Pearson lower limit of the observed frequency exceeds
+  :math:`B_j`, at level :math:`\alpha` split over the :math:`j` (Bonferroni).
 
 Examples
 --------
@@ -49,7 +52,9 @@ __all__ = [
     "check_identity",
     "check_less",
     "check_lower_bound",
+    "check_proportion_upper_bound",
     "check_upper_bound",
+    "clopper_pearson",
     "mean_interval",
     "z_quantile",
 ]
@@ -261,6 +266,61 @@ def check_close(
     detail = f"{what}: max abs error {float(np.max(err, initial=0.0)):.3g}, max rel error {rel:.3g}"
     ce = None if ok else _counterexample(counterexample, {"measured": m, "theory": t})
     return Evidence(ok, _scalar(m), _scalar(t), detail, tolerance=rtol, counterexample=ce)
+
+
+def clopper_pearson(k: Any, n: Any, alpha: float, side: str) -> np.ndarray:
+    r"""One-sided Clopper--Pearson limit at level ``alpha`` for a binomial proportion (exact:
+    :math:`P(\mathrm{Bin}(n, \text{limit}) \ge k) = \alpha` for the lower one):
+    ``side="lower"``: :math:`\mathrm{Beta}^{-1}(\alpha; k, n-k+1)` (0 at :math:`k = 0`);
+    ``side="upper"``: :math:`\mathrm{Beta}^{-1}(1-\alpha; k+1, n-k)` (1 at :math:`k = n`).
+
+    >>> round(float(clopper_pearson(0, 100, 0.05, "upper")), 4)
+    0.0295
+    """
+    if side not in ("lower", "upper"):
+        raise ValueError(f"side must be 'lower' or 'upper', got {side!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    if np.any(k < 0) or np.any(k > n):
+        raise ValueError(f"need 0 <= k <= n, got k={k!r}, n={n!r}")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if side == "lower":
+            v = _st.beta.ppf(alpha, k, n - k + 1)
+            return np.where(k == 0, 0.0, v)
+        v = _st.beta.isf(alpha, k + 1, n - k)
+        return np.where(k == n, 1.0, v)
+
+
+def check_proportion_upper_bound(hits: Any, n: Any, bound: Any, alpha: float = DEFAULT_ALPHA,
+                                 what: str = "P", instance: dict[str, Any] | None = None
+                                 ) -> Evidence:
+    r"""Probabilities :math:`P_j \le B_j` from ``hits`` successes in ``n`` trials each: refuted
+    where the Clopper--Pearson lower limit (level ``alpha`` split over the :math:`j`) exceeds
+    :math:`B_j`. Reports the tightness, the largest frequency / bound, and where it is.
+
+    >>> check_proportion_upper_bound([5, 40], [100, 100], [0.1, 0.1], 1e-3).passed
+    False
+    """
+    hits, n, bound = (np.atleast_1d(np.asarray(v, dtype=float)) for v in (hits, n, bound))
+    instance = dict(instance or {})
+    lo = clopper_pearson(hits, n, alpha / max(hits.size, 1), "lower")
+    rate = hits / np.maximum(n, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(bound > 0, rate / bound, np.where(rate > 0, np.inf, 0.0))
+    j = int(np.argmax(ratio))
+    bad = lo > bound
+    detail = (f"{what}: largest measured/bound {ratio[j]:.3g} at index {j} (measured "
+              f"{rate[j]:.4g}, Clopper-Pearson lower {lo[j]:.4g}, bound {bound[j]:.4g}); "
+              f"{int(bad.sum())} of {hits.size} with lower limit > bound "
+              f"(one-sided, alpha={alpha:g} over all of them)")
+    ce = None
+    if bad.any():
+        k = int(np.argmax(np.where(bad, lo - bound, -np.inf)))
+        ce = {**instance, "index": k, "measured": float(rate[k]), "lower_limit": float(lo[k]),
+              "bound": float(bound[k]), "trials": int(n[k])}
+    return Evidence(not bool(bad.any()), float(rate[j]), float(bound[j]), detail, alpha=alpha,
+                    counterexample=ce, ratio=float(ratio[j]), instance={**instance, "index": j})
 
 
 def _fmt(x: Any) -> str:

@@ -57,3 +57,23 @@ def test_failed_lower_bound_reports_values_with_their_own_signs():
     assert ce["bound"] == 1.1 and abs(ce["measured_mean"] - x.mean()) <= 1e-12
     assert x.mean() < ce["upper_limit"] < 1.1
     assert ev.measured == ce["measured_mean"] and ev.theoretical == 1.1
+
+
+def test_proportion_upper_bound_false_alarm_power_and_degenerate_cases():
+    """Clopper-Pearson is exact-conservative: at the bound itself (Bin(100, 0.1), bound 0.1)
+    at most alpha = 5% of the runs are refuted (binomial 1e-6 band: <= 100 + 47 of 2000); a
+    frequency far above the bound is refuted; zero bounds and zero hits are handled."""
+    rng = np.random.default_rng(5)
+    hits = rng.binomial(100, 0.1, size=2000)
+    fails = sum(stats.check_proportion_upper_bound(h, 100, 0.1, 0.05).passed is False
+                for h in hits)
+    assert fails <= 147
+    ev = stats.check_proportion_upper_bound([5, 40], [100, 100], [0.1, 0.1], 1e-3,
+                                            instance={"case": "demo"})
+    assert ev.passed is False and ev.counterexample["index"] == 1
+    assert ev.counterexample["case"] == "demo" and ev.ratio == pytest.approx(4.0)
+    assert stats.check_proportion_upper_bound(0, 50, 0.0).passed is True  # 0 <= 0
+    assert stats.check_proportion_upper_bound(0, 50, 0.0).ratio == 0.0
+    assert stats.check_proportion_upper_bound(50, 50, 0.0).passed is False
+    with pytest.raises(ValueError, match="k <= n"):
+        stats.check_proportion_upper_bound(3, 2, 0.5)

@@ -395,7 +395,8 @@ def nonfriend_figure_data(preset: str = "quick", seed: int = 0,
     """Data of the non-friend figure: exact curves of :func:`tight_curve` (:math:`q = 3/4`,
     :math:`\\beta = 1` and period 4) with Lemma 2's bound, and FL-FDMS simulated on the tight
     instance (``k`` active in even rounds) with two-sided Clopper-Pearson bands at ``alpha``."""
-    from fedtheory.theory.fdms import clopper_pearson, friendship, lemma2_bound, realised_beta
+    from fedtheory.stats import clopper_pearson
+    from fedtheory.theory.fdms import friendship, lemma2_bound, realised_beta
 
     q = Fraction(3, 4)
     t_max = 150 if preset == "quick" else 400

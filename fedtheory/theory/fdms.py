@@ -22,8 +22,8 @@ Constants of an instance: friendship (Definition 1) from :math:`\sigma^2_{i,j}`,
 :math:`\mu^{k,i}` (:func:`gap_constants`, exact or with intervals: :func:`gap_interval`),
 :math:`\mu` estimated by Monte Carlo (:func:`estimate_similarity_means`), the realised
 :math:`\beta` and :math:`\alpha` of a dropout mask (:func:`realised_beta`,
-:func:`realised_alpha`), and the one-sided binomial intervals the checks use
-(:func:`clopper_pearson`, :func:`hoeffding_interval`).
+:func:`realised_alpha`). The checks' binomial intervals are
+:func:`fedtheory.stats.clopper_pearson` and :func:`fedtheory.stats.check_proportion_upper_bound`.
 
 Conventions: a client with no friend or no non-friend has :math:`\delta_k = +\infty` (no
 non-friend can be chosen instead of a friend); rounds are :math:`t = 0, 1, \dots` and
@@ -43,7 +43,6 @@ from fedtheory.algorithms.friend_selection import complexity_threshold, similari
 from fedtheory.participation.dropout import realised_beta as dropout_realised_beta
 
 __all__ = [
-    "clopper_pearson",
     "complexity_threshold",
     "elimination_union_bound",
     "eq16_bound",
@@ -52,7 +51,6 @@ __all__ = [
     "friendship",
     "gap_constants",
     "gap_interval",
-    "hoeffding_interval",
     "hoeffding_union_bound",
     "lemma2_bound",
     "psi_bound",
@@ -248,34 +246,3 @@ def realised_alpha(mask: Any) -> float:
     r"""The largest dropout ratio :math:`\max_t (K - S_t)/K` of a mask ``(..., T, n)``."""
     m = np.asarray(mask, dtype=bool)
     return float(np.max(1.0 - m.mean(axis=-1)))
-
-
-def clopper_pearson(k: Any, n: Any, alpha: float, side: str) -> np.ndarray:
-    r"""One-sided Clopper–Pearson limit at level ``alpha`` for a binomial proportion:
-    ``side="lower"``: :math:`\mathrm{Beta}^{-1}(\alpha; k, n-k+1)` (0 at :math:`k = 0`);
-    ``side="upper"``: :math:`\mathrm{Beta}^{-1}(1-\alpha; k+1, n-k)` (1 at :math:`k = n`).
-
-    >>> round(float(clopper_pearson(0, 100, 0.05, "upper")), 4)
-    0.0295
-    """
-    if side not in ("lower", "upper"):
-        raise ValueError(f"side must be 'lower' or 'upper', got {side!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    if np.any(k < 0) or np.any(k > n):
-        raise ValueError(f"need 0 <= k <= n, got k={k!r}, n={n!r}")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if side == "lower":
-            v = _st.beta.ppf(alpha, k, n - k + 1)
-            return np.where(k == 0, 0.0, v)
-        v = _st.beta.isf(alpha, k + 1, n - k)
-        return np.where(k == n, 1.0, v)
-
-
-def hoeffding_interval(mean: Any, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    r"""One-sided Hoeffding limits for the mean of ``n`` i.i.d. values in :math:`[0, 1]`:
-    ``mean`` :math:`\mp\sqrt{\ln(1/\alpha)/(2n)}` (each limit at level ``alpha``)."""
-    hw = np.sqrt(np.log(1.0 / alpha) / (2.0 * n))
-    m = np.asarray(mean, dtype=float)
-    return m - hw, m + hw

@@ -18,7 +18,7 @@ from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
 from fedtheory.theory import fdms as th
 
-__all__ = ["ALPHA", "NEGATIVE", "Q_TIGHT", "cp_upper_check", "estimated_constants",
+__all__ = ["ALPHA", "NEGATIVE", "Q_TIGHT", "estimated_constants",
            "gaussian_clusters",
            "lemma_bound", "lemma_symbolic", "negative_setting", "orthogonal_setting",
            "eq16_bound_ctx", "psi_bound_ctx"]
@@ -86,32 +86,6 @@ def psi_bound_ctx(ctx: Context, T: Any, K: Any, beta: Any, delta: Any, psi_star:
     s = TT if a == 0 else -np.expm1(-a * TT) / -np.expm1(-a)
     out = float(ctx.const("psi_star")) * psi_star + pref * ctx.factor("K", K) * psi_bar * s / TT
     return float(out) if np.ndim(out) == 0 else out
-
-
-def cp_upper_check(hits: np.ndarray, n: np.ndarray, bound: np.ndarray, alpha: float,
-                   what: str, instance: dict[str, Any]) -> Evidence:
-    """One-sided test of per-round probabilities against an upper bound: refuted where the
-    Clopper–Pearson lower limit (level ``alpha`` split over the rounds) exceeds the bound."""
-    hits, n, bound = (np.asarray(v, dtype=float) for v in (hits, n, bound))
-    a = alpha / max(hits.size, 1)
-    lo = th.clopper_pearson(hits, n, a, "lower")
-    rate = hits / np.maximum(n, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(bound > 0, rate / bound, np.inf)
-    j = int(np.argmax(ratio))
-    bad = lo > bound
-    ok = not bool(bad.any())
-    detail = (f"{what}: largest measured/bound {ratio[j]:.3g} at index {j} (measured "
-              f"{rate[j]:.4g}, Clopper-Pearson lower {lo[j]:.4g}, bound {bound[j]:.4g}); "
-              f"{int(bad.sum())} of {hits.size} rounds with lower limit > bound "
-              f"(one-sided, alpha={alpha:g} over the rounds)")
-    ce = None
-    if not ok:
-        k = int(np.argmax(np.where(bad, lo - bound, -np.inf)))
-        ce = {**instance, "index": k, "measured": float(rate[k]), "lower_limit": float(lo[k]),
-              "bound": float(bound[k]), "replicas": int(n[k])}
-    return Evidence(ok, float(rate[j]), float(bound[j]), detail, alpha=alpha,
-                    counterexample=ce, ratio=float(ratio[j]), instance={**instance, "index": j})
 
 
 # ------------------------------------------------------------------ instances

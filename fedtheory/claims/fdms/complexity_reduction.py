@@ -13,12 +13,12 @@ import sympy as sp
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
+from fedtheory.stats import check_proportion_upper_bound
 from fedtheory.symbolic import fdms_bounds as fb
 from fedtheory.theory import fdms as th
 
 from ._friends import (
     ALPHA,
-    cp_upper_check,
     estimated_constants,
     negative_setting,
     orthogonal_setting,
@@ -118,8 +118,9 @@ def elimination(ctx: Context) -> Evidence:
     inst = {"instance": f"orthogonal_instance({Q}, {GROUP}), rotation after {WARMUP}",
             "T": 800, "p": P_FAIL, "K": s["K"], "B_max": g["B_max"], "beta": s["beta"],
             "delta_f": g["delta_f"], "delta_min": g["delta_min"]}
-    ev = cp_upper_check(np.array([hits]), np.array([elim.size]), np.array([P_FAIL]), ALPHA,
-                        "P(a friend is eliminated)", inst)
+    ev = check_proportion_upper_bound(np.array([hits]), np.array([elim.size]),
+                                      np.array([P_FAIL]), ALPHA, "P(a friend is eliminated)",
+                                      inst)
     if ctx.mutant is None:  # observation: the seed's 0.5 Theta_t (outside the theorem)
         half = _eliminations(ctx.preset, ctx.seed, tuple(np.round(0.5 * theta, 12)))
         rate = float((half >= 0).mean())
@@ -195,8 +196,9 @@ def negative_gap(ctx: Context) -> Evidence:
     inst = {"instance": "negative_gap_instance(1/2, 3), k active only in rounds t % 4 == 0",
             "T": T, "p": P_FAIL, "K": 3, "B_max": g["B_max"], "beta": s["beta"],
             "delta_f": g["delta_f"], "delta_min": g["delta_min"]}
-    return cp_upper_check(np.array([int((elim >= 0).sum())]), np.array([elim.size]),
-                          np.array([P_FAIL]), ALPHA, "P(a friend is eliminated)", inst)
+    return check_proportion_upper_bound(np.array([int((elim >= 0).sum())]),
+                                        np.array([elim.size]), np.array([P_FAIL]), ALPHA,
+                                        "P(a friend is eliminated)", inst)
 
 
 CLAIM = Claim(

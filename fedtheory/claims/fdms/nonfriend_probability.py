@@ -11,13 +11,13 @@ from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
+from fedtheory.stats import check_proportion_upper_bound
 from fedtheory.theory import fdms as th
 
 from ._friends import (
     ALPHA,
     NEGATIVE,
     Q_TIGHT,
-    cp_upper_check,
     estimated_constants,
     lemma_bound,
     lemma_symbolic,
@@ -113,9 +113,10 @@ def simulated(ctx: Context) -> Evidence:
     fr = th.friendship(inst["model"].sigma2(), inst["sigma_F2"] * (1 + 1e-12))
     delta = th.gap_constants(inst["model"].mu(), fr)["delta_min"]
     b1 = lemma_bound(ctx, tight["drops"].astype(float), 3, tight["beta"], delta)
-    up1 = cp_upper_check(tight["hits"].sum(0), np.full(len(b1), R), b1, ALPHA / 3,
-                         "tight instance", {"instance": "lemma_tight_instance(3/4), k active "
-                                            "in even rounds", "beta": tight["beta"]})
+    up1 = check_proportion_upper_bound(
+        tight["hits"].sum(0), np.full(len(b1), R), b1, ALPHA / 3, "tight instance",
+        {"instance": "lemma_tight_instance(3/4), k active in even rounds",
+         "beta": tight["beta"]})
     c = cl["consts"]
     d_lo, d_hi = c["gaps"]["delta_min"]
     if d_lo <= 0:
@@ -123,10 +124,11 @@ def simulated(ctx: Context) -> Evidence:
                        "contains 0: no bound to test")
     else:
         b2 = lemma_bound(ctx, cl["drops"].astype(float), 12, cl["beta"], d_lo)
-        up2 = cp_upper_check(cl["hits"].sum(0), np.full(len(b2), cl["hits"].shape[0]), b2,
-                             ALPHA / 3, "Gaussian clusters (4 x 3, d = 5, s = 0.5), client 0",
-                             {"instance": "gaussian_clusters('separated')",
-                              "beta": cl["beta"], "delta_min": [d_lo, d_hi]})
+        up2 = check_proportion_upper_bound(
+            cl["hits"].sum(0), np.full(len(b2), cl["hits"].shape[0]), b2, ALPHA / 3,
+            "Gaussian clusters (4 x 3, d = 5, s = 0.5), client 0",
+            {"instance": "gaussian_clusters('separated')", "beta": cl["beta"],
+             "delta_min": [d_lo, d_hi]})
     return all_of([("tight exact law", ident), ("tight bound", up1), ("clusters bound", up2)])
 
 
@@ -177,10 +179,11 @@ def negative_gap_clusters(ctx: Context) -> Evidence:
     if hi >= 0:
         return Evidence(None, None, None, f"delta_min interval [{lo:.3g}, {hi:.3g}] reaches 0")
     bound = lemma_bound(ctx, d["drops"].astype(float), 6, d["beta"], hi)
-    return cp_upper_check(d["hits"].sum(0), np.full(len(bound), d["hits"].shape[0]), bound,
-                          ALPHA, "clusters A (m) and B (6m), d = 2, s = 1; client 0 of A",
-                          {"instance": "gaussian_clusters('scaled')", "beta": d["beta"],
-                           "delta_min_interval": [lo, hi], "t": d["drops"].tolist()})
+    return check_proportion_upper_bound(
+        d["hits"].sum(0), np.full(len(bound), d["hits"].shape[0]), bound, ALPHA,
+        "clusters A (m) and B (6m), d = 2, s = 1; client 0 of A",
+        {"instance": "gaussian_clusters('scaled')", "beta": d["beta"],
+         "delta_min_interval": [lo, hi], "t": d["drops"].tolist()})
 
 
 CLAIM = Claim(
