@@ -1,8 +1,10 @@
 r"""Where the claims of a run are verified: serially, in local worker processes, or on a Dask
 cluster, with the same numbers and surviving lost workers.
 
-Every executor runs :func:`fedtheory.runner.verify_one` on each :class:`~fedtheory.runner.Job`
-and hands each result to ``on_result`` as it finishes; what a job computes depends only on the
+Every executor maps a picklable function over items (:meth:`Executor.map`; tasks of any kind)
+and, for a run of claims, :func:`fedtheory.runner.verify_one` over the
+:class:`~fedtheory.runner.Job` s (:meth:`Executor.run`), handing each result to ``on_result``
+as it finishes; what a job computes depends only on the
 job (its claim, preset and seed: every random stream is derived from them), so the results are
 identical whatever the executor, the number of workers and the order jobs finish in.
 
@@ -24,7 +26,9 @@ provenance lists.
 
 from __future__ import annotations
 
+import logging
 import os
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -38,6 +42,7 @@ __all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "err
            "make_executor"]
 
 OnResult = Callable[[int, ClaimResult], None]
+Lost = Callable[[int, str], Any]
 
 
 def error_result(job: Job, reason: str) -> ClaimResult:
@@ -65,8 +70,21 @@ class Executor:
         #: claim id -> how many times its job was lost with a worker and re-run.
         self.reruns: dict[str, int] = {}
 
-    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:  # pragma: no cover
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
+            on_result: Callable[[int, Any], None], lost: Lost | None = None,
+            label: Callable[[int], str] = str) -> None:  # pragma: no cover
+        """Run ``fn(item)`` for every item (``fn`` and the items picklable); call
+        ``on_result(index, value)`` as each finishes. A task lost with its worker after the
+        retries becomes ``lost(index, reason)`` (default: ``RuntimeError``); ``label(index)``
+        names it in :attr:`reruns`."""
         raise NotImplementedError
+
+    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
+        """Verify ``jobs`` (:func:`~fedtheory.runner.verify_one`); a claim lost with its
+        worker after the retries gets verdict ``error`` (:func:`error_result`)."""
+        self.map(verify_one, jobs, on_result,
+                 lost=lambda k, reason: error_result(jobs[k], reason),
+                 label=lambda k: jobs[k].claim_id)
 
     def describe(self) -> str:
         return f"{self.name} ({self.workers} worker{'s' if self.workers != 1 else ''})"
@@ -77,9 +95,11 @@ class SerialExecutor(Executor):
 
     name = "serial"
 
-    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
-        for k, job in enumerate(jobs):
-            on_result(k, verify_one(job))
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
+            on_result: Callable[[int, Any], None], lost: Lost | None = None,
+            label: Callable[[int], str] = str) -> None:
+        for k, item in enumerate(items):
+            on_result(k, fn(item))
 
 
 def _init_worker() -> None:
@@ -109,14 +129,13 @@ class ProcessExecutor(Executor):
             raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
         self.workers, self.retries = workers, retries
 
-    def _round(self, jobs: Sequence[Job], todo: list[int], workers: int,
-               on_result: OnResult) -> list[int]:
-        """Run ``todo`` (indices into ``jobs``) in one pool; return the indices lost with it."""
+    def _round(self, fn: Callable[[Any], Any], items: Sequence[Any], todo: list[int],
+               workers: int, on_result: Callable[[int, Any], None]) -> list[int]:
+        """Run ``todo`` (indices into ``items``) in one pool; return the indices lost with it."""
         lost: list[int] = []
         with ProcessPoolExecutor(max_workers=min(workers, len(todo)),
                                  initializer=_init_worker) as pool:
-            futures: dict[Future[ClaimResult], int] = {
-                pool.submit(verify_one, jobs[k]): k for k in todo}
+            futures: dict[Future[Any], int] = {pool.submit(fn, items[k]): k for k in todo}
             for fut in as_completed(futures):
                 k = futures[fut]
                 try:
@@ -127,23 +146,25 @@ class ProcessExecutor(Executor):
                 on_result(k, res)
         return sorted(lost)
 
-    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
-        todo = list(range(len(jobs)))
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
+            on_result: Callable[[int, Any], None], lost: Lost | None = None,
+            label: Callable[[int], str] = str) -> None:
+        todo = list(range(len(items)))
         attempts = dict.fromkeys(todo, 0)
         while todo:
-            lost = self._round(jobs, todo, self.workers, on_result)
-            for k in lost:
+            gone = self._round(fn, items, todo, self.workers, on_result)
+            for k in gone:
                 attempts[k] += 1
-                self.reruns[jobs[k].claim_id] = attempts[k]
-            todo = [k for k in lost if attempts[k] <= self.retries]
-            for k in (k for k in lost if attempts[k] > self.retries):
+                self.reruns[label(k)] = attempts[k]
+            todo = [k for k in gone if attempts[k] <= self.retries]
+            for k in (k for k in gone if attempts[k] > self.retries):
                 # lost more often than the others: run it alone, once
-                if self._round(jobs, [k], 1, on_result):
-                    self.reruns[jobs[k].claim_id] = attempts[k] + 1
-                    on_result(k, error_result(jobs[k], (
-                        f"the worker process running this claim died {attempts[k] + 1} times "
-                        "(killed, e.g. by the out-of-memory killer, or crashed), the last time "
-                        "running it alone; no verdict")))
+                if self._round(fn, items, [k], 1, on_result):
+                    self.reruns[label(k)] = attempts[k] + 1
+                    reason = (f"the worker process running this task died {attempts[k] + 1} "
+                              "times (killed, e.g. by the out-of-memory killer, or crashed), "
+                              "the last time running it alone; no result")
+                    on_result(k, _lost(lost, k, reason))
 
 
 class DaskExecutor(Executor):
@@ -179,48 +200,65 @@ class DaskExecutor(Executor):
 
         if self.local_workers is not None:
             cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
-                                   processes=True, dashboard_address=None)
+                                   processes=True, dashboard_address=None,
+                                   silence_logs=logging.CRITICAL)
             return Client(cluster), cluster
         return Client(self.address), None
 
-    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
+    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
+            on_result: Callable[[int, Any], None], lost: Lost | None = None,
+            label: Callable[[int], str] = str) -> None:
         from distributed import as_completed as dask_completed
         from distributed.scheduler import KilledWorker
 
         client, cluster = self._client()
         try:
             self.workers = len(client.scheduler_info().get("workers", {})) or self.workers
-            futures = {client.submit(verify_one, job, pure=False,
-                                     key=f"fedtheory-verify-{k}-{job.claim_id}"): k
-                       for k, job in enumerate(jobs)}
+            tag = uuid.uuid4().hex[:8]
+            keys = [f"fedtheory-{tag}-{k}" for k in range(len(items))]
+            futures = dict(zip(client.map(fn, list(items), key=keys, pure=False),
+                               range(len(items)), strict=True))
             for fut in dask_completed(futures):
                 k = futures[fut]
                 try:
                     res = fut.result()
                 except KilledWorker as exc:
-                    res = error_result(jobs[k], f"Dask lost the workers running this claim "
-                                                f"too often ({exc}); no verdict")
-                lost = _suspicious(client, fut.key)
-                if lost:
-                    self.reruns[jobs[k].claim_id] = lost
+                    res = _lost(lost, k, f"Dask lost the workers running this task too "
+                                         f"often ({exc}); no result")
                 on_result(k, res)
+            # one question to the scheduler at the end (the futures held keep the tasks)
+            for key, gone in _suspicious(client, [f.key for f in futures]).items():
+                self.reruns[label(int(key.rsplit("-", 1)[1]))] = gone
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
 
 
-def _suspicious(client: Any, key: str) -> int:
-    """How many workers died running the task ``key`` (the scheduler's count), 0 if unknown."""
+def _lost(lost: Lost | None, k: int, reason: str) -> Any:
+    """What a task lost for good becomes: ``lost(k, reason)``, or a ``RuntimeError``."""
+    if lost is None:
+        raise RuntimeError(f"task {k}: {reason}")
+    return lost(k, reason)
 
-    def count(dask_scheduler: Any, key: str = key) -> int:
-        ts = dask_scheduler.tasks.get(key)
-        return int(getattr(ts, "suspicious", 0) or 0) if ts is not None else 0
+
+def _suspicious(client: Any, keys: list[str]) -> dict[str, int]:
+    """How many workers died running each task of ``keys`` (the scheduler's counts; tasks
+    with none, or counts it cannot give, are left out)."""
+
+    def count(dask_scheduler: Any, keys: list[str] = keys) -> dict[str, int]:
+        out = {}
+        for key in keys:
+            ts = dask_scheduler.tasks.get(key)
+            n = int(getattr(ts, "suspicious", 0) or 0) if ts is not None else 0
+            if n:
+                out[key] = n
+        return out
 
     try:
-        return int(client.run_on_scheduler(count))
-    except Exception:  # noqa: BLE001 - a count we cannot read is reported as none
-        return 0
+        return dict(client.run_on_scheduler(count))
+    except Exception:  # noqa: BLE001 - counts we cannot read are reported as none
+        return {}
 
 
 def make_executor(jobs: int = 1, dask: str | None = None) -> Executor:

@@ -51,6 +51,9 @@ def test_serial_processes_and_dask_give_the_same_json():
     dask = DaskExecutor("local:2")
     assert serial == _doc(dask)
     assert dask.reruns == {} and dask.describe() == "dask (local:2)"
+    out: dict[int, int] = {}
+    dask.map(abs, [-3, 4], out.__setitem__)
+    assert out == {0: 3, 1: 4}
 
 
 def test_make_executor_and_bad_input():
@@ -65,6 +68,16 @@ def test_make_executor_and_bad_input():
     for bad in ("local:0", "local:x", "local:"):
         with pytest.raises(ValueError, match=f"--dask {bad}: local:N needs an integer N >= 1"):
             DaskExecutor(bad)
+
+
+def test_map_runs_any_picklable_task_in_any_executor():
+    """Executor.map: the same values, in their places, whatever the executor."""
+    items = list(range(-5, 5))
+    for ex in (SerialExecutor(), ProcessExecutor(2)):
+        out: dict[int, int] = {}
+        ex.map(abs, items, out.__setitem__)
+        assert [out[k] for k in range(len(items))] == [abs(i) for i in items]
+        assert ex.reruns == {}
 
 
 def test_results_read_back_from_json_are_the_same():
@@ -141,7 +154,7 @@ def test_a_killed_worker_loses_nothing(demo_tree: Path):
     assert verdicts == {"demo.geometric_sum": "confirmed", "demo.killer_once": "confirmed",
                         "demo.killer_always": "error", "is.unbiased": "confirmed"}
     [always] = [c for c in doc["claims"] if c["id"] == "demo.killer_always"]
-    assert "worker process running this claim died" in always["errors"][0]["detail"]
+    assert "worker process running this task died" in always["errors"][0]["detail"]
     reruns = doc["provenance"]["reruns"]
     assert reruns["demo.killer_once"] >= 1 and reruns["demo.killer_always"] >= 2
     assert doc["complete"] is True
