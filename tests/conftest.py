@@ -1,8 +1,15 @@
 import os
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# Property tests draw the same examples on every run (a default test run is never flaky);
+# HYPOTHESIS_PROFILE=explore draws fresh ones, to look for new counterexamples.
+settings.register_profile("default", derandomize=True)
+settings.register_profile("explore", derandomize=False, max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fedtheory.sampling.aocs import aocs_probabilities, client_initial_probabilities
@@ -167,6 +167,9 @@ def scaled_instances(draw, max_n=30):
 
 @settings(max_examples=300, deadline=None)
 @given(scaled_instances())
+# found by a randomised run: (1 - p_i) u_i fell into the subnormal range near 2**-1021 and
+# the improvement factor lost 33 ulp (now its sum is taken in unit rows)
+@example((np.array([1.0, 0.5, 0.50390625]), 2.9921875, -1020))
 def test_probabilities_are_invariant_under_powers_of_two(inst):
     u, m, k = inst
     v = np.ldexp(u, k)

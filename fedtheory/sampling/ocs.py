@@ -434,13 +434,16 @@ def _optimal_variance_parts(u: np.ndarray, m: float,
     w = _working_norms(u, shift)
     p = _probabilities(w, m, ell, s_l, sum_l)
     np.subtract(1.0, p, out=p)
-    p *= w
+    # W = sum_i u_i (1 - p_i) with each row's maximum brought into [1/2, 1) (exact): the
+    # products cannot fall into the subnormal range however small the norms are
+    eu = _frexp(umax)[1]
+    p *= np.ldexp(u, -eu[..., None])
     sf, se = _frexp(sum_l)
-    wf, we = _frexp(p.sum(axis=-1))  # W <= S_l: no overflow in working units
+    wf, we = _frexp(p.sum(axis=-1))  # sum of n terms <= 1: no overflow
     cf, ce = _frexp(m + (np.asarray(ell) - u.shape[-1]))
-    exp = se + we - ce
+    exp = se + we + eu - ce
     if shift is not None:
-        exp = exp - 2 * shift
+        exp = exp - shift  # S_l in working units: 2**shift too large; W in units of u
     return sf * wf / cf, exp
 
 
