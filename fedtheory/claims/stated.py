@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["ERRATUM_KINDS", "MUTANT_KINDS", "Erratum", "Mutant", "Stated"]
+import numpy as np
+import sympy as sp
+
+__all__ = ["ERRATUM_KINDS", "MUTANT_KINDS", "Erratum", "Mutant", "Stated", "exact_like"]
 
 #: The kinds of mutant (see the module docstring).
 MUTANT_KINDS = ("constant", "factor", "step")
@@ -131,3 +134,20 @@ class Erratum:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "where": self.where, "intended_holds": self.intended_holds}
+
+
+def exact_like(c: Fraction, like: Any) -> Any:
+    """A stated constant ``c`` (exact, as :meth:`Context.const` gives it) in the arithmetic of
+    ``like``: a sympy Rational beside sympy expressions, the Fraction itself beside Fractions
+    and integers, a float otherwise (floats, arrays).
+
+    >>> exact_like(Fraction(7, 10), sp.Symbol("x")), exact_like(Fraction(7, 10), 0.5)
+    (7/10, 0.7)
+    >>> exact_like(Fraction(7, 10), Fraction(1, 2))
+    Fraction(7, 10)
+    """
+    if isinstance(like, sp.Basic):
+        return sp.Rational(c.numerator, c.denominator)
+    if isinstance(like, (Fraction, int, np.integer)) and not isinstance(like, bool):
+        return c
+    return float(c)

@@ -14,6 +14,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Context, Evidence
+from fedtheory.claims.stated import exact_like
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
 from fedtheory.theory import fdms as th
@@ -30,14 +31,10 @@ Q_TIGHT = Fraction(3, 4)
 NEGATIVE = {"q": Fraction(1, 2), "big": 3.0, "period": 4}
 
 
-def _num(c: Fraction, like: Any) -> Any:
-    return sp.Rational(c.numerator, c.denominator) if isinstance(like, sp.Basic) else float(c)
-
-
 def lemma_bound(ctx: Context, t: Any, K: Any, beta: Any, delta: Any) -> Any:
     r"""Lemma 2's stated side :math:`2K e^{-\beta\delta_{\min}^2t/2}` as the context states it
     (sympy arguments give a sympy expression)."""
-    pref, rate = _num(ctx.const("prefactor"), t), _num(ctx.const("rate"), t)
+    pref, rate = exact_like(ctx.const("prefactor"), t), exact_like(ctx.const("rate"), t)
     expo = -rate * ctx.factor("beta", beta) * ctx.factor("delta_min^2", delta**2) * t
     return pref * ctx.factor("K", K) * (sp.exp(expo) if isinstance(t, sp.Basic)
                                         else np.exp(expo))
@@ -68,8 +65,8 @@ def lemma_symbolic(ctx: Context) -> Evidence:
 def eq16_bound_ctx(ctx: Context, t: Any, alpha: Any, sF2: Any, sP2: Any, K: Any, beta: Any,
                    delta: Any) -> Any:
     r"""Eq. (16)'s stated side as the context states it."""
-    pref, rate = _num(ctx.const("prefactor"), t), _num(ctx.const("rate"), t)
-    friend = _num(ctx.const("friend"), t)
+    pref, rate = exact_like(ctx.const("prefactor"), t), exact_like(ctx.const("rate"), t)
+    friend = exact_like(ctx.const("friend"), t)
     expo = -rate * beta * delta**2 * t
     ex = sp.exp(expo) if isinstance(t, sp.Basic) else np.exp(expo)
     return ctx.factor("alpha^2", alpha**2) * (friend * sF2 + pref * ctx.factor("K", K) * ex

@@ -11,7 +11,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import fdms_constants as fc
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.participation import DropoutParticipation
@@ -71,12 +71,8 @@ CLAIM = Claim(
 
 
 def _bound(ctx: Context, alpha: Any, sigma_P2: Any) -> Any:
-    c = ctx.const("bound")
-    if isinstance(alpha, sp.Basic):
-        c = sp.Rational(c.numerator, c.denominator)
-    elif not isinstance(alpha, Fraction):
-        c = float(c)
-    return c * ctx.factor(A2, alpha**2) * ctx.factor(SP2, sigma_P2)
+    return (exact_like(ctx.const("bound"), alpha) * ctx.factor(A2, alpha**2)
+            * ctx.factor(SP2, sigma_P2))
 
 
 @CLAIM.check("symbolic", "derivation_identity")

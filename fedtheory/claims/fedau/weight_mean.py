@@ -12,7 +12,7 @@ import sympy as sp
 from fedtheory import stats
 from fedtheory.algorithms.fedau import fedau_state
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.fedau_runs import omega_after_intervals, sample_masks
 from fedtheory.participation import CyclicParticipation, MarkovParticipation
 from fedtheory.symbolic.fedau_derivations import K as K_sym
@@ -89,11 +89,7 @@ $T$ is reported beside the pattern's long-run formula.
 
 def _stated(ctx: Context, p: Any, K: Any) -> Any:
     """The stated long-run weight, exact for sympy / Fraction arguments."""
-    one = ctx.const("one")
-    if isinstance(p, sp.Basic):
-        one = sp.Rational(one.numerator, one.denominator)
-    elif not isinstance(p, Fraction):
-        one = float(one)
+    one = exact_like(ctx.const("one"), p)
     inv = (1 / p) if not isinstance(p, Fraction) else Fraction(1) / p
     return (one - (1 - p) ** K) * ctx.factor("1/p", inv)
 

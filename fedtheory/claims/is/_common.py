@@ -3,7 +3,6 @@ r"""Claim-side glue shared by the claims of family ``is`` (not discovered: ``_``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,6 @@ from fedtheory.sampling.moments import sample_estimator
 __all__ = [
     "ALPHA",
     "check_identity",
-    "exact_like",
     "independent_average",
     "mismatch",
     "power_note",
@@ -63,20 +61,6 @@ def independent_average(p: np.ndarray, g: np.ndarray, rng: np.random.Generator,
     :math:`1/n`, for a mutated estimator)."""
     w = np.full(len(p), 1.0 / len(p)) if w is None else w
     return sample_estimator(IndependentSampling(p), w, g, rng, replicas)
-
-
-def exact_like(c: Fraction, like: Any) -> Any:
-    """The stated constant ``c`` (exact) in the arithmetic of ``like``: a sympy Rational beside
-    sympy expressions, the Fraction itself beside Fractions and integers, a float otherwise.
-
-    >>> exact_like(Fraction(7, 10), sp.Symbol("x")), exact_like(Fraction(7, 10), 0.5)
-    (7/10, 0.7)
-    """
-    if isinstance(like, sp.Basic):
-        return sp.Rational(c.numerator, c.denominator)
-    if isinstance(like, (Fraction, int, np.integer)):
-        return c
-    return float(c)
 
 
 def mismatch(derived: Any, stated: Any, point: Mapping[Any, Any]) -> dict[str, Any]:

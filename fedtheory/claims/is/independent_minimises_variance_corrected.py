@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.convex.eso import smallest_eso
 from fedtheory.experiments.search import rationalize
 from fedtheory.sampling.designs import IndependentSampling, UniformWithoutReplacement
@@ -38,7 +38,7 @@ from fedtheory.theory.importance_sampling import (
     subset_masks,
 )
 
-from ._common import ALPHA, check_identity, exact_like, mismatch
+from ._common import ALPHA, check_identity, mismatch
 
 CLAIM = Claim(
     id="is.independent_minimises_variance.corrected",

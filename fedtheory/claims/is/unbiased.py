@@ -10,7 +10,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import enumerate_moments
 from fedtheory.symbolic.estimator_mean import derive_mean_independent_and_arbitrary
@@ -19,7 +19,6 @@ from fedtheory.theory.importance_sampling import rational_p
 from ._common import (
     ALPHA,
     check_identity,
-    exact_like,
     independent_average,
     mismatch,
     seed000_instance,

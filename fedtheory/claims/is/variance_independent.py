@@ -10,7 +10,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import enumerate_moments
 from fedtheory.symbolic.estimator_variance import (
@@ -22,7 +22,6 @@ from fedtheory.theory.importance_sampling import rational_p, sq_dev
 from ._common import (
     ALPHA,
     check_identity,
-    exact_like,
     independent_average,
     mismatch,
     seed000_instance,

@@ -11,7 +11,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.convex.eso import smallest_eso
 from fedtheory.experiments.importance_sampling import variance_curves
 from fedtheory.experiments.search import rationalize
@@ -31,7 +31,7 @@ from fedtheory.theory.importance_sampling import (
     sq_dev,
 )
 
-from ._common import ALPHA, check_identity, exact_like, mismatch
+from ._common import ALPHA, check_identity, mismatch
 
 CLAIM = Claim(
     id="is.variance_without_replacement",

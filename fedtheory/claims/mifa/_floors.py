@@ -13,11 +13,11 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Context, Evidence
-from fedtheory.claims.stated import Erratum
+from fedtheory.claims.stated import Erratum, exact_like
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.inequality import InequalityResult
 
-__all__ = ["UMIFAM_ERRATUM", "admissible", "inequality_evidence", "like", "search_evidence",
+__all__ = ["UMIFAM_ERRATUM", "admissible", "inequality_evidence", "search_evidence",
            "short", "stated_c_eta", "sym"]
 
 #: What is wrong with "U-MIFAm works better in practice" (mifa.quadratic_experiment,
@@ -30,14 +30,6 @@ UMIFAM_ERRATUM = Erratum(
     intended_holds=None)
 
 
-def like(x: Fraction, ref: Any) -> Any:
-    """The exact constant ``x`` in the arithmetic of ``ref``: a Fraction beside Fractions, a
-    float beside floats, a sympy Rational beside sympy expressions."""
-    if isinstance(ref, sp.Basic):
-        return sp.Rational(x.numerator, x.denominator)
-    if isinstance(ref, (Fraction, int)) and not isinstance(ref, bool):
-        return x
-    return float(x)
 
 
 def admissible(ctx: Context, eta: Any, L: Any, tau_max: Any) -> Any:
@@ -47,7 +39,7 @@ def admissible(ctx: Context, eta: Any, L: Any, tau_max: Any) -> Any:
     (elementwise for arrays; exact for Fractions)."""
     from fedtheory.theory.mifa import condition
 
-    s = like(ctx.step_limit(Fraction(1)), eta)
+    s = exact_like(ctx.step_limit(Fraction(1)), eta)
     return condition(eta / s, L, tau_max) >= 0
 
 
@@ -62,8 +54,8 @@ def stated_c_eta(ctx: Context, n: int, p: Any, L: Any) -> tuple[Any, Any]:
     """The stated :math:`c = K(1/p-1)/n` (constant ``c_two`` = K) and the largest stated step
     :math:`s/(L(1+c))` (``ctx.step_limit``), in the arithmetic of ``p`` (exact for
     Fractions)."""
-    c = like(ctx.const("c_two"), p) / n * (1 / p - 1)
-    return c, like(ctx.step_limit(Fraction(1)), p) / (L * (1 + c))
+    c = exact_like(ctx.const("c_two"), p) / n * (1 / p - 1)
+    return c, exact_like(ctx.step_limit(Fraction(1)), p) / (L * (1 + c))
 
 
 def sym(x: Fraction) -> sp.Rational:

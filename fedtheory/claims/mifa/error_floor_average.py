@@ -11,7 +11,7 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.claims.stated import Erratum, Stated
+from fedtheory.claims.stated import Erratum, Stated, exact_like
 from fedtheory.experiments.mifa_runs import long_run
 from fedtheory.symbolic.error_floor import (
     STEP_SYMBOLS,
@@ -22,7 +22,7 @@ from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.mifa_symbols import L
 from fedtheory.theory.mifa import TINY, c_of, exact_fedavg_is_1d, tiny_sigma2
 
-from ._floors import inequality_evidence, like, sym
+from ._floors import inequality_evidence, sym
 
 CLAIM = Claim(
     id="mifa.error_floor_average", family="mifa",
@@ -70,13 +70,13 @@ CLAIM = Claim(
 def _c_eta(ctx: Context, n: int, p: Any, L_val: Any) -> tuple[Any, Any]:
     """c = (2/n)(1/p - 1) and the largest stated step s/(L(1 + c)) (exact for Fractions)."""
     c = 2 * (1 / p - 1) / n
-    return c, like(ctx.step_limit(Fraction(1)), p) / (L_val * (1 + c))
+    return c, exact_like(ctx.step_limit(Fraction(1)), p) / (L_val * (1 + c))
 
 
 def _printed(ctx: Context, gap0: Any, eta: Any, T_val: int, L_val: Any, c: Any, s2: Any) -> Any:
     """The printed bound 2(f(w_0) - f*)/(ηT) + (η^2 L c/2) σ_G^2, as the context states it."""
-    return (like(ctx.const("two"), eta) * gap0 / (eta * T_val)
-            + like(ctx.const("floor_half"), eta) * eta**2 * L_val * ctx.factor("c", c) * s2)
+    return (exact_like(ctx.const("two"), eta) * gap0 / (eta * T_val)
+            + exact_like(ctx.const("floor_half"), eta) * eta**2 * L_val * ctx.factor("c", c) * s2)
 
 
 @CLAIM.check("symbolic")

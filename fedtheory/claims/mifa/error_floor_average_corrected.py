@@ -11,7 +11,7 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.mifa_floor_search import fedavg_is_moments_diag
 from fedtheory.experiments.mifa_runs import long_run
 from fedtheory.symbolic.error_floor import derive_summed_floor, summed_floor_inequality
@@ -19,7 +19,7 @@ from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.mifa_symbols import L, T, c_sym, delta0, eta, is_zero, sigma2
 from fedtheory.theory.mifa import TINY, exact_fedavg_is_1d, tiny_sigma2
 
-from ._floors import like, search_evidence, short, stated_c_eta, sym
+from ._floors import search_evidence, short, stated_c_eta, sym
 
 CLAIM = Claim(
     id="mifa.error_floor_average.corrected", family="mifa",
@@ -66,8 +66,8 @@ CLAIM = Claim(
 def _bound(ctx: Context, gap0: Any, eta_v: Any, T_val: Any, L_val: Any, c: Any, s2: Any
            ) -> Any:
     """The stated 2(f(w_0) - f*)/(ηT) + η L c σ_G^2, as the context states it."""
-    return (like(ctx.const("two"), eta_v) * gap0 / (eta_v * T_val)
-            + like(ctx.const("floor_one"), eta_v) * eta_v * L_val * ctx.factor("c", c) * s2)
+    return (exact_like(ctx.const("two"), eta_v) * gap0 / (eta_v * T_val)
+            + exact_like(ctx.const("floor_one"), eta_v) * eta_v * L_val * ctx.factor("c", c) * s2)
 
 
 @CLAIM.check("symbolic", "derivation_identity")

@@ -11,7 +11,7 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_floor_search import fedavg_is_step_1d
 from fedtheory.symbolic.error_floor import (
@@ -24,7 +24,7 @@ from fedtheory.symbolic.mifa_symbols import is_zero
 from fedtheory.theory.mifa import floor_problems, one_step_fedavg_is
 
 from ._common import fmt_frac
-from ._floors import inequality_evidence, like, search_evidence, stated_c_eta, sym
+from ._floors import inequality_evidence, search_evidence, stated_c_eta, sym
 
 CLAIM = Claim(
     id="mifa.error_floor_step", family="mifa",
@@ -75,8 +75,8 @@ CLAIM = Claim(
 
 def _bound(ctx: Context, eta: Any, L: Any, c: Any, g2: Any, s2: Any) -> tuple[Any, Any]:
     """The stated bound and its floor part (B η^2 L c σ^2), as the context states them."""
-    A = like(ctx.const("grad_half"), eta)
-    floor = like(ctx.const("floor_half"), eta) * eta**2 * L * ctx.factor("c", c) * s2
+    A = exact_like(ctx.const("grad_half"), eta)
+    floor = exact_like(ctx.const("floor_half"), eta) * eta**2 * L * ctx.factor("c", c) * s2
     return -A * eta * g2 + floor, floor
 
 

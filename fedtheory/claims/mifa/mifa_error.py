@@ -12,7 +12,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_search import mifa_error_expectation
 from fedtheory.experiments.search import maximize, rationalize
@@ -67,9 +67,7 @@ CLAIM = Claim(
 def _coefficient(ctx: Context, p_: Any, n: Any) -> Any:
     """The stated bound per Σ e_i^2: (1-p)/n (as the context states it: constant and factors
     possibly mutated); exact for sympy or Fraction arguments."""
-    c = ctx.const("bound")
-    c = sp.Rational(c.numerator, c.denominator) if isinstance(p_, sp.Basic) else \
-        (c if isinstance(p_, Fraction) else float(c))
+    c = exact_like(ctx.const("bound"), p_)
     return c * ctx.factor("1-p", 1 - p_) * ctx.factor("1/n", 1 / n if not isinstance(
         p_, Fraction) else Fraction(1, n))
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.claims.stated import Erratum, Stated
+from fedtheory.claims.stated import Erratum, Stated, exact_like
 from fedtheory.experiments.mifa_runs import floor_comparison, floor_verdicts, mifa_long_runs
 from fedtheory.symbolic.error_floor import derive_zero_floor_sum, zero_floor_t2_inequality
 from fedtheory.symbolic.inequality import prove_nonnegative
@@ -19,7 +19,7 @@ from fedtheory.symbolic.mifa_symbols import L, eta
 from fedtheory.theory.mifa import ZF_TINY, condition, exact_mifa_paths
 
 from ._common import ALPHA, pathwise_upper_bound
-from ._floors import admissible, inequality_evidence, like, sym
+from ._floors import admissible, inequality_evidence, sym
 
 CLAIM = Claim(
     id="mifa.zero_floor", family="mifa", seed_ref="000, 'Zero error floor for MIFA'",
@@ -135,7 +135,7 @@ def _zero_floor_mc(ctx: Context) -> Evidence:
     r = mifa_long_runs(ctx, eta_val=eta_val, p_val=p_val, stream="as-printed")
     T_val = r["T"]
     lhs = r["grad_norm2"][1:T_val].mean(axis=0)
-    rhs = like(ctx.const("two"), eta_val) * r["f_gap"][1] / (eta_val * T_val - 1)
+    rhs = exact_like(ctx.const("two"), eta_val) * r["f_gap"][1] / (eta_val * T_val - 1)
     ce = {"seed": ctx.seed, "n": 10, "p": p_val, "eta": eta_val, "T": T_val,
           "replicas": r["R"], "problem": "QuadraticProblem.heterogeneous(10, 5, L=1, mu=0.1, "
           "sigma_G2=1)", "w0": "x* + 5 e/sqrt(d)"}

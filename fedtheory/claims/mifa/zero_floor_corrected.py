@@ -15,7 +15,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
+from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.mifa_floor_search import mifa_paths_1d
 from fedtheory.experiments.mifa_runs import (
     diverged,
@@ -29,7 +29,7 @@ from fedtheory.symbolic.mifa_symbols import is_zero, p
 from fedtheory.theory.mifa import exact_mifa_paths
 
 from ._common import ALPHA, pathwise_upper_bound
-from ._floors import admissible, like, search_evidence
+from ._floors import admissible, search_evidence
 
 CLAIM = Claim(
     id="mifa.zero_floor.corrected", family="mifa", seed_ref="000, 'Zero error floor for MIFA' "
@@ -114,10 +114,10 @@ def _forms(ctx: Context, gn2: Any, gap0: Any, gap1: Any, eta_v: Any, T_val: int
     """(left side, stated right side) of each form at horizon T: (i) from t = 1 over T - 1
     rounds with f(w_1), (ii) from t = 0 with f(w_0); arrays along the last axis of ``gn2``."""
     out = {"t0": (sum(gn2[..., t] for t in range(T_val)) / T_val,
-                  like(ctx.const("two_t0"), eta_v) * gap0 / (eta_v * T_val))}
+                  exact_like(ctx.const("two_t0"), eta_v) * gap0 / (eta_v * T_val))}
     if T_val > 1:
         out["t1"] = (sum(gn2[..., t] for t in range(1, T_val)) / (T_val - 1),
-                     like(ctx.const("two_t1"), eta_v) * gap1 / (eta_v * (T_val - 1)))
+                     exact_like(ctx.const("two_t1"), eta_v) * gap1 / (eta_v * (T_val - 1)))
     return out
 
 
