@@ -34,6 +34,7 @@ participation from the law of the recorded intervals.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -166,6 +167,20 @@ def _stationary(P: list[list[Fraction]]) -> list[Fraction]:
     return [b[i] / A[i][i] for i in range(n)]
 
 
+def _on_off(pattern: str, p: Any, num: Callable[[Any], Any], **params: Any) -> tuple[Any, Any]:
+    r"""The one-step law of :math:`1_t` given :math:`1_{t-1}` of ``pattern``: ``(stay_on,
+    join)`` = :math:`(P(1_t = 1 \mid 1_{t-1} = 1), P(1_t = 1 \mid 1_{t-1} = 0))`;
+    Bernoulli: :math:`(p, p)`; Markov with lag-one correlation :math:`\lambda`:
+    :math:`(1 - (1-p)(1-\lambda), p(1-\lambda))`. ``num`` converts :math:`\lambda`
+    (Fraction or float)."""
+    if pattern == "bernoulli":
+        return p, p
+    if pattern == "markov":
+        lam = num(params["correlation"])
+        return 1 - (1 - p) * (1 - lam), p * (1 - lam)
+    raise ValueError(f"pattern must be 'bernoulli', 'markov' or 'cyclic', got {pattern!r}")
+
+
 def chain_long_run_weight(pattern: str, p: Fraction, K: int, **params: Any) -> Fraction:
     r"""The long-run weight as 1 / (stationary rate of interval ends) of the finite chain
     (counter :math:`S^\diamond`, participation state), in exact rationals.
@@ -203,13 +218,7 @@ def chain_long_run_weight(pattern: str, p: Fraction, K: int, **params: Any) -> F
             rate = Fraction(sum(ends[start:]), step - start)
             out += prob * (1 / rate if rate else Fraction(K))
         return out
-    if pattern == "bernoulli":
-        stay_on, join = p, p
-    elif pattern == "markov":
-        lam = Fraction(params["correlation"])
-        stay_on, join = 1 - (1 - p) * (1 - lam), p * (1 - lam)
-    else:
-        raise ValueError(f"pattern must be 'bernoulli', 'markov' or 'cyclic', got {pattern!r}")
+    stay_on, join = _on_off(pattern, p, Fraction, **params)
     states = [(c, i) for c in range(K) for i in (0, 1)]
     index = {s: k for k, s in enumerate(states)}
     P = [[Fraction(0)] * len(states) for _ in states]
@@ -256,13 +265,7 @@ def expected_intervals(pattern: str, p: float, K: float, T: int, **params: Any) 
                 M[k] = m
             out += float(hi - lo) * M
         return out
-    if pattern == "bernoulli":
-        stay_on, join = p, p
-    elif pattern == "markov":
-        lam = float(params["correlation"])
-        stay_on, join = 1 - (1 - p) * (1 - lam), p * (1 - lam)
-    else:
-        raise ValueError(f"pattern must be 'bernoulli', 'markov' or 'cyclic', got {pattern!r}")
+    stay_on, join = _on_off(pattern, p, float, **params)
     C = T + 1 if math.isinf(K) else int(K)  # counter values 0..C-1
     dist = np.zeros((C, 2))  # law of (counter, 1_{t-1}) before iteration t
     dist[0, 1], dist[0, 0] = p, 1 - p  # 1_0 in its stationary law
