@@ -118,3 +118,23 @@ def test_patterns_experiment_is_wired(monkeypatch):
     assert p.min() == pytest.approx(0.1) and p.max() == pytest.approx(0.9)
     with pytest.raises(ValueError, match="preset must be"):
         fp.patterns_table("huge")
+
+
+def test_participating_weight_matches_the_enumeration_of_all_patterns():
+    """The Poisson-binomial form of N E[1_n/|A|] equals the sum over all 2^N patterns."""
+    import itertools
+    from fractions import Fraction
+
+    from fedtheory.theory.fedau import participating_weight
+
+    p = [Fraction(1, 10), Fraction(3, 7), Fraction(1, 2), Fraction(9, 10), Fraction(1, 3)]
+    brute = [Fraction(0)] * len(p)
+    for bits in itertools.product((0, 1), repeat=len(p)):
+        prob = Fraction(1)
+        for b, x in zip(bits, p, strict=True):
+            prob *= x if b else 1 - x
+        for i, b in enumerate(bits):
+            if b:
+                brute[i] += prob / sum(bits)
+    assert participating_weight(p) == brute
+    assert participating_weight([Fraction(1)]) == [Fraction(1)]

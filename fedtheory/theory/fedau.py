@@ -34,7 +34,7 @@ participation from the law of the recorded intervals.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -47,6 +47,7 @@ __all__ = [
     "corollary4_K",
     "cyclic_long_run_weight",
     "implicit_weight",
+    "participating_weight",
     "expected_fixed_point",
     "expected_intervals",
     "long_run_weight",
@@ -143,6 +144,34 @@ def implicit_weight(pattern: str, p: Any, K: Any, **params: Any) -> Fraction:
         if prob and m:
             cuts = 0 if math.isinf(K) else (period - m) // int(K)
             out += prob * Fraction(m, m + cuts)
+    return out
+
+
+def participating_weight(p: Sequence[Any]) -> list[Fraction]:
+    r"""The client weighting of "average participating" (the mean over the round's
+    participants), :math:`N\,\mathbb E[1_n/|\mathcal A|]` up to the factor :math:`N`, exact,
+    for independent participation with marginals :math:`p_n` (rounds without participants
+    add nothing):
+
+    .. math:: \mathbb E\Big[\frac{1_n}{|\mathcal A|}\Big]
+        = p_n\sum_{k\ge0}\frac{P(S_{-n} = k)}{k+1},
+
+    :math:`S_{-n}` the number of the other clients taking part (Poisson-binomial law, built
+    client by client: :math:`O(N^2)` per client instead of the :math:`2^N` patterns).
+
+    >>> participating_weight([Fraction(1, 2), Fraction(1, 2)])
+    [Fraction(3, 8), Fraction(3, 8)]
+    """
+    q = [Fraction(x) if not isinstance(x, float) else Fraction(x).limit_denominator(10**9)
+         for x in p]
+    out = []
+    for n, pn in enumerate(q):
+        law = [Fraction(1)]  # P(S = k) over the clients added so far
+        for m, pm in enumerate(q):
+            if m != n:
+                law = [(law[k] if k < len(law) else 0) * (1 - pm)
+                       + (law[k - 1] * pm if k else 0) for k in range(len(law) + 1)]
+        out.append(pn * sum(w / (k + 1) for k, w in enumerate(law)))
     return out
 
 

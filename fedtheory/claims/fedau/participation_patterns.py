@@ -16,7 +16,7 @@ from scipy import stats as st
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_patterns import METHODS, PATTERNS, patterns_table
-from fedtheory.theory.fedau import implicit_weight
+from fedtheory.theory.fedau import implicit_weight, participating_weight
 
 #: Family-wise level of the paired comparisons (Bonferroni over all of them).
 FAMILY_ALPHA = 0.01
@@ -178,17 +178,7 @@ def _weighting(ctx: Context) -> Evidence:
     use = ctx.factor(ADAPTIVE, 2) == 2
     n = len(p)
     # average participating: N E[1_n / |A|] (rounds without participants are skipped)
-    part = [Fraction(0)] * n
-    for bits in itertools.product((0, 1), repeat=n):
-        k = sum(bits)
-        if k == 0:
-            continue
-        prob = Fraction(1)
-        for b, x in zip(bits, p, strict=True):
-            prob *= x if b else 1 - x
-        for i in range(n):
-            if bits[i]:
-                part[i] += prob / k
+    part = participating_weight(p)
     tv: dict[str, dict[str, float]] = {}
     ok = True
     for pat, (pname, pkw) in PATTERNS.items():
