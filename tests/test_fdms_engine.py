@@ -102,6 +102,15 @@ def test_realised_beta_degenerate():
     # whole-cluster dropout of a fixed cluster: its members never meet, beta = 0
     m = PROCS["cluster_fixed"]().sample(gens(0, 2), 2, 10)
     np.testing.assert_array_equal(realised_beta(m, start=5), [0.0, 0.0])
+    # rounds numbered from 0 (the seed's e_0..e_{T-1}): round 0 does not count as t >= 1
+    one_off = np.ones((3, 1, 2), dtype=bool)
+    one_off[0, 0, 1] = False
+    assert realised_beta(one_off).tolist() == [0.0]
+    assert realised_beta(one_off, first_round=0).tolist() == [1.0]
+    with pytest.raises(ValueError, match="first_round must be 0 or 1, got 2"):
+        realised_beta(one_off, first_round=2)
+    with pytest.raises(ValueError, match="start must be an integer"):
+        realised_beta(one_off, start=4)
 
 
 @pytest.mark.parametrize("make, match", [

@@ -138,3 +138,6 @@ def test_participating_weight_matches_the_enumeration_of_all_patterns():
                 brute[i] += prob / sum(bits)
     assert participating_weight(p) == brute
     assert participating_weight([Fraction(1)]) == [Fraction(1)]
+    for bad in ([], [Fraction(3, 2)], [-0.1, 0.5]):
+        with pytest.raises(ValueError, match="p must be a non-empty sequence"):
+            participating_weight(bad)

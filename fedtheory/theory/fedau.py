@@ -164,6 +164,8 @@ def participating_weight(p: Sequence[Any]) -> list[Fraction]:
     """
     q = [Fraction(x) if not isinstance(x, float) else Fraction(x).limit_denominator(10**9)
          for x in p]
+    if not q or any(not 0 <= x <= 1 for x in q):
+        raise ValueError(f"p must be a non-empty sequence of probabilities in [0, 1], got {p!r}")
     out = []
     for n, pn in enumerate(q):
         law = [Fraction(1)]  # P(S = k) over the clients added so far
