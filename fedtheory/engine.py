@@ -9,7 +9,7 @@ cuts the replicas into blocks, runs them (in threads when it pays) and assembles
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +70,80 @@ class EngineConfig:
     fuse_local_steps: bool | None
     extra_metrics: dict[str, Callable[[np.ndarray], np.ndarray]]
     p: np.ndarray | None
+    #: Index of the first replica simulated (its random streams are ``spawn_key=(r, ...)``).
+    first_replica: int = 0
+
+
+class NormalStreams:
+    """Standard normals from one generator per replica, drawn ahead in blocks.
+
+    numpy draws normals one after another from the bit stream, so ``k`` then ``l`` normals are
+    the first ``k + l`` of one draw: handing replica ``r``'s normals out of a buffer filled
+    ahead gives bitwise the numbers of drawing each request from its generator on demand, with
+    one generator call per replica every few rounds instead of one per round (that call, not
+    the drawing, dominated the noise of many small replicas). ``streams[r]`` is replica
+    ``r``'s generator (not to be drawn from directly once this has read ahead of it).
+    """
+
+    #: Rounds of the largest request read ahead (the buffer is this many times a round's
+    #: normals: its memory stays proportional to the chunk's work).
+    AHEAD = 8
+
+    def __init__(self, streams: list[np.random.Generator], dtype: np.dtype) -> None:
+        self.streams, self.dtype = streams, np.dtype(dtype)
+        self.cap = 0
+        self.buf = np.empty((len(streams), 0), dtype=self.dtype)
+        self.pos = np.zeros(len(streams), dtype=np.intp)  # next unread, per replica
+
+    def __getitem__(self, r: int) -> np.random.Generator:
+        return self.streams[r]
+
+    def __len__(self) -> int:
+        return len(self.streams)
+
+    def _refill(self, replicas: np.ndarray, cap: int) -> None:
+        """Move the unread normals of ``replicas`` to the front (into a buffer of ``cap`` per
+        replica) and draw the rest."""
+        if cap != self.cap:  # a larger buffer; the unread normals go to the end of each row
+            new = np.empty((len(self.streams), cap), dtype=self.dtype)
+            keep = self.cap - self.pos
+            for r in np.flatnonzero(keep).tolist():
+                new[r, cap - keep[r] :] = self.buf[r, self.pos[r] :]
+            self.buf, self.cap = new, cap
+            self.pos = cap - keep
+        for r in replicas.tolist():
+            left = self.cap - self.pos[r]
+            row = self.buf[r]
+            if left:
+                row[:left] = row[self.pos[r] :].copy()
+            self.streams[r].standard_normal(out=row[left:], dtype=self.dtype)
+            self.pos[r] = 0
+
+    def fill(self, part: Participants, z: np.ndarray) -> None:
+        """Fill ``z`` (``(K, d)``, contiguous) with normals: the rows of replica ``r``
+        (``part.starts[r]:part.starts[r + 1]``) with its next ones, in order."""
+        present, starts = part.present, part.starts
+        d = z.shape[1]
+        need = (starts[present + 1] - starts[present]) * d
+        if not need.size:
+            return
+        top = int(need.max())
+        if top > self.cap:  # grow: room for AHEAD such requests
+            self._refill(np.empty(0, dtype=np.intp), self.AHEAD * top)
+        pos = self.pos[present]
+        short = pos + need > self.cap
+        if short.any():
+            self._refill(present[short], self.cap)
+            pos = self.pos[present]
+        flat = z.reshape(-1)
+        if need[0] == top and need.min() == top and pos.min() == pos.max():
+            # every replica takes as many from the same position: one strided copy
+            flat.reshape(-1, top)[:] = self.buf[present, pos[0] : pos[0] + top]
+        else:
+            src = np.repeat(present * self.cap + pos - starts[present] * d, need)
+            src += np.arange(flat.size)
+            np.take(self.buf.reshape(-1), src, out=flat)
+        self.pos[present] = pos + need
 
 
 class Engine:
@@ -97,6 +171,7 @@ class Engine:
     fused: bool
     stepper: Callable[..., np.ndarray] | None
     grads_take_out: bool
+    first_replica: int
 
     def __init__(self, config: EngineConfig) -> None:
         if not isinstance(config, EngineConfig):
@@ -138,10 +213,15 @@ class Engine:
         else:
             self.noise_kind = "generic"
 
-    def _normals(self, part: Participants, rngs: list[np.random.Generator],
+    def _normals(self, part: Participants,
+                 rngs: NormalStreams | Sequence[np.random.Generator],
                  work: dict[str, Any]) -> np.ndarray:
-        """Standard normals ``(K, d)``: replica r's rows from its own noise stream."""
+        """Standard normals ``(K, d)``: replica r's rows from its own noise stream (drawn
+        ahead by a :class:`NormalStreams`, or on demand from a list of generators)."""
         z = scratch(work, "z", part.size, self.d, self.dtype)
+        if isinstance(rngs, NormalStreams):
+            rngs.fill(part, z)
+            return z
         starts = part.starts
         for r in part.present.tolist():
             rngs[r].standard_normal(out=z[starts[r] : starts[r + 1]], dtype=self.dtype)
@@ -310,7 +390,7 @@ class Engine:
         bg = BIT_GENERATORS[self.bit_generator]
         return [
             np.random.Generator(bg(np.random.SeedSequence(self.seed, spawn_key=(r, which))))
-            for r in range(start, start + size)
+            for r in range(self.first_replica + start, self.first_replica + start + size)
         ]
 
     def run_chunk(self, start: int, size: int) -> dict[str, Any]:
@@ -322,7 +402,9 @@ class Engine:
 
     def _run_chunk(self, start: int, size: int) -> dict[str, Any]:
         part_rngs = self._streams(start, size, 0)
-        noise_rngs = self._streams(start, size, 1)
+        noise_rngs: Any = self._streams(start, size, 1)
+        if self.noise_kind in ("additive", "relative"):  # standard normals only: drawn ahead
+            noise_rngs = NormalStreams(noise_rngs, self.dtype)
         dt = self.dtype
         x = np.array(np.broadcast_to(self.x0[start : start + size] if self.x0.ndim == 2
                                      else self.x0, (size, self.d)), dtype=dt)

@@ -93,10 +93,11 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -113,7 +114,7 @@ if TYPE_CHECKING:  # fedtheory.problems is imported only when a run needs it (it
     from fedtheory.problems.noise import NoiseSampler
 
 __all__ = ["BIT_GENERATORS", "METRICS", "DivergenceWarning", "SimulationResult", "Trace",
-           "simulate"]
+           "max_threads", "simulate"]
 
 
 class DivergenceWarning(RuntimeWarning):
@@ -123,6 +124,25 @@ class DivergenceWarning(RuntimeWarning):
     is in :attr:`SimulationResult.diverged`. (Metrics that square the iterate, such as
     ``f_gap``, may reach inf a few rounds before the iterate itself does.)
     """
+
+
+#: The most threads :func:`simulate` starts on its own (``workers=None``); see
+#: :func:`max_threads`.
+_MAX_THREADS = 2
+
+
+@contextlib.contextmanager
+def max_threads(n: int) -> Iterator[None]:
+    """Within the block, :func:`simulate` starts at most ``n`` threads on its own
+    (``workers=None``; default 2). A worker process of a parallel run uses 1, so that the
+    run's parallelism is its workers'. Never changes the numbers."""
+    global _MAX_THREADS
+    n = integer_at_least("n", n)
+    old, _MAX_THREADS = _MAX_THREADS, n
+    try:
+        yield
+    finally:
+        _MAX_THREADS = old
 
 
 #: Replicas named in a :class:`DivergenceWarning` before the list is shortened.
@@ -275,6 +295,7 @@ def simulate(
     bit_generator: str = "pcg64",
     fuse_local_steps: bool | None = None,
     extra_metrics: dict[str, Callable[[np.ndarray], np.ndarray]] | None = None,
+    first_replica: int = 0,
 ) -> SimulationResult:
     r"""Simulate ``replicas`` independent runs of federated optimisation for ``rounds`` rounds.
 
@@ -318,7 +339,7 @@ def simulate(
         Bits per transmitted coordinate (32: single-precision floats).
     workers
         Threads simulating chunks in parallel (None: up to 2 when the work is large enough
-        to pay). Never changes the numbers.
+        to pay, at most :func:`max_threads`). Never changes the numbers.
     bit_generator
         One of :data:`BIT_GENERATORS` (``"pcg64"``, numpy's default; ``"sfc64"`` is faster).
     fuse_local_steps
@@ -327,6 +348,12 @@ def simulate(
         exact and :math:`\tau > 1`; see the module docstring).
     extra_metrics
         ``name -> f((R, d) iterates) -> (R,)``, recorded like the built-in metrics.
+    first_replica
+        Index of the first replica: replicas ``first_replica, ..., first_replica + R - 1``
+        are simulated (their streams, see the module docstring). Runs over consecutive ranges,
+        concatenated, have bitwise the iterates of the run over the union (the metrics reduce
+        them over other numbers of rows, so their last bits may differ): this is how a run is
+        cut into tasks (:mod:`fedtheory.tasks`), a fixed cut per preset.
 
     Returns
     -------
@@ -398,7 +425,7 @@ def simulate(
         if workers is None:
             work = replicas * expected_k * d * local_steps
             workers = 2 if (work >= 1 << 16 and replicas >= 2) else 1
-            workers = max(1, min(workers, os.cpu_count() or 1))
+            workers = max(1, min(workers, os.cpu_count() or 1, _MAX_THREADS))
         if workers > 1:
             chunk = min(chunk, -(-replicas // workers))
     else:
@@ -412,6 +439,7 @@ def simulate(
         seed=int(seed), dtype=dt, keep_replicas=bool(keep_replicas), record=record,
         bits_per_float=bits_per_float, bit_generator=bit_generator,
         fuse_local_steps=fuse_local_steps, extra_metrics=extra, p=p,
+        first_replica=integer_at_least("first_replica", first_replica, minimum=0),
     ))
     blocks = [(s, min(chunk, replicas - s)) for s in range(0, replicas, chunk)]
     if workers > 1 and len(blocks) > 1:
@@ -433,7 +461,7 @@ def simulate(
         "global_lr": global_lr, "momentum": beta, "noise": repr(noise), "seed": int(seed),
         "dtype": dt.name, "chunk": chunk, "workers": workers, "bit_generator": bit_generator,
         "fused_local_steps": engine.fused, "bits_per_float": bits_per_float,
-        "record_every": record_every,
+        "record_every": record_every, "first_replica": first_replica,
     }
     return SimulationResult(
         rounds=np.asarray(record),
