@@ -18,7 +18,7 @@ class UniformParticipation(ParticipationProcess):
     """``b``-of-``n`` uniform sampling without replacement.
 
     The ``b`` clients with the smallest of ``n`` independent uniforms take part (a uniformly
-    random subset).
+    random subset). With ``b = n`` every client takes part and nothing is drawn.
 
     >>> proc = UniformParticipation(5, 2)
     >>> rng = np.random.default_rng(0)
@@ -40,8 +40,8 @@ class UniformParticipation(ParticipationProcess):
         return np.full(self.n, self.b / self.n)
 
     def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
+        if self.b == self.n:  # no randomness to draw (full participation)
+            return np.ones((state["replicas"], self.n), dtype=bool)
         u = uniforms(rng, state["replicas"], self.n)
-        if self.b == self.n:
-            return np.ones(u.shape, dtype=bool)
         kth = np.partition(u, self.b - 1, axis=1)[:, self.b - 1 : self.b]
         return u <= kth
