@@ -129,37 +129,67 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 class Progress:
-    """Claims done out of all, the last to finish and its verdict, and the time left.
+    """Work items done out of all (tasks and claims, across all workers), the last to finish,
+    and the time left.
 
-    On a terminal: a tqdm bar. Elsewhere (a log file, CI): one plain line per finished claim.
+    The time left is the estimated cost of the work not yet done times the seconds per unit of
+    cost measured so far (tasks carry a cost estimate; a claim counts as the mean known cost,
+    or as the seconds it took in the last run recorded here with the same preset). On a
+    terminal: a tqdm bar. Elsewhere (a log file, CI): one plain line per finished item.
     """
 
-    def __init__(self, total: int, stream: TextIO, enabled: bool = True) -> None:
-        self.total, self.stream, self.enabled = total, stream, enabled
-        self.done = 0
+    def __init__(self, stream: TextIO, enabled: bool = True,
+                 known: dict[str, float] | None = None) -> None:
+        self.stream, self.enabled, self.known = stream, enabled, dict(known or {})
+        self.total = self.done_n = 0
+        self.cost: dict[str, float] = {}
+        self.left = 0.0
+        self.spent = 0.0
         self.t0 = time.perf_counter()
-        self.bar = None
-        if enabled and stream.isatty():
+        self.bar: Any = None
+
+    def start(self, items: list[tuple[str, float | None]]) -> None:
+        given = [c for _, c in items if c is not None]
+        default = sum(given) / len(given) if given else 1.0
+        self.cost = {label: c if c is not None else self.known.get(label, default)
+                     for label, c in items}
+        self.total, self.left = len(items), float(sum(self.cost.values()))
+        self.t0 = time.perf_counter()
+        if self.enabled and self.stream.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc="verifying", unit="claim", file=stream)
+            self.bar = tqdm(total=self.total, desc="verifying", unit="item", file=self.stream)
 
-    def update(self, res: ClaimResult) -> None:
-        self.done += 1
+    def done(self, label: str, seconds: float, status: str) -> None:
+        self.done_n += 1
+        c = self.cost.pop(label, 0.0)
+        self.left, self.spent = max(self.left - c, 0.0), self.spent + c
         if not self.enabled:
             return
+        elapsed = time.perf_counter() - self.t0
+        left = elapsed / self.spent * self.left if self.spent > 0 else float("nan")
         if self.bar is not None:
-            self.bar.set_postfix_str(f"{res.id}: {res.verdict.value}")
+            self.bar.set_postfix_str(f"{label}: {status}; about {left:.0f} s left")
             self.bar.update()
             return
-        elapsed = time.perf_counter() - self.t0
-        left = elapsed / self.done * (self.total - self.done)
-        print(f"[{self.done}/{self.total}] {res.id}: {res.verdict.value} ({res.seconds:.1f} s; "
-              f"{elapsed:.0f} s elapsed, about {left:.0f} s left)", file=self.stream, flush=True)
+        print(f"[{self.done_n}/{self.total}] {label}: {status} ({seconds:.1f} s; "
+              f"{elapsed:.0f} s elapsed, about {left:.0f} s left)", file=self.stream,
+              flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _known_seconds(preset: str) -> dict[str, float]:
+    """Seconds per claim in the last run recorded here with ``preset`` (for the time left)."""
+    try:
+        doc = load_report(RECORD_PATH)
+    except ValueError:
+        return {}
+    if doc.get("provenance", {}).get("preset") != preset:
+        return {}
+    return {c["id"]: float(c.get("seconds") or 0.0) for c in doc["claims"] if "id" in c}
 
 
 def _preset(args: argparse.Namespace) -> str:
@@ -190,17 +220,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if done:
         print(f"resuming from {args.resume}: {len(done)} claim(s) kept, {len(jobs)} to run",
               file=sys.stderr)
-    progress = Progress(len(jobs), sys.stderr, enabled=not args.no_progress)
+    progress = Progress(sys.stderr, enabled=not args.no_progress,
+                        known=_known_seconds(preset))
 
     def finished(res: ClaimResult) -> None:
-        progress.update(res)
         done[res.id] = res
         if args.json:  # a valid partial report after every claim: nothing lost on a fault
             write_json(args.json, [done[c.id] for c in claims if c.id in done], args.seed,
                        preset, {**prov, "reruns": dict(executor.reruns)}, complete=False)
 
     try:
-        run_jobs(jobs, args.jobs, on_result=finished, executor=executor)
+        run_jobs(jobs, args.jobs, on_result=finished, executor=executor, progress=progress)
     finally:
         progress.close()
     results = [done[c.id] for c in claims]

@@ -1,26 +1,37 @@
 """Run the checks of many claims, serially, in worker processes or on a Dask cluster
 (:mod:`fedtheory.executors`), with the same numbers.
 
-Every claim is verified under a one-thread BLAS limit, in the parent as in the workers, so that
-the summation order of matrix products (and so the last digits of every number) does not
-depend on ``--jobs``: the same seed and preset give the same report whatever the parallelism.
-Results are handed to ``on_result`` as they finish; the returned list is in the order asked.
+The unit of parallel work is a task (:mod:`fedtheory.tasks`), not a claim. A run goes in two
+stages: (1) the tasks of every selected claim (replica chunks, sweep points: each claim's plan),
+the costliest first, side by side with the claims that have no tasks; (2) the claims with
+tasks, each given its tasks' results (:attr:`Job.provided`). A claim one of whose tasks was
+lost with its worker for good is reported as ``error`` (never a verdict on partial data).
+
+Every claim and task runs under a one-thread BLAS limit and with the engine's own threads
+limited to one (:func:`fedtheory.simulate.max_threads`), in the parent as in the workers, so
+that the summation order of matrix products (and so the last digits of every number) does not
+depend on ``--jobs``, and a worker uses one core: the same seed and preset give the same report
+whatever the parallelism. Results are handed to ``on_result`` as they finish; the returned list
+is in the order asked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from fedtheory.claims.core import ClaimResult
 from fedtheory.claims.power import power
 from fedtheory.claims.registry import get_claim
+from fedtheory.tasks import Task, claim_tasks, provided
 
 if TYPE_CHECKING:
     from fedtheory.executors import Executor
 
-__all__ = ["Job", "run_jobs", "verify_one"]
+__all__ = ["Job", "TaskDone", "run_jobs", "run_task", "verify_one"]
 
 
 @dataclass(frozen=True)
@@ -34,24 +45,31 @@ class Job:
     only: tuple[str, ...] | None = None
     #: Also run the checks against the mutants of the stated side (``--power``).
     power: bool = False
+    #: Results of the claim's tasks computed elsewhere (task key -> result).
+    provided: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
-def _limit_blas():
-    """A context manager that limits BLAS/OpenMP pools to one thread (no-op without
-    threadpoolctl)."""
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """BLAS/OpenMP pools (threadpoolctl, when installed) and the engine's threads limited to
+    one."""
+    from fedtheory.simulate import max_threads
+
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
+        blas: Any = contextlib.nullcontext()
+    else:
+        blas = threadpool_limits(1)
+    with blas, max_threads(1):
+        yield
 
 
 def verify_one(job: Job) -> ClaimResult:
-    """Verify one claim under a one-thread BLAS limit (the same in every process)."""
+    """Verify one claim, one thread (the same in every process), its provided task results
+    used instead of computing them."""
     claim = get_claim(job.claim_id)
-    with _limit_blas():
+    with _one_thread(), provided(job.provided):
         res = claim.verify(preset=job.preset, seed=job.seed, figure_dir=job.figure_dir,
                            only=job.only)
         if job.power:
@@ -59,26 +77,129 @@ def verify_one(job: Job) -> ClaimResult:
     return res
 
 
+@dataclass(frozen=True)
+class TaskDone:
+    """What running a task gave: its result, or the error it raised (``error``, then
+    ``result`` is None: the claim recomputes the task and reports the error as its check's),
+    and the seconds it took."""
+
+    key: str
+    result: Any
+    error: str | None
+    seconds: float
+
+
+def run_task(t: Task) -> TaskDone:
+    """Run one task, one thread (the same in every process)."""
+    t0 = time.perf_counter()
+    try:
+        with _one_thread():
+            out = t.run()
+    except Exception as exc:  # noqa: BLE001 - reported by the claim that needs the task
+        return TaskDone(t.key, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+    return TaskDone(t.key, out, None, time.perf_counter() - t0)
+
+
+def _work(item: Job | Task) -> ClaimResult | TaskDone:
+    """Stage 1's work items: a task, or a claim without tasks."""
+    return run_task(item) if isinstance(item, Task) else verify_one(item)
+
+
+class _LostTask:
+    """A task lost with its worker after the retries (``reason``)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def plan(job: Job) -> list[Task]:
+    """The tasks of ``job``'s claim (:func:`fedtheory.tasks.claim_tasks`); none when planning
+    fails (the claim then computes, and reports the failure as its check's error)."""
+    try:
+        return claim_tasks(job.claim_id, job.preset, job.seed)
+    except Exception:  # noqa: BLE001 - the claim's own run reports it
+        return []
+
+
 def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
              on_result: Callable[[ClaimResult], None] | None = None,
-             executor: Executor | None = None) -> list[ClaimResult]:
+             executor: Executor | None = None,
+             progress: Any | None = None) -> list[ClaimResult]:
     """Verify ``jobs`` on ``executor`` (default: ``n_workers`` local processes, serial for one);
     results in the order of ``jobs``.
 
     ``on_result(result)`` is called as each claim finishes, in the order they finish.
+    ``progress``, if given, is told the work before it starts (``start(items)``: a list of
+    ``(label, cost)``, tasks then claims, ``cost`` None when unknown) and each item as it
+    finishes (``done(label, seconds, status)``).
     """
-    from fedtheory.executors import SerialExecutor, make_executor
+    from fedtheory.executors import SerialExecutor, error_result, make_executor
 
     if n_workers < 1:
         raise ValueError(f"n_workers must be >= 1, got {n_workers}")
     if executor is None:
         executor = SerialExecutor() if len(jobs) <= 1 else make_executor(n_workers)
+    plans = [plan(job) for job in jobs]
+    unique: dict[str, Task] = {}
+    for tasks in plans:
+        for t in tasks:
+            unique.setdefault(t.key, t)
+    order = sorted(unique.values(), key=lambda t: -t.cost)  # costliest first (stable)
+    free = [k for k, tasks in enumerate(plans) if not tasks]
+    planned = [k for k, tasks in enumerate(plans) if tasks]
+    if progress is not None:
+        progress.start([(t.key, t.cost) for t in order]
+                       + [(jobs[k].claim_id, None) for k in free + planned])
     results: dict[int, ClaimResult] = {}
 
     def collect(k: int, res: ClaimResult) -> None:
         results[k] = res
+        if progress is not None:
+            progress.done(res.id, res.seconds, res.verdict.value)
         if on_result:
             on_result(res)
 
-    executor.run(jobs, collect)
+    # stage 1: every task, and the claims without tasks
+    done: dict[str, TaskDone | _LostTask] = {}
+    stage1: list[Job | Task] = [*order, *(jobs[k] for k in free)]
+
+    def collect1(i: int, out: Any) -> None:
+        if i >= len(order):
+            collect(free[i - len(order)], out)
+            return
+        done[order[i].key] = out
+        if progress is not None:
+            lost = isinstance(out, _LostTask)
+            progress.done(order[i].key, 0.0 if lost else out.seconds,
+                          "lost" if lost else "error" if out.error else "done")
+
+    def lost1(i: int, reason: str) -> Any:
+        return _LostTask(reason) if i < len(order) else error_result(stage1[i], reason)
+
+    def label1(i: int) -> str:
+        return order[i].key if i < len(order) else jobs[free[i - len(order)]].claim_id
+
+    executor.map(_work, stage1, collect1, lost=lost1, label=label1)
+
+    # stage 2: the claims with tasks, given their results
+    stage2: list[Job] = []
+    for k in planned:
+        gone = [t.key for t in plans[k] if isinstance(done[t.key], _LostTask)]
+        if gone:
+            collect(k, error_result(jobs[k], f"task {gone[0]} of this claim was lost: "
+                                             f"{done[gone[0]].reason}"))  # type: ignore[union-attr]
+            continue
+        got = {t.key: done[t.key].result for t in plans[k]  # type: ignore[union-attr]
+               if done[t.key].error is None}  # type: ignore[union-attr]
+        stage2.append(replace(jobs[k], provided=got))
+    index2 = [k for k in planned if k not in results]
+
+    def collect2(i: int, res: ClaimResult) -> None:
+        # a claim's seconds: its checks' and its tasks' (wherever they ran)
+        res.seconds += sum(getattr(done[t.key], "seconds", 0.0) for t in plans[index2[i]])
+        collect(index2[i], res)
+
+    executor.map(verify_one, stage2, collect2,
+                 lost=lambda i, reason: error_result(stage2[i], reason),
+                 label=lambda i: stage2[i].claim_id)
     return [results[k] for k in range(len(jobs))]

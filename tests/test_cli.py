@@ -250,21 +250,24 @@ def test_replay_reproduces_a_counterexample(capsys):
     assert "its checks:" in capsys.readouterr().err
 
 
-def test_progress_prints_a_plain_line_per_finished_claim():
-    from fedtheory.claims.core import ClaimResult
-
+def test_progress_prints_a_plain_line_per_finished_item_with_the_time_left():
     stream = io.StringIO()  # not a terminal
-    p = Progress(2, stream)
-    for cid in ("b.two", "a.one"):  # in the order they finish
-        p.update(ClaimResult(cid, "x", "000", "identity", "s", Verdict.CONFIRMED, [], None,
-                             "quick", 0, 0.5))
+    p = Progress(stream, known={"a.one": 3.0})
+    # two tasks of estimated cost 2 and 4, two claims: one of unknown cost (the mean known
+    # cost, 3), one known from the last run (3)
+    p.start([("t/0", 2.0), ("t/1", 4.0), ("b.two", None), ("a.one", None)])
+    for label, status in (("t/1", "done"), ("t/0", "done"), ("b.two", "confirmed"),
+                          ("a.one", "confirmed")):  # in the order they finish
+        p.done(label, 0.5, status)
     p.close()
     lines = stream.getvalue().splitlines()
-    assert lines[0].startswith("[1/2] b.two: confirmed") and "left)" in lines[0]
-    assert lines[1].startswith("[2/2] a.one: confirmed")
+    assert lines[0].startswith("[1/4] t/1: done (0.5 s;") and "left)" in lines[0]
+    assert lines[3].startswith("[4/4] a.one: confirmed") and "about 0 s left" in lines[3]
+    assert p.spent == 12.0 and p.left == 0.0
     silent = io.StringIO()
-    Progress(1, silent, enabled=False).update(ClaimResult(
-        "a", "x", "000", "identity", "s", Verdict.CONFIRMED, [], None, "quick", 0, 0.1))
+    q = Progress(silent, enabled=False)
+    q.start([("a", None)])
+    q.done("a", 0.1, "confirmed")
     assert silent.getvalue() == ""
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import fedtheory
+from fedtheory import tasks
 from fedtheory.executors import (
     DaskExecutor,
     ProcessExecutor,
@@ -22,10 +23,12 @@ from fedtheory.executors import (
     make_executor,
 )
 from fedtheory.report import REPORT_VERSION, result_from_dict, resumable_results, to_json
-from fedtheory.runner import Job, run_jobs
+from fedtheory.runner import Job, run_jobs, verify_one
 
 #: fast quick-preset claims of three families, one refuted
 IDS = ("is.unbiased", "mifa.biased", "ocs.closed_form")
+#: a quick claim whose engine runs are cut into tasks (13 in the quick preset)
+TASKED = ("fedavg.partial_participation",)
 
 
 def _stripped(doc: object) -> object:
@@ -38,18 +41,29 @@ def _stripped(doc: object) -> object:
     return doc
 
 
-def _doc(executor) -> object:
-    results = run_jobs([Job(i, "quick", 0) for i in IDS], executor=executor)
+def _doc(executor, ids: tuple[str, ...] = IDS) -> object:
+    results = run_jobs([Job(i, "quick", 0) for i in ids], executor=executor)
     return _stripped(to_json(results, 0, "quick", prov={}))
+
+
+def test_tasks_give_the_same_json_whatever_the_number_of_workers():
+    """A claim cut into tasks: the same report computed here, or its tasks spread over 2 or 3
+    worker processes (finishing in whatever order)."""
+    serial = _doc(SerialExecutor(), TASKED)
+    assert serial == _doc(ProcessExecutor(2), TASKED) == _doc(ProcessExecutor(3), TASKED)
+    for ds in tasks._DATASETS[TASKED[0]]:
+        ds.cache_clear()  # built from provided results above: build it afresh
+    assert _stripped(to_json([verify_one(Job(TASKED[0], "quick", 0))], 0, "quick",
+                             prov={})) == serial  # the claim computing its own tasks
 
 
 @pytest.mark.slow
 def test_serial_processes_and_dask_give_the_same_json():
     pytest.importorskip("distributed")
-    serial = _doc(SerialExecutor())
-    assert serial == _doc(ProcessExecutor(2))
+    serial = _doc(SerialExecutor(), IDS + TASKED)
+    assert serial == _doc(ProcessExecutor(2), IDS + TASKED)
     dask = DaskExecutor("local:2")
-    assert serial == _doc(dask)
+    assert serial == _doc(dask, IDS + TASKED)
     assert dask.reruns == {} and dask.describe() == "dask (local:2)"
     out: dict[int, int] = {}
     dask.map(abs, [-3, 4], out.__setitem__)
@@ -111,10 +125,49 @@ def dies(ctx):
 '''
 
 
+_TASKED = '''"""demo.{name}: a claim whose data comes in three tasks; task t1 kills its worker
+{when}."""
+
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+
+from fedtheory.claims import Claim, ClaimKind, Evidence
+from fedtheory.tasks import dataset, gather, task
+
+CLAIM = Claim(id="demo.{name}", family="demo", seed_ref="001, test", title="tasks",
+              kind=ClaimKind.QUALITATIVE, expected="confirmed", statement="draws")
+
+
+def draw(*, seed, kill):
+    marker = Path(os.environ["FEDTHEORY_TEST_MARKERS"]) / "{name}"
+    if kill and ({always} or not marker.exists()):
+        marker.touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return np.random.default_rng(seed).random(5)
+
+
+@dataset(CLAIM.id)
+def draws(ctx):
+    seeds = ctx.seed_sequence("draws").spawn(3)
+    return np.concatenate(gather([task(f"t{{j}}", draw, seed=s, kill={kills} and j == 1)
+                                  for j, s in enumerate(seeds)]))
+
+
+@CLAIM.check("monte_carlo")
+def mean(ctx):
+    x = draws(ctx.preset, ctx.seed)
+    return Evidence(bool(0 < x.mean() < 1), float(x.mean()), 0.5, repr(x.tolist()))
+'''
+
+
 @pytest.fixture()
 def demo_tree(tmp_path: Path) -> Path:
-    """A copy of the package with a demo family: the CONTRIBUTING example and two claims that
-    kill their worker (once, always)."""
+    """A copy of the package with a demo family: the CONTRIBUTING example, two claims that
+    kill their worker (once, always), a claim whose data comes in tasks, and two such claims
+    whose second task kills its worker (once, always)."""
     src = Path(fedtheory.__file__).resolve().parent
     dst = tmp_path / "fedtheory"
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
@@ -128,6 +181,11 @@ def demo_tree(tmp_path: Path) -> Path:
                                                         always=False))
     (demo / "killer_always.py").write_text(_KILLER.format(name="killer_always",
                                                           when="every time", always=True))
+    for name, when, always, kills in (("tasked", "never", False, False),
+                                      ("task_killer_once", "once", False, True),
+                                      ("task_killer_always", "every time", True, True)):
+        (demo / f"{name}.py").write_text(_TASKED.format(name=name, when=when, always=always,
+                                                        kills=kills))
     (tmp_path / "markers").mkdir()
     return tmp_path
 
@@ -158,6 +216,28 @@ def test_a_killed_worker_loses_nothing(demo_tree: Path):
     reruns = doc["provenance"]["reruns"]
     assert reruns["demo.killer_once"] >= 1 and reruns["demo.killer_always"] >= 2
     assert doc["complete"] is True
+
+
+def test_a_task_lost_with_its_worker_is_rerun_or_its_claim_is_an_error(demo_tree: Path):
+    """--jobs 2: the task whose worker was killed once is re-run, and its claim has the same
+    numbers as a claim whose tasks never died; the claim whose task kills every worker ends as
+    error naming the task (never a verdict on the two tasks that finished); the re-runs are
+    listed by task."""
+    out = demo_tree / "out.json"
+    proc = _verify(demo_tree, "demo.tasked", "demo.task_killer_once",
+                   "demo.task_killer_always", "is.unbiased", "--jobs", "2", "--json", str(out))
+    assert "BrokenProcessPool" not in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    by_id = {c["id"]: c for c in doc["claims"]}
+    assert {k: c["verdict"] for k, c in by_id.items()} == {
+        "demo.tasked": "confirmed", "demo.task_killer_once": "confirmed",
+        "demo.task_killer_always": "error", "is.unbiased": "confirmed"}
+    detail = by_id["demo.task_killer_always"]["errors"][0]["detail"]
+    assert "task demo.task_killer_always/draws/quick/0/t1 of this claim was lost" in detail
+    reruns = doc["provenance"]["reruns"]
+    assert reruns["demo.task_killer_once/draws/quick/0/t1"] >= 1
+    assert reruns["demo.task_killer_always/draws/quick/0/t1"] >= 2
 
 
 def test_an_interrupted_run_leaves_a_valid_partial_report_and_resumes(demo_tree: Path):

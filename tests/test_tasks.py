@@ -1,0 +1,141 @@
+"""Tasks (fedtheory.tasks): a claim's Monte Carlo work cut into pieces that give, combined, the
+same numbers whoever computes them; planning lists the pieces without running them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fedtheory import tasks
+from fedtheory.experiments import fedavg_experiments as fx
+from fedtheory.experiments import fedavg_runs
+from fedtheory.experiments import ocs_fedavg as ox
+from fedtheory.runner import Job, plan, run_task
+from fedtheory.simulate import simulate
+from fedtheory.tasks import claim_tasks, dataset, gather, provided, replica_chunks, task
+
+CALLS: list[int] = []
+
+
+def _draw(*, seed: np.random.SeedSequence, size: int) -> np.ndarray:
+    CALLS.append(size)
+    return np.random.default_rng(seed).random(size)
+
+
+@dataset("test.tasks")
+def _demo(ctx):
+    seeds = ctx.seed_sequence("draws").spawn(3)
+    return np.concatenate(gather([task(f"c{j}", _draw, cost=2.0 + j, seed=s, size=4)
+                                  for j, s in enumerate(seeds)]))
+
+
+@pytest.mark.parametrize(("replicas", "per"), [(1, 1), (10, 4), (10, 10), (7, 100), (1000, 7)])
+def test_replica_chunks_cover_the_replicas_in_order(replicas, per):
+    chunks = replica_chunks(replicas, per)
+    assert [f for f, _ in chunks] == list(np.cumsum([0] + [c for _, c in chunks])[:-1])
+    assert sum(c for _, c in chunks) == replicas
+    assert max(c for _, c in chunks) <= per
+    assert max(c for _, c in chunks) - min(c for _, c in chunks) <= 1
+    assert len(chunks) == -(-replicas // per)
+
+
+def test_bad_input():
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="replicas must be an integer >= 1"):
+            replica_chunks(bad, 2)
+        with pytest.raises(ValueError, match="per_task must be an integer >= 1"):
+            replica_chunks(2, bad)
+    for bad in ("", "a/b"):
+        with pytest.raises(ValueError, match="name must be a non-empty string without '/'"):
+            task(bad, abs)
+    with pytest.raises(ValueError, match="cost must be >= 0"):
+        task("x", abs, cost=float("nan"))
+    with pytest.raises(ValueError, match="task names must be unique within a dataset"):
+        gather([task("x", abs), task("x", abs)])
+    with pytest.raises(ValueError, match="claim_id must be a non-empty string"):
+        dataset("")
+
+
+def test_planning_lists_the_tasks_without_running_them():
+    CALLS.clear()
+    planned = _demo.tasks("quick", 3)
+    assert CALLS == []
+    assert [t.key for t in planned] == [f"test.tasks/demo/quick/3/c{j}" for j in range(3)]
+    assert [t.cost for t in planned] == [2.0, 3.0, 4.0]
+
+
+def test_provided_results_are_used_and_give_the_computed_data():
+    planned = _demo.tasks("quick", 0)
+    results = {t.key: t.run() for t in planned}
+    CALLS.clear()
+    with provided(results):
+        assert np.array_equal(_demo.build_fresh("quick", 0), _demo("quick", 0))
+    assert CALLS == []  # nothing recomputed
+    assert tasks._PROVIDED == {}  # and nothing left behind
+    # a provided value is really what gather returns
+    fake = {planned[0].key: np.full(4, -1.0)}
+    with provided(fake):
+        assert np.all(_demo.build_fresh("quick", 0)[:4] == -1.0)
+
+
+def test_a_task_that_raises_is_reported_not_fatal():
+    done = run_task(task("boom", _draw, seed=None, size=-1))
+    assert done.result is None and "ValueError" in done.error and done.seconds >= 0
+    ok = run_task(_demo.tasks("quick", 0)[0])
+    assert ok.error is None and ok.result.shape == (4,)
+
+
+def test_claims_plan_their_tasks_with_unique_keys():
+    for cid in ("fedavg.local_steps", "fedavg.heterogeneity", "fedavg.partial_participation",
+                "ocs.experiment"):
+        planned = claim_tasks(cid, "full", 0)
+        keys = [t.key for t in planned]
+        assert len(planned) > 1 and len(set(keys)) == len(keys)
+        assert all(k.startswith(f"{cid}/") and "/full/0/" in k for k in keys)
+        assert all(t.cost > 0 for t in planned)
+    assert claim_tasks("is.unbiased", "full", 0) == []
+    assert plan(Job("no.such", "quick", 0)) == []  # planning failures: the claim reports them
+
+
+def test_first_replica_ranges_are_bitwise_the_whole_run():
+    prob = fx.make_problem(1.0, n=6, d=4, mu=0.2, L=1.0, problem_seed=0)
+    from fedtheory.participation import UniformParticipation
+    from fedtheory.problems import GaussianNoise
+
+    kw = {"rounds": 7, "lr": 0.1, "local_steps": 2, "noise": GaussianNoise(0.5), "seed": 3,
+          "keep_replicas": True}
+    whole = simulate(prob, "fedavg", UniformParticipation(6, 2), replicas=9, **kw)
+    parts = [simulate(prob, "fedavg", UniformParticipation(6, 2), replicas=c,
+                      first_replica=f, **kw) for f, c in replica_chunks(9, 4)]
+    assert np.array_equal(whole.x, np.concatenate([p.x for p in parts]))
+    # metrics: the same iterates, reduced over other numbers of rows (last bits may differ)
+    cut = np.concatenate([p.dist2.replicas for p in parts])
+    # a sum of d = 4 non-negative terms is within d eps of the exact one in any order
+    assert np.allclose(whole.dist2.replicas, cut, rtol=2 * 4 * np.finfo(float).eps, atol=0)
+    with pytest.raises(ValueError, match="first_replica"):
+        simulate(prob, "fedavg", UniformParticipation(6, 2), replicas=2, first_replica=-1,
+                 **kw)
+
+
+def test_runs_cut_into_tasks_are_bitwise_the_uncut_runs(monkeypatch):
+    prob = fx.make_problem(1.0, n=6, d=4, mu=0.2, L=1.0, problem_seed=0)
+    specs = [{"problem": prob, "rule": rule, "participants": 3, "lr": 0.1, "local_steps": 2,
+              "rounds": 20, "replicas": 50, "sigma2": 0.5, "seed": 5, "x0": None}
+             for rule in ("fedavg", "scaffold")]
+    monkeypatch.setattr(fedavg_runs, "TASK_SECONDS", 1e-5)  # many small tasks
+    cut = fedavg_runs.run_in_tasks(specs)
+    for a, b in zip(cut, fx.run_all(specs), strict=True):
+        for key in ("bits", "x"):
+            assert np.array_equal(a[key], b[key])
+        for key in ("dist2", "grad_norm2"):  # sums of d = 4 squares of the same iterates
+            assert np.allclose(a[key], b[key], rtol=2 * 4 * np.finfo(float).eps, atol=0)
+
+
+def test_ocs_runs_concatenate_along_replicas():
+    prob = ox.digits_problem(8, seed=0, unbalanced=False)
+    kw = {"m": 2, "rounds": 2, "local_lr": 1.0, "local_steps": 1}
+    a = ox.run_fedavg(prob, replicas=2, rng=0, **kw)
+    b = ox.run_fedavg(prob, replicas=3, rng=1, **kw)
+    both = ox.FedAvgRun.concat([a, b])
+    assert both.loss.shape == (4, 5, 3) and both.aocs_iterations.shape == (5, 2)
+    assert np.array_equal(both.loss[:, 2:], b.loss) and both.config["replicas"] == 5
