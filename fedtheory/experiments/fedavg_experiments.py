@@ -13,6 +13,7 @@ cached runs are in :mod:`fedtheory.experiments.fedavg_runs`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,8 @@ from fedtheory.validation import integer_at_least, nonnegative_real
 
 __all__ = [
     "FedAvgMoments",
+    "RunMany",
+    "concat_runs",
     "consistent",
     "enumerate_subset_variance",
     "fedavg_and_sgd_final",
@@ -52,6 +55,7 @@ __all__ = [
     "local_steps_runs",
     "make_problem",
     "mean_interval",
+    "run_all",
     "run_final",
     "server_update_samples",
     "step_size_for",
@@ -71,7 +75,7 @@ def _final(res: Any, metric: str) -> np.ndarray:
 def _simulate_uniform(problem: Any, rule: str, *, participants: int | None, lr: float,
                       local_steps: int, rounds: int, replicas: int, sigma2: float, seed: int,
                       x0: np.ndarray | None, record_every: int,
-                      keep_replicas: bool = False) -> Any:
+                      keep_replicas: bool = False, first_replica: int = 0) -> Any:
     r"""The engine with uniform ``m``-of-``n`` participation (all clients when ``participants``
     is None) and additive Gaussian noise of :math:`\mathbb E\|\xi\|^2 = \sigma^2` (none when
     ``sigma2 == 0``)."""
@@ -83,7 +87,8 @@ def _simulate_uniform(problem: Any, rule: str, *, participants: int | None, lr: 
     return simulate(problem, rule, UniformParticipation(problem.n, m), rounds=rounds,
                     replicas=replicas, lr=lr, local_steps=local_steps,
                     noise=GaussianNoise(sigma2) if sigma2 > 0 else None, x0=x0, seed=seed,
-                    keep_replicas=keep_replicas, record_every=record_every)
+                    keep_replicas=keep_replicas, record_every=record_every,
+                    first_replica=first_replica)
 
 
 def run_final(
@@ -99,6 +104,7 @@ def run_final(
     seed: int,
     x0: np.ndarray | None = None,
     metrics: tuple[str, ...] = ("dist2", "grad_norm2"),
+    first_replica: int = 0,
 ) -> dict[str, Any]:
     r"""Run the engine (:func:`fedtheory.simulate.simulate`) and keep the final metrics.
 
@@ -106,7 +112,9 @@ def run_final(
     None); noise is additive Gaussian with :math:`\mathbb E\|\xi\|^2 = \sigma^2` (none when
     ``sigma2 == 0``). The seed fixes every stream per replica, so two runs with the same seed
     and shapes share their participation and noise draws (common random numbers): their
-    per-replica difference is a paired sample.
+    per-replica difference is a paired sample. ``first_replica`` starts at that replica
+    (consecutive ranges, concatenated, have bitwise the iterates of the run over their union:
+    a task's share).
 
     Returns ``{metric: (replicas,) final values}`` plus ``bits`` (final, per replica) and
     ``x`` (final iterates).
@@ -114,11 +122,36 @@ def run_final(
     res = _simulate_uniform(problem, rule, participants=participants, lr=lr,
                             local_steps=local_steps, rounds=rounds, replicas=replicas,
                             sigma2=nonnegative_real("sigma2", sigma2), seed=seed, x0=x0,
-                            keep_replicas=True, record_every=max(rounds, 1))
+                            keep_replicas=True, record_every=max(rounds, 1),
+                            first_replica=first_replica)
     out: dict[str, Any] = {k: _final(res, k) for k in metrics}
     out["bits"] = _final(res, "bits")
     out["x"] = res.x
     out["seconds"] = res.seconds
+    return out
+
+
+#: Runs :func:`run_final` for each of a list of keyword dicts, results in the same order.
+RunMany = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def run_all(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`run_final` for each keyword dict of ``specs``, here, one after the other."""
+    return [run_final(**spec) for spec in specs]
+
+
+def concat_runs(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One :func:`run_final` result from those of consecutive replica ranges (per-replica
+    arrays concatenated, seconds added): the run over their union (the iterates bitwise).
+
+    >>> a = {"dist2": np.array([1.0]), "bits": np.array([3.0]), "x": np.zeros((1, 2)),
+    ...      "seconds": 0.5}
+    >>> out = concat_runs([a, a])
+    >>> out["dist2"].tolist(), out["x"].shape, out["seconds"]
+    ([1.0, 1.0], (2, 2), 1.0)
+    """
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "seconds"}
+    out["seconds"] = float(sum(p["seconds"] for p in parts))
     return out
 
 
@@ -135,6 +168,7 @@ def floors_vs_heterogeneity(
     seed: int,
     problem_kw: dict[str, Any] | None = None,
     x0: np.ndarray | None = None,
+    run_many: RunMany | None = None,
 ) -> dict[str, Any]:
     r"""Final :math:`\|x_R - x^\star\|^2` of each rule at each heterogeneity level.
 
@@ -145,7 +179,8 @@ def floors_vs_heterogeneity(
 
     Returns a dict with ``levels``, ``rules``, ``dist2[rule]`` (shape ``(levels, replicas)``),
     ``exact_fedavg`` (levels,), ``drift2`` (levels,), ``noise_free[rule]`` (levels,) and
-    ``seconds``.
+    ``seconds``. The noisy runs go through ``run_many`` (:func:`run_all` by default; e.g.
+    cut into tasks, :mod:`fedtheory.tasks`).
     """
     problem_kw = dict(problem_kw or {})
     levels = tuple(float(z) for z in zeta2_levels)
@@ -156,10 +191,13 @@ def floors_vs_heterogeneity(
     x0 = np.zeros(d) if x0 is None else np.asarray(x0, dtype=float)
     common = {"participants": participants, "lr": lr, "local_steps": local_steps,
               "rounds": rounds, "seed": seed, "x0": x0, "metrics": ("dist2",)}
+    runs = iter((run_many or run_all)([
+        {"problem": prob, "rule": rule, "replicas": replicas, "sigma2": sigma2, **common}
+        for rule in rules for prob in probs]))
     for rule in rules:
         rows, clean = [], []
         for prob in probs:
-            run = run_final(prob, rule, replicas=replicas, sigma2=sigma2, **common)
+            run = next(runs)
             rows.append(run["dist2"])
             out["seconds"] += run["seconds"]
             ref = run_final(prob, rule, replicas=1, sigma2=0.0, **common)
@@ -186,6 +224,7 @@ def server_update_samples(
     x0: np.ndarray,
     replicas: int,
     seed: int,
+    run_many: RunMany | None = None,
 ) -> dict[str, Any]:
     r"""One engine round from ``x0`` per participation level :math:`m`, against the exact law.
 
@@ -195,17 +234,18 @@ def server_update_samples(
     leading-order forms ``leading`` :math:`=\frac{\gamma^2K}{m}(\sigma^2 +
     K\zeta^2\frac{n-m}{n-1})` and ``lecture`` :math:`=\frac{\gamma^2K}{m}(\sigma^2 +
     K\zeta^2(1-\frac mn))` with :math:`\zeta^2 = \frac1n\sum_i\|\nabla f_i(x_0) - \nabla
-    f(x_0)\|^2`.
+    f(x_0)\|^2`. The runs go through ``run_many`` (:func:`run_all` by default).
     """
     x0 = np.asarray(x0, dtype=float)
     n = problem.n
     zeta2 = float(problem.heterogeneity(x0))
     out: dict[str, Any] = {"participants": np.array(participants), "zeta2": zeta2,
                            "samples": [], "variance": [], "heterogeneity": [], "noise": []}
-    for m in participants:
-        run = run_final(problem, "fedavg", participants=m, lr=lr, local_steps=local_steps,
-                        rounds=1, replicas=replicas, sigma2=sigma2, seed=seed, x0=x0,
-                        metrics=("dist2",))
+    runs = (run_many or run_all)([
+        {"problem": problem, "rule": "fedavg", "participants": m, "lr": lr,
+         "local_steps": local_steps, "rounds": 1, "replicas": replicas, "sigma2": sigma2,
+         "seed": seed, "x0": x0, "metrics": ("dist2",)} for m in participants])
+    for m, run in zip(participants, runs, strict=True):
         mom = update_moments(problem, x0, lr=lr, local_steps=local_steps, participants=m,
                              sigma2=sigma2)
         out["samples"].append(np.sum((run["x"] - mom["mean"]) ** 2, axis=1))
@@ -230,6 +270,7 @@ def local_steps_runs(
     replicas: int,
     seed: int,
     x0: np.ndarray,
+    run_many: RunMany | None = None,
 ) -> dict[str, Any]:
     r"""FedAvg (:math:`K` local steps, :math:`R` rounds) against parallel SGD (:math:`KR` steps,
     one per round), both with :math:`\gamma = c/\sqrt{KR}` and full participation.
@@ -237,19 +278,22 @@ def local_steps_runs(
     Returns per :math:`R` the per-replica final :math:`\|\nabla f\|^2` of both
     (``fedavg``, ``sgd``: shape ``(len(grid), replicas)``), their exact expectations
     (``exact_fedavg``, ``exact_sgd``), the bits each sent (``bits_fedavg``, ``bits_sgd``) and
-    the rounds each used.
+    the rounds each used. The runs go through ``run_many`` (:func:`run_all` by default).
     """
     K = integer_at_least("local_steps", local_steps)
     out: dict[str, Any] = {"rounds": np.array(rounds_grid), "local_steps": K, "c": c,
                            "fedavg": [], "sgd": [], "exact_fedavg": [], "exact_sgd": [],
                            "bits_fedavg": [], "bits_sgd": [], "seconds": 0.0}
+    # FedAvg: K steps a round for R rounds; parallel SGD: one step a round for KR rounds
+    methods = (("fedavg", K, seed), ("sgd", 1, seed + 1))
+    runs = iter((run_many or run_all)([
+        {"problem": problem, "rule": "fedavg", "lr": step_size_for(K * R, c),
+         "local_steps": steps, "rounds": K * R // steps, "replicas": replicas,
+         "sigma2": sigma2, "seed": stream, "x0": x0, "metrics": ("grad_norm2",)}
+        for R in rounds_grid for _, steps, stream in methods]))
     for R in rounds_grid:
-        lr = step_size_for(K * R, c)
-        # FedAvg: K steps a round for R rounds; parallel SGD: one step a round for KR rounds
-        for key, steps, stream in (("fedavg", K, seed), ("sgd", 1, seed + 1)):
-            run = run_final(problem, "fedavg", lr=lr, local_steps=steps, rounds=K * R // steps,
-                            replicas=replicas, sigma2=sigma2, seed=stream, x0=x0,
-                            metrics=("grad_norm2",))
+        for key, _, _ in methods:
+            run = next(runs)
             out[key].append(run["grad_norm2"])
             out[f"bits_{key}"].append(float(run["bits"][0]))
             out["seconds"] += run["seconds"]

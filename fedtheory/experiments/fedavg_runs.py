@@ -4,21 +4,23 @@ use them.
 Each ``*_data(preset, seed)`` function fixes the parameters of one claim's experiments (sizes
 from the preset) and runs them once per ``(preset, seed)``; the engine seeds come from the
 claim's random streams (:meth:`fedtheory.claims.Context.seed_sequence` of the claim id and a
-stream name), so the numbers do not depend on where the runs are called from. Used by the
-claims in :mod:`fedtheory.claims.fedavg`, by ``paper_figures/fedavg_*.py`` and by the
-notebook.
+stream name), so the numbers do not depend on where the runs are called from. Each is a
+:func:`~fedtheory.tasks.dataset` of its claim: its engine runs are cut into replica ranges of
+about :data:`TASK_SECONDS` of work each (:func:`run_in_tasks`), tasks that a parallel run
+spreads over its workers; concatenated, they have bitwise the iterates of the uncut runs.
+Used by the claims in :mod:`fedtheory.claims.fedavg`, by ``paper_figures/fedavg_*.py`` and by
+the notebook.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from fedtheory.claims.core import Context
 from fedtheory.experiments import fedavg_experiments as fx
+from fedtheory.tasks import dataset, gather, replica_chunks, task
 
 __all__ = [
     "engine_seed",
@@ -26,6 +28,7 @@ __all__ = [
     "heterogeneity_data",
     "local_steps_data",
     "partial_participation_data",
+    "run_in_tasks",
 ]
 
 HETEROGENEITY_ID = "fedavg.heterogeneity"
@@ -42,19 +45,34 @@ def engine_seed(ctx: Context, stream: str) -> int:
     return int(ctx.seed_sequence(stream).generate_state(1)[0])
 
 
-_Build = Callable[[Context], dict[str, Any]]
-_Cached = Callable[[str, int], dict[str, Any]]
+#: Estimated seconds of work per task: an engine run is cut into replica ranges of about this
+#: cost (a fixed function of the run's sizes, so of the preset: never of the executor).
+TASK_SECONDS = 8.0
+
+#: Rough seconds per replica x round x local step x client x coordinate (one core), for the
+#: tasks' cost estimates (scheduling and time left only).
+_SECONDS_PER_UNIT = 1e-8
 
 
-def _experiment(claim_id: str) -> Callable[[_Build], _Cached]:
-    """Decorate ``build(ctx)`` into ``run(preset, seed)``: ``build`` gets the claim's
-    :class:`~fedtheory.claims.Context` for ``(preset, seed)`` and runs once per pair (cached)."""
-    def decorate(build: _Build) -> _Cached:
-        @functools.lru_cache(maxsize=4)
-        def run(preset: str, seed: int) -> dict[str, Any]:
-            return build(Context(preset=preset, seed=seed, claim_id=claim_id))
-        return run
-    return decorate
+def run_in_tasks(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`~fedtheory.experiments.fedavg_experiments.run_final` for each keyword dict of
+    ``specs`` (a :data:`~fedtheory.experiments.fedavg_experiments.RunMany`), its replicas cut
+    into tasks of about :data:`TASK_SECONDS` each (``first_replica``), gathered
+    (:func:`fedtheory.tasks.gather`) and concatenated: the iterates bitwise the uncut runs
+    (metrics to the last bits: reductions over other numbers of rows)."""
+    pieces, owner = [], []
+    for j, spec in enumerate(specs):
+        prob = spec["problem"]
+        per_replica = (spec["rounds"] * spec["local_steps"] * prob.n * prob.d
+                       * _SECONDS_PER_UNIT)
+        per_task = max(1, int(TASK_SECONDS / per_replica))
+        for first, count in replica_chunks(spec["replicas"], per_task):
+            pieces.append(task(f"run{j}-r{first}", fx.run_final, cost=count * per_replica,
+                               **{**spec, "replicas": count, "first_replica": first}))
+            owner.append(j)
+    results = gather(pieces)
+    return [fx.concat_runs([r for r, o in zip(results, owner, strict=True) if o == j])
+            for j in range(len(specs))]
 
 
 def _problem(params: dict[str, Any]) -> Any:
@@ -70,12 +88,12 @@ def _floors_with_params(params: dict[str, Any], rules: tuple[str, ...]) -> dict[
         params["levels"], rules, participants=params.get("participants"), lr=params["lr"],
         local_steps=params["local_steps"], rounds=params["rounds"],
         replicas=params["replicas"], sigma2=params["sigma2"], seed=params["seed"],
-        problem_kw=params["problem_kw"])
+        problem_kw=params["problem_kw"], run_many=run_in_tasks)
     data["params"] = params
     return data
 
 
-@_experiment(HETEROGENEITY_ID)
+@dataset(HETEROGENEITY_ID)
 def _het_drift_data(ctx: Context) -> dict[str, Any]:
     params = {
         "levels": ctx.size(quick=(0.0, 1.0, 4.0), full=(0.0, 0.5, 1.0, 2.0, 4.0, 8.0)),
@@ -88,7 +106,7 @@ def _het_drift_data(ctx: Context) -> dict[str, Any]:
     return _floors_with_params(params, ("fedavg", "scaffold"))
 
 
-@_experiment(HETEROGENEITY_ID)
+@dataset(HETEROGENEITY_ID)
 def _het_sampling_data(ctx: Context) -> dict[str, Any]:
     params = {
         "levels": ctx.size(quick=(0.0, 1.0, 4.0), full=(0.0, 0.5, 1.0, 2.0, 4.0, 8.0)),
@@ -109,7 +127,7 @@ def heterogeneity_data(preset: str = "quick", seed: int = 0) -> tuple[dict[str, 
 
 
 # ---------------------------------------------------------------------------- participation
-@_experiment(PARTIAL_PARTICIPATION_ID)
+@dataset(PARTIAL_PARTICIPATION_ID)
 def _pp_update_data(ctx: Context) -> dict[str, Any]:
     params = {"participants": (1, 2, 5, 9, 10), "zeta2": 1.0, "lr": 0.05, "local_steps": 5,
               "sigma2": 1.0, "replicas": ctx.size(quick=4000, full=100_000),
@@ -120,13 +138,13 @@ def _pp_update_data(ctx: Context) -> dict[str, Any]:
     data = fx.server_update_samples(
         prob, params["participants"], lr=params["lr"], local_steps=params["local_steps"],
         sigma2=params["sigma2"], x0=np.full(prob.d, params["x0"]),
-        replicas=params["replicas"], seed=params["seed"])
+        replicas=params["replicas"], seed=params["seed"], run_many=run_in_tasks)
     data["params"] = params
     data["n"] = prob.n
     return data
 
 
-@_experiment(PARTIAL_PARTICIPATION_ID)
+@dataset(PARTIAL_PARTICIPATION_ID)
 def _pp_floor_data(ctx: Context) -> dict[str, Any]:
     params = {"participants": ctx.size(quick=(1, 2, 5, 10), full=(1, 2, 3, 5, 7, 10)),
               "levels": (0.0, 1.0), "lr": 0.1, "local_steps": 2, "sigma2": 0.25,
@@ -135,11 +153,22 @@ def _pp_floor_data(ctx: Context) -> dict[str, Any]:
               "problem_kw": {"n": 10, "d": 8, "mu": 0.2, "L": 1.0, "problem_seed": 1,
                              "identical_hessians": True},
               "seed": engine_seed(ctx, "floor")}
-    rows, exact = [], []
-    for m in params["participants"]:
-        out = _floors_with_params({**params, "participants": m}, ("fedavg",))
-        rows.append(out["dist2"]["fedavg"])
-        exact.append(out["exact_fedavg"])
+    # every m's runs in one gather (one set of tasks), then FedAvg's exact error per m
+    probs = [fx.make_problem(z, **params["problem_kw"]) for z in params["levels"]]
+    x0 = np.zeros(probs[0].d)
+    common = {"rule": "fedavg", "lr": params["lr"], "local_steps": params["local_steps"],
+              "rounds": params["rounds"], "replicas": params["replicas"],
+              "sigma2": params["sigma2"], "seed": params["seed"], "x0": x0,
+              "metrics": ("dist2",)}
+    runs = run_in_tasks([{"problem": prob, "participants": m, **common}
+                         for m in params["participants"] for prob in probs])
+    L = len(probs)
+    rows = [[runs[i * L + j]["dist2"] for j in range(L)]
+            for i in range(len(params["participants"]))]
+    exact = [[fx.fedavg_moments(prob, lr=params["lr"], rounds=params["rounds"],
+                                local_steps=params["local_steps"], participants=m,
+                                sigma2=params["sigma2"], x0=x0).dist2[-1] for prob in probs]
+             for m in params["participants"]]
     n = params["problem_kw"]["n"]
     m = np.array(params["participants"], dtype=float)
     return {"params": params, "dist2": np.array(rows), "exact": np.array(exact),
@@ -159,12 +188,13 @@ def _local_steps_runs(params: dict[str, Any], prob: Any, x0: np.ndarray) -> dict
     ``params`` kept in the result."""
     data = fx.local_steps_runs(prob, params["rounds_grid"], local_steps=params["local_steps"],
                                c=params["c"], sigma2=params["sigma2"],
-                               replicas=params["replicas"], seed=params["seed"], x0=x0)
+                               replicas=params["replicas"], seed=params["seed"], x0=x0,
+                               run_many=run_in_tasks)
     data["params"] = params
     return data
 
 
-@_experiment(LOCAL_STEPS_ID)
+@dataset(LOCAL_STEPS_ID)
 def _ls_rate_data(ctx: Context) -> dict[str, Any]:
     params = {"rounds_grid": ctx.size(quick=(20, 80, 320), full=(50, 200, 800, 3200)),
               "local_steps": 5, "c": 0.5, "sigma2": 1.0, "zeta2": 1.0,
@@ -186,7 +216,7 @@ def _ls_rate_data(ctx: Context) -> dict[str, Any]:
     return data
 
 
-@_experiment(LOCAL_STEPS_ID)
+@dataset(LOCAL_STEPS_ID)
 def _ls_equal_data(ctx: Context) -> dict[str, Any]:
     params = {"rounds_grid": ctx.size(quick=(10, 40), full=(10, 40, 160)), "local_steps": 5,
               "c": 0.5, "sigma2": 1.0, "zeta2": 1.0,
