@@ -190,7 +190,7 @@ def test_sqrt_n_sweep_bookkeeping(monkeypatch):
     assert sw.ns == (4, 8)
     assert sw.grids[4] == (1, 2, 3) and sw.grids[8] == (1, 2, 3)  # + ceil(c sqrt n) = 3
     for n in sw.ns:
-        assert sw.acc_gap[n].shape == (3, 5) and sw.loss_gap[n].shape == (3, 5)
+        assert sw.acc_gap[n].shape == (3, 5)
         assert np.all(sw.lower[n] <= sw.upper[n])
         ok = [m for m, up in zip(sw.grids[n], sw.upper[n], strict=True) if up <= sw.epsilon]
         assert sw.m_star[n] == (ok[0] if ok else None)

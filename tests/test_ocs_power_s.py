@@ -151,7 +151,7 @@ def _sweep(lower, upper, grids, eps=0.01):
     ns = tuple(grids)
     m_star = {n: next((m for m, u in zip(grids[n], upper[n], strict=True) if u <= eps), None)
               for n in ns}
-    return SqrtNSweep(ns=ns, grids=grids, acc_gap={}, loss_gap={},
+    return SqrtNSweep(ns=ns, grids=grids, acc_gap={},
                       upper={n: np.array(upper[n]) for n in ns},
                       lower={n: np.array(lower[n]) for n in ns}, m_star=m_star, epsilon=eps,
                       alpha=1e-6, sizes={})

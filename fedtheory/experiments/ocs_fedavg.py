@@ -41,7 +41,6 @@ problem's validation hold-out.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +51,7 @@ from fedtheory.claims.core import Context
 from fedtheory.problems.logistic import LogisticProblem
 from fedtheory.sampling.aocs import aocs_probabilities
 from fedtheory.sampling.ocs import optimal_probabilities
+from fedtheory.tasks import dataset, gather, replica_chunks, task
 
 __all__ = [
     "PRESETS",
@@ -69,6 +69,7 @@ __all__ = [
     "run_fedavg",
     "sqrt_n_budget",
     "sqrt_n_sweep",
+    "sweep_point",
     "sweep_run",
 ]
 
@@ -113,6 +114,25 @@ class FedAvgRun:
     aocs_equals_ocs: np.ndarray | None = None
     config: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def concat(cls, runs: list[FedAvgRun]) -> FedAvgRun:
+        """Runs of one set-up on disjoint sets of replicas as one run (replicas on axis 1 of
+        the per-scheme arrays, axis 0 of the AOCS ones), in the order given."""
+        first = runs[0]
+
+        def cat(name: str, axis: int) -> Any:
+            if getattr(first, name) is None:
+                return None
+            return np.concatenate([getattr(r, name) for r in runs], axis=axis)
+
+        return cls(schemes=first.schemes, loss=cat("loss", 1), accuracy=cat("accuracy", 1),
+                   bits=cat("bits", 1), senders=cat("senders", 1),
+                   expected_senders=cat("expected_senders", 1), f_star=first.f_star,
+                   aocs_iterations=cat("aocs_iterations", 0),
+                   aocs_equals_ocs=cat("aocs_equals_ocs", 0),
+                   config={**first.config,
+                           "replicas": int(sum(r.config["replicas"] for r in runs))})
+
     def index(self, scheme: str) -> int:
         """Position of ``scheme`` on axis 0."""
         if scheme not in self.schemes:
@@ -152,6 +172,7 @@ def run_fedavg(
     float_bits: int = 32,
     x0: np.ndarray | None = None,
     dtype: type = np.float64,
+    measure_from: int = 0,
 ) -> FedAvgRun:
     r"""Run FedAvg (seed 002, Algorithm 3) with several participation schemes side by side.
 
@@ -246,8 +267,13 @@ def run_fedavg(
     has_aocs = "aocs" in schemes
     a_iter = np.zeros((R, rounds), dtype=np.int64) if has_aocs else None
     a_eq = np.zeros((R, rounds), dtype=bool) if has_aocs else None
-    loss[..., 0] = problem.loss(x)
-    acc[..., 0] = problem.accuracy(x)
+    if not isinstance(measure_from, int) or not 0 <= measure_from <= rounds:
+        raise ValueError(f"measure_from must be an integer in [0, rounds], got {measure_from!r}")
+    loss[..., :measure_from] = np.nan
+    acc[..., :measure_from] = np.nan
+    if measure_from == 0:
+        loss[..., 0] = problem.loss(x)
+        acc[..., 0] = problem.accuracy(x)
 
     for k in range(rounds):
         # local training: one permutation of each client's data per (replica, client)
@@ -268,9 +294,10 @@ def run_fedavg(
                                            np.broadcast_to(valid, (R, k_t, B)),
                                            clients=order[:k_t])
             y[:, :, :k_t] -= dtype(local_lr) * g
-        y = y[:, :, inverse].astype(np.float64)  # back to the natural client order
-        U = x[:, :, None, :] - y  # (S, R, n, d)
-        u = w * np.linalg.norm(U, axis=-1)  # (S, R, n)
+        # the updates U_i = x - y_i in float64, clients still in the sorted order (no copy
+        # back): only the norms (S, R, n) go back to the natural order
+        U = np.subtract(x[:, :, None, :], y, dtype=np.float64)  # (S, R, n, d), sorted
+        u = w * np.sqrt(np.einsum("srnd,srnd->srn", U, U))[..., inverse]  # (S, R, n)
         # participation probabilities
         p = np.empty((S, R, n))
         extra = np.zeros((S, R))  # floats sent besides the updates
@@ -292,13 +319,14 @@ def run_fedavg(
         v = gen.random((R, n))  # common uniforms: client i sends iff v_i < p_i
         send = v[None] < p
         coef = np.where(send, w / np.where(p > 0, p, 1.0), 0.0)  # (S, R, n)
-        x = x - global_lr * np.einsum("srn,srnd->srd", coef, U)
+        x = x - global_lr * np.einsum("srn,srnd->srd", coef[..., order], U)
         cnt = send.sum(axis=-1)
         senders[..., k] = cnt
         expected[..., k] = p.sum(axis=-1)
         bits[..., k + 1] = bits[..., k] + float_bits * (d * cnt + extra)
-        loss[..., k + 1] = problem.loss(x)
-        acc[..., k + 1] = problem.accuracy(x)
+        if k + 1 >= measure_from:
+            loss[..., k + 1] = problem.loss(x)
+            acc[..., k + 1] = problem.accuracy(x)
 
     return FedAvgRun(
         schemes=schemes, loss=loss, accuracy=acc, bits=bits, senders=senders,
@@ -424,9 +452,6 @@ class SqrtNSweep:
     acc_gap:
         Per :math:`n`, ``(len(grid), R)``: validation accuracy of full minus OCS(m), each
         averaged over the last ``tail`` fraction of rounds, per replica (paired).
-    loss_gap:
-        Per :math:`n`, ``(len(grid), R)``: per-round area of :math:`f - f^\star`, OCS(m) minus
-        full.
     upper, lower:
         Per :math:`n`, the one-sided upper and lower :math:`1 - \alpha` confidence limits of
         the mean ``acc_gap``.
@@ -442,7 +467,6 @@ class SqrtNSweep:
     ns: tuple[int, ...]
     grids: dict[int, tuple[int, ...]]
     acc_gap: dict[int, np.ndarray]
-    loss_gap: dict[int, np.ndarray]
     upper: dict[int, np.ndarray]
     lower: dict[int, np.ndarray]
     m_star: dict[int, int | None]
@@ -518,6 +542,59 @@ def _seed_budget(n: int) -> int:
     return int(np.ceil(SETUP["sweep_m_seed_constant"] * np.sqrt(n) - 1e-9))
 
 
+def _sweep_grid(n: int, preset: str) -> tuple[int, ...]:
+    """The budgets tried at ``n``: the preset's grid below ``n`` and the seed's budget."""
+    return tuple(sorted({m for m in PRESETS[preset]["sweep_grid"] if m < n}
+                        | {min(_seed_budget(n), n - 1)}))
+
+
+def sweep_point(n: int, *, preset: str, seed: int, replicas: int,
+                rng: np.random.Generator | np.random.SeedSequence | int | None
+                ) -> dict[str, Any]:
+    r"""One :math:`n` of the :math:`m = O(\sqrt n)` sweep on ``replicas`` replicas: full
+    participation and OCS(m) for every ``m`` of the grid (:func:`_sweep_grid`) on common random
+    numbers. Returns the ``grid``, per scheme (full first) and replica the validation
+    accuracy averaged over the last ``match_tail`` of rounds (``acc``; only those rounds are
+    measured), and the client ``sizes``."""
+    cfg = PRESETS[preset]
+    prob = digits_problem(n, seed=seed, unbalanced=False)
+    grid = _sweep_grid(n, preset)
+    K = cfg["sweep_rounds"]
+    tail = max(1, int(round(SETUP["match_tail"] * K)))
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    run = run_fedavg(prob, m=(n, *grid), schemes=("full",) + ("ocs",) * len(grid),
+                     rounds=K, replicas=replicas, local_lr=SETUP["local_lr"],
+                     global_lr=SETUP["global_lr"], batch_size=SETUP["batch_size"],
+                     rng=gen, dtype=SETUP["dtype"], measure_from=K - tail + 1)
+    return {"grid": grid, "acc": run.accuracy[..., -tail:].mean(axis=-1),
+            "sizes": prob.sizes.tolist(), "tail": tail}
+
+
+def _sweep(points: dict[int, dict[str, Any]], preset: str, seed: int, alpha: float,
+           replicas: int) -> SqrtNSweep:
+    """The sweep judged from its points (``n -> sweep_point``, all replicas)."""
+    from fedtheory.stats import mean_interval
+
+    eps = SETUP["match_epsilon"]
+    grids, acc_gap, upper, lower, m_star, sizes = {}, {}, {}, {}, {}, {}
+    for n, pt in points.items():
+        grid, acc = pt["grid"], pt["acc"]
+        acc_gap[n] = acc[0][None, :] - acc[1:]
+        cis = [mean_interval(g, alpha, "one") for g in acc_gap[n]]
+        upper[n] = np.array([float(ci.upper) for ci in cis])
+        lower[n] = np.array([float(ci.lower) for ci in cis])
+        ok = [m for m, u in zip(grid, upper[n], strict=True) if u <= eps]
+        m_star[n] = ok[0] if ok else None
+        grids[n] = grid
+        sizes[n] = pt["sizes"]
+    tail = next(iter(points.values()))["tail"]
+    return SqrtNSweep(ns=tuple(points), grids=grids, acc_gap=acc_gap, upper=upper,
+                      lower=lower, m_star=m_star, epsilon=eps, alpha=alpha, sizes=sizes,
+                      config={"preset": preset, "seed": seed,
+                              "rounds": PRESETS[preset]["sweep_rounds"], "replicas": replicas,
+                              "tail": tail})
+
+
 def sqrt_n_sweep(preset: str = "quick", seed: int = 0, alpha: float = 1e-6,
                  rng: np.random.Generator | int | None = None) -> SqrtNSweep:
     r"""For each :math:`n`, the smallest :math:`m` for which OCS(m) matches full participation.
@@ -525,48 +602,22 @@ def sqrt_n_sweep(preset: str = "quick", seed: int = 0, alpha: float = 1e-6,
     The federation is a Dirichlet(:math:`\alpha = 0.5`) label split of ``load_digits`` into
     exactly :math:`n` clients (naturally unbalanced, without the removal step, as the seed's
     Shakespeare runs that motivated the conjecture). For each :math:`n`, full participation and
-    OCS(m) for every :math:`m` of the grid below :math:`n` run on common random numbers.
+    OCS(m) for every :math:`m` of the grid below :math:`n` run on common random numbers
+    (:func:`sweep_point`; here one generator for all, :math:`n` after :math:`n`).
     "OCS(m) matches full" means: the one-sided upper :math:`1-\alpha` limit of
     :math:`\mathbb E[\mathrm{acc}_{\rm full} - \mathrm{acc}_{\rm OCS(m)}]` (validation accuracy
     averaged over the last 20% of rounds) is at most :math:`\varepsilon = 0.01` (one accuracy
     point): a one-sided equivalence test, so a match is a positive finding with false-alarm
     level :math:`\alpha`.
     """
-    from fedtheory.stats import mean_interval
-
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
     cfg = PRESETS[preset]
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(
         seed if rng is None else rng)
-    eps, tail_frac = SETUP["match_epsilon"], SETUP["match_tail"]
-    K = cfg["sweep_rounds"]
-    tail = max(1, int(round(tail_frac * K)))
-    grids, acc_gap, loss_gap, upper, lower, m_star, sizes = {}, {}, {}, {}, {}, {}, {}
-    for n in cfg["sweep_ns"]:
-        prob = digits_problem(n, seed=seed, unbalanced=False)
-        grid = tuple(sorted({m for m in cfg["sweep_grid"] if m < n}
-                            | {min(_seed_budget(n), n - 1)}))
-        run = run_fedavg(prob, m=(n, *grid), schemes=("full",) + ("ocs",) * len(grid),
-                         rounds=K, replicas=cfg["sweep_replicas"], local_lr=SETUP["local_lr"],
-                         global_lr=SETUP["global_lr"], batch_size=SETUP["batch_size"],
-                         rng=gen, dtype=SETUP["dtype"])
-        acc = run.accuracy[..., -tail:].mean(axis=-1)
-        area = area_per_round(run, run.loss - run.f_star)
-        acc_gap[n] = acc[0][None, :] - acc[1:]
-        loss_gap[n] = area[1:] - area[0][None, :]
-        cis = [mean_interval(g, alpha, "one") for g in acc_gap[n]]
-        upper[n] = np.array([float(ci.upper) for ci in cis])
-        lower[n] = np.array([float(ci.lower) for ci in cis])
-        ok = [m for m, u in zip(grid, upper[n], strict=True) if u <= eps]
-        m_star[n] = ok[0] if ok else None
-        grids[n] = grid
-        sizes[n] = prob.sizes.tolist()
-    return SqrtNSweep(ns=tuple(cfg["sweep_ns"]), grids=grids, acc_gap=acc_gap,
-                      loss_gap=loss_gap, upper=upper, lower=lower, m_star=m_star,
-                      epsilon=eps, alpha=alpha, sizes=sizes,
-                      config={"preset": preset, "seed": seed, "rounds": K,
-                              "replicas": cfg["sweep_replicas"], "tail": tail})
+    points = {n: sweep_point(n, preset=preset, seed=seed, replicas=cfg["sweep_replicas"],
+                             rng=gen) for n in cfg["sweep_ns"]}
+    return _sweep(points, preset, seed, alpha, cfg["sweep_replicas"])
 
 
 # ------------------------------------------------------------------ cached runs of the claim
@@ -574,19 +625,67 @@ def sqrt_n_sweep(preset: str = "quick", seed: int = 0, alpha: float = 1e-6,
 CLAIM_ID = "ocs.experiment"
 
 
-def _rng(preset: str, seed: int, stream: str) -> np.random.Generator:
-    return Context(preset=preset, seed=seed, claim_id=CLAIM_ID).rng(stream)
+#: Rough seconds per scheme x replica x round of :func:`run_fedavg` on digits (one core), for
+#: cutting the runs into tasks of about :data:`TASK_SECONDS` (a fixed function of the
+#: preset's sizes: never of the executor).
+_SECONDS_PER_SCHEME_ROUND = 1e-3
+TASK_SECONDS = 8.0
 
 
-@functools.lru_cache(maxsize=4)
-def experiment_run(preset: str = "quick", seed: int = 0) -> FedAvgRun:
+def _chunks(schemes: int, rounds: int, replicas: int) -> list[tuple[int, int]]:
+    per = schemes * rounds * _SECONDS_PER_SCHEME_ROUND
+    return replica_chunks(replicas, max(1, int(TASK_SECONDS / per)))
+
+
+def _experiment_chunk(*, preset: str, seed: int, replicas: int,
+                      rng: np.random.SeedSequence) -> FedAvgRun:
+    """:func:`ocs_vs_uniform` on ``replicas`` replicas with the generator of ``rng``."""
+    cfg = {**PRESETS[preset], "replicas": replicas}
+    prob = digits_problem(SETUP["n_clients"], seed=seed)
+    return run_fedavg(prob, m=SETUP["m"], rounds=cfg["rounds"], replicas=replicas,
+                      local_lr=SETUP["local_lr"], global_lr=SETUP["global_lr"],
+                      batch_size=SETUP["batch_size"], j_max=SETUP["j_max"],
+                      rng=np.random.default_rng(rng), dtype=SETUP["dtype"])
+
+
+@dataset(CLAIM_ID)
+def experiment_run(ctx: Context) -> FedAvgRun:
     """The full / uniform / OCS / AOCS comparison of ``ocs.experiment`` for a preset and seed
-    (cached; the same run the claim's checks judge)."""
-    return ocs_vs_uniform(preset, seed, rng=_rng(preset, seed, "ocs_vs_uniform"))
+    (cached; the same run the claim's checks judge): replica ranges of about
+    :data:`TASK_SECONDS` as tasks, each with a generator spawned from the claim's stream."""
+    cfg = PRESETS[ctx.preset]
+    chunks = _chunks(len(SCHEMES), cfg["rounds"], cfg["replicas"])
+    seeds = ctx.seed_sequence("ocs_vs_uniform").spawn(len(chunks))
+    runs = gather([task(f"r{first}", _experiment_chunk, cost=count * len(SCHEMES)
+                        * cfg["rounds"] * _SECONDS_PER_SCHEME_ROUND, preset=ctx.preset,
+                        seed=ctx.seed, replicas=count, rng=ss)
+                   for (first, count), ss in zip(chunks, seeds, strict=True)])
+    run = FedAvgRun.concat(runs)
+    prob = digits_problem(SETUP["n_clients"], seed=ctx.seed)
+    run.config.update({"preset": ctx.preset, "seed": ctx.seed, "sizes": prob.sizes.tolist()})
+    return run
 
 
-@functools.lru_cache(maxsize=4)
-def sweep_run(preset: str = "quick", seed: int = 0) -> SqrtNSweep:
-    """The m = O(sqrt n) sweep of ``ocs.experiment`` for a preset and seed (cached)."""
-    return sqrt_n_sweep(preset, seed, alpha=stats.DEFAULT_ALPHA,
-                        rng=_rng(preset, seed, "sqrt_n"))
+@dataset(CLAIM_ID)
+def sweep_run(ctx: Context) -> SqrtNSweep:
+    """The m = O(sqrt n) sweep of ``ocs.experiment`` for a preset and seed (cached): each
+    :math:`n`'s replica ranges of about :data:`TASK_SECONDS` as tasks, each with a generator
+    spawned from the claim's stream of that :math:`n`."""
+    cfg = PRESETS[ctx.preset]
+    K, R = cfg["sweep_rounds"], cfg["sweep_replicas"]
+    pieces, owner = [], []
+    for n in cfg["sweep_ns"]:
+        S = 1 + len(_sweep_grid(n, ctx.preset))
+        chunks = _chunks(S, K, R)
+        seeds = ctx.seed_sequence(f"sqrt_n/{n}").spawn(len(chunks))
+        for (first, count), ss in zip(chunks, seeds, strict=True):
+            pieces.append(task(f"n{n}-r{first}", sweep_point,
+                               cost=count * S * K * _SECONDS_PER_SCHEME_ROUND, n=n,
+                               preset=ctx.preset, seed=ctx.seed, replicas=count, rng=ss))
+            owner.append(n)
+    results = gather(pieces)
+    points = {}
+    for n in cfg["sweep_ns"]:
+        parts = [r for r, o in zip(results, owner, strict=True) if o == n]
+        points[n] = {**parts[0], "acc": np.concatenate([p["acc"] for p in parts], axis=1)}
+    return _sweep(points, ctx.preset, ctx.seed, stats.DEFAULT_ALPHA, R)

@@ -120,7 +120,7 @@ $\lceil 0.7c\sqrt n\rceil = 3, 3, 5$ (each matched by the same equivalence test,
 $\alpha = 10^{-6}$), and in the full preset $m^\star(n) = 1, 2, 2, 3, 3$ for
 $n = 8, \dots, 128$ against $\lceil 0.4c\sqrt n\rceil = 2, 2, 3, 4, 5$. OCS on `load_digits`
 needs fewer clients than on Shakespeare, where the seed read off its constant; the gap to full
-participation exceeds the 1-point tolerance only at $m = 1$ (2.3 and 3.7 points at $n = 16, 32$
+participation exceeds the 1-point tolerance only at $m = 1$ (2.4 and 3.5 points at $n = 16, 32$
 in the quick preset), so the check can refute constants up to about $0.24c$ only. The check
 reports both numbers (the smallest constant the data supports, $\max_n m^\star(n)/\sqrt n$, and
 the largest it could refute) and the outcome for $0.7c$ and $0.4c$ (in its data: `power`).
