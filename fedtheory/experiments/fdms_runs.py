@@ -41,6 +41,7 @@ from fedtheory.problems.clustered import (
 )
 from fedtheory.problems.noise import GaussianNoise
 from fedtheory.simulate import simulate
+from fedtheory.tasks import dataset, gather, task
 
 __all__ = ["ALPHAS", "EXPERIMENT_ID", "METHODS", "SETTINGS", "RecordingFDMS",
            "corrected_data", "experiment_data", "pair_rate", "tail_metric"]
@@ -80,6 +81,7 @@ def pair_rate(K: int, alpha: float) -> float:
     return S * (S - 1) / (K * (K - 1))
 
 
+@functools.lru_cache(maxsize=4)
 def _problem(setting: str, kind: str, seed: int) -> Any:
     if kind == "quadratic":
         if setting == "clustered":
@@ -131,61 +133,67 @@ def _constants(prob: Any, setting: str, labels: np.ndarray, x0: np.ndarray,
     return {**c, "sigma_F2": sigma_F2, "friends": F, **fc.gap_constants(c["mu"], F)}
 
 
-@functools.lru_cache(maxsize=2)
-def _run(preset: str, seed: int) -> dict[str, Any]:
-    ctx = Context(preset=preset, seed=seed, claim_id=EXPERIMENT_ID)
-    p = _params(ctx)
+#: Rough seconds per replica x round x local step of one run (one core), per problem kind:
+#: the tasks' cost estimates (scheduling and time left only).
+_SECONDS_PER_STEP = {"quadratic": 2e-5, "digits": 5.7e-4}
+
+
+def _cost(p: dict[str, Any], runs: int = 1) -> float:
+    return (runs * p["replicas"] * p["rounds"] * p["local_steps"]
+            * _SECONDS_PER_STEP[p["kind"]])
+
+
+def _method_run(*, setting: str, alpha: float, method: str, p: dict[str, Any],
+                eseed: int) -> dict[str, Any]:
+    """One method of the experiment at ``(setting, alpha)`` (a task): per-replica traces."""
+    prob = _problem(setting, p["kind"], p["problem_seed"])
+    extra = {}
+    if p["kind"] == "digits":
+        extra = {"accuracy": lambda x, prob=prob: np.atleast_1d(prob.accuracy(x))}
+    r: Any = METHODS[method]
+    if method == "Oracle":
+        from fedtheory.algorithms import get_rule
+        r = get_rule("oracle", labels=cluster_labels(20, 5))
+    # quadratics have x* = 0: start away from it; logistic regression starts at 0
+    x0 = np.full(prob.d, p["x0"])
+    res = simulate(prob, r, DropoutParticipation(20, alpha, "max"), rounds=p["rounds"],
+                   replicas=p["replicas"], lr=p["lr"], local_steps=p["local_steps"],
+                   noise=GaussianNoise(p["sigma2"]), x0=x0, seed=eseed, keep_replicas=True,
+                   workers=1, extra_metrics=extra)
+    return {"f_gap": res.f_gap.replicas, "f_gap_mean": res.f_gap.mean,
+            **({"accuracy": res.metric("accuracy").replicas} if extra else {})}
+
+
+def _heat_run(*, setting: str, p: dict[str, Any], mu_seed: int, heat_seed: int
+              ) -> dict[str, Any]:
+    """The heat map and complexity runs of ``setting`` at alpha = 0.5 (a task): measured
+    constants, Theta_t's parameters, cumulative similarity computations, similarity means."""
+    prob = _problem(setting, p["kind"], p["problem_seed"])
     labels = cluster_labels(20, 5)
-    out: dict[str, Any] = {"params": p, "labels": labels, "runs": {}, "heat": {},
-                           "complexity": {}, "constants": {}, "theta": {}}
-    for setting in SETTINGS:
-        prob = _problem(setting, p["kind"], p["problem_seed"])
-        extra = {}
-        if p["kind"] == "digits":
-            extra = {"accuracy": lambda x, prob=prob: np.atleast_1d(prob.accuracy(x))}
-        # quadratics have x* = 0: start away from it; logistic regression starts at 0
-        x0 = np.full(prob.d, p["x0"])
-        for alpha in ALPHAS:
-            proc = DropoutParticipation(20, alpha, "max")
-            eseed = engine_seed(ctx, f"{setting}-{alpha}")
-            for method, rule in METHODS.items():
-                if method == "Oracle" and setting != "clustered":
-                    continue
-                r: Any = rule
-                if method == "Oracle":
-                    from fedtheory.algorithms import get_rule
-                    r = get_rule("oracle", labels=labels)
-                res = simulate(prob, r, proc, rounds=p["rounds"], replicas=p["replicas"],
-                               lr=p["lr"], local_steps=p["local_steps"],
-                               noise=GaussianNoise(p["sigma2"]), x0=x0, seed=eseed,
-                               keep_replicas=True, workers=1, extra_metrics=extra)
-                out["runs"][(setting, alpha, method)] = {
-                    "f_gap": res.f_gap.replicas, "f_gap_mean": res.f_gap.mean,
-                    **({"accuracy": res.metric("accuracy").replicas} if extra else {})}
-        # heat map and complexity at alpha = 0.5
-        alpha = 0.5
-        proc = DropoutParticipation(20, alpha, "max")
-        consts = _constants(prob, setting, labels, x0, p, engine_seed(ctx, f"{setting}-mu"))
-        out["constants"][setting] = consts
-        red = {"horizon": p["rounds"], "max_friends": max(1, consts["B_max"]),
-               "beta": pair_rate(20, alpha), "p": 0.1, "delta_f": consts["delta_f"]}
-        rules = {"no reduction": RecordingFDMS(),
-                 "Theta_t": RecordingFDMS(red),
-                 "0.5 Theta_t": RecordingFDMS({**red, "scale": 0.5})}
-        for name, rule in rules.items():
-            simulate(prob, rule, proc, rounds=p["rounds"], replicas=p["replicas"], lr=p["lr"],
-                     local_steps=p["local_steps"], noise=GaussianNoise(p["sigma2"]), x0=x0,
-                     seed=engine_seed(ctx, f"{setting}-heat"), workers=1)
-            out["complexity"][(setting, name)] = np.array(rule.history)  # (T, R)
-        st = rules["no reduction"].last_state
-        out["heat"][setting] = fs.mean_similarity(
-            {"sum": st["similarity_sum"], "count": st["similarity_count"]})
-        out["theta"][setting] = red
-    return out
+    x0 = np.full(prob.d, p["x0"])
+    alpha = 0.5
+    proc = DropoutParticipation(20, alpha, "max")
+    consts = _constants(prob, setting, labels, x0, p, mu_seed)
+    red = {"horizon": p["rounds"], "max_friends": max(1, consts["B_max"]),
+           "beta": pair_rate(20, alpha), "p": 0.1, "delta_f": consts["delta_f"]}
+    rules = {"no reduction": RecordingFDMS(),
+             "Theta_t": RecordingFDMS(red),
+             "0.5 Theta_t": RecordingFDMS({**red, "scale": 0.5})}
+    complexity = {}
+    for name, rule in rules.items():
+        simulate(prob, rule, proc, rounds=p["rounds"], replicas=p["replicas"], lr=p["lr"],
+                 local_steps=p["local_steps"], noise=GaussianNoise(p["sigma2"]), x0=x0,
+                 seed=heat_seed, workers=1)
+        complexity[name] = np.array(rule.history)  # (T, R)
+    st = rules["no reduction"].last_state
+    heat = fs.mean_similarity({"sum": st["similarity_sum"], "count": st["similarity_count"]})
+    return {"constants": consts, "theta": red, "complexity": complexity, "heat": heat}
 
 
-def experiment_data(preset: str = "quick", seed: int = 0) -> dict[str, Any]:
-    r"""The runs of ``fdms.experiment`` (cached per ``(preset, seed)``): ``runs[(setting,
+@dataset(EXPERIMENT_ID)
+def experiment_data(ctx: Context) -> dict[str, Any]:
+    r"""The runs of ``fdms.experiment`` (cached per ``(preset, seed)``; each method at each
+    setting and :math:`\alpha`, and each setting's heat-map runs, a task): ``runs[(setting,
     alpha, method)]`` with per-replica ``f_gap`` traces ``(R, T + 1)`` (and ``accuracy`` in
     the full preset), ``heat[setting]`` (FL-FDMS's similarity means at the last round,
     ``(R, 20, 20)``), ``complexity[(setting, case)]`` (cumulative similarity computations per
@@ -193,32 +201,54 @@ def experiment_data(preset: str = "quick", seed: int = 0) -> dict[str, Any]:
     friend sets, :math:`\delta_{\min}`, :math:`\delta_f`, :math:`B_{\max}`, with standard
     errors), ``theta[setting]`` (the parameters of :math:`\Theta_t`), ``labels`` and
     ``params``."""
-    return _run(preset, seed)
+    p = _params(ctx)
+    keys = [(setting, alpha, method) for setting in SETTINGS for alpha in ALPHAS
+            for method in METHODS if method != "Oracle" or setting == "clustered"]
+    pieces = [task(f"{setting}-{alpha}-{method}", _method_run, cost=_cost(p), setting=setting,
+                   alpha=alpha, method=method, p=p, eseed=engine_seed(ctx, f"{setting}-{alpha}"))
+              for setting, alpha, method in keys]
+    pieces += [task(f"{setting}-heat", _heat_run, cost=_cost(p, 4), setting=setting, p=p,
+                    mu_seed=engine_seed(ctx, f"{setting}-mu"),
+                    heat_seed=engine_seed(ctx, f"{setting}-heat")) for setting in SETTINGS]
+    results = gather(pieces)
+    out: dict[str, Any] = {"params": p, "labels": cluster_labels(20, 5),
+                           "runs": dict(zip(keys, results, strict=False)), "heat": {},
+                           "complexity": {}, "constants": {}, "theta": {}}
+    for setting, heat in zip(SETTINGS, results[len(keys):], strict=True):
+        out["constants"][setting] = heat["constants"]
+        out["theta"][setting] = heat["theta"]
+        out["heat"][setting] = heat["heat"]
+        for name, hist in heat["complexity"].items():
+            out["complexity"][(setting, name)] = hist
+    return out
 
 
-@functools.lru_cache(maxsize=2)
-def corrected_data(preset: str = "quick", seed: int = 0) -> dict[str, Any]:
+def _corrected_run(*, alpha: float, method: str, p: dict[str, Any], eseed: int) -> np.ndarray:
+    """One method of ``fdms.experiment.corrected`` at ``alpha`` (a task): f_gap traces."""
+    prob = _problem("clustered", p["kind"], p["problem_seed"])
+    res = simulate(prob, METHODS[method], DropoutParticipation(20, alpha, "max"),
+                   rounds=p["rounds"], replicas=p["replicas"], lr=p["lr"],
+                   local_steps=p["local_steps"], noise=GaussianNoise(p["sigma2"]),
+                   x0=np.full(prob.d, p["x0"]), seed=eseed, keep_replicas=True, workers=1)
+    return res.f_gap.replicas
+
+
+@dataset(EXPERIMENT_ID + ".corrected")
+def corrected_data(ctx: Context) -> dict[str, Any]:
     r"""The runs of ``fdms.experiment.corrected``: the clustered quadratic federation of the
     quick preset (both presets), FL-FDMS and Dropout on common random numbers for every
-    :math:`\alpha`, more seeds than :func:`experiment_data` (quick 40, full 100);
-    ``runs[(alpha, method)]`` per-replica ``f_gap`` traces and ``p_a5[alpha]``, the exact
-    probability that Assumption 5 holds in a round
+    :math:`\alpha`, more seeds than :func:`experiment_data` (quick 40, full 100), each run a
+    task; ``runs[(alpha, method)]`` per-replica ``f_gap`` traces and ``p_a5[alpha]``, the
+    exact probability that Assumption 5 holds in a round
     (:func:`~fedtheory.experiments.fdms_constants.assumption5_probability`)."""
-    ctx = Context(preset=preset, seed=seed, claim_id=EXPERIMENT_ID + ".corrected")
     # the quadratic federation in both presets (the statement is about its regime)
-    quick = Context(preset="quick", seed=seed, claim_id=ctx.claim_id)
+    quick = Context(preset="quick", seed=ctx.seed, claim_id=ctx.claim_id)
     p = {**_params(quick), "replicas": ctx.size(quick=40, full=100)}
-    prob = _problem("clustered", p["kind"], p["problem_seed"])
-    x0 = np.full(prob.d, p["x0"])
-    out: dict[str, Any] = {"params": p, "runs": {}, "p_a5": {}}
-    for alpha in ALPHAS:
-        proc = DropoutParticipation(20, alpha, "max")
-        out["p_a5"][alpha] = fc.assumption5_probability(20, 5, proc.max_dropped)
-        for method in ("Dropout", "FL-FDMS"):
-            res = simulate(prob, METHODS[method], proc, rounds=p["rounds"],
-                           replicas=p["replicas"], lr=p["lr"], local_steps=p["local_steps"],
-                           noise=GaussianNoise(p["sigma2"]), x0=x0,
-                           seed=engine_seed(ctx, f"corrected-{alpha}"), keep_replicas=True,
-                           workers=1)
-            out["runs"][(alpha, method)] = res.f_gap.replicas
-    return out
+    keys = [(alpha, method) for alpha in ALPHAS for method in ("Dropout", "FL-FDMS")]
+    runs = gather([task(f"{alpha}-{method}", _corrected_run, cost=_cost(p), alpha=alpha,
+                        method=method, p=p, eseed=engine_seed(ctx, f"corrected-{alpha}"))
+                   for alpha, method in keys])
+    return {"params": p, "runs": dict(zip(keys, runs, strict=True)),
+            "p_a5": {alpha: fc.assumption5_probability(
+                20, 5, DropoutParticipation(20, alpha, "max").max_dropped) for alpha in ALPHAS}}
+

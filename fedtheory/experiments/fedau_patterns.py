@@ -18,12 +18,17 @@ comparisons are paired.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-__all__ = ["METHODS", "PATTERNS", "PRESETS", "pattern_probabilities", "patterns_table"]
+from fedtheory.tasks import dataset, gather_calls
+
+__all__ = ["METHODS", "PATTERNS", "PRESETS", "pattern_probabilities", "pattern_run",
+           "patterns_data", "patterns_table"]
 
 #: method label -> (rule name, parameters).
 METHODS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -57,45 +62,87 @@ def pattern_probabilities(problem: Any, p_min: float = 0.1, p_max: float = 0.9) 
     return p_min + (p_max - p_min) * rank / max(1, problem.n - 1)
 
 
-def patterns_table(preset: str = "quick", seed: int = 0) -> dict[str, Any]:
+@functools.lru_cache(maxsize=2)
+def _problem(clients: int, seed: int) -> Any:
+    from fedtheory.problems.logistic import make_logistic_problem
+
+    return make_logistic_problem("digits", n_clients=clients, alpha=0.5, seed=seed, lam=1e-2,
+                                 weights="uniform", val_fraction=0.5)
+
+
+def _setup(preset: str, seed: int) -> dict[str, Any]:
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    cfg = PRESETS[preset]
+    prob = _problem(cfg["clients"], seed)
+    T = cfg["rounds"]
+    last = max(1, T // 10)
+    return {"cfg": cfg, "prob": prob, "p": pattern_probabilities(prob), "lr": 1.0 / prob.L,
+            "last": last, "stride": max(1, last // 5),  # f at about 5 rounds of the last 10%
+            "engine_seed": int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])}
+
+
+def pattern_run(*, preset: str, seed: int, pattern: str, method: str) -> dict[str, np.ndarray]:
+    r"""One method under one pattern (:func:`patterns_table`'s runs; a task): per replica the
+    tail mean of :math:`f - f^\star` and the final validation accuracy."""
+    from fedtheory.algorithms import get_rule
+    from fedtheory.participation import get_process
+    from fedtheory.simulate import simulate
+
+    su = _setup(preset, seed)
+    cfg, prob, T = su["cfg"], su["prob"], su["cfg"]["rounds"]
+    (pname, pkw), (rname, rkw) = PATTERNS[pattern], METHODS[method]
+    res = simulate(prob, get_rule(rname, **rkw), get_process(pname, p=su["p"], **pkw),
+                   rounds=T, replicas=cfg["seeds"], lr=su["lr"], local_steps=cfg["local_steps"],
+                   seed=su["engine_seed"], keep_replicas=True, record_every=su["stride"])
+    tail = res.rounds > T - su["last"]
+    return {"f_gap": res.f_gap.replicas[:, tail].mean(axis=1),
+            "accuracy": np.asarray(prob.accuracy(res.x))}
+
+
+def patterns_table(preset: str = "quick", seed: int = 0,
+                   run_many: Callable[[list[dict[str, Any]]], list[Any]] | None = None
+                   ) -> dict[str, Any]:
     r"""Run every method under every pattern in the engine (:func:`fedtheory.simulate.simulate`);
     per replica (seed) the mean of :math:`f(x_t) - f^\star` over the rounds recorded in the
     last 10% (every ``stride`` rounds, about 5 of them) and the final validation accuracy.
 
     Every method of a pattern runs with the same engine seed, so replica :math:`r` sees the
     same participation record under every method (the engine draws participation from its own
-    stream of ``(seed, r)``): the comparisons are paired.
+    stream of ``(seed, r)``): the comparisons are paired. Each (pattern, method) is one
+    :func:`pattern_run`, all made by ``run_many`` (keyword dicts to results; default: here,
+    one after the other; :func:`patterns_data`: as tasks).
 
     Returns ``{"f_gap": {pattern: {method: (R,)}}, "accuracy": {...}, "p": (N,),
     "config": {...}}``.
     """
-    from fedtheory.algorithms import get_rule
-    from fedtheory.participation import get_process
-    from fedtheory.problems.logistic import make_logistic_problem
-    from fedtheory.simulate import simulate
-
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    cfg = PRESETS[preset]
-    prob = make_logistic_problem("digits", n_clients=cfg["clients"], alpha=0.5, seed=seed,
-                                 lam=1e-2, weights="uniform", val_fraction=0.5)
-    p = pattern_probabilities(prob)
-    lr = 1.0 / prob.L
-    T, R = cfg["rounds"], cfg["seeds"]
-    last = max(1, T // 10)
-    stride = max(1, last // 5)  # f at about 5 rounds of the last 10%
-    engine_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
-    out: dict[str, Any] = {"f_gap": {}, "accuracy": {}, "p": p,
-                           "config": {**cfg, "lr": lr, "dataset": "digits", "lam": 1e-2,
+    su = _setup(preset, seed)
+    cfg, prob = su["cfg"], su["prob"]
+    specs = [{"preset": preset, "seed": seed, "pattern": pat, "method": label}
+             for pat in PATTERNS for label in METHODS]
+    runs = (run_many or (lambda ss: [pattern_run(**x) for x in ss]))(specs)
+    out: dict[str, Any] = {"f_gap": {pat: {} for pat in PATTERNS},
+                           "accuracy": {pat: {} for pat in PATTERNS}, "p": su["p"],
+                           "config": {**cfg, "lr": su["lr"], "dataset": "digits", "lam": 1e-2,
                                       "val_fraction": 0.5, "seed": seed, "L": prob.L,
-                                      "engine_seed": engine_seed}}
-    for pat, (pname, pkw) in PATTERNS.items():
-        out["f_gap"][pat], out["accuracy"][pat] = {}, {}
-        for label, (rname, rkw) in METHODS.items():
-            res = simulate(prob, get_rule(rname, **rkw), get_process(pname, p=p, **pkw),
-                           rounds=T, replicas=R, lr=lr, local_steps=cfg["local_steps"],
-                           seed=engine_seed, keep_replicas=True, record_every=stride)
-            tail = res.rounds > T - last
-            out["f_gap"][pat][label] = res.f_gap.replicas[:, tail].mean(axis=1)
-            out["accuracy"][pat][label] = np.asarray(prob.accuracy(res.x))
+                                      "engine_seed": su["engine_seed"]}}
+    for spec, run in zip(specs, runs, strict=True):
+        out["f_gap"][spec["pattern"]][spec["method"]] = run["f_gap"]
+        out["accuracy"][spec["pattern"]][spec["method"]] = run["accuracy"]
     return out
+
+
+#: Rough seconds per replica x round x local step x client of a run (one core): the tasks'
+#: cost estimates (scheduling and time left only).
+_SECONDS_PER_UNIT = 2e-5
+
+
+@dataset("fedau.participation_patterns")
+def patterns_data(ctx: Any) -> dict[str, Any]:
+    """:func:`patterns_table` of the claim's preset and seed (cached), each (pattern, method)
+    a task."""
+    cfg = PRESETS[ctx.preset]
+    cost = cfg["seeds"] * cfg["rounds"] * cfg["local_steps"] * cfg["clients"] * _SECONDS_PER_UNIT
+    return patterns_table(ctx.preset, ctx.seed,
+                          run_many=lambda specs: gather_calls(pattern_run, specs, cost=cost,
+                                                              name="run"))

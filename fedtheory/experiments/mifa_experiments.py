@@ -14,7 +14,7 @@ step :math:`\eta`, :math:`f=\frac1n\sum_i f_i` :math:`L`-smooth, exact client gr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -397,35 +397,41 @@ def tail_log10(values: np.ndarray, tail: float = 0.1) -> np.ndarray:
 def seed_experiment(problem: Any, *, p_values: Sequence[float] = (0.01, 0.1, 0.5),
                     rounds: int, replicas: int, eta: float = 0.02,
                     betas: Sequence[float] = (DEFAULT_BETA,), seed: int = 0,
-                    x0: np.ndarray | None = None, record_every: int = 1) -> dict[str, Any]:
+                    x0: np.ndarray | None = None, record_every: int = 1,
+                    run_many: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None
+                    = None) -> dict[str, Any]:
     r"""Seed 000's experiment: the five rules for each :math:`p`, and the momentum rules for
-    each :math:`\beta` in ``betas`` (the first is the main one).
+    each :math:`\beta` in ``betas`` (the first is the main one). Each (p, rule, beta) is one
+    :func:`run_methods` call, all of them made by ``run_many`` (a list of keyword dicts to a
+    list of results; default: here, one after the other; e.g. as tasks,
+    :func:`fedtheory.tasks.gather_calls`).
 
     Returns ``{"p_values", "betas", "rounds", "runs": {p: {label: (R, k) f_gap}},
     "grad_norm2": {p: {label: (R, k)}}}``; labels are the rule names, with ``"@beta"``
     appended for the extra momenta.
     """
-    runs: dict[float, dict[str, np.ndarray]] = {}
-    grads: dict[float, dict[str, np.ndarray]] = {}
-    rounds_axis = None
-    for pv in p_values:
-        main = run_methods(problem, pv, rounds=rounds, replicas=replicas, eta=eta,
-                           beta=betas[0], seed=seed, x0=x0, record_every=record_every)
-        runs[pv] = dict(main["f_gap"])
-        grads[pv] = dict(main["grad_norm2"])
-        rounds_axis = main["rounds"]
-        for b in betas[1:]:
-            extra = run_methods(problem, pv, methods=("mifam", "umifam"), rounds=rounds,
-                                replicas=replicas, eta=eta, beta=b, seed=seed, x0=x0,
-                                record_every=record_every)
-            for k, v in extra["f_gap"].items():
-                runs[pv][f"{k}@{b:g}"] = v
-                grads[pv][f"{k}@{b:g}"] = extra["grad_norm2"][k]
+    common = {"problem": problem, "rounds": rounds, "replicas": replicas, "eta": eta,
+              "seed": seed, "x0": x0, "record_every": record_every}
+    # one run per (p, rule, beta), each a keyword dict of run_methods
+    labels = [(pv, name, b, name if b == betas[0] else f"{name}@{b:g}")
+              for pv in p_values
+              for b in betas
+              for name in (SEED_METHODS if b == betas[0] else ("mifam", "umifam"))]
+    specs = [{**common, "p": pv, "methods": (name,), "beta": b} for pv, name, b, _ in labels]
+    results = (run_many or (lambda ss: [run_methods(**x) for x in ss]))(specs)
+    runs: dict[float, dict[str, np.ndarray]] = {pv: {} for pv in p_values}
+    grads: dict[float, dict[str, np.ndarray]] = {pv: {} for pv in p_values}
+    for (pv, name, _, label), res in zip(labels, results, strict=True):
+        runs[pv][label] = res["f_gap"][name]
+        grads[pv][label] = res["grad_norm2"][name]
+    rounds_axis = results[0]["rounds"]
     return {"p_values": tuple(p_values), "betas": tuple(betas), "rounds": rounds_axis,
             "runs": runs, "grad_norm2": grads, "eta": eta, "replicas": replicas}
 
 
-def seed_setting(kind: str, *, quick: bool, seed: int = 0) -> dict[str, Any]:
+def seed_setting(kind: str, *, quick: bool, seed: int = 0,
+                 run_many: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
+                 ) -> dict[str, Any]:
     r"""Seed 000's experiment exactly as the ``mifa`` claims and figure scripts run it.
 
     ``kind`` is ``"quadratic"`` (:func:`quadratic_problem`, :math:`w_0 = w^\star + \mathbf 1`,
@@ -445,7 +451,8 @@ def seed_setting(kind: str, *, quick: bool, seed: int = 0) -> dict[str, Any]:
     else:
         raise ValueError(f"kind must be 'quadratic' or 'logistic', got {kind!r}")
     res = seed_experiment(prob, rounds=rounds, replicas=24 if quick else 100, eta=0.02,
-                          betas=(DEFAULT_BETA, 0.5), seed=seed, x0=x0, record_every=10)
+                          betas=(DEFAULT_BETA, 0.5), seed=seed, x0=x0, record_every=10,
+                          run_many=run_many)
     res["problem"] = repr(prob)
     return res
 

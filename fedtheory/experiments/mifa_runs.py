@@ -17,12 +17,14 @@ import numpy as np
 from fedtheory import stats
 from fedtheory.claims.core import Context, Evidence
 from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.tasks import dataset, gather_calls
 from fedtheory.theory.mifa import heterogeneous, one_round, slopes
 
 __all__ = [
     "better_than_all", "complexity_scaling_evidence", "convex_fedpgd_run", "diverged",
     "error_samples", "evals_to_eps", "experiment", "figure_evidence", "floor_comparison",
-    "floor_verdicts", "long_run", "mc_state", "mifa_long_runs", "same_mask_runs",
+    "floor_verdicts", "logistic_setting", "long_run", "mc_state", "mifa_long_runs",
+    "quadratic_setting", "same_mask_runs",
     "scaling_problem", "summary", "umifam_best_evidence",
 ]
 
@@ -131,17 +133,43 @@ def same_mask_runs(ctx: Context, p_val: float, rounds: int, replicas: int, strea
     return out
 
 
-_EXPERIMENT_CACHE: dict[tuple[str, str, int], dict[str, Any]] = {}
+#: Rough seconds per replica x round x client x coordinate of an engine run (one core), for
+#: the tasks' cost estimates (scheduling and time left only).
+_SECONDS_PER_UNIT = 3e-8
+
+
+def _run_cost(spec: dict[str, Any]) -> float:
+    prob = spec["problem"]
+    return spec["rounds"] * spec["replicas"] * prob.n * prob.d * _SECONDS_PER_UNIT
+
+
+def _seed_setting(ctx: Context, kind: str) -> dict[str, Any]:
+    """:func:`~fedtheory.experiments.mifa_experiments.seed_setting`, each (p, rule, beta) run a
+    task (:func:`fedtheory.tasks.gather_calls`)."""
+    return mx.seed_setting(kind, quick=ctx.quick, seed=ctx.seed,
+                           run_many=lambda specs: gather_calls(mx.run_methods, specs,
+                                                               cost=_run_cost, name="run"))
+
+
+@dataset("mifa.quadratic_experiment")
+def quadratic_setting(ctx: Context) -> dict[str, Any]:
+    """Seed 000's experiment on the quadratic problem (cached; 21 tasks)."""
+    return _seed_setting(ctx, "quadratic")
+
+
+@dataset("mifa.logistic_experiment")
+def logistic_setting(ctx: Context) -> dict[str, Any]:
+    """Seed 000's experiment on the logistic problem (cached; 21 tasks)."""
+    return _seed_setting(ctx, "logistic")
 
 
 def experiment(ctx: Context, kind: str) -> dict[str, Any]:
-    """Seed 000's experiment on the quadratic or the logistic problem (cached per context)."""
-    key = (kind, ctx.preset, ctx.seed)
-    if key not in _EXPERIMENT_CACHE:
-        res = mx.seed_setting(kind, quick=ctx.quick, seed=ctx.seed)
-        _EXPERIMENT_CACHE.clear()  # keep one experiment in memory
-        _EXPERIMENT_CACHE[key] = res
-    return _EXPERIMENT_CACHE[key]
+    """Seed 000's experiment on the quadratic or the logistic problem (cached per preset and
+    seed)."""
+    if kind not in ("quadratic", "logistic"):
+        raise ValueError(f"kind must be 'quadratic' or 'logistic', got {kind!r}")
+    build = quadratic_setting if kind == "quadratic" else logistic_setting
+    return build(ctx.preset, ctx.seed)
 
 
 def better_than_all(runs: dict[str, np.ndarray], best: str, others: list[str]

@@ -5,7 +5,6 @@ statistics'."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 from fractions import Fraction
 from typing import Any
@@ -15,7 +14,7 @@ from scipy import stats as st
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.stated import Stated
-from fedtheory.experiments.fedau_patterns import METHODS, PATTERNS, patterns_table
+from fedtheory.experiments.fedau_patterns import METHODS, PATTERNS, patterns_data
 from fedtheory.theory.fedau import implicit_weight, participating_weight
 
 #: Family-wise level of the paired comparisons (Bonferroni over all of them).
@@ -88,9 +87,8 @@ $\mathbb E[1_n\omega_n]$ is still exactly uniform (`fedtheory.theory.fedau.impli
 )
 
 
-@functools.lru_cache(maxsize=4)
 def _table(preset: str, seed: int) -> dict[str, Any]:
-    return patterns_table(preset, seed)
+    return patterns_data(preset, seed)
 
 
 def _uniform_tv(weights: list[Fraction]) -> Fraction:
