@@ -1,0 +1,86 @@
+"""Wall time of ``fedtheory verify`` (every family, full preset by default) with 1 and 2 local
+workers and a 2-worker Dask ``LocalCluster``, and the speed-up from 1 to 2 workers.
+
+Each configuration is one run of the command line, timed as a whole (planning, pool or cluster
+start-up and report included), with its JSON report written to ``--out``; the reports are
+then compared claim by claim outside provenance and timings (they must be identical: the
+executor never changes a number). Also prints, from the 1-worker report, the CPU seconds of
+the longest claims and the sum over claims (the work to share out), and the longest task
+(the floor of any parallel wall time).
+
+The issue's targets on a 2-core machine: speed-up >= 1.8 from 1 to 2 workers, and <= 10
+minutes with 2 workers.
+
+Usage: python benchmarks/bench_full_verify.py [--preset full] [--out DIR]
+           [--configs jobs1,jobs2,dask2] [ids ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CONFIGS = {"jobs1": ["--jobs", "1"], "jobs2": ["--jobs", "2"], "dask2": ["--dask", "local:2"]}
+
+
+def _stripped(doc: object) -> object:
+    if isinstance(doc, dict):
+        return {k: _stripped(v) for k, v in doc.items()
+                if k not in ("provenance", "seconds", "figures")}
+    if isinstance(doc, list):
+        return [_stripped(v) for v in doc]
+    return doc
+
+
+def run(config: str, preset: str, out: Path, ids: list[str]) -> tuple[float, Path, Path]:
+    report, log = out / f"{config}.json", out / f"{config}.log"
+    cmd = [sys.executable, "-m", "fedtheory", "verify", *ids, "--preset", preset,
+           *CONFIGS[config], "--json", str(report), "--no-record"]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    t0 = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as fh:
+        subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, check=False)
+    return time.perf_counter() - t0, report, log
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("ids", nargs="*", help="claim ids (default: all)")
+    ap.add_argument("--preset", default="full", choices=("quick", "full"))
+    ap.add_argument("--out", default="out/bench_full")
+    ap.add_argument("--configs", default="jobs1,jobs2,dask2")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    walls: dict[str, float] = {}
+    docs: dict[str, object] = {}
+    for config in args.configs.split(","):
+        wall, report, log = run(config, args.preset, out, args.ids)
+        walls[config] = wall
+        print(f"{config:6s} wall {wall:7.1f} s ({wall / 60:.1f} min)  log {log}", flush=True)
+        if report.exists():
+            docs[config] = json.loads(report.read_text(encoding="utf-8"))
+    names = list(docs)
+    for other in names[1:]:
+        same = _stripped(docs[names[0]]) == _stripped(docs[other])
+        print(f"report {other} identical to {names[0]} outside provenance and timings: {same}")
+    if "jobs1" in walls and "jobs2" in walls:
+        print(f"speed-up 1 -> 2 workers: {walls['jobs1'] / walls['jobs2']:.2f}")
+    if "jobs1" in docs:
+        claims = docs["jobs1"]["claims"]
+        total = sum(c["seconds"] for c in claims)
+        print(f"sum of claim seconds (1 worker, tasks included where a claim computed them): "
+              f"{total:.0f} s")
+        for c in sorted(claims, key=lambda c: -c["seconds"])[:8]:
+            print(f"  {c['id']:45s} {c['seconds']:7.1f} s  {c['verdict']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
