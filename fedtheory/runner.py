@@ -159,25 +159,29 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
         if on_result:
             on_result(res)
 
-    # stage 1: every task, and the claims without tasks
+    # stage 1: the claims without tasks (each a single piece of work, up to tens of seconds),
+    # then every task, costliest first, so that the stage ends with small pieces
     done: dict[str, TaskDone | _LostTask] = {}
-    stage1: list[Job | Task] = [*order, *(jobs[k] for k in free)]
+    stage1: list[Job | Task] = [*(jobs[k] for k in free), *order]
 
     def collect1(i: int, out: Any) -> None:
-        if i >= len(order):
-            collect(free[i - len(order)], out)
+        item = stage1[i]
+        if not isinstance(item, Task):
+            collect(free[i], out)
             return
-        done[order[i].key] = out
+        done[item.key] = out
         if progress is not None:
             lost = isinstance(out, _LostTask)
-            progress.done(order[i].key, 0.0 if lost else out.seconds,
+            progress.done(item.key, 0.0 if lost else out.seconds,
                           "lost" if lost else "error" if out.error else "done")
 
     def lost1(i: int, reason: str) -> Any:
-        return _LostTask(reason) if i < len(order) else error_result(stage1[i], reason)
+        item = stage1[i]
+        return _LostTask(reason) if isinstance(item, Task) else error_result(item, reason)
 
     def label1(i: int) -> str:
-        return order[i].key if i < len(order) else jobs[free[i - len(order)]].claim_id
+        item = stage1[i]
+        return item.key if isinstance(item, Task) else item.claim_id
 
     executor.map(_work, stage1, collect1, lost=lost1, label=label1)
 
