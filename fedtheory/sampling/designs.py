@@ -372,12 +372,18 @@ class UniformWithoutReplacement(SamplingDesign):
         idx = np.repeat(np.arange(n, dtype=np.intp)[:, None], rows, axis=1)
         flat = idx.reshape(-1)
         cols = np.arange(rows, dtype=np.intp)
+        # every step's partner position at once, (k, rows): j + floor(u_j (n - j)), clipped
+        steps = np.arange(k, dtype=np.intp)
+        other = (u.T * (n - steps)[:, None]).astype(np.intp)
+        np.minimum(other, (n - 1 - steps)[:, None], out=other)
+        other += steps[:, None]
+        other *= rows
+        other += cols
+        held = np.empty(rows, dtype=np.intp)
         for j in range(k):
-            other = (j + np.minimum((u[:, j] * (n - j)).astype(np.intp), n - 1 - j)) * rows
-            other += cols
-            held = idx[j].copy()
-            idx[j] = flat[other]
-            flat[other] = held
+            held[:] = idx[j]
+            np.take(flat, other[j], out=idx[j])
+            flat[other[j]] = held
         chosen = idx[:k].T + (cols * n)[:, None]
         out.reshape(-1)[chosen.ravel()] = 1 if take else 0
 
