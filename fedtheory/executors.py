@@ -29,8 +29,9 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -42,6 +43,8 @@ __all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "err
            "make_executor"]
 
 OnResult = Callable[[int, ClaimResult], None]
+#: ``on_result(index, value)``; may return further items to run (see :meth:`Executor.map`).
+OnItem = Callable[[int, Any], "Sequence[Any] | None"]
 Lost = Callable[[int, str], Any]
 
 
@@ -70,19 +73,22 @@ class Executor:
         #: claim id -> how many times its job was lost with a worker and re-run.
         self.reruns: dict[str, int] = {}
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
-            on_result: Callable[[int, Any], None], lost: Lost | None = None,
+    def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
+            lost: Lost | None = None,
             label: Callable[[int], str] = str) -> None:  # pragma: no cover
         """Run ``fn(item)`` for every item (``fn`` and the items picklable); call
-        ``on_result(index, value)`` as each finishes. A task lost with its worker after the
-        retries becomes ``lost(index, reason)`` (default: ``RuntimeError``); ``label(index)``
-        names it in :attr:`reruns`."""
+        ``on_result(index, value)`` as each finishes. ``on_result`` may return further items:
+        they are appended to ``items`` (their indices follow) and run before the items not
+        yet started (a claim whose tasks are all done goes ahead of the remaining tasks). A
+        task lost with its worker after the retries becomes ``lost(index, reason)`` (default:
+        ``RuntimeError``), handed to ``on_result`` like a value; ``label(index)`` names it in
+        :attr:`reruns`."""
         raise NotImplementedError
 
     def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
         """Verify ``jobs`` (:func:`~fedtheory.runner.verify_one`); a claim lost with its
         worker after the retries gets verdict ``error`` (:func:`error_result`)."""
-        self.map(verify_one, jobs, on_result,
+        self.map(verify_one, list(jobs), on_result,
                  lost=lambda k, reason: error_result(jobs[k], reason),
                  label=lambda k: jobs[k].claim_id)
 
@@ -95,11 +101,13 @@ class SerialExecutor(Executor):
 
     name = "serial"
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
-            on_result: Callable[[int, Any], None], lost: Lost | None = None,
-            label: Callable[[int], str] = str) -> None:
-        for k, item in enumerate(items):
-            on_result(k, fn(item))
+    def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
+            lost: Lost | None = None, label: Callable[[int], str] = str) -> None:
+        queue = deque(range(len(items)))
+        while queue:
+            k = queue.popleft()
+            more = on_result(k, fn(items[k])) or ()
+            queue.extendleft(reversed(_append(items, more)))
 
 
 def _init_worker() -> None:
@@ -129,42 +137,60 @@ class ProcessExecutor(Executor):
             raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
         self.workers, self.retries = workers, retries
 
-    def _round(self, fn: Callable[[Any], Any], items: Sequence[Any], todo: list[int],
-               workers: int, on_result: Callable[[int, Any], None]) -> list[int]:
-        """Run ``todo`` (indices into ``items``) in one pool; return the indices lost with it."""
+    def _round(self, fn: Callable[[Any], Any], items: list[Any], todo: list[int],
+               workers: int, on_result: OnItem) -> list[int]:
+        """Run ``todo`` (indices into ``items``) and the items their results bring in one
+        pool; return the indices lost with it. At most two items per worker are in flight, so
+        that items brought in go ahead of those not yet started."""
         lost: list[int] = []
-        with ProcessPoolExecutor(max_workers=min(workers, len(todo)),
+        queue = deque(todo)
+        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))),
                                  initializer=_init_worker) as pool:
-            futures: dict[Future[Any], int] = {pool.submit(fn, items[k]): k for k in todo}
-            for fut in as_completed(futures):
-                k = futures[fut]
-                try:
-                    res = fut.result()
-                except BrokenProcessPool:
-                    lost.append(k)
-                    continue
-                on_result(k, res)
+            running: dict[Future[Any], int] = {}
+
+            def top_up() -> None:
+                while queue and len(running) < 2 * workers:
+                    k = queue.popleft()
+                    try:
+                        running[pool.submit(fn, items[k])] = k
+                    except BrokenProcessPool:
+                        lost.append(k)
+
+            top_up()
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    k = running.pop(fut)
+                    try:
+                        res = fut.result()
+                    except BrokenProcessPool:
+                        lost.append(k)
+                        continue
+                    queue.extendleft(reversed(_append(items, on_result(k, res) or ())))
+                top_up()
+            lost.extend(queue)  # never started: the pool broke
         return sorted(lost)
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
-            on_result: Callable[[int, Any], None], lost: Lost | None = None,
-            label: Callable[[int], str] = str) -> None:
+    def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
+            lost: Lost | None = None, label: Callable[[int], str] = str) -> None:
         todo = list(range(len(items)))
-        attempts = dict.fromkeys(todo, 0)
+        attempts: dict[int, int] = {}
         while todo:
             gone = self._round(fn, items, todo, self.workers, on_result)
             for k in gone:
-                attempts[k] += 1
+                attempts[k] = attempts.get(k, 0) + 1
                 self.reruns[label(k)] = attempts[k]
             todo = [k for k in gone if attempts[k] <= self.retries]
             for k in (k for k in gone if attempts[k] > self.retries):
                 # lost more often than the others: run it alone, once
-                if self._round(fn, items, [k], 1, on_result):
+                again = self._round(fn, items, [k], 1, on_result)
+                todo += [j for j in again if j != k]  # items it brought in, lost with it
+                if k in again:
                     self.reruns[label(k)] = attempts[k] + 1
                     reason = (f"the worker process running this task died {attempts[k] + 1} "
                               "times (killed, e.g. by the out-of-memory killer, or crashed), "
                               "the last time running it alone; no result")
-                    on_result(k, _lost(lost, k, reason))
+                    todo += _append(items, on_result(k, _lost(lost, k, reason)) or ())
 
 
 class DaskExecutor(Executor):
@@ -205,9 +231,8 @@ class DaskExecutor(Executor):
             return Client(cluster), cluster
         return Client(self.address), None
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
-            on_result: Callable[[int, Any], None], lost: Lost | None = None,
-            label: Callable[[int], str] = str) -> None:
+    def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
+            lost: Lost | None = None, label: Callable[[int], str] = str) -> None:
         from distributed import as_completed as dask_completed
         from distributed.scheduler import KilledWorker
 
@@ -218,14 +243,20 @@ class DaskExecutor(Executor):
             keys = [f"fedtheory-{tag}-{k}" for k in range(len(items))]
             futures = dict(zip(client.map(fn, list(items), key=keys, pure=False),
                                range(len(items)), strict=True))
-            for fut in dask_completed(futures):
+            pending = dask_completed(list(futures))
+            for fut in pending:
                 k = futures[fut]
                 try:
                     res = fut.result()
                 except KilledWorker as exc:
                     res = _lost(lost, k, f"Dask lost the workers running this task too "
                                          f"often ({exc}); no result")
-                on_result(k, res)
+                for j in _append(items, on_result(k, res) or ()):
+                    # items brought in go ahead of those not yet started
+                    new = client.submit(fn, items[j], key=f"fedtheory-{tag}-{j}", pure=False,
+                                        priority=1)
+                    futures[new] = j
+                    pending.add(new)
             # one question to the scheduler at the end (the futures held keep the tasks)
             for key, gone in _suspicious(client, [f.key for f in futures]).items():
                 self.reruns[label(int(key.rsplit("-", 1)[1]))] = gone
@@ -233,6 +264,13 @@ class DaskExecutor(Executor):
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def _append(items: list[Any], more: Sequence[Any]) -> list[int]:
+    """Append ``more`` to ``items``; their indices."""
+    start = len(items)
+    items.extend(more)
+    return list(range(start, len(items)))
 
 
 def _lost(lost: Lost | None, k: int, reason: str) -> Any:

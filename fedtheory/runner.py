@@ -1,11 +1,12 @@
 """Run the checks of many claims, serially, in worker processes or on a Dask cluster
 (:mod:`fedtheory.executors`), with the same numbers.
 
-The unit of parallel work is a task (:mod:`fedtheory.tasks`), not a claim. A run goes in two
-stages: (1) the tasks of every selected claim (replica chunks, sweep points: each claim's plan),
-the costliest first, side by side with the claims that have no tasks; (2) the claims with
-tasks, each given its tasks' results (:attr:`Job.provided`). A claim one of whose tasks was
-lost with its worker for good is reported as ``error`` (never a verdict on partial data).
+The unit of parallel work is a task (:mod:`fedtheory.tasks`), not a claim. A run executes the
+claims that have no tasks and the tasks of every other selected claim (replica chunks, sweep
+points: each claim's plan), the costliest first; a claim with tasks is verified as soon as its
+last task is done, given their results (:attr:`Job.provided`), ahead of the work not yet
+started. A claim one of whose tasks was lost with its worker for good is reported as
+``error`` (never a verdict on partial data).
 
 Every claim and task runs under a one-thread BLAS limit and with the engine's own threads
 limited to one (:func:`fedtheory.simulate.max_threads`), in the parent as in the workers, so
@@ -159,51 +160,67 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
         if on_result:
             on_result(res)
 
-    # stage 1: the claims without tasks (each a single piece of work, up to tens of seconds),
-    # then every task, costliest first, so that the stage ends with small pieces
+    # First the claims without tasks (each a single piece of work, up to tens of seconds),
+    # then every task, costliest first, so that the run ends with small pieces. A claim
+    # with tasks is brought in, with their results, as soon as its last task is done (ahead
+    # of the items not yet started).
     done: dict[str, TaskDone | _LostTask] = {}
-    stage1: list[Job | Task] = [*(jobs[k] for k in free), *order]
+    work: list[Job | Task] = [*(jobs[k] for k in free), *order]
+    claim_of = dict(enumerate(free))  # index in work -> index in jobs (claims only)
+    waiting = {k: {t.key for t in plans[k]} for k in planned}
+    needed_by: dict[str, list[int]] = {}
+    for k in planned:
+        for t in plans[k]:
+            needed_by.setdefault(t.key, []).append(k)
 
-    def collect1(i: int, out: Any) -> None:
-        item = stage1[i]
+    def ready(k: int) -> Job | None:
+        """Claim ``k``'s job with its tasks' results, or None (collected as an error) when
+        one of its tasks was lost."""
+        gone = [t.key for t in plans[k] if isinstance(done[t.key], _LostTask)]
+        if gone:
+            lost_task = done[gone[0]]
+            assert isinstance(lost_task, _LostTask)
+            collect(k, error_result(jobs[k], f"task {gone[0]} of this claim was lost: "
+                                             f"{lost_task.reason}"))
+            return None
+        got = {}
+        for t in plans[k]:
+            out = done[t.key]
+            assert isinstance(out, TaskDone)
+            if out.error is None:  # a failed task is recomputed, and its error reported, there
+                got[t.key] = out.result
+        return replace(jobs[k], provided=got)
+
+    def finished(i: int, out: Any) -> list[Job]:
+        item = work[i]
         if not isinstance(item, Task):
-            collect(free[i], out)
-            return
+            k = claim_of[i]
+            if k in waiting:  # a claim's seconds: its checks' and its tasks' (wherever run)
+                out.seconds += sum(getattr(done[t.key], "seconds", 0.0) for t in plans[k])
+            collect(k, out)
+            return []
         done[item.key] = out
         if progress is not None:
             lost = isinstance(out, _LostTask)
             progress.done(item.key, 0.0 if lost else out.seconds,
                           "lost" if lost else "error" if out.error else "done")
+        more: list[Job] = []
+        for k in needed_by.get(item.key, []):
+            waiting[k].discard(item.key)
+            if not waiting[k]:
+                job = ready(k)
+                if job is not None:
+                    claim_of[len(work) + len(more)] = k  # the index it is appended at
+                    more.append(job)
+        return more
 
-    def lost1(i: int, reason: str) -> Any:
-        item = stage1[i]
+    def lost(i: int, reason: str) -> Any:
+        item = work[i]
         return _LostTask(reason) if isinstance(item, Task) else error_result(item, reason)
 
-    def label1(i: int) -> str:
-        item = stage1[i]
+    def label(i: int) -> str:
+        item = work[i]
         return item.key if isinstance(item, Task) else item.claim_id
 
-    executor.map(_work, stage1, collect1, lost=lost1, label=label1)
-
-    # stage 2: the claims with tasks, given their results
-    stage2: list[Job] = []
-    for k in planned:
-        gone = [t.key for t in plans[k] if isinstance(done[t.key], _LostTask)]
-        if gone:
-            collect(k, error_result(jobs[k], f"task {gone[0]} of this claim was lost: "
-                                             f"{done[gone[0]].reason}"))  # type: ignore[union-attr]
-            continue
-        got = {t.key: done[t.key].result for t in plans[k]  # type: ignore[union-attr]
-               if done[t.key].error is None}  # type: ignore[union-attr]
-        stage2.append(replace(jobs[k], provided=got))
-    index2 = [k for k in planned if k not in results]
-
-    def collect2(i: int, res: ClaimResult) -> None:
-        # a claim's seconds: its checks' and its tasks' (wherever they ran)
-        res.seconds += sum(getattr(done[t.key], "seconds", 0.0) for t in plans[index2[i]])
-        collect(index2[i], res)
-
-    executor.map(verify_one, stage2, collect2,
-                 lost=lambda i, reason: error_result(stage2[i], reason),
-                 label=lambda i: stage2[i].claim_id)
+    executor.map(_work, work, finished, lost=lost, label=label)
     return [results[k] for k in range(len(jobs))]
