@@ -68,6 +68,14 @@ def test_serial_processes_and_dask_give_the_same_json():
     out: dict[int, int] = {}
     dask.map(abs, [-3, 4], out.__setitem__)
     assert out == {0: 3, 1: 4}
+    items, got = [-1, 2], {}
+
+    def on(k: int, v: int) -> list[int]:
+        got[k] = v
+        return [-10 * v] if v < 10 else []
+
+    dask.map(abs, items, on)  # items brought in by a result run too
+    assert items == [-1, 2, -10, -20] and got == {0: 1, 1: 2, 2: 10, 3: 20}
 
 
 def test_make_executor_and_bad_input():
@@ -92,6 +100,24 @@ def test_map_runs_any_picklable_task_in_any_executor():
         ex.map(abs, items, out.__setitem__)
         assert [out[k] for k in range(len(items))] == [abs(i) for i in items]
         assert ex.reruns == {}
+
+
+def test_items_brought_in_by_a_result_run_too_and_first():
+    """on_result may return further items: they run (serially: right away, ahead of the
+    items not yet started), with their own indices."""
+    for ex in (SerialExecutor(), ProcessExecutor(2)):
+        items = [1, 2, 3]
+        seen: list[tuple[int, int]] = []
+
+        def on(k: int, v: int, items=items, seen=seen) -> list[int]:
+            seen.append((k, v))
+            return [10 * v] if v < 10 else []
+
+        ex.map(abs, items, on)
+        assert items == [1, 2, 3, 10, 20, 30]
+        assert sorted(seen) == [(0, 1), (1, 2), (2, 3), (3, 10), (4, 20), (5, 30)]
+        if isinstance(ex, SerialExecutor):
+            assert [v for _, v in seen] == [1, 10, 2, 20, 3, 30]
 
 
 def test_results_read_back_from_json_are_the_same():
