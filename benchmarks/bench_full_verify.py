@@ -25,16 +25,9 @@ import sys
 import time
 from pathlib import Path
 
+from fedtheory.report import without_volatile
+
 CONFIGS = {"jobs1": ["--jobs", "1"], "jobs2": ["--jobs", "2"], "dask2": ["--dask", "local:2"]}
-
-
-def _stripped(doc: object) -> object:
-    if isinstance(doc, dict):
-        return {k: _stripped(v) for k, v in doc.items()
-                if k not in ("provenance", "seconds", "figures")}
-    if isinstance(doc, list):
-        return [_stripped(v) for v in doc]
-    return doc
 
 
 def run(config: str, preset: str, out: Path, ids: list[str]) -> tuple[float, Path, Path]:
@@ -68,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             docs[config] = json.loads(report.read_text(encoding="utf-8"))
     names = list(docs)
     for other in names[1:]:
-        same = _stripped(docs[names[0]]) == _stripped(docs[other])
+        same = without_volatile(docs[names[0]]) == without_volatile(docs[other])
         print(f"report {other} identical to {names[0]} outside provenance and timings: {same}")
     if "jobs1" in walls and "jobs2" in walls:
         print(f"speed-up 1 -> 2 workers: {walls['jobs1'] / walls['jobs2']:.2f}")

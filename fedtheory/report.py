@@ -43,6 +43,7 @@ __all__ = [
     "resumable_results",
     "to_json",
     "verdict_table",
+    "without_volatile",
     "write_json",
     "write_markdown",
     "write_record",
@@ -230,6 +231,24 @@ def to_json(results: Sequence[ClaimResult], seed: int, preset: str,
         "claims": [r.to_dict() for r in results],
         "provenance": prov if prov is not None else provenance(seed, preset),
     }
+
+
+#: The fields of a report that may differ between two runs of the same seed and preset.
+VOLATILE = ("provenance", "seconds", "figures")
+
+
+def without_volatile(doc: Any) -> Any:
+    """A report (or any part of one) without :data:`VOLATILE` fields, at every depth: what
+    must be identical between two runs of the same seed and preset, whatever the executor.
+
+    >>> without_volatile({"a": 1, "seconds": 2.0, "b": [{"figures": [], "c": 3}]})
+    {'a': 1, 'b': [{'c': 3}]}
+    """
+    if isinstance(doc, dict):
+        return {k: without_volatile(v) for k, v in doc.items() if k not in VOLATILE}
+    if isinstance(doc, list):
+        return [without_volatile(v) for v in doc]
+    return doc
 
 
 def _dumps(doc: dict[str, Any]) -> str:

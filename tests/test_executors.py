@@ -22,7 +22,13 @@ from fedtheory.executors import (
     error_result,
     make_executor,
 )
-from fedtheory.report import REPORT_VERSION, result_from_dict, resumable_results, to_json
+from fedtheory.report import (
+    REPORT_VERSION,
+    result_from_dict,
+    resumable_results,
+    to_json,
+    without_volatile,
+)
 from fedtheory.runner import Job, run_jobs, verify_one
 
 #: fast quick-preset claims of three families, one refuted
@@ -31,19 +37,9 @@ IDS = ("is.unbiased", "mifa.biased", "ocs.closed_form")
 TASKED = ("fedavg.partial_participation",)
 
 
-def _stripped(doc: object) -> object:
-    """A report without what may differ between runs: provenance, timings, figure paths."""
-    if isinstance(doc, dict):
-        return {k: _stripped(v) for k, v in doc.items()
-                if k not in ("provenance", "seconds", "figures")}
-    if isinstance(doc, list):
-        return [_stripped(v) for v in doc]
-    return doc
-
-
 def _doc(executor, ids: tuple[str, ...] = IDS) -> object:
     results = run_jobs([Job(i, "quick", 0) for i in ids], executor=executor)
-    return _stripped(to_json(results, 0, "quick", prov={}))
+    return without_volatile(to_json(results, 0, "quick", prov={}))
 
 
 def test_tasks_give_the_same_json_whatever_the_number_of_workers():
@@ -53,7 +49,7 @@ def test_tasks_give_the_same_json_whatever_the_number_of_workers():
     assert serial == _doc(ProcessExecutor(2), TASKED) == _doc(ProcessExecutor(3), TASKED)
     for ds in tasks._DATASETS[TASKED[0]]:
         ds.cache_clear()  # built from provided results above: build it afresh
-    assert _stripped(to_json([verify_one(Job(TASKED[0], "quick", 0))], 0, "quick",
+    assert without_volatile(to_json([verify_one(Job(TASKED[0], "quick", 0))], 0, "quick",
                              prov={})) == serial  # the claim computing its own tasks
 
 
@@ -284,7 +280,7 @@ def test_an_interrupted_run_leaves_a_valid_partial_report_and_resumes(demo_tree:
     fresh = demo_tree / "fresh.json"
     assert _verify(demo_tree, *ids, "--jobs", "2", "--json", str(fresh)).returncode == 0
     a, b = (json.loads(p.read_text()) for p in (resumed, fresh))
-    assert a["complete"] and _stripped(a) == _stripped(b)
+    assert a["complete"] and without_volatile(a) == without_volatile(b)
     assert a["provenance"]["resumed"] == ["demo.geometric_sum"]
     # a report of another seed or preset cannot be resumed
     proc = _verify(demo_tree, *ids, "--seed", "1", "--resume", str(out))
