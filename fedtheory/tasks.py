@@ -14,10 +14,10 @@ and so the report, is the same whatever runs the tasks and in whatever order the
 A run (:func:`fedtheory.runner.run_jobs`) first *plans* each selected claim
 (:func:`claim_tasks`): it calls the claim's datasets in planning mode, in which :func:`gather`
 records the tasks and stops the build. It runs the tasks of all claims on the executor, the
-costliest first, side by side with the claims that have none, then verifies each remaining
-claim with its tasks' results *provided* (:func:`provided`): its datasets' :func:`gather`
-returns them instead of computing. Outside a run (a notebook, a figure script, pytest)
-:func:`gather` computes the tasks here, one after the other: the same numbers.
+costliest first, after the claims that have none, and verifies a claim with tasks as soon as
+its last task is done, with their results *provided* (:func:`provided`): its datasets'
+:func:`gather` returns them instead of computing. Outside a run (a notebook, a figure script,
+pytest) :func:`gather` computes the tasks here, one after the other: the same numbers.
 
 One :func:`gather` per dataset build is planned (a second one, after the first's results are
 combined, is computed where the claim runs).
