@@ -2,6 +2,7 @@
 verifies (quick preset) to the verdict pinned on the claim (``Claim.expected``); discovery finds a
 new claim file and never skips a broken one."""
 
+import json
 import re
 from pathlib import Path
 
@@ -62,6 +63,9 @@ def test_quick_verdict(claim, tmp_path):
     if res.verdict is Verdict.REFUTED:
         assert res.counterexample, "a refuted claim must carry a counterexample"
         assert claim.erratum is not None, "a refuted claim says what kind of error it found"
+    # a claim's report is read by people: summaries, not raw arrays (the full preset multiplies
+    # the sizes; one claim once wrote 34 MB of R x d numbers into a full report)
+    assert len(json.dumps(res.to_dict())) < 200_000, "report the gap, not the arrays"
     if claim.kind in BOUND_KINDS:
         # every bound reports how close its checks came to it (1 = attained)
         assert res.tightness is not None, "a bound claim must report its tightness ratio"

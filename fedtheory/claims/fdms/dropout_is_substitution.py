@@ -90,5 +90,8 @@ def _engine(ctx: Context) -> Evidence:
                                     what="Dropout rule - substitution form")
         ev_eq4 = stats.check_close(lhs, full, rtol=0.0, atol=atol, counterexample=ce,
                                    what="eq. (4) - eq. (5)")
+        for ev, got in ((ev_rule, G), (ev_eq4, lhs)):  # the report: the gap, not R x d numbers
+            ev.measured = {"max |difference|": float(np.abs(got - full).max()), "replicas": R}
+            ev.theoretical = {"max |difference| allowed": atol}
         parts.append((f"alpha={alpha}", all_of([("rule", ev_rule), ("eq4", ev_eq4)])))
     return all_of(parts)
