@@ -1,12 +1,13 @@
 r"""Where the claims of a run are verified: serially, in local worker processes, or on a Dask
 cluster, with the same numbers and surviving lost workers.
 
-Every executor maps a picklable function over items (:meth:`Executor.map`; tasks of any kind)
-and, for a run of claims, :func:`fedtheory.runner.verify_one` over the
-:class:`~fedtheory.runner.Job` s (:meth:`Executor.run`), handing each result to ``on_result``
-as it finishes; what a job computes depends only on the
-job (its claim, preset and seed: every random stream is derived from them), so the results are
-identical whatever the executor, the number of workers and the order jobs finish in.
+Every executor maps a picklable function over items (:meth:`Executor.map`: the claims and
+the tasks of a run, :mod:`fedtheory.tasks`, or anything else), handing each result to
+``on_result`` as it finishes; a result may bring in further items (a claim whose tasks are all
+done), which run ahead of the items not yet started. What an item computes depends only on
+the item (a claim, its preset and seed; a task and its arguments: every random stream is
+derived from them), so the results are identical whatever the executor, the number of
+workers and the order items finish in.
 
 A worker that dies (the out-of-memory killer, a segfault, a lost machine) loses the job it was
 running, never the finished ones:
@@ -20,8 +21,8 @@ running, never the finished ones:
   (``distributed.scheduler.allowed-failures``); a task that keeps killing workers ends as
   ``KilledWorker``, reported as ``error``.
 
-Both count the re-runs (:attr:`Executor.reruns`: claim id -> times lost), which the report's
-provenance lists.
+Both count the re-runs (:attr:`Executor.reruns`: claim id or task key -> times lost), which
+the report's provenance lists.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class Executor:
     workers = 1
 
     def __init__(self) -> None:
-        #: claim id -> how many times its job was lost with a worker and re-run.
+        #: claim id or task key -> how many times it was lost with a worker and re-run.
         self.reruns: dict[str, int] = {}
 
     def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
