@@ -223,17 +223,12 @@ class DaskExecutor(Executor):
         return f"dask ({self.address})"
 
     def _client(self) -> Any:
-        import dask
         from distributed import Client, LocalCluster
 
         if self.local_workers is not None:
-            # the workers' statistical profiler samples every thread's stack every 10 ms:
-            # with the GIL, that made Python-heavy claims 1.4 times slower; our workers run
-            # without it (a cluster given by address keeps its own settings)
-            with dask.config.set({"distributed.worker.profile.enabled": False}):
-                cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
-                                       processes=True, dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
+            cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
+                                   processes=True, dashboard_address=None,
+                                   silence_logs=logging.CRITICAL)
             return Client(cluster), cluster
         return Client(self.address), None
 
