@@ -85,9 +85,11 @@ class NormalStreams:
     ``r``'s generator (not to be drawn from directly once this has read ahead of it).
     """
 
-    #: Rounds of the largest request read ahead (the buffer is this many times a round's
-    #: normals: its memory stays proportional to the chunk's work).
+    #: Requests of the largest size read ahead, as far as :attr:`BUDGET` allows.
     AHEAD = 8
+    #: Numbers held ahead for all replicas together (8 MiB of float64) beyond one request: a
+    #: one-off large request (a table rule's first round of every client) is not multiplied.
+    BUDGET = 1 << 20
 
     def __init__(self, streams: list[np.random.Generator], dtype: np.dtype) -> None:
         self.streams, self.dtype = streams, np.dtype(dtype)
@@ -128,8 +130,9 @@ class NormalStreams:
         if not need.size:
             return
         top = int(need.max())
-        if top > self.cap:  # grow: room for AHEAD such requests
-            self._refill(np.empty(0, dtype=np.intp), self.AHEAD * top)
+        if top > self.cap:  # grow: room for up to AHEAD such requests
+            ahead = min(self.AHEAD * top, self.BUDGET // max(len(self.streams), 1))
+            self._refill(np.empty(0, dtype=np.intp), max(top, ahead))
         pos = self.pos[present]
         short = pos + need > self.cap
         if short.any():

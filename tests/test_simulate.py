@@ -427,3 +427,29 @@ def test_f_gap_has_no_cancellation(prob):
     assert 0 < res.f_gap.mean[-1] < 1e-25
     want = 0.5 * e @ (prob.hessian * e)  # a sum of non-negative terms: relative to itself
     assert_close_sum(res.f_gap.mean[-1], want, want)
+
+
+@pytest.mark.parametrize("budget", [1, 64, 1 << 20])
+def test_normal_streams_hand_out_exactly_the_on_demand_draws(monkeypatch, budget):
+    """Drawn ahead (refilled often with a tiny budget, grown by a large request), each
+    replica's normals are bitwise those of drawing every request on demand."""
+    from fedtheory.algorithms.participants import Participants
+    from fedtheory.engine import NormalStreams
+
+    monkeypatch.setattr(NormalStreams, "BUDGET", budget)
+    rng = np.random.default_rng(0)
+    for dtype in (np.float64, np.float32):
+        streams = NormalStreams([np.random.default_rng(s) for s in range(5)], dtype)
+        ref = [np.random.default_rng(s) for s in range(5)]
+        for t in range(40):
+            mask = rng.random((5, 4)) < (1.0 if t == 20 else 0.6)  # full rounds, uneven ones
+            part = Participants.from_mask(mask)
+            d = 30 if t == 20 else 3  # one large request
+            z = np.empty((part.size, d), dtype=dtype)
+            streams.fill(part, z)
+            want = np.empty_like(z)
+            for r in part.present:
+                ref[r].standard_normal(out=want[part.starts[r]:part.starts[r + 1]], dtype=dtype)
+            assert np.array_equal(z, want)
+        # memory: at most one large request per replica beyond the budget
+        assert streams.cap <= max(4 * 30, budget // 5, 8 * 4 * 3)
