@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from fedtheory.experiments import ocs_fedavg as ox
+from fedtheory.experiments import ocs_runs
 from fedtheory.problems.datasets import federated_split
 from fedtheory.problems.logistic import LogisticProblem
 
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
     w, c = _best(lambda: ox.ocs_vs_uniform("quick", 0, rng=0), k)
     print(f"quick comparison (4 schemes, 30 rounds, 60 replicas): {w:.2f} s wall, {c:.2f} s cpu")
-    w, c = _best(lambda: ox.sqrt_n_sweep("quick", 0, rng=0), k)
+    w, c = _best(lambda: ocs_runs.sqrt_n_sweep("quick", 0, rng=0), k)
     print(f"quick sqrt-n sweep (n = 8, 16, 32): {w:.2f} s wall, {c:.2f} s cpu")
     return 0
 

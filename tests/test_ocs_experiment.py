@@ -5,6 +5,7 @@ import pytest
 
 from fedtheory import stats
 from fedtheory.experiments import ocs_fedavg as ox
+from fedtheory.experiments import ocs_runs
 from fedtheory.problems.logistic import make_logistic_problem
 
 from ._tolerance import assert_close_normwise
@@ -179,14 +180,14 @@ def test_unbalanced_digits_federation():
     with pytest.raises(ValueError, match="preset must be one of"):
         ox.ocs_vs_uniform("medium")
     with pytest.raises(ValueError, match="preset must be one of"):
-        ox.sqrt_n_sweep("medium")
+        ocs_runs.sqrt_n_sweep("medium")
 
 
 def test_sqrt_n_sweep_bookkeeping(monkeypatch):
     tiny = {"rounds": 2, "replicas": 3, "sweep_ns": (4, 8), "sweep_rounds": 3,
             "sweep_replicas": 5, "sweep_grid": (1, 2)}
     monkeypatch.setitem(ox.PRESETS, "quick", tiny)
-    sw = ox.sqrt_n_sweep("quick", seed=0, alpha=0.05, rng=0)
+    sw = ocs_runs.sqrt_n_sweep("quick", seed=0, alpha=0.05, rng=0)
     assert sw.ns == (4, 8)
     assert sw.grids[4] == (1, 2, 3) and sw.grids[8] == (1, 2, 3)  # + ceil(c sqrt n) = 3
     for n in sw.ns:

@@ -13,7 +13,7 @@ import sympy as sp
 
 from fedtheory.claims.power import power
 from fedtheory.claims.registry import get_claim
-from fedtheory.experiments.ocs_fedavg import SqrtNSweep, sqrt_n_budget
+from fedtheory.experiments.ocs_runs import SqrtNSweep, sqrt_n_budget
 from fedtheory.sampling.ocs import closed_form_as_printed, optimal_probabilities
 from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.kkt import kkt_points_exact

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.experiments import ocs_fedavg as ox
+from fedtheory.experiments.ocs_runs import SqrtNSweep
 from fedtheory.plotting import plt, save_figure
 
 __all__ = [
@@ -164,7 +165,7 @@ def plot_ocs_vs_uniform(run: ox.FedAvgRun, path: Any) -> list[str]:
     return save_figure(fig, path)
 
 
-def plot_sqrt_n(sw: ox.SqrtNSweep, path: Any) -> list[str]:
+def plot_sqrt_n(sw: SqrtNSweep, path: Any) -> list[str]:
     """Accuracy gap full - OCS(m) against m per n (upper limits), and m*(n) against n.
 
     Returns the saved paths (none when ``path`` is None)."""

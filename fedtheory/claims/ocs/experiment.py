@@ -4,7 +4,8 @@ FedAvg (Algorithm 3) with full participation, uniform(m), OCS(m) (Algorithm 1) a
 (Algorithm 2) on multinomial logistic regression over an unbalanced federated split of
 scikit-learn's ``load_digits`` (the Section 5.2 recipe), and the :math:`m = O(\sqrt n)`
 conjecture of Section 5.4. The simulation and its cached runs (``experiment_run``,
-``sweep_run``) live in :mod:`fedtheory.experiments.ocs_fedavg`, the figures in
+``sweep_run``) live in :mod:`fedtheory.experiments.ocs_fedavg` and
+:mod:`fedtheory.experiments.ocs_runs`, the figures in
 :mod:`fedtheory.plotting.ocs` (also used by ``paper_figures/ocs_vs_uniform.py`` and
 ``paper_figures/ocs_sqrt_n.py``); this module states the claim and judges it with
 :mod:`fedtheory.stats`.
@@ -19,7 +20,7 @@ import numpy as np
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, combined_alpha
 from fedtheory.experiments import ocs_fedavg as ox
-from fedtheory.experiments.ocs_fedavg import experiment_run, sweep_run
+from fedtheory.experiments.ocs_runs import experiment_run, sweep_run
 
 ALPHA = stats.DEFAULT_ALPHA
 
@@ -133,7 +134,7 @@ would be confirmed, a true statement that no Monte Carlo check can prove exactly
 def _replay(ctx: Context, **extra: Any) -> dict[str, Any]:
     run = experiment_run(ctx.preset, ctx.seed)
     ce = {"preset": ctx.preset, "seed": ctx.seed,
-          "rerun": f"fedtheory.experiments.ocs_fedavg.experiment_run({ctx.preset!r}, {ctx.seed})",
+          "rerun": f"fedtheory.experiments.ocs_runs.experiment_run({ctx.preset!r}, {ctx.seed})",
           "setup": {k: v for k, v in ox.SETUP.items() if not k.startswith("sweep")},
           "client_sizes": run.config["sizes"], "rounds": run.config["rounds"],
           "replicas": run.config["replicas"]}
@@ -260,7 +261,7 @@ def _sqrt_n_conjecture(ctx: Context) -> Evidence:
               "client_sizes": sw.sizes[row["n"]],
               "accuracy_gap_lower_limit": row["lower_at_budget"], "epsilon": sw.epsilon,
               "rounds": sw.config["rounds"], "replicas": sw.config["replicas"],
-              "rerun": f"fedtheory.experiments.ocs_fedavg.sweep_run({ctx.preset!r}, {ctx.seed})"}
+              "rerun": f"fedtheory.experiments.ocs_runs.sweep_run({ctx.preset!r}, {ctx.seed})"}
     table = ", ".join(f"n={r['n']}: m*={r['m_star']} (c*sqrt n -> {r['budget']}: {r['status']})"
                       for r in rows)
     # the power of this check: which constants could it tell from the stated one?

@@ -1,0 +1,279 @@
+r"""The :math:`m = O(\sqrt n)` sweep of seed 002's Section 5.4 and the cached runs of
+``ocs.experiment`` (its full / uniform / OCS / AOCS comparison and the sweep, cut into tasks),
+on the FedAvg driver of :mod:`fedtheory.experiments.ocs_fedavg`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fedtheory import stats
+from fedtheory.claims.core import Context
+from fedtheory.experiments.ocs_fedavg import (
+    PRESETS,
+    SCHEMES,
+    SETUP,
+    FedAvgRun,
+    digits_problem,
+    run_fedavg,
+)
+from fedtheory.tasks import dataset, gather, replica_chunks, task
+
+__all__ = ["SqrtNSweep", "experiment_run", "sqrt_n_budget", "sqrt_n_sweep", "sweep_point",
+           "sweep_run"]
+
+
+@dataclass
+class SqrtNSweep:
+    r"""OCS(m) against full participation for several numbers of clients :math:`n`.
+
+    Attributes
+    ----------
+    ns:
+        The numbers of clients.
+    grids:
+        Per :math:`n`, the budgets :math:`m < n` tried: the preset's grid plus the seed's
+        budget :math:`\lceil c\sqrt n\rceil` (:meth:`seed_budget`).
+    acc_gap:
+        Per :math:`n`, ``(len(grid), R)``: validation accuracy of full minus OCS(m), each
+        averaged over the last ``tail`` fraction of rounds, per replica (paired).
+    upper, lower:
+        Per :math:`n`, the one-sided upper and lower :math:`1 - \alpha` confidence limits of
+        the mean ``acc_gap``.
+    m_star:
+        Per :math:`n`, the smallest :math:`m` in the grid with ``upper <= epsilon``
+        ("OCS(m) matches full participation"), or ``None``.
+    epsilon, alpha:
+        The matching tolerance (accuracy points) and the false-alarm level.
+    sizes:
+        Per :math:`n`, the client sizes.
+    """
+
+    ns: tuple[int, ...]
+    grids: dict[int, tuple[int, ...]]
+    acc_gap: dict[int, np.ndarray]
+    upper: dict[int, np.ndarray]
+    lower: dict[int, np.ndarray]
+    m_star: dict[int, int | None]
+    epsilon: float
+    alpha: float
+    sizes: dict[int, list[int]]
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def seed_budget(self, n: int) -> int:
+        r""":math:`\lceil c \sqrt n \rceil` with the seed's constant :math:`c = 6/\sqrt{32}`
+        (m = 6 for n = 32 and m = 12 for n = 128 matched full participation there)."""
+        return _seed_budget(n)
+
+    def decide(self, m_at_32: float = 6.0) -> dict[str, Any]:
+        r"""Judge ":math:`m = \lceil c\sqrt n\rceil` suffices" for
+        :math:`c = m_{32}/\sqrt{32}` on this sweep.
+
+        Per :math:`n`, the budget :math:`b = \min(\lceil c\sqrt n\rceil, n - 1)`
+        (:func:`sqrt_n_budget`): it *fails* at :math:`n` when OCS with the smallest grid budget
+        :math:`m' \ge b` is worse than full by more than :math:`\varepsilon` (lower limit above
+        it; more clients never hurt, so OCS(:math:`b`) fails too); else it *holds* when
+        :math:`m^\star(n) \le b` (OCS matches full with at most :math:`b` clients); otherwise
+        it is undecided at :math:`n`. Returns ``rows`` (per :math:`n`), ``failed`` and ``undecided``
+        (lists of :math:`n`), ``m32_data`` (the smallest :math:`m_{32}` this sweep supports,
+        :math:`\max_n m^\star(n)\sqrt{32/n}`, None if some :math:`m^\star` is missing) and
+        ``m32_refutable`` (the largest :math:`m_{32}` this sweep could refute,
+        :math:`\max_n m_{\rm fail}(n)\sqrt{32/n}` with :math:`m_{\rm fail}(n)` the largest
+        grid :math:`m` whose lower limit exceeds :math:`\varepsilon`; 0 if none).
+        """
+        rows, failed, undecided = [], [], []
+        for n in self.ns:
+            b = sqrt_n_budget(n, m_at_32)
+            grid = self.grids[n]
+            above = [j for j, m in enumerate(grid) if m >= b]
+            j = above[0] if above else None
+            ms = self.m_star[n]
+            row = {"n": n, "budget": b, "m_star": ms, "tested_m": None if j is None else grid[j],
+                   "upper_at_budget": None if j is None else float(self.upper[n][j]),
+                   "lower_at_budget": None if j is None else float(self.lower[n][j])}
+            rows.append(row)
+            if j is not None and self.lower[n][j] > self.epsilon:
+                row["status"] = "fails"
+                failed.append(n)
+            elif ms is not None and ms <= b:
+                row["status"] = "holds"
+            else:
+                row["status"] = "undecided"
+                undecided.append(n)
+        m_fail = {n: max([m for m, lo in zip(self.grids[n], self.lower[n], strict=True)
+                          if lo > self.epsilon], default=0) for n in self.ns}
+        found = [self.m_star[n] for n in self.ns]
+        m32_data = (None if any(x is None for x in found) else
+                    max(float(x * np.sqrt(32 / n)) for x, n in zip(found, self.ns, strict=True)))
+        return {"m_at_32": float(m_at_32), "rows": rows, "failed": failed,
+                "undecided": undecided, "m32_data": m32_data,
+                "m32_refutable": max(float(m_fail[n] * np.sqrt(32 / n)) for n in self.ns),
+                "m_fail": m_fail}
+
+
+def sqrt_n_budget(n: int, m_at_32: float) -> int:
+    r""":math:`\min(\lceil c\sqrt n\rceil, n - 1)` with :math:`c = m_{32}/\sqrt{32}` (the
+    seed's :math:`m_{32} = 6`).
+
+    >>> [sqrt_n_budget(n, 6) for n in (8, 16, 32, 64, 128)]
+    [3, 5, 6, 9, 12]
+    >>> [sqrt_n_budget(n, 4.2) for n in (8, 16, 32, 64, 128)]
+    [3, 3, 5, 6, 9]
+    """
+    return min(int(np.ceil(float(m_at_32) * np.sqrt(n / 32) - 1e-9)), n - 1)
+
+
+def _seed_budget(n: int) -> int:
+    return int(np.ceil(SETUP["sweep_m_seed_constant"] * np.sqrt(n) - 1e-9))
+
+
+def _sweep_grid(n: int, preset: str) -> tuple[int, ...]:
+    """The budgets tried at ``n``: the preset's grid below ``n`` and the seed's budget."""
+    return tuple(sorted({m for m in PRESETS[preset]["sweep_grid"] if m < n}
+                        | {min(_seed_budget(n), n - 1)}))
+
+
+def sweep_point(n: int, *, preset: str, seed: int, replicas: int,
+                rng: np.random.Generator | np.random.SeedSequence | int | None
+                ) -> dict[str, Any]:
+    r"""One :math:`n` of the :math:`m = O(\sqrt n)` sweep on ``replicas`` replicas: full
+    participation and OCS(m) for every ``m`` of the grid (:func:`_sweep_grid`) on common random
+    numbers. Returns the ``grid``, per scheme (full first) and replica the validation
+    accuracy averaged over the last ``match_tail`` of rounds (``acc``; only those rounds are
+    measured), and the client ``sizes``."""
+    cfg = PRESETS[preset]
+    prob = digits_problem(n, seed=seed, unbalanced=False)
+    grid = _sweep_grid(n, preset)
+    K = cfg["sweep_rounds"]
+    tail = max(1, int(round(SETUP["match_tail"] * K)))
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    run = run_fedavg(prob, m=(n, *grid), schemes=("full",) + ("ocs",) * len(grid),
+                     rounds=K, replicas=replicas, local_lr=SETUP["local_lr"],
+                     global_lr=SETUP["global_lr"], batch_size=SETUP["batch_size"],
+                     rng=gen, dtype=SETUP["dtype"], measure_from=K - tail + 1)
+    return {"grid": grid, "acc": run.accuracy[..., -tail:].mean(axis=-1),
+            "sizes": prob.sizes.tolist(), "tail": tail}
+
+
+def _sweep(points: dict[int, dict[str, Any]], preset: str, seed: int, alpha: float,
+           replicas: int) -> SqrtNSweep:
+    """The sweep judged from its points (``n -> sweep_point``, all replicas)."""
+    from fedtheory.stats import mean_interval
+
+    eps = SETUP["match_epsilon"]
+    grids, acc_gap, upper, lower, m_star, sizes = {}, {}, {}, {}, {}, {}
+    for n, pt in points.items():
+        grid, acc = pt["grid"], pt["acc"]
+        acc_gap[n] = acc[0][None, :] - acc[1:]
+        cis = [mean_interval(g, alpha, "one") for g in acc_gap[n]]
+        upper[n] = np.array([float(ci.upper) for ci in cis])
+        lower[n] = np.array([float(ci.lower) for ci in cis])
+        ok = [m for m, u in zip(grid, upper[n], strict=True) if u <= eps]
+        m_star[n] = ok[0] if ok else None
+        grids[n] = grid
+        sizes[n] = pt["sizes"]
+    tail = next(iter(points.values()))["tail"]
+    return SqrtNSweep(ns=tuple(points), grids=grids, acc_gap=acc_gap, upper=upper,
+                      lower=lower, m_star=m_star, epsilon=eps, alpha=alpha, sizes=sizes,
+                      config={"preset": preset, "seed": seed,
+                              "rounds": PRESETS[preset]["sweep_rounds"], "replicas": replicas,
+                              "tail": tail})
+
+
+def sqrt_n_sweep(preset: str = "quick", seed: int = 0, alpha: float = 1e-6,
+                 rng: np.random.Generator | int | None = None) -> SqrtNSweep:
+    r"""For each :math:`n`, the smallest :math:`m` for which OCS(m) matches full participation.
+
+    The federation is a Dirichlet(:math:`\alpha = 0.5`) label split of ``load_digits`` into
+    exactly :math:`n` clients (naturally unbalanced, without the removal step, as the seed's
+    Shakespeare runs that motivated the conjecture). For each :math:`n`, full participation and
+    OCS(m) for every :math:`m` of the grid below :math:`n` run on common random numbers
+    (:func:`sweep_point`; here one generator for all, :math:`n` after :math:`n`).
+    "OCS(m) matches full" means: the one-sided upper :math:`1-\alpha` limit of
+    :math:`\mathbb E[\mathrm{acc}_{\rm full} - \mathrm{acc}_{\rm OCS(m)}]` (validation accuracy
+    averaged over the last 20% of rounds) is at most :math:`\varepsilon = 0.01` (one accuracy
+    point): a one-sided equivalence test, so a match is a positive finding with false-alarm
+    level :math:`\alpha`.
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
+    cfg = PRESETS[preset]
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(
+        seed if rng is None else rng)
+    points = {n: sweep_point(n, preset=preset, seed=seed, replicas=cfg["sweep_replicas"],
+                             rng=gen) for n in cfg["sweep_ns"]}
+    return _sweep(points, preset, seed, alpha, cfg["sweep_replicas"])
+
+
+# ------------------------------------------------------------------ cached runs of the claim
+#: The claim whose random streams the cached runs use (seed, claim id and stream name).
+CLAIM_ID = "ocs.experiment"
+
+
+#: Rough seconds per scheme x replica x round of :func:`run_fedavg` on digits (one core), for
+#: cutting the runs into tasks of about :data:`TASK_SECONDS` (a fixed function of the
+#: preset's sizes: never of the executor).
+_SECONDS_PER_SCHEME_ROUND = 1e-3
+TASK_SECONDS = 8.0
+
+
+def _chunks(schemes: int, rounds: int, replicas: int) -> list[tuple[int, int]]:
+    per = schemes * rounds * _SECONDS_PER_SCHEME_ROUND
+    return replica_chunks(replicas, max(1, int(TASK_SECONDS / per)))
+
+
+def _experiment_chunk(*, preset: str, seed: int, replicas: int,
+                      rng: np.random.SeedSequence) -> FedAvgRun:
+    """:func:`ocs_vs_uniform` on ``replicas`` replicas with the generator of ``rng``."""
+    cfg = {**PRESETS[preset], "replicas": replicas}
+    prob = digits_problem(SETUP["n_clients"], seed=seed)
+    return run_fedavg(prob, m=SETUP["m"], rounds=cfg["rounds"], replicas=replicas,
+                      local_lr=SETUP["local_lr"], global_lr=SETUP["global_lr"],
+                      batch_size=SETUP["batch_size"], j_max=SETUP["j_max"],
+                      rng=np.random.default_rng(rng), dtype=SETUP["dtype"])
+
+
+@dataset(CLAIM_ID)
+def experiment_run(ctx: Context) -> FedAvgRun:
+    """The full / uniform / OCS / AOCS comparison of ``ocs.experiment`` for a preset and seed
+    (cached; the same run the claim's checks judge): replica ranges of about
+    :data:`TASK_SECONDS` as tasks, each with a generator spawned from the claim's stream."""
+    cfg = PRESETS[ctx.preset]
+    chunks = _chunks(len(SCHEMES), cfg["rounds"], cfg["replicas"])
+    seeds = ctx.seed_sequence("ocs_vs_uniform").spawn(len(chunks))
+    runs = gather([task(f"r{first}", _experiment_chunk, cost=count * len(SCHEMES)
+                        * cfg["rounds"] * _SECONDS_PER_SCHEME_ROUND, preset=ctx.preset,
+                        seed=ctx.seed, replicas=count, rng=ss)
+                   for (first, count), ss in zip(chunks, seeds, strict=True)])
+    run = FedAvgRun.concat(runs)
+    prob = digits_problem(SETUP["n_clients"], seed=ctx.seed)
+    run.config.update({"preset": ctx.preset, "seed": ctx.seed, "sizes": prob.sizes.tolist()})
+    return run
+
+
+@dataset(CLAIM_ID)
+def sweep_run(ctx: Context) -> SqrtNSweep:
+    """The m = O(sqrt n) sweep of ``ocs.experiment`` for a preset and seed (cached): each
+    :math:`n`'s replica ranges of about :data:`TASK_SECONDS` as tasks, each with a generator
+    spawned from the claim's stream of that :math:`n`."""
+    cfg = PRESETS[ctx.preset]
+    K, R = cfg["sweep_rounds"], cfg["sweep_replicas"]
+    pieces, owner = [], []
+    for n in cfg["sweep_ns"]:
+        S = 1 + len(_sweep_grid(n, ctx.preset))
+        chunks = _chunks(S, K, R)
+        seeds = ctx.seed_sequence(f"sqrt_n/{n}").spawn(len(chunks))
+        for (first, count), ss in zip(chunks, seeds, strict=True):
+            pieces.append(task(f"n{n}-r{first}", sweep_point,
+                               cost=count * S * K * _SECONDS_PER_SCHEME_ROUND, n=n,
+                               preset=ctx.preset, seed=ctx.seed, replicas=count, rng=ss))
+            owner.append(n)
+    results = gather(pieces)
+    points = {}
+    for n in cfg["sweep_ns"]:
+        parts = [r for r, o in zip(results, owner, strict=True) if o == n]
+        points[n] = {**parts[0], "acc": np.concatenate([p["acc"] for p in parts], axis=1)}
+    return _sweep(points, ctx.preset, ctx.seed, stats.DEFAULT_ALPHA, R)
