@@ -49,8 +49,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-__all__ = ["Dataset", "Task", "claim_tasks", "dataset", "gather", "gather_calls", "provided",
-           "replica_chunks", "task"]
+__all__ = ["Dataset", "Task", "claim_tasks", "dataset", "gather", "gather_calls",
+           "gather_groups", "provided", "replica_chunks", "task"]
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,23 @@ def gather(tasks: Sequence[Task]) -> list[Any]:
         plan.extend(full)
         raise _Planned
     return [_PROVIDED[t.key] if t.key in _PROVIDED else t.run() for t in full]
+
+
+def gather_groups(groups: Sequence[Sequence[Task]]) -> list[list[Any]]:
+    """The results of groups of tasks (the pieces of one run each), gathered at once
+    (:func:`gather`), grouped as given.
+
+    >>> def sq(*, x):
+    ...     return x * x
+    >>> gather_groups([[task("a", sq, x=1)], [], [task("b", sq, x=2), task("c", sq, x=3)]])
+    [[1], [], [4, 9]]
+    """
+    flat = gather([t for group in groups for t in group])
+    out, start = [], 0
+    for group in groups:
+        out.append(flat[start:start + len(group)])
+        start += len(group)
+    return out
 
 
 def gather_calls(fn: Callable[..., Any], specs: Sequence[Mapping[str, Any]], *,

@@ -20,7 +20,7 @@ import numpy as np
 
 from fedtheory.claims.core import Context
 from fedtheory.experiments import fedavg_experiments as fx
-from fedtheory.tasks import dataset, gather, replica_chunks, task
+from fedtheory.tasks import dataset, gather_groups, replica_chunks, task
 
 __all__ = [
     "engine_seed",
@@ -58,21 +58,18 @@ def run_in_tasks(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """:func:`~fedtheory.experiments.fedavg_experiments.run_final` for each keyword dict of
     ``specs`` (a :data:`~fedtheory.experiments.fedavg_experiments.RunMany`), its replicas cut
     into tasks of about :data:`TASK_SECONDS` each (``first_replica``), gathered
-    (:func:`fedtheory.tasks.gather`) and concatenated: the iterates bitwise the uncut runs
+    (:func:`fedtheory.tasks.gather_groups`) and concatenated: the iterates bitwise the uncut runs
     (metrics to the last bits: reductions over other numbers of rows)."""
-    pieces, owner = [], []
+    groups = []
     for j, spec in enumerate(specs):
         prob = spec["problem"]
         per_replica = (spec["rounds"] * spec["local_steps"] * prob.n * prob.d
                        * _SECONDS_PER_UNIT)
         per_task = max(1, int(TASK_SECONDS / per_replica))
-        for first, count in replica_chunks(spec["replicas"], per_task):
-            pieces.append(task(f"run{j}-r{first}", fx.run_final, cost=count * per_replica,
-                               **{**spec, "replicas": count, "first_replica": first}))
-            owner.append(j)
-    results = gather(pieces)
-    return [fx.concat_runs([r for r, o in zip(results, owner, strict=True) if o == j])
-            for j in range(len(specs))]
+        groups.append([task(f"run{j}-r{first}", fx.run_final, cost=count * per_replica,
+                            **{**spec, "replicas": count, "first_replica": first})
+                       for first, count in replica_chunks(spec["replicas"], per_task)])
+    return [fx.concat_runs(parts) for parts in gather_groups(groups)]
 
 
 def _problem(params: dict[str, Any]) -> Any:

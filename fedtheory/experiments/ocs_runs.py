@@ -20,7 +20,7 @@ from fedtheory.experiments.ocs_fedavg import (
     digits_problem,
     run_fedavg,
 )
-from fedtheory.tasks import dataset, gather, replica_chunks, task
+from fedtheory.tasks import dataset, gather, gather_groups, replica_chunks, task
 
 __all__ = ["SqrtNSweep", "experiment_run", "sqrt_n_budget", "sqrt_n_sweep", "sweep_point",
            "sweep_run"]
@@ -261,19 +261,15 @@ def sweep_run(ctx: Context) -> SqrtNSweep:
     spawned from the claim's stream of that :math:`n`."""
     cfg = PRESETS[ctx.preset]
     K, R = cfg["sweep_rounds"], cfg["sweep_replicas"]
-    pieces, owner = [], []
+    groups = []
     for n in cfg["sweep_ns"]:
         S = 1 + len(_sweep_grid(n, ctx.preset))
         chunks = _chunks(S, K, R)
         seeds = ctx.seed_sequence(f"sqrt_n/{n}").spawn(len(chunks))
-        for (first, count), ss in zip(chunks, seeds, strict=True):
-            pieces.append(task(f"n{n}-r{first}", sweep_point,
-                               cost=count * S * K * _SECONDS_PER_SCHEME_ROUND, n=n,
-                               preset=ctx.preset, seed=ctx.seed, replicas=count, rng=ss))
-            owner.append(n)
-    results = gather(pieces)
-    points = {}
-    for n in cfg["sweep_ns"]:
-        parts = [r for r, o in zip(results, owner, strict=True) if o == n]
-        points[n] = {**parts[0], "acc": np.concatenate([p["acc"] for p in parts], axis=1)}
+        groups.append([task(f"n{n}-r{first}", sweep_point,
+                            cost=count * S * K * _SECONDS_PER_SCHEME_ROUND, n=n,
+                            preset=ctx.preset, seed=ctx.seed, replicas=count, rng=ss)
+                       for (first, count), ss in zip(chunks, seeds, strict=True)])
+    points = {n: {**parts[0], "acc": np.concatenate([p["acc"] for p in parts], axis=1)}
+              for n, parts in zip(cfg["sweep_ns"], gather_groups(groups), strict=True)}
     return _sweep(points, ctx.preset, ctx.seed, stats.DEFAULT_ALPHA, R)
