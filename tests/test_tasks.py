@@ -139,3 +139,19 @@ def test_ocs_runs_concatenate_along_replicas():
     both = ox.FedAvgRun.concat([a, b])
     assert both.loss.shape == (4, 5, 3) and both.aocs_iterations.shape == (5, 2)
     assert np.array_equal(both.loss[:, 2:], b.loss) and both.config["replicas"] == 5
+
+
+def test_new_parameters_reject_bad_values():
+    from fedtheory.simulate import max_threads
+
+    for bad in (0, -1, 1.5):
+        with pytest.raises(ValueError, match="n must be"):
+            with max_threads(bad):
+                pass
+    prob = ox.digits_problem(8, seed=0, unbalanced=False)
+    for bad in (-1, 3, 1.0):
+        with pytest.raises(ValueError, match="measure_from must be an integer in"):
+            ox.run_fedavg(prob, m=2, rounds=2, replicas=1, local_lr=1.0, measure_from=bad)
+    run = ox.run_fedavg(prob, m=2, rounds=2, replicas=1, local_lr=1.0, local_steps=1,
+                        measure_from=2)  # only the last round measured
+    assert np.isnan(run.loss[..., :2]).all() and np.isfinite(run.loss[..., 2]).all()
