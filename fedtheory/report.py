@@ -55,7 +55,8 @@ REPORT_VERSION = "4"
 RECORD_PATH = Path(".fedtheory") / "last_run.json"
 
 #: Packages whose versions go into the provenance (those that compute or render evidence).
-_PACKAGES = ("numpy", "scipy", "sympy", "cvxpy", "clarabel", "matplotlib", "scikit-learn")
+_PACKAGES = ("numpy", "scipy", "sympy", "cvxpy", "clarabel", "matplotlib", "scikit-learn",
+             "numba")
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,6 +99,13 @@ def _package_versions() -> dict[str, str | None]:
     return out
 
 
+def _compiled_kernels() -> bool:
+    """Whether the simulator uses the optional numba kernels (the same numbers either way)."""
+    from fedtheory.compiled import numba_enabled
+
+    return numba_enabled()
+
+
 def _blas() -> list[dict[str, Any]]:
     try:
         from threadpoolctl import threadpool_info
@@ -113,7 +121,7 @@ def provenance(seed: int, preset: str, *, argv: Sequence[str] | None = None,
 
     >>> p = provenance(0, "quick")
     >>> sorted(p)[:5]
-    ['argv', 'blas', 'blas_threads_in_checks', 'commit', 'cwd']
+    ['argv', 'blas', 'blas_threads_in_checks', 'commit', 'compiled_kernels']
     >>> p["seed"], p["preset"]
     (0, 'quick')
     """
@@ -135,6 +143,7 @@ def provenance(seed: int, preset: str, *, argv: Sequence[str] | None = None,
         "packages": _package_versions(),
         "blas": _blas(),
         "blas_threads_in_checks": 1,
+        "compiled_kernels": _compiled_kernels(),
         "argv": list(sys.argv if argv is None else argv),
         "cwd": os.getcwd(),
         "pid": os.getpid(),

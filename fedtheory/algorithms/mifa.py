@@ -26,6 +26,7 @@ from fedtheory.algorithms.base import (
     take_rows,
     weight_coef,
 )
+from fedtheory.compiled import importance_rows
 
 __all__ = ["MIFA", "UMIFA", "MIFAm", "UMIFAm"]
 
@@ -101,8 +102,19 @@ class UMIFA(MIFA):
         # the engine's hot path for U-MIFA: _gather / _scatter written out
         rows = self._rows_view(state)
         idx = block.flat_index
+        if consume:
+            change = updates
+        else:
+            change = scratch(state, "change", *updates.shape, state["dtype"])
+        w = weight_coef(state)
+        r = block.only if np.ndim(w) == 0 and updates.shape[1] > 1 else None
+        if importance_rows(rows, idx, updates, acc["inv_p"], block.cols, change,
+                           state["total"], r, w):
+            # one compiled pass, the same numbers as the numpy lines below
+            if r is None:
+                add_scaled_sums(state["total"], change, block, rows_coef(w, block))
+            return
         old = take_rows(rows, idx, scratch(state, "gather", *updates.shape, state["dtype"]))
-        change = updates if consume else scratch(state, "change", *old.shape, old.dtype)
         np.subtract(updates, old, out=change)
         change *= rows_coef(acc["inv_p"], block)  # (Delta_i - G_{t-1}^i) / p_i
         old += change  # G_t^i = G_{t-1}^i + (Delta_i - G_{t-1}^i) / p_i
