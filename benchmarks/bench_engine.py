@@ -31,6 +31,7 @@ which other users of the machine disturb less.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import threading
 import time
@@ -46,6 +47,7 @@ from reference_loop import (  # noqa: E402
     reference_run,
 )
 
+from fedtheory.compiled import use_numba  # noqa: E402
 from fedtheory.participation import BernoulliParticipation  # noqa: E402
 from fedtheory.problems import GaussianNoise, QuadraticProblem  # noqa: E402
 from fedtheory.simulate import simulate  # noqa: E402
@@ -191,19 +193,27 @@ def bandwidth(quick: bool) -> None:
           f"{dram2 / 1e9:6.1f} GB/s (2 threads)")
     ref = _reference(prob, p, 2, 0.05, 1, 0.0, rule="umifa")
     print(f"    reference loop (1 replica): {ref:12,.0f} client-rounds/s")
-    for dtype in (np.float64, np.float32):
-        for workers in (1, 2):
-            res, cpu = timed_simulate(
-                prob, "umifa", BernoulliParticipation(p, n=n), rounds=T, replicas=R, lr=0.05,
-                dtype=dtype, workers=workers, record_every=T)
-            nbytes = res.client_rounds * 4 * d * np.dtype(dtype).itemsize
-            rate = nbytes / res.seconds
-            cr = res.client_rounds / res.seconds
-            print(f"      {np.dtype(dtype).name} workers={workers}: {rate / 1e9:6.2f} GB/s = "
-                  f"{rate / bw:6.1%} of the measured bandwidth (wall; {rate / dram:6.1%} of the "
-                  f"large-array one), cpu: {nbytes / cpu / bw1_cpu:6.1%} of 1 thread's per "
-                  f"cpu-second, {cpu / res.seconds:.2f} cores busy; {cr:10,.0f} "
-                  f"client-rounds/s, {cr / ref:6.1f}x reference ({res.seconds:.2f} s)")
+    kernels = [True, False] if use_numba(True) else [False]  # numba installed: both
+    for dtype in (np.float64, np.float32):  # compile (or load) the kernels before timing
+        simulate(prob, "umifa", BernoulliParticipation(p, n=n), rounds=1, replicas=2, lr=0.05,
+                 dtype=dtype, record_every=1)
+    for numba_on, dtype, workers in itertools.product(kernels, (np.float64, np.float32),
+                                                      (1, 2)):
+        if workers == 1 and dtype == np.float64:
+            use_numba(numba_on)
+            print(f"    {'numba kernels' if numba_on else 'numpy only'} "
+                  "(fedtheory.compiled, the same numbers):")
+        res, cpu = timed_simulate(
+            prob, "umifa", BernoulliParticipation(p, n=n), rounds=T, replicas=R, lr=0.05,
+            dtype=dtype, workers=workers, record_every=T)
+        nbytes = res.client_rounds * 4 * d * np.dtype(dtype).itemsize
+        rate = nbytes / res.seconds
+        cr = res.client_rounds / res.seconds
+        print(f"      {np.dtype(dtype).name} workers={workers}: {rate / 1e9:6.2f} GB/s = "
+              f"{rate / bw:6.1%} of the measured bandwidth (wall; {rate / dram:6.1%} of the "
+              f"large-array one), cpu: {nbytes / cpu / bw1_cpu:6.1%} of 1 thread's per "
+              f"cpu-second, {cpu / res.seconds:.2f} cores busy; {cr:10,.0f} "
+              f"client-rounds/s, {cr / ref:6.1f}x reference ({res.seconds:.2f} s)")
 
 
 def _best_seconds(fn, args, reps: int, repeats: int = 5) -> float:
@@ -250,6 +260,7 @@ def main() -> None:
                     default=None)
     args = ap.parse_args()
     print(f"numpy {np.__version__}; {_load()}")
+    use_numba()
     if args.only in (None, "noise"):
         noise_bound(args.quick)
     if args.only in (None, "overhead"):
