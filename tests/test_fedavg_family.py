@@ -2,6 +2,7 @@
 fixed points, exponent fits, the symbolic derivations and the claims' registration."""
 
 import itertools
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -301,3 +302,68 @@ def test_fit_exponent_of_exact_values_uses_sample_weights():
     assert slope == pytest.approx(-0.5, abs=1e-12)
     with pytest.raises(ValueError, match="values must be positive"):
         fx.fit_exponent(x, s, values=np.array([1.0, -1.0, 1.0]))
+
+
+# ---------------------------------------------------------------------------- ragged replicas
+def test_fit_exponent_and_intervals_take_ragged_rows():
+    rng = np.random.default_rng(2)
+    x = np.array([1.0, 4.0, 16.0])
+    s = rng.exponential(1.0, (3, 400)) * (x**-0.5)[:, None]
+    # rows of one length, as a list: bitwise the 2-D numbers
+    assert fx.fit_exponent(x, list(s)) == fx.fit_exponent(x, s)
+    m2, h2 = fx.mean_interval(s, 1e-3)
+    m1, h1 = fx.mean_interval(list(s), 1e-3)
+    assert np.array_equal(m1, m2) and np.array_equal(h1, h2)
+    # ragged: each row's own count; the first row's extra replicas narrow its interval
+    rows = [np.concatenate([s[0], rng.exponential(1.0, 3600)]), s[1], s[2][:100]]
+    mean, hw = fx.mean_interval(rows, 1e-3)
+    for j, r in enumerate(rows):
+        assert mean[j] == r.mean()
+        assert hw[j] == pytest.approx(h2[j] / s[j].std(ddof=1) * r.std(ddof=1)
+                                      * np.sqrt(400 / r.size), rel=1e-12)
+    assert fx.consistent(rows, x**-0.5, 1e-6)
+    assert not fx.consistent(rows, 2 * x**-0.5, 1e-6)
+    # the weighted fit by hand, with N_j per row
+    slope, se = fx.fit_exponent(x, rows)
+    n = np.array([r.size for r in rows])
+    mu = np.array([r.mean() for r in rows])
+    w = n * mu**2 / np.array([r.var(ddof=1) for r in rows])
+    lx = np.log(x)
+    xb = np.sum(w * lx) / w.sum()
+    sxx = np.sum(w * (lx - xb) ** 2)
+    assert slope == pytest.approx(np.sum(w * (lx - xb) * np.log(mu)) / sxx, rel=1e-12)
+    assert se == pytest.approx(sxx**-0.5, rel=1e-12)
+    assert fx.fit_exponent(x, rows, values=x**-0.5)[0] == pytest.approx(-0.5, abs=1e-12)
+    with pytest.raises(ValueError, match="samples must have shape"):
+        fx.fit_exponent(x, [rows[0], rows[1], rows[2][:1]])
+    with pytest.raises(ValueError, match="samples must have shape"):
+        fx.fit_exponent(x, rows[:2])
+    with pytest.raises(ValueError, match="samples must have shape"):
+        fx.fit_exponent(x, [rows[0], rows[1], np.ones((2, 2))])
+
+
+@pytest.mark.parametrize("replicas", [(5, 3), (5, 3, 2, 2), (5, 3, 1), (5, 3, 2.0), (5, True, 3),
+                                      "abc", None])
+def test_local_steps_runs_bad_replicas_names_them(replicas):
+    prob = _problem()
+    with pytest.raises(ValueError, match=r"replicas must be an int or one integer >= 2 per R"
+                                         r".*got " + re.escape(repr(replicas))):
+        fx.local_steps_runs(prob, (2, 4, 8), local_steps=2, c=0.5, sigma2=1.0,
+                            replicas=replicas, seed=0, x0=np.zeros(prob.d))
+
+
+def test_local_steps_runs_per_round_replicas_extend_the_int_run():
+    prob = _problem()
+    kw = {"local_steps": 2, "c": 0.5, "sigma2": 1.0, "seed": 4, "x0": np.zeros(prob.d)}
+    same = fx.local_steps_runs(prob, (2, 4), replicas=3, **kw)
+    per_r = fx.local_steps_runs(prob, (2, 4), replicas=(6, 3), **kw)
+    assert same["fedavg"].shape == (2, 3)
+    for key in ("fedavg", "sgd"):
+        assert isinstance(per_r[key], list)
+        assert [r.shape for r in per_r[key]] == [(6,), (3,)]
+        # the engine's first replicas: more replicas only add to them
+        for a, b in zip(same[key], per_r[key], strict=True):
+            np.testing.assert_allclose(b[:3], a, rtol=1e-12)
+        np.testing.assert_array_equal(per_r[f"exact_{key}"], same[f"exact_{key}"])
+    slope, se = fx.fit_exponent(per_r["rounds"], per_r["fedavg"])
+    assert np.isfinite(slope) and se > 0

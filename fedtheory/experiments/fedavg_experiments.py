@@ -13,7 +13,7 @@ cached runs are in :mod:`fedtheory.experiments.fedavg_runs`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,7 @@ from fedtheory.validation import integer_at_least, nonnegative_real
 
 __all__ = [
     "FedAvgMoments",
+    "Rows",
     "RunMany",
     "concat_runs",
     "consistent",
@@ -260,6 +261,28 @@ def server_update_samples(
     return out
 
 
+def _per_round_replicas(replicas: int | Sequence[int], grid_size: int) -> tuple[int, ...]:
+    """One replica count per :math:`R`: ``replicas`` repeated (an int), or the sequence itself,
+    checked to have ``grid_size`` integers >= 2.
+
+    >>> _per_round_replicas(3, 2), _per_round_replicas((20, 3), 2)
+    ((3, 3), (20, 3))
+    >>> _per_round_replicas((20, 3), 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: replicas must be an int or one integer >= 2 per R ... got (20, 3)
+    """
+    if isinstance(replicas, (int, np.integer)) and not isinstance(replicas, bool):
+        return (int(replicas),) * grid_size
+    counts = tuple(replicas) if isinstance(replicas, (Sequence, np.ndarray)) else ()
+    if (len(counts) != grid_size
+            or any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2
+                   for n in counts)):
+        raise ValueError(f"replicas must be an int or one integer >= 2 per R of rounds_grid "
+                         f"({grid_size} of them), got {replicas!r}")
+    return tuple(int(n) for n in counts)
+
+
 def local_steps_runs(
     problem: Any,
     rounds_grid: tuple[int, ...],
@@ -267,7 +290,7 @@ def local_steps_runs(
     local_steps: int,
     c: float,
     sigma2: float,
-    replicas: int,
+    replicas: int | Sequence[int],
     seed: int,
     x0: np.ndarray,
     run_many: RunMany | None = None,
@@ -275,12 +298,21 @@ def local_steps_runs(
     r"""FedAvg (:math:`K` local steps, :math:`R` rounds) against parallel SGD (:math:`KR` steps,
     one per round), both with :math:`\gamma = c/\sqrt{KR}` and full participation.
 
-    Returns per :math:`R` the per-replica final :math:`\|\nabla f\|^2` of both
-    (``fedavg``, ``sgd``: shape ``(len(grid), replicas)``), their exact expectations
-    (``exact_fedavg``, ``exact_sgd``), the bits each sent (``bits_fedavg``, ``bits_sgd``) and
-    the rounds each used. The runs go through ``run_many`` (:func:`run_all` by default).
+    ``replicas`` is one count for every :math:`R` (an int) or one count per :math:`R` of
+    ``rounds_grid`` (a sequence of integers >= 2: a run costs :math:`\propto KR` per replica, so
+    a grid over decades of :math:`R` can afford more replicas at small :math:`R`). The replicas
+    of each run are the engine's first ones for its seed, so a larger count only adds replicas.
+
+    Returns per :math:`R` the per-replica final :math:`\|\nabla f\|^2` of both (``fedavg``,
+    ``sgd``): for an int ``replicas`` an array of shape ``(len(grid), replicas)`` (as always),
+    for a sequence a list of 1-D arrays, the :math:`j`-th of length ``replicas[j]`` (whether
+    the counts differ or not; :func:`fit_exponent`, :func:`mean_interval` and
+    :func:`consistent` take both forms). Also their exact expectations (``exact_fedavg``,
+    ``exact_sgd``), the bits each sent (``bits_fedavg``, ``bits_sgd``) and the rounds each
+    used. The runs go through ``run_many`` (:func:`run_all` by default).
     """
     K = integer_at_least("local_steps", local_steps)
+    counts = _per_round_replicas(replicas, len(rounds_grid))
     out: dict[str, Any] = {"rounds": np.array(rounds_grid), "local_steps": K, "c": c,
                            "fedavg": [], "sgd": [], "exact_fedavg": [], "exact_sgd": [],
                            "bits_fedavg": [], "bits_sgd": [], "seconds": 0.0}
@@ -288,9 +320,9 @@ def local_steps_runs(
     methods = (("fedavg", K, seed), ("sgd", 1, seed + 1))
     runs = iter((run_many or run_all)([
         {"problem": problem, "rule": "fedavg", "lr": step_size_for(K * R, c),
-         "local_steps": steps, "rounds": K * R // steps, "replicas": replicas,
+         "local_steps": steps, "rounds": K * R // steps, "replicas": count,
          "sigma2": sigma2, "seed": stream, "x0": x0, "metrics": ("grad_norm2",)}
-        for R in rounds_grid for _, steps, stream in methods]))
+        for R, count in zip(rounds_grid, counts, strict=True) for _, steps, stream in methods]))
     for R in rounds_grid:
         for key, _, _ in methods:
             run = next(runs)
@@ -300,20 +332,77 @@ def local_steps_runs(
         exact = fedavg_and_sgd_final(problem, rounds=R, local_steps=K, c=c, sigma2=sigma2, x0=x0)
         out["exact_fedavg"].append(exact[0])
         out["exact_sgd"].append(exact[1])
+    ragged = not isinstance(replicas, (int, np.integer))
     for key in ("fedavg", "sgd", "exact_fedavg", "exact_sgd", "bits_fedavg", "bits_sgd"):
-        out[key] = np.array(out[key])
+        if not (ragged and key in ("fedavg", "sgd")):
+            out[key] = np.array(out[key])
     return out
 
 
-def fit_exponent(x: np.ndarray, samples: np.ndarray,
+#: Monte Carlo samples per point: a 2-D array (points, replicas), or one 1-D array per point
+#: (ragged: the points' replica counts may differ).
+Rows = np.ndarray | Sequence[np.ndarray]
+
+
+def _as_rows(samples: Rows) -> np.ndarray | list[np.ndarray]:
+    """``samples`` as a 2-D float array when all its rows have one length (the form every
+    reduction below had before ragged rows), else as a list of 1-D float arrays.
+
+    >>> _as_rows([[1, 2], [3, 4]]).shape
+    (2, 2)
+    >>> [r.size for r in _as_rows([np.ones(3), np.ones(2)])]
+    [3, 2]
+    """
+    if isinstance(samples, np.ndarray) and samples.dtype != object:
+        if samples.ndim == 2:
+            return np.asarray(samples, dtype=float)
+        rows = list(np.asarray(samples, dtype=float)) if samples.ndim else []
+    else:
+        rows = [np.asarray(r, dtype=float) for r in samples]
+    if not rows or any(r.ndim != 1 for r in rows):
+        raise ValueError("samples must have shape (rows, replicas) or be a non-empty sequence "
+                         f"of 1-D rows, got row shapes {[np.shape(r) for r in rows]}")
+    if len({r.size for r in rows}) == 1:
+        return np.stack(rows)
+    return rows
+
+
+def _row_stats(rows: np.ndarray | list[np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, sample variance (``ddof=1``) and length of each row of :func:`_as_rows`'s
+    result: a 2-D array reduced along its rows, ragged rows one by one.
+
+    >>> mean, var, n = _row_stats(_as_rows([np.array([1.0, 3.0]), np.array([2.0, 2.0, 5.0])]))
+    >>> mean.tolist(), var.tolist(), n.tolist()
+    ([2.0, 3.0], [2.0, 3.0], [2, 3])
+    """
+    if isinstance(rows, np.ndarray):
+        return (rows.mean(axis=1), rows.var(axis=1, ddof=1),
+                np.full(rows.shape[0], rows.shape[1]))
+    return (np.array([r.mean() for r in rows]), np.array([r.var(ddof=1) for r in rows]),
+            np.array([r.size for r in rows]))
+
+
+def fit_exponent(x: np.ndarray, samples: Rows,
                  values: np.ndarray | None = None) -> tuple[float, float]:
     r"""Slope of :math:`\log\mathbb E[X]` against :math:`\log x`, and its standard error.
 
-    ``samples`` has shape ``(len(x), replicas)``, independent across rows. Each row's log-mean
-    has variance :math:`s^2/(N\bar X^2)` (delta method); the slope is the weighted least
-    squares fit with these weights, of variance :math:`1/\sum_j w_j(\log x_j - \overline{\log
-    x})^2`. With ``values`` (e.g. the exact expectations) the same weighted fit is applied to
-    :math:`\log` ``values`` instead of the log sample means: the slope the estimator targets.
+    ``samples`` holds one row of independent replicas per point of ``x``, independent across
+    rows: a 2-D array ``(len(x), replicas)``, or a sequence of 1-D rows whose lengths
+    :math:`N_j` may differ (e.g. more replicas where a replica is cheap). Row :math:`j`'s
+    log-mean has variance :math:`s_j^2/(N_j\bar X_j^2)` (delta method); the slope is the
+    weighted least squares fit with the inverse variances as weights,
+
+    .. math::
+
+        w_j = \frac{N_j \bar X_j^2}{s_j^2},\qquad
+        \hat b = \frac{\sum_j w_j(\log x_j - \bar\ell)\log\bar X_j}
+                      {\sum_j w_j(\log x_j - \bar\ell)^2},\qquad
+        \operatorname{Var}\hat b = \frac{1}{\sum_j w_j(\log x_j - \bar\ell)^2},
+
+    with :math:`\bar\ell = \sum_j w_j\log x_j / \sum_j w_j`. With ``values`` (e.g. the exact
+    expectations) the same weighted fit is applied to :math:`\log` ``values`` instead of the log
+    sample means: the slope the estimator targets.
 
     >>> rng = np.random.default_rng(0)
     >>> x = np.array([10.0, 100.0, 1000.0])
@@ -321,17 +410,30 @@ def fit_exponent(x: np.ndarray, samples: np.ndarray,
     >>> slope, se = fit_exponent(x, s)
     >>> bool(abs(slope + 0.5) < 5 * se), bool(se < 0.02)
     (True, True)
+
+    Ragged rows: 16000 replicas at the first point, 4000 at the others (as 2-D rows of equal
+    lengths give the same numbers as the 2-D array):
+
+    >>> rows = [rng.exponential(1.0, n) / np.sqrt(xj) for xj, n in zip(x, (16000, 4000, 4000))]
+    >>> slope_r, se_r = fit_exponent(x, rows)
+    >>> bool(abs(slope_r + 0.5) < 5 * se_r), bool(se_r < se)
+    (True, True)
+    >>> fit_exponent(x, list(s)) == (slope, se)
+    True
     """
     x = np.asarray(x, dtype=float)
-    s = np.asarray(samples, dtype=float)
-    if s.ndim != 2 or s.shape[0] != x.shape[0] or x.shape[0] < 2 or s.shape[1] < 2:
-        raise ValueError(f"samples must have shape (len(x) >= 2, replicas >= 2), got {s.shape}")
+    rows = _as_rows(samples)
+    n = [len(r) for r in rows]
+    if x.ndim != 1 or len(n) != x.shape[0] or x.shape[0] < 2 or min(n) < 2:
+        raise ValueError("samples must have shape (len(x) >= 2, replicas >= 2) or be len(x) "
+                         f"rows of >= 2 replicas each; got rows of lengths {n} for x of "
+                         f"shape {x.shape}")
     if np.any(x <= 0):
         raise ValueError(f"x must be positive, got {x!r}")
-    mean = s.mean(axis=1)
+    mean, var, _ = _row_stats(rows)
     if np.any(mean <= 0):
         raise ValueError(f"the sample means must be positive to take logs, got {mean!r}")
-    var_log = s.var(axis=1, ddof=1) / s.shape[1] / mean**2
+    var_log = var / np.array(n) / mean**2
     lx, ly = np.log(x), np.log(mean)
     if np.all(var_log == 0):  # deterministic rows: the ordinary fit is exact
         target = ly if values is None else np.log(np.asarray(values, dtype=float))
@@ -375,22 +477,30 @@ def trajectories(
 
 
 # ---------------------------------------------------------------------------- intervals
-def mean_interval(samples: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Row means of ``samples`` (rows, replicas) and two-sided half-widths at level alpha
-    (Bonferroni over the rows)."""
+def mean_interval(samples: Rows, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Row means of ``samples`` and two-sided half-widths at level alpha (Bonferroni over the
+    rows): :math:`z\,s_j/\sqrt{N_j}` for row :math:`j` of :math:`N_j` replicas.
+
+    ``samples`` is a 2-D array (rows, replicas) or a sequence of 1-D rows of any lengths.
+
+    >>> mean, hw = mean_interval([np.array([1.0, 3.0]), np.array([2.0, 2.0, 5.0, 3.0])], 0.05)
+    >>> mean.tolist(), bool(hw[1] < hw[0])
+    ([2.0, 3.0], True)
+    """
     from fedtheory.stats import z_quantile
 
-    s = np.asarray(samples, dtype=float)
-    z = z_quantile(alpha, "two", s.shape[0])
-    return s.mean(axis=1), z * s.std(axis=1, ddof=1) / np.sqrt(s.shape[1])
+    mean, var, n = _row_stats(_as_rows(samples))
+    z = z_quantile(alpha, "two", len(n))
+    return mean, z * np.sqrt(var) / np.sqrt(n)
 
 
-
-def consistent(samples: np.ndarray, theory: np.ndarray, alpha: float) -> bool:
-    """Whether every row mean of ``samples`` lies within its :func:`mean_interval` half-width
-    (plus a rounding margin) of ``theory``.
+def consistent(samples: Rows, theory: np.ndarray, alpha: float) -> bool:
+    """Whether every row mean of ``samples`` (2-D, or ragged rows) lies within its
+    :func:`mean_interval` half-width (plus a rounding margin) of ``theory``.
 
     >>> consistent(np.array([[0.9, 1.1, 1.0]]), np.array([1.0]), 1e-6)
+    True
+    >>> consistent([np.array([0.9, 1.1]), np.array([1.9, 2.1, 2.0])], np.array([1.0, 2.0]), 1e-6)
     True
     """
     mean, hw = mean_interval(samples, alpha)

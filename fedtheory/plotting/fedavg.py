@@ -11,18 +11,23 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.experiments.fedavg_experiments import mean_interval
+from fedtheory.experiments.fedavg_experiments import Rows, mean_interval
 from fedtheory.plotting import errorbar_points, label_axes, plt, save_figure
 
 __all__ = ["plot_heterogeneity", "plot_local_steps", "plot_partial_participation"]
 
 
-def _mc_points(ax: plt.Axes, x: Any, samples: np.ndarray, alpha: float, *, color: str,
+def _mc_points(ax: plt.Axes, x: Any, samples: Rows, alpha: float, *, color: str,
                label: str, fmt: str = "o") -> None:
     """Row means of ``samples`` at ``x`` with their two-sided intervals at ``alpha``
     (:func:`~fedtheory.experiments.fedavg_experiments.mean_interval`)."""
     mean, hw = mean_interval(samples, alpha)
     errorbar_points(ax, x, mean, hw, color=color, label=label, fmt=fmt)
+
+
+def _replica_text(replicas: int | tuple[int, ...]) -> str:
+    """A replica count, or one per point joined by slashes (``20000/3000/1000``)."""
+    return str(replicas) if isinstance(replicas, int) else "/".join(map(str, replicas))
 
 
 def plot_heterogeneity(drift: dict[str, Any], sampling: dict[str, Any], path: Any,
@@ -105,7 +110,8 @@ def plot_local_steps(rate: dict[str, Any], curves: dict[str, Any], path: Any,
     trajectories against communication rounds: FedAvg reaches in :math:`R` rounds what SGD
     reaches in :math:`KR`. ``rate`` from
     :func:`~fedtheory.experiments.fedavg_experiments.local_steps_runs` (with ``params`` and
-    ``exact_grid``), ``curves`` from :func:`~fedtheory.theory.fedavg.local_steps_curves`."""
+    ``exact_grid``; the samples per :math:`R` a 2-D array or ragged rows, one count per R),
+    ``curves`` from :func:`~fedtheory.theory.fedavg.local_steps_curves`."""
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
     ax = axes[0]
     K = rate["local_steps"]
@@ -122,7 +128,7 @@ def plot_local_steps(rate: dict[str, Any], curves: dict[str, Any], path: Any,
     label_axes(ax, r"gradient steps per client $T = KR$ ($\gamma = c/\sqrt{T}$)",
                r"$\mathbb{E}\|\nabla f(x_{\mathrm{final}})\|^2$",
                f"n = {p['problem_kw']['n']}, c = {rate['c']}, sigma^2 = {p['sigma2']}, "
-               f"{p['replicas']} replicas", log="xy")
+               f"{_replica_text(p['replicas'])} replicas", log="xy")
     ax = axes[1]
     ax.plot(curves["fedavg_rounds"][1:], curves["fedavg"][1:], "-", color="C0",
             label=f"FedAvg, K = {K}")
