@@ -5,8 +5,9 @@ The unit of parallel work is a task (:mod:`fedtheory.tasks`), not a claim. A run
 claims that have no tasks and the tasks of every other selected claim (replica chunks, sweep
 points: each claim's plan), the costliest first; a claim with tasks is verified as soon as its
 last task is done, given their results (:attr:`Job.provided`), ahead of the work not yet
-started. A claim one of whose tasks was lost with its worker for good is reported as
-``error`` (never a verdict on partial data).
+started. A task planned by several claims (the same key: a dataset they share) runs once, and
+its result goes to each of them. A claim one of whose tasks was lost with its worker for good
+is reported as ``error`` (never a verdict on partial data).
 
 Every claim and task runs under a one-thread BLAS limit and with the engine's own threads
 limited to one (:func:`fedtheory.simulate.max_threads`), in the parent as in the workers, so
@@ -195,8 +196,10 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
         item = work[i]
         if not isinstance(item, Task):
             k = claim_of[i]
-            if k in waiting:  # a claim's seconds: its checks' and its tasks' (wherever run)
-                out.seconds += sum(getattr(done[t.key], "seconds", 0.0) for t in plans[k])
+            if k in waiting:  # a claim's seconds: its checks' and its tasks' (wherever run;
+                # a task shared by several claims in equal parts)
+                out.seconds += sum(getattr(done[t.key], "seconds", 0.0) / len(needed_by[t.key])
+                                   for t in plans[k])
             collect(k, out)
             return []
         done[item.key] = out

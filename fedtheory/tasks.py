@@ -22,6 +22,10 @@ pytest) :func:`gather` computes the tasks here, one after the other: the same nu
 One :func:`gather` per dataset build is planned (a second one, after the first's results are
 combined, is computed where the claim runs).
 
+Claims that use the same data share a dataset (``dataset(owner, *others)``): its tasks, keyed
+under the owner, are part of each one's plan, and a run computes a key once and provides the
+result to every claim that planned it.
+
 >>> import numpy as np
 >>> def draw(*, seed, size):
 ...     return np.random.default_rng(seed).random(size)
@@ -171,10 +175,15 @@ _DATASETS: dict[str, list[Dataset]] = {}
 
 class Dataset:
     """A claim's data built from tasks (see the module docstring); ``dataset(preset, seed)``
-    builds it once per ``(preset, seed)`` in a process (cached)."""
+    builds it once per ``(preset, seed)`` in a process (cached).
 
-    def __init__(self, claim_id: str, build: Callable[[Any], Any]) -> None:
+    ``claim_id`` owns it (its context and task keys); ``claim_ids``: every claim whose plan
+    includes its tasks (the owner first)."""
+
+    def __init__(self, claim_id: str, build: Callable[[Any], Any],
+                 shared_with: Sequence[str] = ()) -> None:
         self.claim_id, self.build = claim_id, build
+        self.claim_ids = (claim_id, *(c for c in dict.fromkeys(shared_with) if c != claim_id))
         self.name = build.__name__.strip("_") or "data"
         self._cached = functools.lru_cache(maxsize=4)(self.build_fresh)
         functools.update_wrapper(self, build)
@@ -216,22 +225,27 @@ class Dataset:
         self._cached.cache_clear()
 
 
-def dataset(claim_id: str) -> Callable[[Callable[[Any], Any]], Dataset]:
+def dataset(claim_id: str, *shared_with: str) -> Callable[[Callable[[Any], Any]], Dataset]:
     """Decorate ``build(ctx)`` into a :class:`Dataset` of claim ``claim_id`` (its tasks are
-    then part of the claim's plan, :func:`claim_tasks`)."""
-    if not isinstance(claim_id, str) or not claim_id:
-        raise ValueError(f"claim_id must be a non-empty string, got {claim_id!r}")
+    then part of the claim's plan, :func:`claim_tasks`), also used by the claims
+    ``shared_with``: their plans include the same tasks (the same keys, built with
+    ``claim_id``'s context), which a run computes once for all of them."""
+    for cid in (claim_id, *shared_with):
+        if not isinstance(cid, str) or not cid:
+            raise ValueError(f"claim_id must be a non-empty string, got {cid!r}")
 
     def decorate(build: Callable[[Any], Any]) -> Dataset:
-        ds = Dataset(claim_id, build)
-        _DATASETS.setdefault(claim_id, []).append(ds)
+        ds = Dataset(claim_id, build, shared_with)
+        for cid in ds.claim_ids:
+            _DATASETS.setdefault(cid, []).append(ds)
         return ds
     return decorate
 
 
 def claim_tasks(claim_id: str, preset: str, seed: int) -> list[Task]:
-    """Every task of the datasets of claim ``claim_id`` for ``(preset, seed)`` (the claim's
-    module imported first, so that its datasets are defined)."""
+    """Every task of the datasets of claim ``claim_id`` (its own and those it shares) for
+    ``(preset, seed)`` (the claim's module imported first, so that its datasets are
+    defined)."""
     from fedtheory.claims.registry import get_claim
 
     get_claim(claim_id)  # imports the claim's module, and with it its datasets

@@ -269,6 +269,39 @@ def test_simulate_without_dropout_is_error_free():
     assert np.all(sim["computations"] == 15) and np.all(sim["eliminated"] == -1)
 
 
+@pytest.mark.parametrize("model", [ff.twenty_clusters()[0],
+                                   ff.orthogonal_instance(0.6, 2)["model"]])
+def test_skipping_a_run_leaves_the_generator_where_the_run_does(model):
+    """skip_discovery: the draws of simulate_discovery without the simulation, so that a run
+    after others on one generator is computed alone, bitwise."""
+    n, T, R = model.n, 12, 3
+    mask = np.random.default_rng(1).random((R, T, n)) < 0.7
+    a, b = np.random.default_rng([5, 1]), np.random.default_rng([5, 1])
+    ff.simulate_discovery(model, mask, R, a, np.eye(n, dtype=bool), theta=np.full(T, 0.6))
+    ff.skip_discovery(model, T, R, b)
+    assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_complexity_runs_one_at_a_time_are_the_sequence():
+    model, sF2 = ff.twenty_clusters()
+    fr = th.friendship(model.sigma2(), sF2 * (1 + 1e-12))
+    mask = ff.random_friend_dropout(np.random.default_rng(2), 3, 40, fr, 0.3, warmup=5)
+    kw = {"p": 0.1, "beta": th.realised_beta(mask), "delta_f": 0.1}
+    whole_rng = np.random.default_rng(4)
+    whole = ff.complexity_runs(model, fr, mask, whole_rng, **kw)
+    assert list(whole) == ["none", "1 Theta_t", "0.5 Theta_t"]
+    for name in whole:
+        rng = np.random.default_rng(4)
+        one = ff.complexity_runs(model, fr, mask, rng, only=(name,), **kw)
+        assert list(one) == [name]
+        for key, value in whole[name].items():
+            assert np.array_equal(one[name][key], value)
+        assert rng.bit_generator.state == whole_rng.bit_generator.state
+    rng = np.random.default_rng(4)
+    assert ff.complexity_runs(model, fr, mask, rng, only=(), **kw) == {}
+    assert rng.bit_generator.state == whole_rng.bit_generator.state
+
+
 # ---------------------------------------------------------------- derivations
 
 

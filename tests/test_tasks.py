@@ -6,11 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtheory import tasks
+from fedtheory import runner, tasks
+from fedtheory.claims.core import Claim, ClaimKind, Evidence
+from fedtheory.executors import SerialExecutor
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.experiments import fedavg_runs
 from fedtheory.experiments import ocs_fedavg as ox
-from fedtheory.runner import Job, plan, run_task
+from fedtheory.runner import Job, plan, run_jobs, run_task
 from fedtheory.simulate import simulate
 from fedtheory.tasks import claim_tasks, dataset, gather, provided, replica_chunks, task
 
@@ -27,6 +29,18 @@ def _demo(ctx):
     seeds = ctx.seed_sequence("draws").spawn(3)
     return np.concatenate(gather([task(f"c{j}", _draw, cost=2.0 + j, seed=s, size=4)
                                   for j, s in enumerate(seeds)]))
+
+
+@dataset("test.shared", "test.shared.other")
+def _shared(ctx):
+    seeds = ctx.seed_sequence("draws").spawn(2)
+    return np.concatenate(gather([task(f"c{j}", _draw, cost=1.0, seed=s, size=2)
+                                  for j, s in enumerate(seeds)]))
+
+
+@dataset("test.shared.other")
+def _own(ctx):
+    return gather([task("c", _draw, seed=ctx.seed_sequence("own"), size=3)])[0]
 
 
 @pytest.mark.parametrize(("replicas", "per"), [(1, 1), (10, 4), (10, 10), (7, 100), (1000, 7)])
@@ -54,6 +68,8 @@ def test_bad_input():
         gather([task("x", abs), task("x", abs)])
     with pytest.raises(ValueError, match="claim_id must be a non-empty string"):
         dataset("")
+    with pytest.raises(ValueError, match="claim_id must be a non-empty string"):
+        dataset("x.y", "")
 
 
 def test_planning_lists_the_tasks_without_running_them():
@@ -86,15 +102,64 @@ def test_a_task_that_raises_is_reported_not_fatal():
 
 
 def test_claims_plan_their_tasks_with_unique_keys():
+    """Keys unique within a claim's plan; a key in several plans (a dataset the claims share,
+    keyed under its owner) is one and the same task."""
+    seen: dict[str, tasks.Task] = {}
     for cid in ("fedavg.local_steps", "fedavg.heterogeneity", "fedavg.partial_participation",
-                "ocs.experiment"):
+                "ocs.experiment", "fdms.complexity_reduction",
+                "fdms.complexity_reduction.corrected"):
         planned = claim_tasks(cid, "full", 0)
         keys = [t.key for t in planned]
         assert len(planned) > 1 and len(set(keys)) == len(keys)
-        assert all(k.startswith(f"{cid}/") and "/full/0/" in k for k in keys)
+        owners = {ds.claim_id for ds in tasks._DATASETS[cid]}
+        assert all(k.split("/")[0] in owners and "/full/0/" in k for k in keys)
         assert all(t.cost > 0 for t in planned)
+        for t in planned:
+            if t.key in seen:
+                assert t == seen[t.key]
+            seen.setdefault(t.key, t)
+    # the corrected fdms claim shares the parent's simulations, not its negative-gap run
+    parent = {t.key for t in claim_tasks("fdms.complexity_reduction", "full", 0)}
+    corrected = {t.key for t in claim_tasks("fdms.complexity_reduction.corrected", "full", 0)}
+    assert corrected < parent
+    assert {k.split("/")[1] for k in corrected} == {"elimination_runs", "complexity_data"}
     assert claim_tasks("is.unbiased", "full", 0) == []
     assert plan(Job("no.such", "quick", 0)) == []  # planning failures: the claim reports them
+
+
+def test_claims_sharing_a_dataset_plan_the_same_tasks(monkeypatch):
+    from fedtheory.claims import registry
+
+    monkeypatch.setattr(registry, "get_claim", lambda cid: None)
+    keys = [[t.key for t in claim_tasks(cid, "quick", 1)]
+            for cid in ("test.shared", "test.shared.other")]
+    shared = [f"test.shared/shared/quick/1/c{j}" for j in range(2)]
+    assert keys == [shared, [*shared, "test.shared.other/own/quick/1/c"]]
+    assert _shared.claim_ids == ("test.shared", "test.shared.other")
+
+
+def test_a_shared_task_runs_once_for_every_claim_that_plans_it(monkeypatch):
+    """Two claims whose checks build a shared dataset afresh: one run of each shared task,
+    both claims given its result (nothing recomputed), the same numbers as computed alone."""
+    from fedtheory.claims import registry
+
+    def make(cid):
+        claim = Claim(id=cid, family="test", seed_ref="-", title=cid, statement="-",
+                      kind=ClaimKind.IDENTITY)
+        claim.check("monte_carlo", "data")(lambda ctx: Evidence(
+            True, _shared.build_fresh(ctx.preset, ctx.seed).tolist(), None))
+        return claim
+
+    claims = {cid: make(cid) for cid in ("test.shared", "test.shared.other")}
+    monkeypatch.setattr(registry, "get_claim", claims.__getitem__)
+    monkeypatch.setattr(runner, "get_claim", claims.__getitem__)
+    expected = _shared.build_fresh("quick", 2).tolist()
+    CALLS.clear()
+    out = run_jobs([Job(cid, "quick", 2) for cid in claims], executor=SerialExecutor())
+    # each task once: the shared two (size 2) and the other claim's own (size 3)
+    assert sorted(CALLS) == [2, 2, 3]
+    assert [r.checks[0].measured for r in out] == [expected, expected]
+    assert tasks._PROVIDED == {}
 
 
 def test_first_replica_ranges_are_bitwise_the_whole_run():

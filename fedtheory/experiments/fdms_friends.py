@@ -30,6 +30,7 @@ reduction of Section 5.3) with :mod:`fedtheory.algorithms.friend_selection`.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -65,6 +66,7 @@ __all__ = [
     "nonfriend_figure_data",
     "twenty_clusters",
     "simulate_discovery",
+    "skip_discovery",
     "tight_curve",
         "whole_cluster_dropout",
 ]
@@ -337,6 +339,14 @@ def simulate_discovery(model: Any, mask: np.ndarray, R: int, rng: np.random.Gene
             "eliminated": elim, "mean_sim": mean_similarity(state)}
 
 
+def skip_discovery(model: Any, T: int, R: int, rng: np.random.Generator) -> None:
+    """Advance ``rng`` past the draws of :func:`simulate_discovery` over ``T`` rounds on ``R``
+    replicas (its only randomness: ``model.sample(rng, R)`` once a round), without simulating:
+    a run that follows another on the same generator gets its numbers without the first."""
+    for _ in range(T):
+        model.sample(rng, R)
+
+
 def tight_curve(q: Fraction, t_max: int, period: int) -> dict[str, Any]:
     r"""Exact non-friend probability of :func:`lemma_tight_instance` against the round: ``k``
     active only in rounds :math:`t \equiv 0 \pmod{period}` (``period = 1``: ``k`` active in
@@ -361,18 +371,27 @@ def tight_curve(q: Fraction, t_max: int, period: int) -> dict[str, Any]:
 
 def complexity_runs(model: Any, friends: np.ndarray, mask: np.ndarray, rng: np.random.Generator,
                     *, p: float, beta: float, delta_f: float,
-                    scales: tuple[float, ...] = (1.0, 0.5)) -> dict[str, dict[str, Any]]:
+                    scales: tuple[float, ...] = (1.0, 0.5),
+                    only: Collection[str] | None = None) -> dict[str, dict[str, Any]]:
     r"""FL-FDMS without the complexity reduction and with :math:`c\,\Theta_t` for each
     :math:`c` in ``scales`` (Theorem 2's threshold with the given :math:`p, \beta, \delta_f`,
-    :math:`T` and :math:`B_{\max}` of the instance) on the same ``(R, T, n)`` mask. Per run:
-    mean similarity computations per round, their total per replica, the fraction of runs
-    that lost a friend and the non-friend rate of the substitutions."""
+    :math:`T` and :math:`B_{\max}` of the instance) on the same ``(R, T, n)`` mask, one after
+    the other on ``rng``. Per run (``"none"``, ``"1 Theta_t"``, ...): mean similarity
+    computations per round, their total per replica, the fraction of runs that lost a friend
+    and the non-friend rate of the substitutions.
+
+    ``only``: the runs to simulate (default all); the draws of the others are skipped
+    (:func:`skip_discovery`), so that each gets the numbers it gets in the whole sequence and
+    ``rng`` ends where it does."""
     R, T, n = mask.shape
     base = complexity_threshold(np.arange(T), n_clients=n, horizon=T,
                                 max_friends=int(friends.sum(axis=1).max()), beta=beta, p=p,
                                 delta_f=delta_f)
     out: dict[str, dict[str, Any]] = {}
     for name, theta in [("none", None)] + [(f"{c:g} Theta_t", c * base) for c in scales]:
+        if only is not None and name not in only:
+            skip_discovery(model, T, R, rng)
+            continue
         sim = simulate_discovery(model, mask, R, rng, friends, theta=theta)
         out[name] = {"per_round": sim["computations"].mean(axis=0),
                      "total": float(sim["computations"].sum(axis=1).mean()),

@@ -1,9 +1,16 @@
 """``fdms.complexity_reduction`` (seed 004, Theorem 2): with the threshold
 Theta_t = sqrt((2 ln(2 K^2 T B_max) - 2 ln p)/(beta t)) + delta_f, FL-FDMS's candidate
-elimination removes no friend with probability at least 1 - p (so eq. 17 still holds)."""
+elimination removes no friend with probability at least 1 - p (so eq. 17 still holds).
+
+The simulations are datasets (:mod:`fedtheory.tasks`), each run a task: the elimination runs
+with the stated Theta_t and 0.5 Theta_t and the complexity runs are shared with
+``fdms.complexity_reduction.corrected`` (a run computes them once for both); a mutant's
+thresholds (``--power``) are simulated where its check runs.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -15,6 +22,7 @@ from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.stats import check_proportion_upper_bound
 from fedtheory.symbolic import fdms_bounds as fb
+from fedtheory.tasks import Dataset, dataset, gather, task
 from fedtheory.theory import fdms as th
 
 from ._friends import (
@@ -24,10 +32,17 @@ from ._friends import (
     orthogonal_setting,
 )
 
+CLAIM_ID = "fdms.complexity_reduction"
+CORRECTED_ID = CLAIM_ID + ".corrected"
 STATED = Stated({"log_coef": 2, "log_arg": 2, "log_p": 2, "delta_f": 1},
                 factors=("K^2", "B_max", "beta"))
 P_FAIL = 0.1
 Q, GROUP, WARMUP = 0.6, 2, 3
+#: The horizons of the elimination and the negative-gap instances.
+T_ELIMINATION, T_NEGATIVE = 800, 2000
+#: Rough seconds per replica x round of a run (full preset, one core): the tasks' cost
+#: estimates (scheduling and time left only).
+_SECONDS_PER_STEP = {"elimination": 1.2e-5, "complexity": 2.5e-5, "negative": 2e-6}
 
 DERIVATION = (
     r"No proof is in the seed; the argument the threshold encodes: a friend $i$ of $k$ leaves "
@@ -96,24 +111,73 @@ def _elimination_setting(T: int) -> dict[str, Any]:
     return {**s, "beta": th.realised_beta(s["mask"])}
 
 
-@lru_cache(maxsize=32)
-def _eliminations(preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
-    s = _elimination_setting(800)
+def _stated(ctx: Context) -> Context:
+    """A context of ``ctx``'s preset and seed with the stated side as stated (no mutant): a
+    shared dataset's (its own context carries no stated side)."""
+    return Context(preset=ctx.preset, seed=ctx.seed, claim_id=ctx.claim_id, stated=STATED)
+
+
+def _thetas(theta: np.ndarray) -> tuple[float, ...]:
+    """The thresholds of a run as its argument (rounded: the key of its cached result)."""
+    return tuple(np.round(theta, 12))
+
+
+def _shared_or_here(ctx: Context, shared: Dataset, thetas: tuple[float, ...],
+                    here: Callable[[str, int, tuple[float, ...]], np.ndarray]) -> np.ndarray:
+    """The run with ``thetas``: from the dataset ``shared`` (thetas -> result) when they are
+    its thresholds (the stated side unmutated), else ``here(preset, seed, thetas)``."""
+    if ctx.mutant is None:
+        runs = shared(ctx.preset, ctx.seed)
+        if thetas in runs:
+            return runs[thetas]
+    return here(ctx.preset, ctx.seed, thetas)
+
+
+def elimination_run(*, preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
+    """First round a friend left a candidate set (-1: never) per replica, thresholds
+    ``thetas`` on the orthogonal instance (a task: quick 80, full 2000 replicas)."""
+    s = _elimination_setting(T_ELIMINATION)
     R = 80 if preset == "quick" else 2000
     sim = ff.simulate_discovery(s["model"], s["mask"], R, np.random.default_rng([seed, 4, 2, 2]),
                                 s["friends"], theta=np.array(thetas))
     return sim["eliminated"]
 
 
+@lru_cache(maxsize=32)
+def _eliminations(preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
+    return elimination_run(preset=preset, seed=seed, thetas=thetas)
+
+
+def _elimination_theta(ctx: Context) -> np.ndarray:
+    """Theta_t, t < 800, on the orthogonal instance, as ``ctx`` states it."""
+    s = _elimination_setting(T_ELIMINATION)
+    g = s["gaps"]
+    t = np.arange(T_ELIMINATION, dtype=float)
+    return theta_ctx(ctx, t, s["K"], T_ELIMINATION, g["B_max"], s["beta"], P_FAIL,
+                     g["delta_f"])
+
+
+@dataset(CLAIM_ID, CORRECTED_ID)
+def elimination_runs(ctx: Context) -> dict[tuple[float, ...], np.ndarray]:
+    """The elimination runs with the stated Theta_t and 0.5 Theta_t (each a task): thetas
+    (:func:`_thetas`) -> :func:`elimination_run`."""
+    theta = _elimination_theta(_stated(ctx))
+    keys = [_thetas(theta), _thetas(0.5 * theta)]
+    R = ctx.size(quick=80, full=2000)
+    cost = R * T_ELIMINATION * _SECONDS_PER_STEP["elimination"]
+    runs = gather([task(name, elimination_run, cost=cost, preset=ctx.preset, seed=ctx.seed,
+                        thetas=k) for name, k in zip(("theta", "half-theta"), keys, strict=True)])
+    return dict(zip(keys, runs, strict=True))
+
+
 def elimination(ctx: Context) -> Evidence:
     """P(a true friend ever leaves a candidate set within T = 800 rounds), orthogonal instance
     q = 0.6, groups of 2 (K = 9, B_max = 2, delta_f = 0.4, delta_min = 0.1), p = 0.1:
     one-sided Clopper-Pearson against p."""
-    s = _elimination_setting(800)
+    s = _elimination_setting(T_ELIMINATION)
     g = s["gaps"]
-    t = np.arange(800, dtype=float)
-    theta = theta_ctx(ctx, t, s["K"], 800, g["B_max"], s["beta"], P_FAIL, g["delta_f"])
-    elim = _eliminations(ctx.preset, ctx.seed, tuple(np.round(theta, 12)))
+    theta = _elimination_theta(ctx)
+    elim = _shared_or_here(ctx, elimination_runs, _thetas(theta), _eliminations)
     hits = int((elim >= 0).sum())
     inst = {"instance": f"orthogonal_instance({Q}, {GROUP}), rotation after {WARMUP}",
             "T": 800, "p": P_FAIL, "K": s["K"], "B_max": g["B_max"], "beta": s["beta"],
@@ -122,15 +186,25 @@ def elimination(ctx: Context) -> Evidence:
                                       np.array([P_FAIL]), ALPHA, "P(a friend is eliminated)",
                                       inst)
     if ctx.mutant is None:  # observation: the seed's 0.5 Theta_t (outside the theorem)
-        half = _eliminations(ctx.preset, ctx.seed, tuple(np.round(0.5 * theta, 12)))
+        half = _shared_or_here(ctx, elimination_runs, _thetas(0.5 * theta), _eliminations)
         rate = float((half >= 0).mean())
         ev.data["half_theta_friend_eliminated"] = rate
         ev.detail += f"; observation: with 0.5 Theta_t a friend is eliminated in {rate:.0%} of runs"
     return ev
 
 
-@lru_cache(maxsize=4)
-def _complexity(preset: str, seed: int) -> dict[str, Any]:
+#: The complexity runs, in the order they use one generator: task name -> run.
+_COMPLEXITY_RUNS = {"none": "none", "theta": "1 Theta_t", "half-theta": "0.5 Theta_t",
+                    "whole-cluster": "whole_cluster"}
+
+
+def complexity_run(*, preset: str, seed: int, run: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One run of the complexity observation (a task): ``"none"``, ``"1 Theta_t"``,
+    ``"0.5 Theta_t"`` (:func:`~fedtheory.experiments.fdms_friends.complexity_runs`) or
+    ``"whole_cluster"``; the runs follow one another on one generator (the dropout mask
+    first), so the runs before this one are skipped, not simulated
+    (:func:`~fedtheory.experiments.fdms_friends.skip_discovery`): the numbers of the whole
+    sequence. Returns (the setting: beta, T, R, alpha, delta_f_upper; the run's numbers)."""
     c = estimated_constants("twenty", 20000, seed)
     rng = np.random.default_rng([seed, 4, 5])
     T = 800 if preset == "quick" else 3000
@@ -138,18 +212,32 @@ def _complexity(preset: str, seed: int) -> dict[str, Any]:
     mask = ff.random_friend_dropout(rng, R, T, c["friends"], 0.3, warmup=5)
     beta = th.realised_beta(mask)
     df_hi = c["gaps"]["delta_f"][1]
-    out: dict[str, Any] = {"beta": beta, "T": T, "R": R, "alpha": th.realised_alpha(mask),
-                           "delta_f_upper": df_hi}
+    setting = {"beta": beta, "T": T, "R": R, "alpha": th.realised_alpha(mask),
+               "delta_f_upper": df_hi}
     runs = ff.complexity_runs(c["model"], c["friends"], mask, rng, p=P_FAIL, beta=beta,
-                              delta_f=df_hi)
-    for name, run in runs.items():
-        out[name] = {**run, "computations_per_round": run["per_round"]}
+                              delta_f=df_hi, only=() if run == "whole_cluster" else (run,))
+    if run != "whole_cluster":
+        return setting, {**runs[run], "computations_per_round": runs[run]["per_round"]}
     whole = ff.whole_cluster_dropout(20, 200, np.arange(4), 5, 10)
     sim = ff.simulate_discovery(c["model"], whole, R, rng, c["friends"])
     rounds = np.nonzero(~whole[:, 0])[0]
-    out["whole_cluster"] = {"nonfriend_rate": float(sim["nonfriend"][:, rounds, :4].mean()),
-                            "e2": float(sim["e2"][:, rounds].mean())}
-    return out
+    return setting, {"nonfriend_rate": float(sim["nonfriend"][:, rounds, :4].mean()),
+                     "e2": float(sim["e2"][:, rounds].mean())}
+
+
+@dataset(CLAIM_ID, CORRECTED_ID)
+def complexity_data(ctx: Context) -> dict[str, Any]:
+    """The complexity observation's runs (each a task, :func:`complexity_run`): the setting
+    (beta, T, R, alpha, delta_f_upper) and each run's numbers by name."""
+    T, R = ctx.size(quick=800, full=3000), ctx.size(quick=6, full=40)
+    cost = R * T * _SECONDS_PER_STEP["complexity"]
+    out = gather([task(name, complexity_run, cost=cost if run != "whole_cluster" else cost / 3,
+                       preset=ctx.preset, seed=ctx.seed, run=run)
+                  for name, run in _COMPLEXITY_RUNS.items()])
+    data: dict[str, Any] = dict(out[0][0])
+    for run, (_, numbers) in zip(_COMPLEXITY_RUNS.values(), out, strict=True):
+        data[run] = numbers
+    return data
 
 
 def complexity(ctx: Context) -> Evidence:
@@ -157,7 +245,7 @@ def complexity(ctx: Context) -> Evidence:
     with Theta_t and 0.5 Theta_t (20 clients in 5 Gaussian clusters, random dropout keeping a
     friend, p = 0.1), the friends lost and the non-friend rate; whole-cluster dropout
     (Assumption 5 fails, outside the theorem): the dropped cluster always gets non-friends."""
-    d = _complexity(ctx.preset, ctx.seed)
+    d = complexity_data(ctx.preset, ctx.seed)
     full = d["none"]["total"]
     rows = {k: {"total": d[k]["total"], "saved": 1 - d[k]["total"] / full,
                 "friend_eliminated": d[k]["friend_eliminated"],
@@ -174,8 +262,9 @@ def complexity(ctx: Context) -> Evidence:
                                    for k in ("none", "1 Theta_t", "0.5 Theta_t")}})
 
 
-@lru_cache(maxsize=8)
-def _negative_runs(preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
+def negative_run(*, preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
+    """First elimination round of the friend per replica on the negative-gap instance with
+    thresholds ``thetas`` (a task: quick 60, full 1000 replicas)."""
     s = negative_setting(len(thetas))
     R = 60 if preset == "quick" else 1000
     sim = ff.simulate_discovery(s["model"], s["mask"], R, np.random.default_rng([seed, 4, 9]),
@@ -183,16 +272,38 @@ def _negative_runs(preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndar
     return sim["eliminated"]
 
 
+@lru_cache(maxsize=8)
+def _negative_runs(preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
+    return negative_run(preset=preset, seed=seed, thetas=thetas)
+
+
+def _negative_theta(ctx: Context) -> np.ndarray:
+    """Theta_t, t < 2000, on the negative-gap instance, as ``ctx`` states it."""
+    s = negative_setting(T_NEGATIVE)
+    g = s["gaps"]
+    return theta_ctx(ctx, np.arange(T_NEGATIVE, dtype=float), 3, T_NEGATIVE, g["B_max"],
+                     s["beta"], P_FAIL, g["delta_f"])
+
+
+@dataset(CLAIM_ID)
+def negative_runs(ctx: Context) -> dict[tuple[float, ...], np.ndarray]:
+    """The negative-gap run with the stated Theta_t (a task): thetas -> :func:`negative_run`."""
+    key = _thetas(_negative_theta(_stated(ctx)))
+    cost = ctx.size(quick=60, full=1000) * T_NEGATIVE * _SECONDS_PER_STEP["negative"]
+    run, = gather([task("theta", negative_run, cost=cost, preset=ctx.preset, seed=ctx.seed,
+                        thetas=key)])
+    return {key: run}
+
+
 def negative_gap(ctx: Context) -> Evidence:
     """Counterexample (delta_min = -1/2, delta_f = 0): the non-friend g = 3 leads k's candidate
     set with mean 1, the friend f = +-1 has mean 1/2, and once Theta_t < 1/2 f is eliminated,
     almost surely (T = 2000, p = 0.1)."""
-    T = 2000
+    T = T_NEGATIVE
     s = negative_setting(T)
     g = s["gaps"]
-    theta = theta_ctx(ctx, np.arange(T, dtype=float), 3, T, g["B_max"], s["beta"], P_FAIL,
-                      g["delta_f"])
-    elim = _negative_runs(ctx.preset, ctx.seed, tuple(np.round(theta, 12)))
+    theta = _negative_theta(ctx)
+    elim = _shared_or_here(ctx, negative_runs, _thetas(theta), _negative_runs)
     inst = {"instance": "negative_gap_instance(1/2, 3), k active only in rounds t % 4 == 0",
             "T": T, "p": P_FAIL, "K": 3, "B_max": g["B_max"], "beta": s["beta"],
             "delta_f": g["delta_f"], "delta_min": g["delta_min"]}
@@ -202,7 +313,7 @@ def negative_gap(ctx: Context) -> Evidence:
 
 
 CLAIM = Claim(
-    id="fdms.complexity_reduction", family="fdms", seed_ref="004, Section 5.3, Theorem 2",
+    id=CLAIM_ID, family="fdms", seed_ref="004, Section 5.3, Theorem 2",
     title="Theorem 2: with Theta_t, no friend is eliminated with probability >= 1 - p",
     statement=(r"\Theta_t = \sqrt{\frac{2\ln(2K^2TB_{\max}) - 2\ln p}{\beta t}} + \delta_f"
                r"\ \Longrightarrow\ P(\text{a friend leaves some }\mathcal C^k_t,\ t < T)"

@@ -1,6 +1,9 @@
 """``fdms.complexity_reduction.corrected`` (seed 004, Theorem 2 with delta_min > 0): with
 Theta_t = sqrt((2 ln(2 K^2 T B_max) - 2 ln p)/(beta t)) + delta_f, no friend is eliminated with
-probability at least 1 - p when delta_min > 0 and the dropout is independent of the updates."""
+probability at least 1 - p when delta_min > 0 and the dropout is independent of the updates.
+
+Its checks are the parent claim's, on the same simulations (datasets the two claims share: a
+run computes them once)."""
 
 from __future__ import annotations
 
