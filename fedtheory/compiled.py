@@ -54,19 +54,39 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
                 out[k, j] = a[i, j] * (y[k, j] - c[i, j])
 
     @jit
-    def importance(rows, idx, updates, coef, cols, change, total, replica, weight, acc
-                   ):  # pragma: no cover - compiled
+    def importance(rows, idx, updates, coef, cols, change, keep_change, total, replica, weight,
+                   acc):  # pragma: no cover - compiled
         K, d = updates.shape
         for k in range(K):
             r = idx[k]
             kappa = coef[cols[k]] if cols.shape[0] else coef[0]
-            for j in range(d):
-                old = rows[r, j]
-                ch = (updates[k, j] - old) * kappa
-                change[k, j] = ch
-                rows[r, j] = old + ch
-                if replica >= 0:  # np.add.reduce(change, axis=0): row by row, in order
-                    acc[j] = ch if k == 0 else acc[j] + ch
+            # three loops, not one with branches inside: each vectorises
+            if replica < 0 or keep_change:
+                for j in range(d):
+                    old = rows[r, j]
+                    ch = (updates[k, j] - old) * kappa
+                    change[k, j] = ch
+                    rows[r, j] = old + ch
+            if replica < 0:
+                continue
+            if k == 0:  # acc = np.add.reduce(change, axis=0): row by row, in order
+                for j in range(d):
+                    if keep_change:
+                        acc[j] = change[k, j]
+                    else:
+                        old = rows[r, j]
+                        ch = (updates[k, j] - old) * kappa
+                        rows[r, j] = old + ch
+                        acc[j] = ch
+            elif keep_change:
+                for j in range(d):
+                    acc[j] = acc[j] + change[k, j]
+            else:
+                for j in range(d):
+                    old = rows[r, j]
+                    ch = (updates[k, j] - old) * kappa
+                    rows[r, j] = old + ch
+                    acc[j] = acc[j] + ch
         if replica >= 0:  # then acc *= weight; total[replica] += acc
             for j in range(d):
                 total[replica, j] = total[replica, j] + acc[j] * weight[0]
@@ -115,7 +135,7 @@ def diagonal_gradient_rows(a: np.ndarray, c: np.ndarray, idx: np.ndarray, y: np.
 
 
 def importance_rows(rows: np.ndarray, idx: np.ndarray, updates: np.ndarray, coef: Any,
-                    cols: np.ndarray, change: np.ndarray, total: np.ndarray | None = None,
+                    cols: np.ndarray, change: np.ndarray | None, total: np.ndarray | None = None,
                     replica: int | None = None, weight: Any = None) -> bool:
     r"""The U-MIFA row update: :math:`\text{change}_k = (u_k - G_{\text{idx}_k})\,\kappa_k`
     into ``change`` (which may be ``updates``) and :math:`G_{\text{idx}_k} \mathrel{+}=
@@ -123,7 +143,8 @@ def importance_rows(rows: np.ndarray, idx: np.ndarray, updates: np.ndarray, coef
     :math:`\kappa` of the rows' dtype, or per client ``(n,)`` read at ``cols``. With ``total``
     ``(R, d)``, ``replica`` and a scalar ``weight`` :math:`w` (all the rows belong to that
     replica), also :math:`\text{total}_{\text{replica}} \mathrel{+}= w\sum_k
-    \text{change}_k`, summed row by row in order as ``np.add.reduce(change, axis=0)`` does.
+    \text{change}_k`, summed row by row in order as ``np.add.reduce(change, axis=0)`` does;
+    then ``change`` may be None (not written).
     Returns ``False`` (and does nothing) without the kernels or without rows.
 
     >>> G = np.array([[1.0], [2.0]])
@@ -138,12 +159,15 @@ def importance_rows(rows: np.ndarray, idx: np.ndarray, updates: np.ndarray, coef
     per_client = isinstance(coef, np.ndarray) and coef.ndim > 0
     kappa = coef if per_client else np.full(1, coef, dtype=rows.dtype)
     if total is None or replica is None:
+        if change is None:
+            raise ValueError("change must be an array when no total is given, got None")
         total, replica, weight = rows[:1], -1, rows[0, :1]
     elif np.ndim(weight):
         raise ValueError(f"weight must be a scalar, got {weight!r}")
     else:
         weight = np.full(1, weight, dtype=rows.dtype)
     acc = np.empty(rows.shape[1], dtype=rows.dtype)
-    _KERNELS["importance"](rows, idx, updates, kappa, cols if per_client else cols[:0], change,
-                           total, replica, weight, acc)
+    keep = change is not None
+    _KERNELS["importance"](rows, idx, updates, kappa, cols if per_client else cols[:0],
+                           change if keep else updates[:0], keep, total, replica, weight, acc)
     return True

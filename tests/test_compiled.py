@@ -102,6 +102,11 @@ def test_importance_kernel_is_bitwise_numpy(kernels_on, dtype, per_client):
         assert compiled.importance_rows(t, idx, uu, coef, cols, change, tot, 1, w)
         assert np.array_equal(change, change_want) and np.array_equal(t, table_want)
         assert np.array_equal(tot, total_want)
+        t, uu, tot = table.copy(), u.copy(), total.copy()  # the row sum only: no change out
+        assert compiled.importance_rows(t, idx, uu, coef, cols, None, tot, 1, w)
+        assert np.array_equal(t, table_want) and np.array_equal(tot, total_want)
+    with pytest.raises(ValueError, match="change must be an array"):
+        compiled.importance_rows(t, idx, u, coef, cols, None)
     with pytest.raises(ValueError, match="weight must be a scalar"):
         compiled.importance_rows(t, idx, u, coef, cols, change, total, 1, np.ones(2))
     assert not compiled.importance_rows(t, idx[:0], u[:0], coef, cols[:0], change[:0])

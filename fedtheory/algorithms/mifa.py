@@ -108,8 +108,8 @@ class UMIFA(MIFA):
             change = scratch(state, "change", *updates.shape, state["dtype"])
         w = weight_coef(state)
         r = block.only if np.ndim(w) == 0 and updates.shape[1] > 1 else None
-        if importance_rows(rows, idx, updates, acc["inv_p"], block.cols, change,
-                           state["total"], r, w):
+        if importance_rows(rows, idx, updates, acc["inv_p"], block.cols,
+                           change if r is None else None, state["total"], r, w):
             # one compiled pass, the same numbers as the numpy lines below
             if r is None:
                 add_scaled_sums(state["total"], change, block, rows_coef(w, block))
