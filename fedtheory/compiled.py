@@ -43,7 +43,14 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         import numba
     except ImportError:
         return None
-    jit = numba.njit(nogil=True, cache=True, error_model="numpy")
+    try:  # cached on disk beside this file, or in the user's cache where it is read-only
+        return _define(numba.njit(nogil=True, cache=True, error_model="numpy"))
+    except RuntimeError:  # no cache location at all ("no locator available"): compile each run
+        return _define(numba.njit(nogil=True, error_model="numpy"))
+
+
+def _define(jit: Callable[[Callable[..., Any]], Any]) -> dict[str, Callable[..., Any]]:
+    """The kernels, compiled (lazily, on first call) by ``jit``."""
 
     @jit
     def gradient(a, c, idx, y, out):  # pragma: no cover - compiled
@@ -153,19 +160,20 @@ def importance_rows(rows: np.ndarray, idx: np.ndarray, updates: np.ndarray, coef
     ...                    np.array([0]), ch):
     ...     assert G.tolist() == [[1.0], [3.0]] and ch.tolist() == [[1.0]]
     """
+    summed = total is not None and replica is not None
+    if not summed and change is None:
+        raise ValueError("change must be an array when no total is given, got None")
+    if summed and np.ndim(weight):
+        raise ValueError(f"weight must be a scalar, got {weight!r}")
     if not numba_enabled() or not updates.shape[0]:
         return False
     assert _KERNELS is not None
     per_client = isinstance(coef, np.ndarray) and coef.ndim > 0
     kappa = coef if per_client else np.full(1, coef, dtype=rows.dtype)
-    if total is None or replica is None:
-        if change is None:
-            raise ValueError("change must be an array when no total is given, got None")
-        total, replica, weight = rows[:1], -1, rows[0, :1]
-    elif np.ndim(weight):
-        raise ValueError(f"weight must be a scalar, got {weight!r}")
-    else:
+    if summed:
         weight = np.full(1, weight, dtype=rows.dtype)
+    else:
+        total, replica, weight = rows[:1], -1, rows[0, :1]
     acc = np.empty(rows.shape[1], dtype=rows.dtype)
     keep = change is not None
     _KERNELS["importance"](rows, idx, updates, kappa, cols if per_client else cols[:0],

@@ -122,6 +122,8 @@ def test_turned_off_the_kernels_do_nothing_and_say_so():
         assert not compiled.importance_rows(np.ones((1, 1)), np.array([0]), np.ones((1, 1)),
                                             1.0, np.array([0]), out)
         assert out.tolist() == [[0.0]]
+        with pytest.raises(ValueError, match="change must be an array"):  # checked anyway
+            compiled.importance_rows(out, np.array([0]), out, 1.0, np.array([0]), None)
     finally:
         compiled.use_numba(was)
 
