@@ -213,7 +213,9 @@ def smallest_eso(
     prob, v_var, p_par, M_par, c_par, lmi = _problem(n)
     p_par.value, M_par.value, c_par.value = p, M, c
     try:
-        prob.solve(solver=solver)
+        # no warm start: a re-solve of the cached problem would start from (and end at the
+        # last bits of) whatever this process solved before; the same data, the same bits
+        prob.solve(solver=solver, warm_start=False)
     except cp.error.SolverError as exc:
         raise ESOSolverError(f"ESO SDP: solver {solver} failed: {exc}") from exc
     status = prob.status

@@ -139,7 +139,7 @@ def solve_ocs_convex(
     t0 = time.perf_counter()
     with warnings.catch_warnings():  # accuracy is reported through the status
         warnings.simplefilter("ignore", UserWarning)
-        prob.solve(solver=solver)
+        prob.solve(solver=solver, warm_start=False)  # the same bits whatever was solved before
     secs = time.perf_counter() - t0
     if p.value is None:
         return OCSConvexSolution(p_full * np.nan, np.nan, np.nan, str(prob.status), np.nan,
