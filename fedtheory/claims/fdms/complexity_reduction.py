@@ -122,30 +122,42 @@ def _thetas(theta: np.ndarray) -> tuple[float, ...]:
     return tuple(np.round(theta, 12))
 
 
-def _shared_or_here(ctx: Context, shared: Dataset, thetas: tuple[float, ...],
-                    here: Callable[[str, int, tuple[float, ...]], np.ndarray]) -> np.ndarray:
-    """The run with ``thetas``: from the dataset ``shared`` (thetas -> result) when they are
-    its thresholds (the stated side unmutated), else ``here(preset, seed, thetas)``."""
-    if ctx.mutant is None:
-        runs = shared(ctx.preset, ctx.seed)
-        if thetas in runs:
-            return runs[thetas]
-    return here(ctx.preset, ctx.seed, thetas)
+#: The instances whose friend eliminations are simulated: their setting of horizon T, their
+#: replicas (quick, full) and the key of their generator (after the run's seed).
+_INSTANCES: dict[str, tuple[Callable[[int], dict[str, Any]], tuple[int, int],
+                            tuple[int, ...]]] = {
+    "orthogonal": (_elimination_setting, (80, 2000), (4, 2, 2)),
+    "negative": (negative_setting, (60, 1000), (4, 9)),
+}
 
 
-def elimination_run(*, preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
+def elimination_run(*, instance: str, preset: str, seed: int,
+                    thetas: tuple[float, ...]) -> np.ndarray:
     """First round a friend left a candidate set (-1: never) per replica, thresholds
-    ``thetas`` on the orthogonal instance (a task: quick 80, full 2000 replicas)."""
-    s = _elimination_setting(T_ELIMINATION)
-    R = 80 if preset == "quick" else 2000
-    sim = ff.simulate_discovery(s["model"], s["mask"], R, np.random.default_rng([seed, 4, 2, 2]),
+    ``thetas`` (one per round: the horizon) on ``instance`` (:data:`_INSTANCES`; a task)."""
+    setting, (quick, full), key = _INSTANCES[instance]
+    s = setting(len(thetas))
+    R = quick if preset == "quick" else full
+    sim = ff.simulate_discovery(s["model"], s["mask"], R, np.random.default_rng([seed, *key]),
                                 s["friends"], theta=np.array(thetas))
     return sim["eliminated"]
 
 
 @lru_cache(maxsize=32)
-def _eliminations(preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
-    return elimination_run(preset=preset, seed=seed, thetas=thetas)
+def _eliminations_here(instance: str, preset: str, seed: int,
+                       thetas: tuple[float, ...]) -> np.ndarray:
+    return elimination_run(instance=instance, preset=preset, seed=seed, thetas=thetas)
+
+
+def _eliminations(ctx: Context, shared: Dataset, instance: str,
+                  thetas: tuple[float, ...]) -> np.ndarray:
+    """The run of ``instance`` with ``thetas``: from the dataset ``shared`` (thetas -> result)
+    when they are its thresholds (the stated side unmutated), else computed here (cached)."""
+    if ctx.mutant is None:
+        runs = shared(ctx.preset, ctx.seed)
+        if thetas in runs:
+            return runs[thetas]
+    return _eliminations_here(instance, ctx.preset, ctx.seed, thetas)
 
 
 def _elimination_theta(ctx: Context) -> np.ndarray:
@@ -165,8 +177,9 @@ def elimination_runs(ctx: Context) -> dict[tuple[float, ...], np.ndarray]:
     keys = [_thetas(theta), _thetas(0.5 * theta)]
     R = ctx.size(quick=80, full=2000)
     cost = R * T_ELIMINATION * _SECONDS_PER_STEP["elimination"]
-    runs = gather([task(name, elimination_run, cost=cost, preset=ctx.preset, seed=ctx.seed,
-                        thetas=k) for name, k in zip(("theta", "half-theta"), keys, strict=True)])
+    runs = gather([task(name, elimination_run, cost=cost, instance="orthogonal",
+                        preset=ctx.preset, seed=ctx.seed, thetas=k)
+                   for name, k in zip(("theta", "half-theta"), keys, strict=True)])
     return dict(zip(keys, runs, strict=True))
 
 
@@ -177,7 +190,7 @@ def elimination(ctx: Context) -> Evidence:
     s = _elimination_setting(T_ELIMINATION)
     g = s["gaps"]
     theta = _elimination_theta(ctx)
-    elim = _shared_or_here(ctx, elimination_runs, _thetas(theta), _eliminations)
+    elim = _eliminations(ctx, elimination_runs, "orthogonal", _thetas(theta))
     hits = int((elim >= 0).sum())
     inst = {"instance": f"orthogonal_instance({Q}, {GROUP}), rotation after {WARMUP}",
             "T": 800, "p": P_FAIL, "K": s["K"], "B_max": g["B_max"], "beta": s["beta"],
@@ -186,7 +199,7 @@ def elimination(ctx: Context) -> Evidence:
                                       np.array([P_FAIL]), ALPHA, "P(a friend is eliminated)",
                                       inst)
     if ctx.mutant is None:  # observation: the seed's 0.5 Theta_t (outside the theorem)
-        half = _shared_or_here(ctx, elimination_runs, _thetas(0.5 * theta), _eliminations)
+        half = _eliminations(ctx, elimination_runs, "orthogonal", _thetas(0.5 * theta))
         rate = float((half >= 0).mean())
         ev.data["half_theta_friend_eliminated"] = rate
         ev.detail += f"; observation: with 0.5 Theta_t a friend is eliminated in {rate:.0%} of runs"
@@ -262,21 +275,6 @@ def complexity(ctx: Context) -> Evidence:
                                    for k in ("none", "1 Theta_t", "0.5 Theta_t")}})
 
 
-def negative_run(*, preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
-    """First elimination round of the friend per replica on the negative-gap instance with
-    thresholds ``thetas`` (a task: quick 60, full 1000 replicas)."""
-    s = negative_setting(len(thetas))
-    R = 60 if preset == "quick" else 1000
-    sim = ff.simulate_discovery(s["model"], s["mask"], R, np.random.default_rng([seed, 4, 9]),
-                                s["friends"], theta=np.array(thetas))
-    return sim["eliminated"]
-
-
-@lru_cache(maxsize=8)
-def _negative_runs(preset: str, seed: int, thetas: tuple[float, ...]) -> np.ndarray:
-    return negative_run(preset=preset, seed=seed, thetas=thetas)
-
-
 def _negative_theta(ctx: Context) -> np.ndarray:
     """Theta_t, t < 2000, on the negative-gap instance, as ``ctx`` states it."""
     s = negative_setting(T_NEGATIVE)
@@ -287,11 +285,12 @@ def _negative_theta(ctx: Context) -> np.ndarray:
 
 @dataset(CLAIM_ID)
 def negative_runs(ctx: Context) -> dict[tuple[float, ...], np.ndarray]:
-    """The negative-gap run with the stated Theta_t (a task): thetas -> :func:`negative_run`."""
+    """The negative-gap run with the stated Theta_t (a task): thetas ->
+    :func:`elimination_run`."""
     key = _thetas(_negative_theta(_stated(ctx)))
     cost = ctx.size(quick=60, full=1000) * T_NEGATIVE * _SECONDS_PER_STEP["negative"]
-    run, = gather([task("theta", negative_run, cost=cost, preset=ctx.preset, seed=ctx.seed,
-                        thetas=key)])
+    run, = gather([task("theta", elimination_run, cost=cost, instance="negative",
+                        preset=ctx.preset, seed=ctx.seed, thetas=key)])
     return {key: run}
 
 
@@ -303,7 +302,7 @@ def negative_gap(ctx: Context) -> Evidence:
     s = negative_setting(T)
     g = s["gaps"]
     theta = _negative_theta(ctx)
-    elim = _shared_or_here(ctx, negative_runs, _thetas(theta), _negative_runs)
+    elim = _eliminations(ctx, negative_runs, "negative", _thetas(theta))
     inst = {"instance": "negative_gap_instance(1/2, 3), k active only in rounds t % 4 == 0",
             "T": T, "p": P_FAIL, "K": 3, "B_max": g["B_max"], "beta": s["beta"],
             "delta_f": g["delta_f"], "delta_min": g["delta_min"]}
