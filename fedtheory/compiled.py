@@ -61,33 +61,25 @@ def _define(jit: Callable[[Callable[..., Any]], Any]) -> dict[str, Callable[...,
                 out[k, j] = a[i, j] * (y[k, j] - c[i, j])
 
     @jit
-    def importance(rows, idx, updates, coef, cols, change, keep_change, total, replica, weight,
-                   acc):  # pragma: no cover - compiled
+    def importance(rows, idx, updates, coef, cols, change, total, replica, weight, acc
+                   ):  # pragma: no cover - compiled
         K, d = updates.shape
         for k in range(K):
             r = idx[k]
             kappa = coef[cols[k]] if cols.shape[0] else coef[0]
             # three loops, not one with branches inside: each vectorises
-            if replica < 0 or keep_change:
+            if replica < 0:  # the change rows out
                 for j in range(d):
                     old = rows[r, j]
                     ch = (updates[k, j] - old) * kappa
                     change[k, j] = ch
                     rows[r, j] = old + ch
-            if replica < 0:
-                continue
-            if k == 0:  # acc = np.add.reduce(change, axis=0): row by row, in order
+            elif k == 0:  # acc = np.add.reduce(change, axis=0): row by row, in order
                 for j in range(d):
-                    if keep_change:
-                        acc[j] = change[k, j]
-                    else:
-                        old = rows[r, j]
-                        ch = (updates[k, j] - old) * kappa
-                        rows[r, j] = old + ch
-                        acc[j] = ch
-            elif keep_change:
-                for j in range(d):
-                    acc[j] = acc[j] + change[k, j]
+                    old = rows[r, j]
+                    ch = (updates[k, j] - old) * kappa
+                    rows[r, j] = old + ch
+                    acc[j] = ch
             else:
                 for j in range(d):
                     old = rows[r, j]
@@ -170,12 +162,16 @@ def importance_rows(rows: np.ndarray, idx: np.ndarray, updates: np.ndarray, coef
     assert _KERNELS is not None
     per_client = isinstance(coef, np.ndarray) and coef.ndim > 0
     kappa = coef if per_client else np.full(1, coef, dtype=rows.dtype)
-    if summed:
-        weight = np.full(1, weight, dtype=rows.dtype)
-    else:
-        total, replica, weight = rows[:1], -1, rows[0, :1]
-    acc = np.empty(rows.shape[1], dtype=rows.dtype)
-    keep = change is not None
-    _KERNELS["importance"](rows, idx, updates, kappa, cols if per_client else cols[:0],
-                           change if keep else updates[:0], keep, total, replica, weight, acc)
+    cols = cols if per_client else cols[:0]
+    if not summed or change is not None:  # the change rows out, then (numpy) their sum
+        _KERNELS["importance"](rows, idx, updates, kappa, cols, change, rows[:1], -1,
+                               rows[0, :1], rows[0, :1])
+        if summed:
+            s = np.add.reduce(change, axis=0)
+            s *= weight
+            total[replica] += s
+        return True
+    _KERNELS["importance"](rows, idx, updates, kappa, cols, updates[:0], total, replica,
+                           np.full(1, weight, dtype=rows.dtype),
+                           np.empty(rows.shape[1], dtype=rows.dtype))
     return True
