@@ -300,6 +300,8 @@ def test_complexity_runs_one_at_a_time_are_the_sequence():
     rng = np.random.default_rng(4)
     assert ff.complexity_runs(model, fr, mask, rng, only=(), **kw) == {}
     assert rng.bit_generator.state == whole_rng.bit_generator.state
+    with pytest.raises(ValueError, match=r"only must name runs among .*got \['2 Theta_t'\]"):
+        ff.complexity_runs(model, fr, mask, rng, only=("2 Theta_t",), **kw)
 
 
 # ---------------------------------------------------------------- derivations

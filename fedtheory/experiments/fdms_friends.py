@@ -68,7 +68,7 @@ __all__ = [
     "simulate_discovery",
     "skip_discovery",
     "tight_curve",
-        "whole_cluster_dropout",
+    "whole_cluster_dropout",
 ]
 
 
@@ -387,8 +387,13 @@ def complexity_runs(model: Any, friends: np.ndarray, mask: np.ndarray, rng: np.r
     base = complexity_threshold(np.arange(T), n_clients=n, horizon=T,
                                 max_friends=int(friends.sum(axis=1).max()), beta=beta, p=p,
                                 delta_f=delta_f)
+    runs = [("none", None)] + [(f"{c:g} Theta_t", c * base) for c in scales]
+    unknown = set(only or ()) - {name for name, _ in runs}
+    if unknown:
+        raise ValueError(f"only must name runs among {[name for name, _ in runs]}, got "
+                         f"{sorted(unknown)}")
     out: dict[str, dict[str, Any]] = {}
-    for name, theta in [("none", None)] + [(f"{c:g} Theta_t", c * base) for c in scales]:
+    for name, theta in runs:
         if only is not None and name not in only:
             skip_discovery(model, T, R, rng)
             continue
