@@ -312,6 +312,7 @@ def result_from_dict(d: dict[str, Any]) -> ClaimResult:
         seconds=float(d.get("seconds", 0.0)), title=d.get("title", ""),
         derivation=d.get("derivation", ""), finding=d.get("finding", ""),
         tightness=d.get("tightness"), power=d.get("power"), erratum=d.get("erratum"),
+        setup=d.get("setup"), restatement=d.get("restatement", ""),
     )
 
 
@@ -367,22 +368,68 @@ def power_summary(results: Sequence[ClaimResult]) -> str:
     for r in results:
         if r.power is None:
             continue
+        if r.verdict is Verdict.REFUTED:
+            lines.append(f"  {r.id}: n/a (refuted: the statement already fails)")
+            continue
         if not r.power:
             lines.append(f"  {r.id}: no stated side declared")
             continue
         counts = Counter(m["outcome"] for m in r.power)
         missed = [m["mutant"] for m in r.power if m["outcome"] in ("missed", "error")]
+        unchanged = [m["mutant"] for m in r.power if m.get("statement_unchanged")]
         text = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        lines.append(f"  {r.id}: {text}" + (f"; NOT CAUGHT: {', '.join(missed)}" if missed
-                                             else ""))
+        lines.append(f"  {r.id}: {text}"
+                     + (f"; NOT CAUGHT: {', '.join(missed)}" if missed else "")
+                     + (f"; caught where the mutant does not change the statement: "
+                        f"{', '.join(unchanged)}" if unchanged else ""))
     return "\n".join(lines)
 
 
 def _outcome_cell(m: dict[str, Any]) -> str:
     """A mutant's outcome for the power table; "still true" says on what evidence."""
     evidence = (m.get("instance") or {}).get("evidence")
+    if m.get("statement_unchanged"):
+        return f"{m['outcome']} (the mutant does not change the statement there)"
     return f"{m['outcome']} ({evidence})" if m["outcome"] == "still true" and evidence \
         else str(m["outcome"])
+
+
+def setup_lines(setup: dict[str, Any]) -> list[str]:
+    """An experiment's set-up card as Markdown: paper, authors' code, this run, deviation."""
+    out = ["**Set-up** (the paper's, the authors' code's and this run's; every deviation with "
+           "its reason):", "", "| aspect | paper | authors' code | this run | deviation |",
+           "|---|---|---|---|---|"]
+    for row in setup.get("rows") or []:
+        paper = row.get("paper") or ""
+        if row.get("paper_where"):
+            paper += f" ({row['paper_where']})"
+        code = row.get("code") or "–"
+        if row.get("code") and row.get("code_where"):
+            code += f" (`{row['code_where']}`)"
+        out.append(f"| {_md_cell(row.get('aspect', ''))} | {_md_cell(paper)} | "
+                   f"{_md_cell(code)} | {_md_cell(row.get('run') or '')} | "
+                   f"{_md_cell(row.get('deviation') or 'as the paper')} |")
+    if setup.get("code_url"):
+        out += ["", f"Authors' code: {setup['code_url']}"]
+    for s in setup.get("sensitivity") or []:
+        out += ["", f"- Sensitivity run: {s}"]
+    if setup.get("notes"):
+        out += ["", setup["notes"]]
+    return out + [""]
+
+
+def erratum_lines(e: dict[str, Any]) -> list[str]:
+    """A refutation's erratum as Markdown: its kind, what is wrong, the seed's words."""
+    holds = {True: "the intended statement holds", False: "the intended statement is "
+             "false too", None: "whether the intended statement holds is not known"}
+    out = [f"**Erratum** ({e['kind']}): {e['where']}; {holds[e.get('intended_holds')]}.", ""]
+    if e.get("quote"):
+        out += [f"> {_md_cell(e['quote'])}", f"> — seed, {e.get('location', '')}", ""]
+    if e.get("hypothesis"):
+        out += [f"Omitted hypothesis: {e['hypothesis']}.", ""]
+    if e.get("relied_on"):
+        out += [f"Where the paper relies on it: \"{_md_cell(e['relied_on'])}\"", ""]
+    return out
 
 
 def _md_value(v: Any) -> str:
@@ -446,11 +493,11 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         if r.finding:
             out += [f"**Finding.** {r.finding.strip()}", ""]
         if r.erratum:
-            e = r.erratum
-            holds = {True: "the intended statement holds", False: "the intended statement is "
-                     "false too", None: "whether the intended statement holds is not known"}
-            out += [f"**Erratum** ({e['kind']}): {e['where']}; "
-                    f"{holds[e.get('intended_holds')]}.", ""]
+            out += erratum_lines(r.erratum)
+        if r.restatement:
+            out += [f"**Restatement.** {r.restatement.strip()}", ""]
+        if r.setup:
+            out += setup_lines(r.setup)
         if r.tightness:
             t = r.tightness
             out += [f"**Tightness.** measured/stated reaches {t['ratio']:.4g} (check "
@@ -475,7 +522,9 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         for c in r.errors:
             out += ["", f"**Check `{c.name}` raised** (listed beside the verdict): "
                         f"`{_md_cell(c.detail)}`"]
-        if r.power:
+        if r.power is not None and r.verdict is Verdict.REFUTED:
+            out += ["", "**Power**: n/a (refuted: the statement already fails)."]
+        elif r.power:
             out += ["", "**Power** (the checks run against mutants of the statement):", "",
                     "| mutant | outcome | by |", "|---|---|---|"]
             out += [f"| {m['mutant']} | {_outcome_cell(m)} | {', '.join(m.get('by') or [])} |"

@@ -75,7 +75,7 @@ def verify_one(job: Job) -> ClaimResult:
         res = claim.verify(preset=job.preset, seed=job.seed, figure_dir=job.figure_dir,
                            only=job.only)
         if job.power:
-            res.power = power(claim, job.preset, job.seed)
+            res.power = power(claim, job.preset, job.seed, base=res)
     return res
 
 

@@ -18,7 +18,13 @@ one-sided, identities two-sided:
   interval (plus a floating-point allowance ``atol + rtol |T|``, documented per check);
 * a qualitative comparison "A is smaller than B" is confirmed when the upper limit of the
   paired difference is below 0, refuted when its lower limit is above 0, and inconclusive
-  otherwise;
+  otherwise (:func:`check_less`, normal quantiles: many replicas);
+* an experiment's comparison over few paired seeds (:func:`compare_paired`, Student's
+  :math:`t`) says which hypothesis it tests: "A is better than B" (one-sided), "A is not worse
+  than B by more than a margin" (non-inferiority) or "A and B are equal within a margin"
+  (equivalence, two one-sided tests), with the margin stated by the claim; a difference it
+  cannot resolve is ``inconclusive``, never a confirmation, and every comparison reports the
+  smallest effect its run could detect;
 * an upper bound on probabilities :math:`P_j \le B_j` (one per round, say) is refuted where
   the exact one-sided Clopper--Pearson lower limit of the observed frequency exceeds
   :math:`B_j`, at level :math:`\alpha` split over the :math:`j` (Bonferroni).
@@ -55,6 +61,8 @@ __all__ = [
     "check_proportion_upper_bound",
     "check_upper_bound",
     "clopper_pearson",
+    "compare_paired",
+    "detectable_effect",
     "mean_interval",
     "z_quantile",
 ]
@@ -245,6 +253,144 @@ def check_less(
         ce = _counterexample(counterexample, {"mean_difference": ci.mean, "lower_limit": ci.lower})
     return Evidence(passed, _scalar(ci.mean), "< 0", detail, tolerance=float(ci.z), alpha=alpha,
                     counterexample=ce)
+
+
+#: The hypotheses :func:`compare_paired` tests.
+COMPARISONS = ("better", "not worse", "equivalent")
+
+#: The power at which :func:`compare_paired` reports the smallest detectable effect.
+DEFAULT_POWER = 0.8
+
+
+def detectable_effect(stderr: float, n: int, alpha: float, power: float = DEFAULT_POWER
+                      ) -> float:
+    r"""The smallest true mean difference a one-sided paired :math:`t`-test at level
+    ``alpha`` detects with probability ``power``, given the standard error of the mean
+    difference over ``n`` pairs:
+
+    .. math:: \delta_{\min} = \left(t_{1-\alpha,\,n-1} + t_{\text{power},\,n-1}\right)
+              \frac{s}{\sqrt n}.
+
+    >>> round(detectable_effect(1.0, 10, 0.05), 2)
+    2.72
+    """
+    if n < 2:
+        raise ValueError(f"n must be at least 2 pairs, got {n}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if not 0.0 < power < 1.0:
+        raise ValueError(f"power must be in (0, 1), got {power}")
+    df = n - 1
+    return float((_st.t.isf(alpha, df) + _st.t.ppf(power, df)) * stderr)
+
+
+def compare_paired(
+    a: Any,
+    b: Any,
+    hypothesis: str,
+    margin: float,
+    alpha: float = DEFAULT_ALPHA,
+    higher_is_better: bool = True,
+    power: float = DEFAULT_POWER,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "A - B",
+) -> Evidence:
+    r"""Decide "A is better than B", "A is not worse than B" or "A and B are equivalent" from
+    paired per-seed values ``a`` and ``b`` (common random numbers), with Student's :math:`t`.
+
+    The gain :math:`d_r = a_r - b_r` (or :math:`b_r - a_r` when lower is better) has one-sided
+    limits :math:`\bar d \mp t_{1-\alpha, n-1}\,s/\sqrt n`, each at level ``alpha``:
+
+    * ``"better"`` (one-sided superiority): confirmed when the lower limit is above 0;
+      refuted when the upper limit is below ``margin``, the smallest advantage the claim
+      calls an improvement (B is better, or A's advantage is shown to be smaller than the
+      margin); otherwise inconclusive;
+    * ``"not worse"`` (non-inferiority): confirmed when the lower limit is above
+      :math:`-` ``margin``; refuted when the upper limit is below :math:`-` ``margin``;
+    * ``"equivalent"`` (TOST): confirmed when both limits lie inside
+      :math:`(-\text{margin}, \text{margin})`; refuted when one lies wholly outside.
+
+    An undecided comparison is ``inconclusive`` (``passed`` None), never confirmed. Each
+    outcome reports the mean gain, its interval, the margin, the level and the smallest
+    effect the run could detect at ``power`` (:func:`detectable_effect`). The false-alarm
+    level of a confirmation and of a refutation is ``alpha`` each (a TOST's two tests share
+    it: each at ``alpha``, the intersection-union test has level ``alpha``).
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> base = rng.normal(size=20)
+    >>> compare_paired(base + 1.0 + 0.1 * rng.normal(size=20), base, "better", 0.5,
+    ...                alpha=0.01).passed
+    True
+    >>> compare_paired(base + 0.01 * rng.normal(size=20), base, "better", 0.5,
+    ...                alpha=0.01).passed   # shown to gain less than the margin
+    False
+    >>> compare_paired(base + 0.01 * rng.normal(size=20), base, "equivalent", 0.5,
+    ...                alpha=0.01).passed
+    True
+    >>> compare_paired(base + rng.normal(size=20), base, "equivalent", 0.05,
+    ...                alpha=0.01).passed is None   # too noisy to tell
+    True
+    """
+    if hypothesis not in COMPARISONS:
+        raise ValueError(f"hypothesis must be one of {COMPARISONS}, got {hypothesis!r}")
+    if not (isinstance(margin, (int, float, np.floating)) and np.isfinite(margin)
+            and margin >= 0):
+        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+    if hypothesis == "equivalent" and margin == 0:
+        raise ValueError("an equivalence test needs margin > 0, got 0")
+    if not 0.0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
+    a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a_arr.ndim != 1 or a_arr.shape != b_arr.shape:
+        raise ValueError(f"a and b must be 1-d arrays of the same length (paired seeds), got "
+                         f"shapes {a_arr.shape} and {b_arr.shape}")
+    n = a_arr.size
+    if n < 2:
+        raise ValueError(f"a paired comparison needs at least 2 pairs, got {n}")
+    if not (np.all(np.isfinite(a_arr)) and np.all(np.isfinite(b_arr))):
+        raise ValueError(f"{what}: a and b must be finite (a diverged run is a finding: score "
+                         "it, e.g. as the worst value, before comparing)")
+    gain = (a_arr - b_arr) if higher_is_better else (b_arr - a_arr)
+    mean = float(gain.mean())
+    se = float(gain.std(ddof=1) / np.sqrt(n))
+    tq = float(_st.t.isf(alpha, n - 1))
+    lower, upper = mean - tq * se, mean + tq * se
+    mde = detectable_effect(se, n, alpha, power)
+    if hypothesis == "better":
+        passed: bool | None = True if lower > 0 else False if upper < margin else None
+        wanted = "gain > 0"
+        why = {True: "significantly better",
+               False: ("significantly worse" if upper < 0 else
+                       f"advantage shown to be below the margin {margin:g}"),
+               None: "not resolved"}[passed]
+    elif hypothesis == "not worse":
+        passed = True if lower > -margin else False if upper < -margin else None
+        wanted = f"gain > -{margin:g}"
+        why = {True: f"not worse by more than {margin:g}",
+               False: f"worse by more than {margin:g}", None: "not resolved"}[passed]
+    else:
+        passed = (True if (lower > -margin and upper < margin)
+                  else False if (lower > margin or upper < -margin) else None)
+        wanted = f"|gain| < {margin:g}"
+        why = {True: f"equivalent within {margin:g}", False: f"differ by more than {margin:g}",
+               None: "not resolved"}[passed]
+    test = {"better": "one-sided paired t-test", "not worse": "paired non-inferiority t-test",
+            "equivalent": "paired TOST (two one-sided t-tests)"}[hypothesis]
+    detail = (f"{what}: {hypothesis} (margin {margin:g}): mean gain {mean:.4g}, one-sided "
+              f"limits [{lower:.4g}, {upper:.4g}] ({test}, alpha={alpha:g} each side, {n} "
+              f"paired seeds): {why}; smallest detectable effect {mde:.3g} at power "
+              f"{power:g}")
+    record = {"test": test, "hypothesis": hypothesis, "margin": float(margin),
+              "mean_gain": mean, "lower": lower, "upper": upper, "stderr": se, "pairs": n,
+              "alpha": alpha, "detectable_effect": mde, "power": power,
+              "higher_is_better": higher_is_better, "outcome": why}
+    ce = None
+    if passed is False:
+        ce = _counterexample(counterexample, {k: record[k] for k in (
+            "hypothesis", "margin", "mean_gain", "lower", "upper", "pairs", "outcome")})
+    return Evidence(passed, mean, wanted, detail, tolerance=tq, alpha=alpha,
+                    counterexample=ce, data=record)
 
 
 def check_close(

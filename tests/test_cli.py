@@ -115,9 +115,10 @@ def test_verify_power_reports_mutants_tightness_and_errata(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "power (mutants of each claim's stated side):" in out
     assert "ocs.improvement_factor: caught" in out and "NOT CAUGHT" not in out
+    # a refuted statement already fails: no power table, said so
+    assert f"{REFUTED}: n/a (refuted: the statement already fails)" in out
     refuted, bound = json.loads(js.read_text())["claims"]
-    assert refuted["erratum"]["kind"] == "typo" and refuted["power"]
-    assert all(m["outcome"] == "caught" for m in refuted["power"])
+    assert refuted["erratum"]["kind"] == "typo" and refuted["power"] == []
     assert bound["tightness"]["ratio"] == 1.0 and bound["tightness"]["instance"]
     outcomes = {m["outcome"] for m in bound["power"]}
     assert outcomes <= {"caught", "still true"} and "caught" in outcomes
@@ -125,6 +126,7 @@ def test_verify_power_reports_mutants_tightness_and_errata(tmp_path, capsys):
         assert m["by"] and m["instance"], m
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "**Power**" in md and "**Tightness.**" in md and "**Erratum** (typo)" in md
+    assert "**Power**: n/a (refuted" in md
 
 
 def test_show_from_reports_only_verdicts_with_provenance(tmp_path, capsys):

@@ -176,12 +176,16 @@ def test_mutant_outcome_error_and_report(tmp_path):
 
 def test_erratum_reaches_the_json_and_the_report(tmp_path):
     claim = _geometric_claim(with_proof=True)
-    claim.erratum = Erratum("typo", "eq. (3): 1/p for p", intended_holds=True)
+    claim.erratum = Erratum("typo", "eq. (3): 1/p for p", quote="G = 1/p sum_i g_i",
+                            location="eq. (3)", intended_holds=True)
     res = claim.verify()
     assert res.to_dict()["erratum"] == {"kind": "typo", "where": "eq. (3): 1/p for p",
+                                         "quote": "G = 1/p sum_i g_i", "location": "eq. (3)",
+                                         "hypothesis": None, "relied_on": None,
                                          "intended_holds": True}
     md = write_markdown(tmp_path, [res], 0, "quick").read_text()
     assert "**Erratum** (typo): eq. (3): 1/p for p; the intended statement holds." in md
+    assert "> G = 1/p sum_i g_i" in md and "> — seed, eq. (3)" in md
 
 
 def test_no_tightness_for_identities_and_lower_bound_counterexample_signs():

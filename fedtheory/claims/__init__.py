@@ -19,6 +19,8 @@ from fedtheory.claims.core import (
 )
 from fedtheory.claims.evidence import all_of, combined_alpha
 from fedtheory.claims.registry import all_claims, families, get_claim, register, select
+from fedtheory.claims.setup import SetupCard, SetupRow
+from fedtheory.claims.stated import Erratum, Stated
 
 __all__ = [
     "CATALOG",
@@ -29,7 +31,11 @@ __all__ = [
     "ClaimKind",
     "ClaimResult",
     "Context",
+    "Erratum",
     "Evidence",
+    "SetupCard",
+    "SetupRow",
+    "Stated",
     "Verdict",
     "all_claims",
     "all_of",

@@ -10,7 +10,8 @@ checks and combines their evidence into a :class:`Verdict`:
   (concrete inputs a reader can re-run and the numbers measured on them). A check that raised
   beside it does not hide the refutation: it is listed with it;
 * ``inconclusive``: no check failed, but one could not decide (for instance a Monte Carlo
-  interval too wide to say anything);
+  interval too wide to say anything, or a derivation that does not reach the stated bound:
+  "unproven", :meth:`Evidence.unproven`, which is never a refutation);
 * ``error``: a check raised, or a solver failed, and no other check refuted the claim.
 
 Every failed check's counterexample carries ``replay``: the command (and the Python call) that
@@ -32,15 +33,25 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory import solver_log
+from fedtheory.claims.setup import SetupCard
 from fedtheory.claims.stated import Erratum, Mutant, Stated
 
 __all__ = [
     "BOUND_KINDS", "CHECK_KINDS", "PRESETS", "Check", "CheckResult", "Claim", "ClaimKind",
-    "ClaimResult", "Context", "Evidence", "Verdict", "combine", "replay_command", "tightness",
+    "ClaimResult", "Context", "Evidence", "KindMismatch", "Verdict", "combine", "replay_command",
+    "tightness",
 ]
 
-#: The kinds of evidence a check may gather (the ``kind`` field of the JSON report).
-CHECK_KINDS = ("symbolic", "convex", "monte_carlo", "figure")
+#: The kinds of evidence a check may gather (the ``kind`` field of the JSON report):
+#:
+#: * ``symbolic``: a sympy derivation from the statement's ingredients;
+#: * ``exact``: exact (rational) arithmetic, enumeration of every case or an exact chain;
+#: * ``convex``: a convex program solved (cvxpy), its status recorded: a check of this kind
+#:   that solves none is an error (:mod:`fedtheory.solver_log`);
+#: * ``monte_carlo``: a simulation judged at a stated false-alarm level;
+#: * ``figure``: a picture (neutral: it shows, it does not test).
+CHECK_KINDS = ("symbolic", "exact", "convex", "monte_carlo", "figure")
 
 PRESETS = ("quick", "full")
 
@@ -208,7 +219,8 @@ class Evidence:
     """What one check measured, beside what theory says it should be.
 
     ``passed`` is True (the statement survived), False (it failed: give a
-    ``counterexample``) or None (this check could not decide).
+    ``counterexample``, an admissible instance where the statement fails) or None (this check
+    could not decide; ``undecided`` says why, e.g. ``"unproven"``).
     ``alpha`` is the per-check false-alarm level of a statistical check: the probability
     that it reports a failure when the statement is true.
     """
@@ -235,6 +247,20 @@ class Evidence:
     #: An exact adversarial search that found no violation: what it covered and the largest
     #: ratio (weaker than a proof, yet evidence that a mutant it could not refute holds).
     search: str | None = None
+    #: Why an undecided check (``passed`` None) could not decide: ``"unproven"`` (the
+    #: derivation does not reach the stated side: not a refutation), ``"not resolved"`` (an
+    #: interval too wide), ...
+    undecided: str | None = None
+
+    @classmethod
+    def unproven(cls, measured: Any, theoretical: Any, detail: str,
+                 data: dict[str, Any] | None = None) -> Evidence:
+        """The outcome of a check whose derivation does not reach the stated side (the stated
+        bound is sharper than what the argument gives): "not implied by our derivation" is
+        *unproven*, never false. It neither confirms nor refutes the claim, and does not
+        catch a mutant; a refutation needs an admissible counterexample."""
+        return cls(None, measured, theoretical, detail, data=dict(data or {}),
+                   undecided="unproven")
 
     @classmethod
     def illustration(cls, figures: Sequence[str], measured: Any = None, detail: str = "",
@@ -281,6 +307,10 @@ class CheckResult:
     search: str | None = None
     #: The stated constants, factors and step condition the check read (see ``--power``).
     reads: list[str] = field(default_factory=list)
+    #: Why it could not decide, when ``passed`` is None (``"unproven"``, ...).
+    undecided: str | None = None
+    #: The convex programs it solved (problem, solver, status): :mod:`fedtheory.solver_log`.
+    solves: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -309,6 +339,12 @@ class ClaimResult:
     #: ``fedtheory verify --power``: one entry per mutant (see :mod:`fedtheory.claims.power`).
     power: list[dict[str, Any]] | None = None
     erratum: dict[str, Any] | None = None
+    #: An experiment claim's set-up card (:class:`~fedtheory.claims.setup.SetupCard`) for the
+    #: preset run.
+    setup: dict[str, Any] | None = None
+    #: Where the claim restates the paper's statement rather than testing it as printed, and
+    #: why (empty when it tests it as printed).
+    restatement: str = ""
 
     @property
     def errors(self) -> list[CheckResult]:
@@ -331,6 +367,8 @@ class ClaimResult:
             "errors": [{"check": c.name, "detail": c.detail} for c in self.errors],
             "tightness": _jsonable(self.tightness),
             "erratum": _jsonable(self.erratum),
+            "setup": _jsonable(self.setup),
+            "restatement": self.restatement,
             "power": _jsonable(self.power),
             "preset": self.preset,
             "seed": self.seed,
@@ -371,6 +409,12 @@ class Claim:
         checks through the context, so that ``--power`` can mutate them.
     erratum:
         For a refuted claim: what kind of error it is (:class:`Erratum`).
+    setup:
+        For an experiment: its set-up card (:class:`~fedtheory.claims.setup.SetupCard`), the
+        paper's set-up, the authors' code's and this run's, every deviation with its reason.
+    restatement:
+        Where the claim tests a reformulation of the paper's statement rather than the
+        statement as printed (say what, and why it is equivalent or what it loses).
     """
 
     id: str
@@ -385,6 +429,8 @@ class Claim:
     expected: Verdict | None = None
     stated: Stated | None = None
     erratum: Erratum | None = None
+    setup: SetupCard | None = None
+    restatement: str = ""
 
     def __post_init__(self) -> None:
         if not self.id.startswith(self.family + "."):
@@ -468,6 +514,8 @@ class Claim:
             finding=self.finding,
             tightness=tightness(self.kind, results),
             erratum=self.erratum.to_dict() if self.erratum is not None else None,
+            setup=self.setup.to_dict(preset) if self.setup is not None else None,
+            restatement=self.restatement,
         )
 
 
@@ -503,14 +551,24 @@ def replay_command(claim_id: str, check: str, preset: str, seed: int) -> dict[st
     }
 
 
+class KindMismatch(TypeError):
+    """A check's evidence is not of the kind it declares (a ``convex`` check that solved no
+    convex program)."""
+
+
 def _run_check(chk: Check, ctx: Context) -> CheckResult:
     t0 = time.perf_counter()
+    solves: list[dict[str, Any]] = []
     try:
-        ev = chk.func(ctx)
+        with solver_log.recording() as solves:
+            ev = chk.func(ctx)
         if not isinstance(ev, Evidence):
             raise TypeError(f"check {chk.name} returned {type(ev).__name__}, not Evidence")
         if ev.neutral and ev.passed is not None:
             raise TypeError(f"check {chk.name}: a neutral (figure) outcome must have passed=None")
+        if chk.kind == "convex" and not solves:
+            raise KindMismatch(f"check {chk.name} is of kind 'convex' but solved no convex "
+                               "program (exact arithmetic is kind 'exact')")
     except Exception as exc:  # a crashing check is an 'error' verdict, never a silent pass
         return CheckResult(
             name=chk.name,
@@ -521,6 +579,7 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
             detail=f"{type(exc).__name__}: {exc}",
             seconds=time.perf_counter() - t0,
             error="".join(traceback.format_exception(exc))[-4000:],
+            solves=list(solves),
         )
     if ev.passed is False and ev.counterexample is None:
         ev.counterexample = {"note": "check failed without a recorded counterexample"}
@@ -541,6 +600,9 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
         instance=_jsonable(ev.instance),
         proof=ev.proof,
         search=ev.search,
+        undecided=(None if ev.passed is not None or ev.neutral
+                   else ev.undecided or "not resolved"),
+        solves=list(solves),
     )
 
 

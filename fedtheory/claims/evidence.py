@@ -4,7 +4,8 @@ A check often tests a statement on several instances or sub-statements ("all of 
 hold"). :func:`all_of` combines their evidence with one rule:
 
 * it fails when any part fails (the first failing part's counterexample, tagged with the part's
-  name), is undecided when no part fails but one is undecided, and passes otherwise;
+  name), is undecided when no part fails but one is undecided (saying which parts, and why:
+  an ``unproven`` part stays unproven, never a failure), and passes otherwise;
 * its tightness ``ratio`` is the largest of the parts' (with that part's instance), and it is a
   proof only when every part is;
 * its false-alarm level is the **Bonferroni sum** of the parts' levels,
@@ -73,6 +74,11 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
         name, best = max(rated, key=lambda t: t[1].ratio)
         ratio, instance = best.ratio, {"case": name, **(best.instance or {})}
     proofs = [ev.proof for ev in evs]
+    undecided = None
+    if passed is None:
+        reasons = [f"{name}: {ev.undecided or 'not resolved'}" for name, ev in parts
+                   if ev.passed is None]
+        undecided = "; ".join(reasons)
     return Evidence(
         passed,
         {name: ev.measured for name, ev in parts},
@@ -85,4 +91,5 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
         ratio=ratio,
         instance=instance,
         proof="; ".join(f"[{n}] {ev.proof}" for n, ev in parts) if all(proofs) else None,
+        undecided=undecided,
     )

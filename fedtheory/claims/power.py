@@ -5,7 +5,9 @@ For a claim that declares its stated side (:class:`~fedtheory.claims.stated.Stat
 (:meth:`Stated.mutants`) and classifies the outcome:
 
 * ``"caught"``: the mutant is refuted; ``by`` names the failing checks and ``instance`` is the
-  counterexample;
+  counterexample. When the failing checks' stated values are the same as for the statement
+  itself (the mutant did not change the statement on that instance), the entry says so
+  (``statement_unchanged``): the catch is then not evidence about the mutated part;
 * ``"still true"``: no check failed and a check that read the mutated part (through
   :meth:`Context.const` / ``factor`` / ``step_limit``) *proved* the mutated statement exactly
   (:attr:`Evidence.proof`: a sympy sign argument or an exhaustive exact enumeration), so the
@@ -19,7 +21,11 @@ For a claim that declares its stated side (:class:`~fedtheory.claims.stated.Stat
 * ``"error"``: a check raised on the mutant.
 
 The false-alarm level of every Monte Carlo check is unchanged under a mutant, so "caught" is
-as reliable as a refutation of the claim itself.
+as reliable as a refutation of the claim itself. An undecided check (``passed`` None, e.g. an
+``unproven`` derivation) catches nothing.
+
+A refuted claim gets no power table: its statement already fails, so "caught" would say
+nothing (:func:`power` returns ``[]`` for it, and reports print "n/a").
 """
 
 from __future__ import annotations
@@ -35,13 +41,21 @@ __all__ = ["OUTCOMES", "mutant_outcome", "power"]
 OUTCOMES = ("caught", "still true", "missed", "error")
 
 
-def mutant_outcome(mutant: Mutant, res: ClaimResult) -> dict[str, Any]:
-    """Classify one mutant's verification result (see the module docstring)."""
-    entry: dict[str, Any] = {"mutant": mutant.name, "kind": mutant.kind, "target": mutant.target}
+def mutant_outcome(mutant: Mutant, res: ClaimResult,
+                   base: ClaimResult | None = None) -> dict[str, Any]:
+    """Classify one mutant's verification result (see the module docstring); ``base``, the
+    result of the statement itself, tells whether a catch changed the statement."""
+    entry: dict[str, Any] = {"mutant": mutant.name, "kind": mutant.kind, "target": mutant.target,
+                             "scale": str(mutant.scale)}
     failed = [c for c in res.checks if c.passed is False]
     if failed:
         entry.update(outcome="caught", by=[c.name for c in failed],
                      instance=res.counterexample)
+        if base is not None:
+            stated = {c.name: c.theoretical for c in base.checks}
+            same = [c.name for c in failed if c.name in stated
+                    and stated[c.name] == c.theoretical]
+            entry["statement_unchanged"] = bool(same) and len(same) == len(failed)
         return entry
     if res.verdict is Verdict.ERROR:
         entry.update(outcome="error", by=[c.name for c in res.errors],
@@ -69,13 +83,19 @@ def mutant_outcome(mutant: Mutant, res: ClaimResult) -> dict[str, Any]:
     return entry
 
 
-def power(claim: Claim, preset: str = "quick", seed: int = 0) -> list[dict[str, Any]]:
+def power(claim: Claim, preset: str = "quick", seed: int = 0,
+          base: ClaimResult | None = None) -> list[dict[str, Any]]:
     """Run ``claim``'s checks against each mutant of its stated side; one entry per mutant
-    (empty when the claim declares no stated side)."""
+    (empty when the claim declares no stated side, or when ``base``, the claim's own result,
+    is refuted: a power table of a false statement means nothing)."""
     if claim.stated is None:
+        return []
+    if base is None:
+        base = claim.verify(preset=preset, seed=seed)
+    if base.verdict is Verdict.REFUTED:
         return []
     out = []
     for mutant in claim.stated.mutants(claim.kind.value):
         res = claim.verify(preset=preset, seed=seed, mutant=mutant)
-        out.append(mutant_outcome(mutant, res))
+        out.append(mutant_outcome(mutant, res, base))
     return out

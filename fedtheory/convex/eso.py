@@ -51,6 +51,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from fedtheory import solver_log
 from fedtheory.sampling.designs import SamplingDesign
 
 __all__ = ["ESOResult", "ESOSolverError", "eso_gap_matrix", "eso_min_eigenvalue", "smallest_eso"]
@@ -217,8 +218,10 @@ def smallest_eso(
         # last bits of) whatever this process solved before; the same data, the same bits
         prob.solve(solver=solver, warm_start=False)
     except cp.error.SolverError as exc:
+        solver_log.record("ESO semidefinite program", solver, "solver error")
         raise ESOSolverError(f"ESO SDP: solver {solver} failed: {exc}") from exc
     status = prob.status
+    solver_log.record("ESO semidefinite program", solver, str(status))
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or v_var.value is None:
         raise ESOSolverError(f"ESO SDP: solver {solver} returned status {status!r}")
     v_solver = np.asarray(v_var.value, dtype=float).copy()

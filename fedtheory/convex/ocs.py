@@ -47,6 +47,7 @@ from functools import lru_cache
 import cvxpy as cp
 import numpy as np
 
+from fedtheory import solver_log
 from fedtheory.sampling.ocs import (
     _threshold,
     independent_sampling_variance,
@@ -141,6 +142,7 @@ def solve_ocs_convex(
         warnings.simplefilter("ignore", UserWarning)
         prob.solve(solver=solver, warm_start=False)  # the same bits whatever was solved before
     secs = time.perf_counter() - t0
+    solver_log.record("ocs sampling probabilities", solver, str(prob.status))
     if p.value is None:
         return OCSConvexSolution(p_full * np.nan, np.nan, np.nan, str(prob.status), np.nan,
                                  secs, solver)
