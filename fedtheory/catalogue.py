@@ -458,45 +458,38 @@ def parse_catalogue(text: str) -> tuple[dict[str, str], dict[str, Any]]:
     return dict(verdicts), dict(provenance)
 
 
-def read_report(path: Path | str) -> tuple[dict[str, str], dict[str, Any]]:
-    """The verdicts and provenance of a ``fedtheory verify --json`` report.
+def read_report(path: Path | str, claims: Sequence[Claim] | None = None
+                ) -> tuple[dict[str, str], dict[str, Any]]:
+    """The verdicts and provenance of a finished ``fedtheory verify --json`` report.
 
-    The provenance is the report's ``"provenance"`` object when it has one; otherwise it is
-    built from ``fedtheory_version``, ``preset``, ``seed`` and the report format ``version``.
+    The report is untrusted input: it must match the schema (:func:`fedtheory.report.
+    load_report`), be complete (not an interrupted run's), and every entry must hold up
+    (:func:`fedtheory.schema.audit`: its verdict is recomputed from its checks, its digest
+    matches, and, for the ``claims`` given, it was written by their definitions as they are).
+    The verdicts returned are the recomputed ones.
 
     Raises
     ------
     ValueError
-        The file is not such a report (the message names the file and what is wrong).
+        The file is not such a report (the message names the file, the claim and the field).
     """
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON file: {exc}") from None
-    except OSError as exc:  # missing, a directory, unreadable
-        raise ValueError(f"{path}: cannot read the report: {exc.strerror or exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
-        raise ValueError(f"{path}: not a fedtheory report (no 'claims' list)")
+    from fedtheory.report import load_report
+    from fedtheory.schema import audit, claim_label, definition_of, derived
+
+    doc = load_report(path)
+    if not doc["complete"]:
+        raise ValueError(f"report {path}: the run did not finish (complete: false, "
+                         f"{len(doc['claims'])} claim(s)): continue it with `fedtheory verify "
+                         f"--quick --json {path} --resume {path}`")
+    by_id = {c.id: c for c in claims or ()}
     verdicts: dict[str, str] = {}
-    for entry in doc["claims"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not isinstance(
-            entry.get("verdict"), str
-        ):
-            raise ValueError(f"{path}: a claim entry lacks a string 'id' or 'verdict': {entry!r}")
-        if entry["id"] in verdicts:
-            raise ValueError(f"{path}: claim {entry['id']!r} appears twice")
-        verdicts[entry["id"]] = entry["verdict"]
-    if isinstance(doc.get("provenance"), dict):
-        provenance = dict(doc["provenance"])
-    else:
-        provenance = {}
-        for src, dst in (
-            ("fedtheory_version", "fedtheory_version"),
-            ("preset", "preset"),
-            ("seed", "seed"),
-            ("version", "report_version"),
-        ):
-            if src in doc:
-                provenance[dst] = doc[src]
-    return verdicts, provenance
+    for k, entry in enumerate(doc["claims"]):
+        claim = by_id.get(entry["id"])
+        problems = audit(entry, preset=doc["preset"], seed=doc["seed"],
+                         definition=definition_of(claim, doc["preset"]) if claim else None)
+        if problems:
+            more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+            raise ValueError(f"report {path}: {claim_label(doc, k)}: {problems[0]}{more}; "
+                             "run it again")
+        verdicts[entry["id"]] = derived(entry)["verdict"]
+    return verdicts, dict(doc["provenance"])
