@@ -67,8 +67,9 @@ def _signal_name(exc: BaseException) -> tuple[int, str]:
 @contextlib.contextmanager
 def _interruptible() -> Iterator[None]:
     """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread while the block runs;
-    the previous handlers are restored after it. (Elsewhere than in the main thread, signals
-    cannot be handled: nothing changes.)"""
+    the previous handlers are restored after it. A signal ignored when the command starts (a
+    background job's SIGINT, under ``nohup``, ...) stays ignored. (Elsewhere than in the main
+    thread, signals cannot be handled: nothing changes.)"""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -77,6 +78,7 @@ def _interruptible() -> Iterator[None]:
         raise Interrupted(signum)
 
     old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: h for s, h in old.items() if h is not signal.SIG_IGN}
     for s in old:
         signal.signal(s, handler)
     try:

@@ -4,8 +4,11 @@ first, results independent of --jobs, byte-identical reports), replay, --version
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -341,3 +344,22 @@ def test_show_does_not_show_a_verdict_that_does_not_hold(tmp_path, capsys):
     assert main(["show", REFUTED, "--from", str(partial)]) == 0
     assert f"Verdict: refuted, from {partial} (a run that did not finish):" in \
         capsys.readouterr().out
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="signals are handled in the main thread only")
+def test_sigterm_becomes_an_interrupt_and_ignored_signals_stay_ignored():
+    from fedtheory.cli import Interrupted, _interruptible
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted) as info, _interruptible():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises before this ends
+    assert info.value.signum == signal.SIGTERM and isinstance(info.value, KeyboardInterrupt)
+    assert signal.getsignal(signal.SIGTERM) == before
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a background job's
+    try:
+        with _interruptible():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, old)
