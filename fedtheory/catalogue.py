@@ -49,7 +49,7 @@ REPORT_COMMAND = "fedtheory verify --quick --json REPORT.json"
 #: Opens the HTML comment that holds the machine-readable verdicts and provenance.
 DATA_MARKER = "<!-- fedtheory-catalogue-data"
 
-#: What each family of ``CLAIMS.md`` is about.
+#: What each family of the contract (``docs/claims.md``) is about.
 FAMILY_TITLES: dict[str, str] = {
     "is": "unbiased importance-sampled aggregation",
     "mifa": "memory-based aggregation",
@@ -230,7 +230,8 @@ def _header(n_claims: int) -> list[str]:
         "",
         f"It lists the {n_claims} registered claims: for each, the seed document it comes from",
         "(see [Papers](#papers)), the place there, its kind, its statement and the last verdict.",
-        "`fedtheory show <id>` prints a claim's checks and how it is derived.",
+        "`fedtheory show <id>` prints a claim's checks and how it is derived. The statements the",
+        "claims must verify, in words, are the contract [`docs/claims.md`](docs/claims.md).",
     ]
 
 
@@ -272,9 +273,12 @@ def _family_order(claims: Sequence[Claim]) -> list[str]:
 def _papers_section(claims: Sequence[Claim]) -> list[str]:
     out = ["", *_anchor("papers"), "## Papers", ""]
     out += _wrap(
-        "The seed documents, by the number that starts each claim's `seed_ref` (their files are "
-        "`shared/seeds/<number>_<hash>.txt`). Metadata is as the files state it; what a file does "
-        "not state is marked so."
+        "The seed documents, by the number that starts each claim's `seed_ref`. Metadata is as "
+        "the documents state it; what a document does not state is marked so. The seed texts "
+        "themselves are not distributed with this repository: the title, authors and arXiv id "
+        "identify each document, and its seed text id names the text the statements were read "
+        "from. The contract, the statements to verify in words, is "
+        "[`docs/claims.md`](docs/claims.md)."
     )
     registered = {c.id for c in claims}
     for key in sorted(PAPERS):
@@ -294,7 +298,7 @@ def _papers_section(claims: Sequence[Claim]) -> list[str]:
             ("Year", str(paper.year) if paper.year is not None else "not stated in the file"),
             ("Venue", _md(paper.venue) if paper.venue else "not stated in the file"),
             ("arXiv", f"[{paper.arxiv}]({paper.arxiv_url})" if paper.arxiv else "not stated"),
-            ("Seed file", f"`shared/seeds/{paper.seed_file}`"),
+            ("Seed text id", f"`{paper.seed_file.removesuffix('.txt')}`"),
             ("Covers", _md(paper.covers)),
         ]
         if paper.notes:
@@ -330,7 +334,7 @@ def _family_section(
     seeds = SEEDS.get(family, ())
     if seeds:
         papers = ", ".join(_paper_link(PAPERS[k], long=True) for k in seeds if k in PAPERS)
-        out += _wrap(f"Seeds (per `CLAIMS.md`): {papers}.")
+        out += _wrap(f"Seeds (per [`docs/claims.md`](docs/claims.md)): {papers}.")
         out.append("")
     ids = {c.id for c in claims}
     pending = [i for i in CATALOG.get(family, ()) if i not in ids]
@@ -388,7 +392,7 @@ def render_catalogue(
     ----------
     claims:
         The claims, usually :func:`fedtheory.claims.all_claims`; within a family they keep this
-        order, families follow ``CLAIMS.md``.
+        order, families follow the contract (``docs/claims.md``).
     verdicts:
         Claim id -> verdict (``"confirmed"``, ``"refuted"``, ...) of the quick preset; a claim
         without one shows ``"not run"``. None is the same as ``{}``.
@@ -454,45 +458,38 @@ def parse_catalogue(text: str) -> tuple[dict[str, str], dict[str, Any]]:
     return dict(verdicts), dict(provenance)
 
 
-def read_report(path: Path | str) -> tuple[dict[str, str], dict[str, Any]]:
-    """The verdicts and provenance of a ``fedtheory verify --json`` report.
+def read_report(path: Path | str, claims: Sequence[Claim] | None = None
+                ) -> tuple[dict[str, str], dict[str, Any]]:
+    """The verdicts and provenance of a finished ``fedtheory verify --json`` report.
 
-    The provenance is the report's ``"provenance"`` object when it has one; otherwise it is
-    built from ``fedtheory_version``, ``preset``, ``seed`` and the report format ``version``.
+    The report is untrusted input: it must match the schema (:func:`fedtheory.report.
+    load_report`), be complete (not an interrupted run's), and every entry must hold up
+    (:func:`fedtheory.schema.audit`: its verdict is recomputed from its checks, its digest
+    matches, and, for the ``claims`` given, it was written by their definitions as they are).
+    The verdicts returned are the recomputed ones.
 
     Raises
     ------
     ValueError
-        The file is not such a report (the message names the file and what is wrong).
+        The file is not such a report (the message names the file, the claim and the field).
     """
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON file: {exc}") from None
-    except OSError as exc:  # missing, a directory, unreadable
-        raise ValueError(f"{path}: cannot read the report: {exc.strerror or exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
-        raise ValueError(f"{path}: not a fedtheory report (no 'claims' list)")
+    from fedtheory.report import load_report
+    from fedtheory.schema import audit, claim_label, definition_of, derived
+
+    doc = load_report(path)
+    if not doc["complete"]:
+        raise ValueError(f"report {path}: the run did not finish (complete: false, "
+                         f"{len(doc['claims'])} claim(s)): continue it with `fedtheory verify "
+                         f"--quick --json {path} --resume {path}`")
+    by_id = {c.id: c for c in claims or ()}
     verdicts: dict[str, str] = {}
-    for entry in doc["claims"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not isinstance(
-            entry.get("verdict"), str
-        ):
-            raise ValueError(f"{path}: a claim entry lacks a string 'id' or 'verdict': {entry!r}")
-        if entry["id"] in verdicts:
-            raise ValueError(f"{path}: claim {entry['id']!r} appears twice")
-        verdicts[entry["id"]] = entry["verdict"]
-    if isinstance(doc.get("provenance"), dict):
-        provenance = dict(doc["provenance"])
-    else:
-        provenance = {}
-        for src, dst in (
-            ("fedtheory_version", "fedtheory_version"),
-            ("preset", "preset"),
-            ("seed", "seed"),
-            ("version", "report_version"),
-        ):
-            if src in doc:
-                provenance[dst] = doc[src]
-    return verdicts, provenance
+    for k, entry in enumerate(doc["claims"]):
+        claim = by_id.get(entry["id"])
+        problems = audit(entry, preset=doc["preset"], seed=doc["seed"],
+                         definition=definition_of(claim, doc["preset"]) if claim else None)
+        if problems:
+            more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+            raise ValueError(f"report {path}: {claim_label(doc, k)}: {problems[0]}{more}; "
+                             "run it again")
+        verdicts[entry["id"]] = derived(entry)["verdict"]
+    return verdicts, dict(doc["provenance"])

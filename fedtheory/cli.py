@@ -1,45 +1,104 @@
-"""The ``fedtheory`` command line: ``list``, ``show``, ``verify``, ``replay``, ``catalogue``."""
+"""The ``fedtheory`` command line: ``list``, ``show``, ``verify``, ``replay``, ``catalogue``.
+
+``--help``, ``--version``, ``list``, ``show ID`` and an unknown id are answered without importing
+the claims (:mod:`fedtheory.index`); the claim machinery is imported by the commands that run
+claims. ``verify`` keeps every claim that finished: the run record (and the ``--json`` report)
+is rewritten atomically as each claim finishes, and SIGINT (Ctrl-C) or SIGTERM (a batch
+scheduler's kill) stops the run with one line that says what was kept and the ``--resume``
+command that continues it (exit status 128 + the signal's number: 130, 143).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shlex
+import signal
 import sys
 import textwrap
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from fedtheory.claims.core import PRESETS, ClaimResult, Verdict
-from fedtheory.claims.registry import get_claim, select
-from fedtheory.executors import make_executor
 from fedtheory.report import (
     RECORD_PATH,
     atomic_write_text,
     check_writable_dir,
     check_writable_file,
     load_report,
-    power_summary,
-    provenance,
     provenance_lines,
-    resumable_results,
-    verdict_table,
-    write_json,
-    write_markdown,
-    write_record,
+    read_json,
 )
-from fedtheory.runner import Job, run_jobs, verify_one
 
-__all__ = ["Progress", "build_parser", "main"]
+if TYPE_CHECKING:
+    from fedtheory.claims.core import ClaimResult
+
+__all__ = ["Interrupted", "Progress", "build_parser", "main"]
 
 #: Lines printed by ``list`` fit this many columns.
 LIST_WIDTH = 100
 
+#: The size presets (:data:`fedtheory.claims.core.PRESETS`, which the claims are not imported
+#: to read; a test holds them equal).
+PRESETS = ("quick", "full")
+
 #: The provenance fields the committed catalogue keeps (what made the verdicts, not where).
 CATALOGUE_PROVENANCE = ("fedtheory_version", "commit", "dirty", "preset", "seed", "time",
                         "python", "packages")
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived (``signum``): the command stops and keeps what it finished."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _signal_name(exc: BaseException) -> tuple[int, str]:
+    signum = getattr(exc, "signum", signal.SIGINT)
+    return int(signum), signal.Signals(signum).name
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread while the block runs;
+    the previous handlers are restored after it. A signal ignored when the command starts (a
+    background job's SIGINT, under ``nohup``, ...) stays ignored. (Elsewhere than in the main
+    thread, signals cannot be handled: nothing changes.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Interrupted(signum)
+
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: h for s, h in old.items() if h is not signal.SIG_IGN}
+    for s in old:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+def _ignore_interrupts() -> None:
+    """While a stopped run writes what it kept: further SIGINT / SIGTERM are ignored (the
+    handlers are restored when the command returns)."""
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+
+
+def _fresh_line() -> str:
+    """A newline on a terminal, after the ``^C`` it echoed; nothing in a log."""
+    return "\n" if sys.stderr.isatty() else ""
 
 
 def _one_line(text: str, width: int = 70) -> str:
@@ -49,41 +108,51 @@ def _one_line(text: str, width: int = 70) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """One entry per claim: id, kind, then its title and seed reference wrapped to fit."""
-    claims = select(family=args.family)
+    from fedtheory import index
+
+    if args.family is not None:
+        index.check_family(args.family)
+    claims = [c for c in index.load_index() or []
+              if args.family is None or c.family == args.family]
     w_id = max((len(c.id) for c in claims), default=0)
-    w_kind = max((len(c.kind.value) for c in claims), default=0)
+    w_kind = max((len(c.kind) for c in claims), default=0)
     width = max(24, LIST_WIDTH - w_id - w_kind - 4)
     indent = " " * (w_id + w_kind + 4)
     for c in claims:
         text = textwrap.wrap(" ".join(c.title.split()), width, max_lines=2, placeholder=" ...")
         text += textwrap.wrap(f"[seed {' '.join(c.seed_ref.split())}]", width, max_lines=2,
                               placeholder=" ...]")
-        print(f"{c.id.ljust(w_id)}  {c.kind.value.ljust(w_kind)}  {text[0]}")
+        print(f"{c.id.ljust(w_id)}  {c.kind.ljust(w_kind)}  {text[0]}")
         for line in text[1:]:
             print(indent + line)
     print(f"\n{len(claims)} claims")
     return 0
 
 
-def _print_result(entry: dict[str, Any]) -> None:
+def _print_result(entry: dict[str, Any], counterexample: dict[str, Any] | None) -> None:
     for chk in entry.get("checks", []):
         print(f"  - {chk['name']} [{chk['kind']}] passed={chk['passed']}: "
               f"{_one_line(chk.get('detail') or '', 300)}")
-    for err in entry.get("errors") or []:
-        print(f"  check {err['check']} raised: {_one_line(err['detail'], 300)}")
-    ce = entry.get("counterexample")
-    if ce:
-        print("  counterexample: " + _one_line(json.dumps(ce), 600))
-        replay = ce.get("replay") or {}
+        if chk.get("error"):
+            print(f"    check {chk['name']} raised: {_one_line(chk['detail'], 300)}")
+    if counterexample:
+        print("  counterexample: " + _one_line(json.dumps(counterexample), 600))
+        replay = counterexample.get("replay") or {}
         if replay.get("command"):
             print(f"  re-run it: {replay['command']}")
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    c = get_claim(args.id)
+    """The claim (from the index: no claim imported when it is fresh), then the verdict of the
+    last run here or of ``--from REPORT.json``, recomputed from the stored checks; an entry
+    that does not hold up (:func:`fedtheory.schema.audit`) is not shown."""
+    from fedtheory.index import lookup
+    from fedtheory.schema import audit, claim_label, derived
+
+    c = lookup(args.id)
     if args.from_report:  # read the report first: a bad path is an error before any output
-        doc = load_report(args.from_report)
-    print(f"{c.id}  ({c.family}; seed {c.seed_ref}; {c.kind.value})\n")
+        doc = load_report(args.from_report, only=c.id)
+    print(f"{c.id}  ({c.family}; seed {c.seed_ref}; {c.kind})\n")
     print(textwrap.fill(c.title, 100) + "\n")
     print("Statement (LaTeX):\n" + textwrap.indent(c.statement.strip(), "    ") + "\n")
     if c.finding:
@@ -96,6 +165,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     for chk in c.checks:
         print(f"  - {chk.name} [{chk.kind}]: {_one_line(chk.description, 90)}")
     print()
+    failed = 2 if args.from_report else 0  # the implicit run record may be absent or stale
     if args.from_report:
         source = Path(args.from_report)
     else:
@@ -105,26 +175,34 @@ def cmd_show(args: argparse.Namespace) -> int:
                   "or give a report with --from REPORT.json.")
             return 0
         try:
-            doc = load_report(source)
+            doc = load_report(source, only=c.id)
         except ValueError as exc:
             print(f"No usable run record ({exc}).")
             return 0
-    prov = doc.get("provenance")
-    entry = next((e for e in doc["claims"] if e.get("id") == c.id), None)
-    if not isinstance(prov, dict) or not prov.get("time"):
-        if args.from_report:
-            print(f"Report {source} has no provenance (written by an older fedtheory); "
-                  "its verdicts are not shown.")
-            return 2
-        print(f"The run record {source} has no provenance; not shown. Run `fedtheory verify`.")
-        return 0
-    if entry is None:
+    prov = doc["provenance"]
+    if not prov.get("time"):
+        print(f"Report {source} has no provenance (who wrote it, when); its verdicts are not "
+              "shown.")
+        return failed
+    places = [k for k, e in enumerate(doc["claims"]) if e["id"] == c.id]
+    if not places:
         where = f"report {source}" if args.from_report else f"the last run here ({source})"
         print(f"No verdict for {c.id} in {where}.")
-        return 2 if args.from_report else 0
-    print(f"Verdict: {entry['verdict']}, from {source}:")
+        return failed
+    entry = doc["claims"][places[0]]
+    problems = audit(entry, preset=doc["preset"], seed=doc["seed"],
+                     definition=c.definition.get(doc["preset"]))
+    if problems:
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        print(f"Verdict: not shown: report {source}: {claim_label(doc, places[0])}: "
+              f"{problems[0]}{more}. Run it again: fedtheory verify {c.id} --preset "
+              f"{doc['preset']} --seed {doc['seed']}")
+        return failed
+    now = derived(entry)
+    partial = "" if doc["complete"] else " (a run that did not finish)"
+    print(f"Verdict: {now['verdict']}, from {source}{partial}:")
     print("\n".join("  " + line.lstrip("- ") for line in provenance_lines(prov)))
-    _print_result(entry)
+    _print_result(entry, now["counterexample"])
     return 0
 
 
@@ -179,17 +257,20 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
 
 
 def _known_seconds(preset: str) -> dict[str, float]:
-    """Seconds per claim in the last run recorded here with ``preset`` (for the time left)."""
+    """Seconds per claim in the last run recorded here with ``preset`` (for the time left; a
+    guess, so the record is read without the checks a verdict needs)."""
     try:
-        doc = load_report(RECORD_PATH)
-    except ValueError:
+        doc = read_json(RECORD_PATH)
+        if doc.get("preset") != preset:
+            return {}
+        return {c["id"]: float(c.get("seconds") or 0.0) for c in doc["claims"]
+                if isinstance(c.get("id"), str)}
+    except Exception:  # noqa: BLE001 - no record, or one we cannot read: no estimate
         return {}
-    if doc.get("provenance", {}).get("preset") != preset:
-        return {}
-    return {c["id"]: float(c.get("seconds") or 0.0) for c in doc["claims"] if "id" in c}
 
 
 def _preset(args: argparse.Namespace) -> str:
@@ -198,64 +279,158 @@ def _preset(args: argparse.Namespace) -> str:
     return "quick" if args.quick else (args.preset or "full")
 
 
+def _jobs(args: argparse.Namespace) -> int:
+    return args.jobs if args.jobs is not None else min(2, os.cpu_count() or 1)
+
+
+def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> str:
+    """The ``verify`` command of ``args`` that continues from the report at ``path``."""
+    parts = ["fedtheory", "verify", *args.ids]
+    if args.family is not None:
+        parts += ["--family", args.family]
+    parts += ["--quick"] if preset == "quick" else ["--preset", preset]
+    if args.seed != 0:
+        parts += ["--seed", str(args.seed)]
+    if args.power:
+        parts.append("--power")
+    if args.dask is not None:
+        parts += ["--dask", args.dask]
+    elif args.jobs is not None:
+        parts += ["--jobs", str(args.jobs)]
+    for option, value in (("--json", args.json), ("--report", args.report)):
+        if value:
+            parts += [option, str(value)]
+    if args.no_progress:
+        parts.append("--no-progress")
+    if args.no_record:
+        parts.append("--no-record")
+    return shlex.join([*parts, "--resume", str(path)])
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
+    from fedtheory import index
+
     preset = _preset(args)
+    index.check_ids(args.ids)  # an unknown id or family fails before the claims are imported
+    if args.family is not None and not args.ids:
+        index.check_family(args.family)
+    from fedtheory.claims.registry import select
+    from fedtheory.executors import make_executor
+    from fedtheory.report import (
+        entry,
+        power_summary,
+        provenance,
+        resume_plan,
+        verdict_table,
+        write_json,
+        write_markdown,
+        write_record,
+    )
+    from fedtheory.runner import Job, run_jobs
+
     claims = select(args.ids, family=args.family)  # ids with a family: a ValueError
     if not claims:
         print("no claims selected", file=sys.stderr)
         return 2
+    with contextlib.suppress(Exception):  # a convenience: never a reason for a run to fail
+        index.refresh()  # every claim is imported now: the index costs milliseconds
     # Output paths are checked before any work: a bad one costs a second, not a run.
     if args.json:
         check_writable_file(args.json, "--json")
     if args.report:
         check_writable_dir(args.report, "--report")
     fig_dir = str(Path(args.report) / "figures") if args.report else None
-    executor = make_executor(args.jobs, args.dask)
-    done = resumable_results(args.resume, args.seed, preset, args.power) if args.resume else {}
-    done = {c.id: done[c.id] for c in claims if c.id in done}
+    jobs_n = _jobs(args)
+    executor = make_executor(jobs_n, args.dask)
+    done: dict[str, ClaimResult] = {}
+    if args.resume:
+        plan = resume_plan(args.resume, claims, args.seed, preset, args.power)
+        for warning in plan.warnings:
+            print(f"fedtheory: warning: {warning}", file=sys.stderr)
+        done = {c.id: plan.kept[c.id] for c in claims if c.id in plan.kept}
     jobs = [Job(c.id, preset, args.seed, fig_dir, power=args.power)
             for c in claims if c.id not in done]
-    prov = provenance(args.seed, preset, jobs=args.jobs)
+    prov = provenance(args.seed, preset, jobs=jobs_n)
     prov.update(executor=executor.describe(), resumed=sorted(done))
-    if done:
+    if args.resume:
         print(f"resuming from {args.resume}: {len(done)} claim(s) kept, {len(jobs)} to run",
               file=sys.stderr)
-    progress = Progress(sys.stderr, enabled=not args.no_progress,
-                        known=_known_seconds(preset))
+    entries = {cid: entry(res) for cid, res in done.items()}  # made once per claim
+
+    def save(complete: bool, **extra: Any) -> list[str]:
+        """Write the run record and the --json report of what is done; where they went."""
+        items = [entries[c.id] for c in claims if c.id in entries]
+        p = {**prov, "reruns": dict(executor.reruns), **extra}
+        written = []
+        if not args.no_record and write_record(items, args.seed, preset, p,
+                                               complete=complete) is not None:
+            written.append(str(RECORD_PATH))
+        if args.json:
+            write_json(args.json, items, args.seed, preset, p, complete=complete)
+            written.append(str(args.json))
+        return written
 
     def finished(res: ClaimResult) -> None:
         done[res.id] = res
-        if args.json:  # a valid partial report after every claim: nothing lost on a fault
-            write_json(args.json, [done[c.id] for c in claims if c.id in done], args.seed,
-                       preset, {**prov, "reruns": dict(executor.reruns)}, complete=False)
+        entries[res.id] = entry(res)
+        save(complete=False)  # a valid partial report after every claim: nothing lost
+        # (an interrupt in between: the handler below writes what is done)
 
+    progress = Progress(sys.stderr, enabled=not args.no_progress,
+                        known=_known_seconds(preset))
     try:
-        run_jobs(jobs, args.jobs, on_result=finished, executor=executor, progress=progress)
+        run_jobs(jobs, jobs_n, on_result=finished, executor=executor, progress=progress)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Interrupted)
+        _ignore_interrupts()  # what finished is written whole, whatever arrives now
+        progress.close()
+        signum, name = _signal_name(exc)
+        for cid, res in done.items():
+            entries.setdefault(cid, entry(res))
+        problem = ""
+        try:
+            kept = save(complete=False, interrupted=name)
+        except OSError as err:  # the --json report (the run record is written best effort)
+            problem = f" ({args.json} could not be written: {err.strerror or err})"
+            kept = [str(RECORD_PATH)] if (not args.no_record and RECORD_PATH.exists()) else []
+        head = (f"{_fresh_line()}fedtheory: interrupted ({name}): {len(done)} of {len(claims)} "
+                "claim(s) finished")
+        if kept:
+            print(f"{head}, kept in {' and '.join(kept)}{problem}; continue with: "
+                  f"{resume_command(args, preset, kept[-1])}", file=sys.stderr)
+        else:
+            print(f"{head}; nothing was kept{problem or ' (--no-record without --json)'}",
+                  file=sys.stderr)
+        return 128 + signum
     finally:
         progress.close()
     results = [done[c.id] for c in claims]
-    prov["reruns"] = dict(executor.reruns)
     for cid, n in sorted(executor.reruns.items()):
         print(f"{cid}: its worker was lost {n} time(s); re-run", file=sys.stderr)
     print(verdict_table(results))
     if args.power:
         print("\n" + power_summary(results))
     for r in results:
-        if r.verdict is Verdict.REFUTED:
+        if r.verdict.value == "refuted":
             print(f"\n{r.id} refuted; counterexample: {_one_line(str(r.counterexample), 400)}")
         for c in r.errors:
             print(f"\n{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
-    if not args.no_record:
-        write_record(results, args.seed, preset, prov)
+    prov["reruns"] = dict(executor.reruns)
+    save(complete=True)
     if args.json:
-        print(f"\nJSON report: {write_json(args.json, results, args.seed, preset, prov)}")
+        print(f"\nJSON report: {args.json}")
     if args.report:
         print(f"Markdown report: {write_markdown(args.report, results, args.seed, preset, prov)}")
     return 1 if any(r.errors for r in results) else 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from fedtheory import index
+
     preset = _preset(args)
+    index.check_ids([args.id])
+    from fedtheory.claims.registry import get_claim
+    from fedtheory.runner import Job, verify_one
+
     claim = get_claim(args.id)
     res = verify_one(Job(claim.id, preset, args.seed, None, (args.check,)))
     (chk,) = res.checks
@@ -277,13 +452,14 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     from fedtheory.claims.registry import all_claims
 
     check_writable_file(args.out, "--out")
-    verdicts, prov = read_report(args.from_report)
+    claims = all_claims()
+    verdicts, prov = read_report(args.from_report, claims)
     if prov.get("preset") != "quick":
         raise ValueError(f"--from {args.from_report}: the catalogue records the quick preset's "
                          f"verdicts, this report has preset {prov.get('preset')!r}")
     # what identifies the run, not the machine it ran on (no paths, pids or BLAS details)
     prov = {k: prov[k] for k in CATALOGUE_PROVENANCE if k in prov}
-    atomic_write_text(args.out, render_catalogue(all_claims(), verdicts, prov))
+    atomic_write_text(args.out, render_catalogue(claims, verdicts, prov))
     print(f"catalogue: {args.out}")
     return 0
 
@@ -322,16 +498,18 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("ids", nargs="*", help="claim ids (default: all)")
     pv.add_argument("--family", help="only this family (not together with ids)")
     preset_options(pv)
-    pv.add_argument("--json", metavar="PATH", help="write the JSON report here")
+    pv.add_argument("--json", metavar="PATH",
+                    help="write the JSON report here (rewritten as each claim finishes)")
     pv.add_argument("--report", metavar="DIR", help="write report.md and figures into DIR")
-    pv.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+    pv.add_argument("--jobs", type=int, default=None,
                     help="worker processes (default: min(2, cores)); never changes the numbers")
     pv.add_argument("--dask", metavar="ADDRESS",
                     help="run the claims on a Dask cluster (scheduler ADDRESS, or local:N to "
                          'start N local workers); needs pip install "fedtheory[dask]"')
     pv.add_argument("--resume", metavar="REPORT.json",
                     help="keep the finished claims of this report (same version, seed and "
-                         "preset) and run only the others")
+                         f"preset; an interrupted run's {RECORD_PATH} or --json report) and "
+                         "run only the others; entries that do not hold up are run again")
     pv.add_argument("--power", action="store_true",
                     help="also run every check against mutants of each claim's stated side "
                          "(constants x 0.7 / x 1.3, factors dropped, step condition relaxed) and "
@@ -360,10 +538,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "seed", 0) is not None and getattr(args, "seed", 0) < 0:
         parser.error(f"--seed must be non-negative, got {args.seed}")
-    if getattr(args, "jobs", 1) < 1:
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
         parser.error(f"--jobs must be >= 1, got {args.jobs}")
     try:
-        return args.func(args)
+        with _interruptible():
+            return args.func(args)
+    except KeyboardInterrupt as exc:  # a command without its own handling (verify has one)
+        signum, name = _signal_name(exc)
+        print(f"{_fresh_line()}fedtheory: interrupted ({name})", file=sys.stderr)
+        return 128 + signum
     except ValueError as exc:
         print(f"fedtheory: error: {exc}", file=sys.stderr)
         return 2

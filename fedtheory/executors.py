@@ -23,15 +23,25 @@ running, never the finished ones:
 
 Both count the re-runs (:attr:`Executor.reruns`: claim id or task key -> times lost), which
 the report's provenance lists.
+
+An interrupt (``KeyboardInterrupt``: Ctrl-C, or SIGTERM turned into one by the command line)
+stops a run at once, without tracebacks from the workers: local workers, and the workers of a
+``local:N`` Dask cluster, ignore SIGINT (the terminal sends it to the whole process group; the
+parent decides); local workers are terminated and the jobs not started cancelled; a Dask run's
+futures are cancelled before its client (and its local cluster) is closed. The results handed
+to ``on_result`` before the interrupt stay with the caller.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
+import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -112,7 +122,28 @@ class SerialExecutor(Executor):
 
 
 def _init_worker() -> None:
+    """A local worker: no display; SIGINT ignored (Ctrl-C reaches the whole process group: the
+    parent stops the run and ends its workers), SIGTERM ends it (handlers inherited from the
+    parent by ``fork`` are reset)."""
     os.environ.setdefault("MPLBACKEND", "Agg")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
+    """End ``pool`` now: cancel the jobs not started and terminate its workers (SIGTERM, then
+    SIGKILL after ``grace`` seconds), without waiting for the running jobs."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        with contextlib.suppress(Exception):
+            proc.terminate()
+    for proc in processes:
+        with contextlib.suppress(Exception):
+            proc.join(grace)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(grace)
 
 
 class ProcessExecutor(Executor):
@@ -145,8 +176,9 @@ class ProcessExecutor(Executor):
         that items brought in go ahead of those not yet started."""
         lost: list[int] = []
         queue = deque(todo)
-        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))),
-                                 initializer=_init_worker) as pool:
+        pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))),
+                                   initializer=_init_worker)
+        try:
             running: dict[Future[Any], int] = {}
 
             def top_up() -> None:
@@ -170,6 +202,10 @@ class ProcessExecutor(Executor):
                     queue.extendleft(reversed(_append(items, on_result(k, res) or ())))
                 top_up()
             lost.extend(queue)  # never started: the pool broke
+        except BaseException:  # an interrupt (or a failing on_result): end the workers now
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)
         return sorted(lost)
 
     def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
@@ -232,7 +268,7 @@ class DaskExecutor(Executor):
             # faults on every allocation, and claims ran about twice as slow as in local
             # processes (measured). Our workers keep glibc's default.
             key = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
-            with dask.config.set({key: None}):
+            with dask.config.set({key: None}), _sigint_ignored():
                 cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
                                        processes=True, dashboard_address=None,
                                        silence_logs=logging.CRITICAL)
@@ -245,11 +281,12 @@ class DaskExecutor(Executor):
         from distributed.scheduler import KilledWorker
 
         client, cluster = self._client()
+        futures: dict[Any, int] = {}
         try:
             self.workers = len(client.scheduler_info().get("workers", {})) or self.workers
             tag = uuid.uuid4().hex[:8]
             keys = [f"fedtheory-{tag}-{k}" for k in range(len(items))]
-            futures = dict(zip(client.map(fn, list(items), key=keys, pure=False),
+            futures.update(zip(client.map(fn, list(items), key=keys, pure=False),
                                range(len(items)), strict=True))
             pending = dask_completed(list(futures))
             for fut in pending:
@@ -268,10 +305,48 @@ class DaskExecutor(Executor):
             # one question to the scheduler at the end (the futures held keep the tasks)
             for key, gone in _suspicious(client, [f.key for f in futures]).items():
                 self.reruns[label(int(key.rsplit("-", 1)[1]))] = gone
+        except BaseException:  # an interrupt: what is queued or running is dropped, quietly
+            with contextlib.suppress(Exception):
+                client.cancel(list(futures), force=True)
+            raise
         finally:
+            _close_quietly(client, cluster)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while the block runs (in the main thread; elsewhere nothing changes).
+
+    Processes started meanwhile inherit it: a local Dask cluster's workers then leave Ctrl-C,
+    which the terminal sends to the whole process group, to the parent, which stops the run
+    and closes the cluster (without it each worker prints a ``KeyboardInterrupt`` traceback).
+    A Ctrl-C while the cluster starts (seconds) is ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old if old is not None else signal.SIG_DFL)
+
+
+def _close_quietly(client: Any, cluster: Any) -> None:
+    """Close a Dask client (and the local cluster started for it) without its shutdown
+    chatter: distributed logs closed comms and cancelled tasks at levels up to ERROR."""
+    names = ("distributed", "tornado", "asyncio")
+    levels = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.CRITICAL)
+    try:
+        with contextlib.suppress(Exception):
             client.close()
-            if cluster is not None:
+        if cluster is not None:
+            with contextlib.suppress(Exception):
                 cluster.close()
+    finally:
+        for n, level in levels.items():
+            logging.getLogger(n).setLevel(level)
 
 
 def _append(items: list[Any], more: Sequence[Any]) -> list[int]:

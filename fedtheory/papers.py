@@ -1,9 +1,10 @@
 """The five seed documents the claims come from, and how a claim's ``seed_ref`` names them.
 
 Every :class:`~fedtheory.claims.Claim` has a ``seed_ref`` such as ``"002, eq. (7)"``: the
-three-digit number of a seed file in ``shared/seeds`` (``002_<hash>.txt``), a comma, and the
-place in that document. Some claims cite several seeds, separated by ``"; "``
-(``"000, setup (i); 002, eq. (2) and Lemma 1"``). This module turns those numbers into
+three-digit number of a seed document (the number that starts the name of the text the
+statements were read from, ``002_<hash>.txt``), a comma, and the place in that document. Some
+claims cite several seeds, separated by ``"; "`` (``"000, setup (i); 002, eq. (2) and
+Lemma 1"``). This module turns those numbers into
 :class:`Paper` records, so that a claim can be traced to its source from inside the repository.
 
 The metadata was read from the seed files themselves. What a file does not state (authors of the
@@ -45,7 +46,9 @@ class Paper:
     kind:
         What sort of document the seed is: ``"paper"``, ``"slides"``, ``"notes"``, ...
     seed_file:
-        The file name of the seed in ``shared/seeds``.
+        The name of the seed text the statements were read from (``<key>_<hash>.txt``; the
+        texts are not distributed with the repository: the title, authors and arXiv id
+        identify the document, the hash the version of its text).
     covers:
         What the document contains that the claims draw on.
     year:

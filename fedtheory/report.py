@@ -2,16 +2,26 @@
 
 Every report carries its **provenance** in a field of its own (:func:`provenance`): the
 fedtheory version, the git commit and whether the tree was dirty, the preset and seed, Python,
-the packages and BLAS that computed it, the command and the time. Everything outside
-``provenance`` and the timings (``seconds``) depends only on the preset, the seed and the code,
-so two runs with the same seed and preset give byte-identical documents there.
+the packages and BLAS that computed it, the command and the time. Each claim entry carries a
+``digest`` of itself (:func:`fedtheory.schema.digest`). Everything outside ``provenance``, the
+timings (``seconds``), the figures' paths and the digests depends only on the preset, the seed
+and the code, so two runs with the same seed and preset give byte-identical documents there
+(:func:`without_volatile`).
+
+A report read back (``verify --resume``, ``show``, ``catalogue --from``) is untrusted input:
+:func:`load_report` checks it against the one schema (:mod:`fedtheory.schema`) and names the
+file, the claim and the field of any problem; verdicts are recomputed from the stored checks,
+never read from the file; :func:`resume_plan` keeps only the entries that agree with their
+checks, their digest and the claim's definition, and runs the others again.
 
 Nothing is written that the user did not ask for, except the **run record**
 ``.fedtheory/last_run.json`` in the working directory (the JSON report of the last
-``fedtheory verify`` run there, provenance included), which ``fedtheory show`` reads when no
-``--from REPORT.json`` is given. Every file is written atomically (a temporary file in the same
-folder, then :func:`os.replace`), so a reader never sees half a report and concurrent runs never
-mix their results: the last one to finish wins, and says who it was.
+``fedtheory verify`` run there, provenance included, rewritten as each claim finishes with
+``"complete": false`` until the run ends), which ``fedtheory show`` reads when no
+``--from REPORT.json`` is given and ``--resume`` continues from after an interrupt. Every file
+is written atomically (a temporary file in the same folder, then :func:`os.replace`), so a
+reader never sees half a report and concurrent runs never mix their results: the last one to
+finish wins, and says who it was.
 """
 
 from __future__ import annotations
@@ -25,22 +35,40 @@ import sys
 import tempfile
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fedtheory.claims.core import CheckResult, ClaimResult, Verdict
+from fedtheory.schema import (
+    REPORT_FORMAT,
+    ReportError,
+    audit,
+    claim_label,
+    definition_of,
+    derived,
+    digest,
+    mutants_of,
+    validate,
+)
+
+if TYPE_CHECKING:  # the claim machinery (sympy) is imported where results are handled
+    from fedtheory.claims.core import Claim, ClaimResult
 
 __all__ = [
     "RECORD_PATH",
+    "REPORT_VERSION",
+    "Resume",
     "atomic_write_text",
     "check_writable_dir",
     "check_writable_file",
+    "entry",
     "load_report",
     "power_summary",
     "provenance",
+    "read_json",
     "result_from_dict",
-    "resumable_results",
+    "resume_plan",
     "to_json",
     "verdict_table",
     "without_volatile",
@@ -49,7 +77,8 @@ __all__ = [
     "write_record",
 ]
 
-REPORT_VERSION = "4"
+#: The report format (the document's ``version``; :data:`fedtheory.schema.REPORT_FORMAT`).
+REPORT_VERSION = REPORT_FORMAT
 
 #: The run record ``fedtheory verify`` leaves in the working directory (relative path).
 RECORD_PATH = Path(".fedtheory") / "last_run.json"
@@ -222,28 +251,37 @@ def check_writable_dir(directory: Path | str, option: str) -> None:
 # the JSON document
 
 
-def to_json(results: Sequence[ClaimResult], seed: int, preset: str,
+def entry(result: ClaimResult) -> dict[str, Any]:
+    """A claim's entry in a report: ``result.to_dict()`` and its ``digest``."""
+    d = result.to_dict()
+    d["digest"] = digest(d)
+    return d
+
+
+def to_json(results: Sequence[ClaimResult | Mapping[str, Any]], seed: int, preset: str,
             prov: dict[str, Any] | None = None, complete: bool = True) -> dict[str, Any]:
-    """The report document: ``{"version", "seed", "preset", "complete", "summary", "claims",
-    "provenance"}``; ``complete`` is False while a run is still writing it (the claims listed
-    are finished ones). Outside ``provenance`` and the ``seconds`` fields it depends only on
-    the results."""
+    """The report document: ``{"version", "fedtheory_version", "seed", "preset", "complete",
+    "summary", "claims", "provenance"}``; ``complete`` is False while a run is still writing it
+    (the claims listed are finished ones). ``results`` are claim results, or their entries
+    already made (:func:`entry`). Outside ``provenance``, the ``seconds`` and the ``digest``
+    fields it depends only on the results."""
     from fedtheory import __version__
 
+    entries = [dict(r) if isinstance(r, Mapping) else entry(r) for r in results]
     return {
         "version": REPORT_VERSION,
         "fedtheory_version": __version__,
         "seed": seed,
         "preset": preset,
         "complete": bool(complete),
-        "summary": dict(sorted(Counter(r.verdict.value for r in results).items())),
-        "claims": [r.to_dict() for r in results],
+        "summary": dict(sorted(Counter(e["verdict"] for e in entries).items())),
+        "claims": entries,
         "provenance": prov if prov is not None else provenance(seed, preset),
     }
 
 
 #: The fields of a report that may differ between two runs of the same seed and preset.
-VOLATILE = ("provenance", "seconds", "figures")
+VOLATILE = ("provenance", "seconds", "figures", "digest")
 
 
 def without_volatile(doc: Any) -> Any:
@@ -264,8 +302,8 @@ def _dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
 
 
-def write_json(path: Path | str, results: Sequence[ClaimResult], seed: int, preset: str,
-               prov: dict[str, Any] | None = None, complete: bool = True) -> Path:
+def write_json(path: Path | str, results: Sequence[ClaimResult | Mapping[str, Any]], seed: int,
+               preset: str, prov: dict[str, Any] | None = None, complete: bool = True) -> Path:
     """Write the JSON report atomically; ``provenance.path`` says where it was written."""
     path = Path(path)
     doc = to_json(results, seed, preset, prov, complete)
@@ -273,69 +311,138 @@ def write_json(path: Path | str, results: Sequence[ClaimResult], seed: int, pres
     return atomic_write_text(path, _dumps(doc))
 
 
-def write_record(results: Sequence[ClaimResult], seed: int, preset: str,
-                 prov: dict[str, Any] | None = None, root: Path | str = ".") -> Path | None:
+def write_record(results: Sequence[ClaimResult | Mapping[str, Any]], seed: int, preset: str,
+                 prov: dict[str, Any] | None = None, root: Path | str = ".",
+                 complete: bool = True) -> Path | None:
     """Write the run record (``.fedtheory/last_run.json`` under ``root``), best effort.
 
     Returns its path, or None when the working directory is not writable (not an error).
     """
     try:
-        return write_json(Path(root) / RECORD_PATH, results, seed, preset, prov)
+        return write_json(Path(root) / RECORD_PATH, results, seed, preset, prov, complete)
     except OSError:
         return None
 
 
-def load_report(path: Path | str) -> dict[str, Any]:
-    """Read a JSON report; ``ValueError`` naming the path when it is missing or not a report."""
+# --------------------------------------------------------------------------------------------
+# reading reports back
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def read_json(path: Path | str) -> Any:
+    """Parse the JSON file at ``path`` strictly (no NaN or Infinity, no key twice in one
+    object); ``ValueError`` naming the path when it is missing or not JSON."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ValueError(f"report {path} does not exist") from None
     except IsADirectoryError:
         raise ValueError(f"report {path} is a directory, not a JSON report") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"report {path} is not readable: {exc}") from None
+    try:
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise ValueError(f"report {path} is not readable JSON: {exc}") from None
+
+
+def load_report(path: Path | str, only: str | None = None) -> dict[str, Any]:
+    """Read a JSON report and check it against the schema (:func:`fedtheory.schema.validate`;
+    with ``only``, the document and that claim's entries): a ``ValueError`` names the path, the
+    claim and the field when it is missing, not JSON, or not a report of this format."""
+    doc = read_json(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
         raise ValueError(f"report {path} is not a fedtheory report (no 'claims' list)")
+    if doc.get("version") != REPORT_VERSION:
+        raise ReportError(str(path), f"report format {doc.get('version')!r}; this fedtheory "
+                          f"reads format {REPORT_VERSION!r} (write it again with `fedtheory "
+                          "verify`)", field="version")
+    validate(doc, str(path), only)
     return doc
 
 
-def result_from_dict(d: dict[str, Any]) -> ClaimResult:
-    """A claim's result as read back from a JSON report (the inverse of ``to_dict``)."""
+def result_from_dict(d: Mapping[str, Any]) -> ClaimResult:
+    """A claim's result read back from a schema-valid report entry (the inverse of
+    ``to_dict``); the verdict, counterexample and tightness are recomputed from its checks
+    (:func:`fedtheory.claims.core.combine`), never read from the entry."""
+    from fedtheory.claims.core import CheckResult, ClaimKind, ClaimResult, combine, tightness
+
     fields = CheckResult.__dataclass_fields__
     checks = [CheckResult(**{k: v for k, v in c.items() if k in fields}) for c in d["checks"]]
+    verdict, counterexample = combine(checks)
     return ClaimResult(
         id=d["id"], family=d["family"], seed_ref=d["seed_ref"], kind=d["kind"],
-        statement=d["statement"], verdict=Verdict(d["verdict"]), checks=checks,
-        counterexample=d.get("counterexample"), preset=d["preset"], seed=d["seed"],
+        statement=d["statement"], verdict=verdict, checks=checks,
+        counterexample=counterexample, preset=d["preset"], seed=d["seed"],
         seconds=float(d.get("seconds", 0.0)), title=d.get("title", ""),
         derivation=d.get("derivation", ""), finding=d.get("finding", ""),
-        tightness=d.get("tightness"), power=d.get("power"), erratum=d.get("erratum"),
-        setup=d.get("setup"), restatement=d.get("restatement", ""),
+        tightness=tightness(ClaimKind(d["kind"]), checks), power=d.get("power"),
+        erratum=d.get("erratum"), setup=d.get("setup"), restatement=d.get("restatement", ""),
     )
 
 
-def resumable_results(path: Path | str, seed: int, preset: str,
-                      power: bool) -> dict[str, ClaimResult]:
-    """The finished results of the report at ``path`` that a run with ``seed`` and ``preset``
-    can keep (``fedtheory verify --resume``): same report and fedtheory versions, seed and
-    preset, else ``ValueError``; results with verdict ``error``, and without mutants when
-    ``power`` is asked for, are left out (they are run again)."""
+@dataclass
+class Resume:
+    """What ``verify --resume`` keeps of a report: ``kept`` (claim id -> result), and the
+    ``warnings`` to print (the claims run again because their entries could not be used, or
+    the report's code differs from this run's)."""
+
+    kept: dict[str, ClaimResult] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def resume_plan(path: Path | str, claims: Sequence[Claim], seed: int, preset: str,
+                power: bool) -> Resume:
+    """The finished results of the report at ``path`` that a run of ``claims`` with ``seed``
+    and ``preset`` can keep (``fedtheory verify --resume``).
+
+    The report must be valid (:func:`load_report`) and of the same fedtheory version, seed and
+    preset, else ``ValueError``. Of its entries for ``claims``, those that fail the audit
+    (:func:`fedtheory.schema.audit`: a stored verdict its checks do not give, an edited entry,
+    another version of the claim, ...) are run again with a warning naming the file, the claim
+    and the field; those with verdict ``error``, and those without mutants when ``power`` is
+    asked for, are run again silently.
+    """
     from fedtheory import __version__
 
     doc = load_report(path)
-    want = {"version": REPORT_VERSION, "fedtheory_version": __version__, "seed": seed,
-            "preset": preset}
+    want = {"fedtheory_version": __version__, "seed": seed, "preset": preset}
     for key, value in want.items():
         if doc.get(key) != value:
             raise ValueError(f"--resume {path}: its {key} is {doc.get(key)!r}, this run's is "
                              f"{value!r}; run without --resume")
-    out = {}
-    for d in doc["claims"]:
-        if d.get("verdict") == Verdict.ERROR.value or (power and d.get("power") is None):
+    out = Resume()
+    then, now = doc["provenance"].get("commit"), _source_tree()["commit"]
+    if then and now and then != now:
+        out.warnings.append(f"--resume {path}: written by commit {then[:12]}, this is "
+                            f"{now[:12]}: the claims it keeps were computed by other code")
+    by_id = {c.id: c for c in claims}
+    for k, d in enumerate(doc["claims"]):
+        claim = by_id.get(d["id"])
+        if claim is None or derived(d)["verdict"] == "error" or (power and d["power"] is None):
+            continue  # run again anyway: nothing of it is used
+        problems = audit(d, preset=doc["preset"], seed=doc["seed"],
+                         definition=definition_of(claim, preset), mutants=mutants_of(claim))
+        if problems:
+            more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+            out.warnings.append(f"--resume {path}: {claim_label(doc, k)}: {problems[0]}{more}; "
+                                "the claim is run again")
             continue
-        out[d["id"]] = result_from_dict(d)
+        res = result_from_dict(d)
+        out.kept[res.id] = res
     return out
 
 
@@ -368,7 +475,7 @@ def power_summary(results: Sequence[ClaimResult]) -> str:
     for r in results:
         if r.power is None:
             continue
-        if r.verdict is Verdict.REFUTED:
+        if r.verdict.value == "refuted":
             lines.append(f"  {r.id}: n/a (refuted: the statement already fails)")
             continue
         if not r.power:
@@ -522,7 +629,7 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         for c in r.errors:
             out += ["", f"**Check `{c.name}` raised** (listed beside the verdict): "
                         f"`{_md_cell(c.detail)}`"]
-        if r.power is not None and r.verdict is Verdict.REFUTED:
+        if r.power is not None and r.verdict.value == "refuted":
             out += ["", "**Power**: n/a (refuted: the statement already fails)."]
         elif r.power:
             out += ["", "**Power** (the checks run against mutants of the statement):", "",

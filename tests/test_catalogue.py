@@ -195,27 +195,40 @@ def test_render_rejects_bad_inputs(claims: list[Claim]) -> None:
         render_catalogue(claims[:1], {"x": 1}, None)  # type: ignore[dict-item]
 
 
-def test_read_report_today_and_with_provenance(tmp_path: Path, claims: list[Claim]) -> None:
-    entries = [{"id": "is.unbiased", "verdict": "confirmed", "checks": []},
-               {"id": "ocs.closed_form", "verdict": "refuted", "checks": []}]
-    today = {"version": "1", "fedtheory_version": "0.1.0", "seed": 0, "preset": "quick",
-             "summary": {"confirmed": 1, "refuted": 1}, "claims": entries}
+def test_read_report_recomputes_and_refuses_what_does_not_hold(tmp_path: Path,
+                                                                claims: list[Claim]) -> None:
+    """read_report takes a finished report's verdicts from its checks (an edited verdict is
+    refused, naming the file, the claim and the field), and refuses a partial report."""
+    from fedtheory.report import write_json
+    from fedtheory.runner import Job, run_jobs
+    from fedtheory.schema import digest
+
+    ids = ("mifa.biased", "ocs.closed_form")
+    results = run_jobs([Job(i, "quick", 0) for i in ids])
     path = tmp_path / "report.json"
-    path.write_text(json.dumps(today))
-    verdicts, prov = read_report(path)
-    assert verdicts == {"is.unbiased": "confirmed", "ocs.closed_form": "refuted"}
-    assert prov == {"fedtheory_version": "0.1.0", "preset": "quick", "seed": 0,
-                    "report_version": "1"}
-    path.write_text(json.dumps({**today, "version": "2", "provenance": PROVENANCE}))
-    verdicts2, prov2 = read_report(path)
-    assert verdicts2 == verdicts and prov2 == PROVENANCE
-    text = render_catalogue(claims, verdicts2, prov2)
-    assert parse_catalogue(text) == (verdicts2, json.loads(json.dumps(prov2)))
+    write_json(path, results, 0, "quick", PROVENANCE)
+    verdicts, prov = read_report(path, claims)
+    assert verdicts == {"mifa.biased": "confirmed", "ocs.closed_form": "refuted"}
+    assert prov == {**json.loads(json.dumps(PROVENANCE)), "path": str(path.resolve())}
+    text = render_catalogue(claims, verdicts, prov)
+    assert parse_catalogue(text) == (verdicts, json.loads(json.dumps(prov)))
+
+    doc = json.loads(path.read_text())
+    doc["claims"][1]["verdict"] = "confirmed"
+    doc["claims"][1]["digest"] = digest(doc["claims"][1])  # even with its digest redone
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"report .*report.json: claims\[1\] "
+                                         r"\(ocs.closed_form\): verdict: 'confirmed' is not "
+                                         r"what its checks give \('refuted'\)"):
+        read_report(path, claims)
+    write_json(path, results, 0, "quick", PROVENANCE, complete=False)
+    with pytest.raises(ValueError, match="did not finish"):
+        read_report(path, claims)
     path.write_text(json.dumps({"claims": [{"id": "x"}]}))
-    with pytest.raises(ValueError, match="verdict"):
+    with pytest.raises(ValueError, match="version"):
         read_report(path)
     path.write_text("not json")
-    with pytest.raises(ValueError, match="not a JSON file"):
+    with pytest.raises(ValueError, match="not readable JSON"):
         read_report(path)
 
 

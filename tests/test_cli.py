@@ -4,8 +4,11 @@ first, results independent of --jobs, byte-identical reports), replay, --version
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ import pytest
 from fedtheory.claims import Claim, ClaimKind, Evidence, Verdict, all_claims
 from fedtheory.claims import registry as reg
 from fedtheory.cli import LIST_WIDTH, Progress, main
-from fedtheory.report import RECORD_PATH
+from fedtheory.report import RECORD_PATH, without_volatile
 
 FIRST = all_claims()[0].id
 #: cheap claims: one refuted (symbolic), one with a BLAS-heavy Monte Carlo simulation
@@ -23,14 +26,9 @@ MONTE_CARLO = "ocs.independent_variance"
 
 
 def _strip_timings(doc):
-    """A report without provenance and timings: what must be byte-identical across runs."""
-    doc = dict(doc)
-    doc.pop("provenance")
-    for c in doc["claims"]:
-        c.pop("seconds")
-        for chk in c["checks"]:
-            chk.pop("seconds")
-    return json.dumps(doc, indent=1, sort_keys=True)
+    """A report without provenance, timings and digests: what must be byte-identical across
+    runs."""
+    return json.dumps(without_volatile(doc), indent=1, sort_keys=True)
 
 
 def test_version_and_python_m(capsys):
@@ -130,11 +128,11 @@ def test_verify_power_reports_mutants_tightness_and_errata(tmp_path, capsys):
 
 
 def test_show_from_reports_only_verdicts_with_provenance(tmp_path, capsys):
-    old = tmp_path / "old.json"  # an old-style report or cache entry: no record of its origin
+    old = tmp_path / "old.json"  # an old-style report or cache entry: another format
     old.write_text(json.dumps({"claims": [{"id": FIRST, "verdict": "error", "checks": []}]}))
     assert main(["show", FIRST, "--from", str(old)]) == 2
-    out = capsys.readouterr().out
-    assert "no provenance" in out and "Verdict:" not in out
+    err = capsys.readouterr().err
+    assert f"report {old}: version: report format None" in err and err.count("\n") == 1
     assert main(["show", FIRST, "--from", str(tmp_path / "missing.json")]) == 2
     assert "does not exist" in capsys.readouterr().err
     (tmp_path / "bad.json").write_text("{")
@@ -168,7 +166,7 @@ def test_bad_output_paths_fail_before_any_work(tmp_path, capsys, monkeypatch, op
     def no_work(*a, **k):
         raise AssertionError("work started before the output paths were checked")
 
-    monkeypatch.setattr("fedtheory.cli.run_jobs", no_work)
+    monkeypatch.setattr("fedtheory.runner.run_jobs", no_work)
     assert main(["verify", REFUTED, "--quick", option, str(make(tmp_path))]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fedtheory: error: " + option) and message in err
@@ -214,10 +212,7 @@ def test_a_claims_numbers_do_not_depend_on_what_ran_before_it(tmp_path):
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         (entry,) = [c for c in json.loads(js.read_text())["claims"] if c["id"] == target]
-        for chk in entry["checks"]:
-            chk.pop("seconds")
-        entry.pop("seconds")
-        return entry
+        return without_volatile(entry)
 
     assert run(["is.variance_arbitrary_sampling", target], "after") == run([target], "alone")
 
@@ -274,11 +269,97 @@ def test_progress_prints_a_plain_line_per_finished_item_with_the_time_left():
 
 
 def test_catalogue_bad_reports_are_one_line_errors(tmp_path, capsys):
+    from fedtheory.report import write_json
+
     assert main(["catalogue", "--from", str(tmp_path / "missing.json"), "--out",
                  str(tmp_path / "c.md")]) == 2
-    assert "cannot read the report" in capsys.readouterr().err
+    assert "does not exist" in capsys.readouterr().err
     js = tmp_path / "full.json"
-    js.write_text(json.dumps({"claims": [], "provenance": {"preset": "full", "time": "t"}}))
+    write_json(js, [], 0, "full", {"preset": "full", "time": "t"})
     assert main(["catalogue", "--from", str(js), "--out", str(tmp_path / "c.md")]) == 2
     assert "quick preset" in capsys.readouterr().err
     assert not (tmp_path / "c.md").exists()
+
+
+def test_resume_recomputes_verdicts_and_reruns_an_edited_claim(tmp_path, capsys):
+    """A verdict edited by hand is not trusted: --resume names the file, the claim and the
+    field, runs the claim again, and the report equals an uninterrupted run's."""
+    js, edited, out = tmp_path / "r.json", tmp_path / "edited.json", tmp_path / "out.json"
+    ids = [REFUTED, "mifa.biased"]
+    common = ["--quick", "--no-progress", "--jobs", "1", "--no-record"]
+    assert main(["verify", *ids, *common, "--json", str(js)]) == 0
+    doc = json.loads(js.read_text())
+    doc["claims"][0]["verdict"] = "confirmed"
+    edited.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["verify", *ids, *common, "--json", str(out), "--resume", str(edited)]) == 0
+    err = capsys.readouterr().err
+    assert (f"fedtheory: warning: --resume {edited}: claims[0] ({REFUTED}): verdict: 'confirmed' "
+            "is not what its checks give ('refuted') (and 1 more problem(s)); the claim is run "
+            "again") in err
+    assert "1 claim(s) kept, 1 to run" in err
+    assert without_volatile(json.loads(out.read_text())) == without_volatile(
+        json.loads(js.read_text()))
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d["claims"][0].pop("checks"), "claims[0] (ocs.closed_form): checks: missing"),
+    (lambda d: d["claims"][0].update(verdict="banana"),
+     "claims[0] (ocs.closed_form): verdict: 'banana' is not one of ['confirmed', 'refuted', "
+     "'inconclusive', 'error']"),
+])
+def test_resume_refuses_a_malformed_report_in_one_line(tmp_path, capsys, edit, message):
+    js = tmp_path / "r.json"
+    common = ["--quick", "--no-progress", "--jobs", "1", "--no-record"]
+    assert main(["verify", REFUTED, *common, "--json", str(js)]) == 0
+    doc = json.loads(js.read_text())
+    edit(doc)
+    js.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["verify", REFUTED, *common, "--resume", str(js)]) == 2
+    assert capsys.readouterr().err == f"fedtheory: error: report {js}: {message}\n"
+
+
+def test_show_does_not_show_a_verdict_that_does_not_hold(tmp_path, capsys):
+    """The failed check dropped from the run record and the verdict made 'confirmed', all
+    consistent: the entry no longer has the claim's checks (nor its digest): not shown."""
+    assert main(["verify", REFUTED, "--quick", "--no-progress", "--jobs", "1"]) == 0
+    fresh = json.loads(RECORD_PATH.read_text())
+    doc = json.loads(RECORD_PATH.read_text())
+    doc["claims"][0]["checks"] = [c for c in doc["claims"][0]["checks"] if c["passed"]]
+    doc["claims"][0]["verdict"], doc["claims"][0]["counterexample"] = "confirmed", None
+    RECORD_PATH.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["show", REFUTED]) == 0
+    out = capsys.readouterr().out
+    assert (f"Verdict: not shown: report {RECORD_PATH}: claims[0] ({REFUTED}): definition: the "
+            "claim's statement, texts or checks differ from this entry's: it was written by "
+            "another version of the claim (and 1 more problem(s)). Run it again: fedtheory "
+            f"verify {REFUTED} --preset quick --seed 0") in out
+    assert main(["show", REFUTED, "--from", str(RECORD_PATH)]) == 2
+    fresh["complete"] = False
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps(fresh))
+    capsys.readouterr()
+    assert main(["show", REFUTED, "--from", str(partial)]) == 0
+    assert f"Verdict: refuted, from {partial} (a run that did not finish):" in \
+        capsys.readouterr().out
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="signals are handled in the main thread only")
+def test_sigterm_becomes_an_interrupt_and_ignored_signals_stay_ignored():
+    from fedtheory.cli import Interrupted, _interruptible
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted) as info, _interruptible():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises before this ends
+    assert info.value.signum == signal.SIGTERM and isinstance(info.value, KeyboardInterrupt)
+    assert signal.getsignal(signal.SIGTERM) == before
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a background job's
+    try:
+        with _interruptible():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, old)

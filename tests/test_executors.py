@@ -15,6 +15,7 @@ import pytest
 
 import fedtheory
 from fedtheory import tasks
+from fedtheory.claims import get_claim
 from fedtheory.executors import (
     DaskExecutor,
     ProcessExecutor,
@@ -25,7 +26,7 @@ from fedtheory.executors import (
 from fedtheory.report import (
     REPORT_VERSION,
     result_from_dict,
-    resumable_results,
+    resume_plan,
     to_json,
     without_volatile,
 )
@@ -293,7 +294,9 @@ def test_resume_leaves_out_errors_and_results_without_power(tmp_path: Path):
     results.append(error_result(Job(IDS[2], "quick", 0), "lost"))
     path = tmp_path / "r.json"
     path.write_text(json.dumps(to_json(results, 0, "quick", prov={})))
-    assert sorted(resumable_results(path, 0, "quick", power=False)) == sorted(IDS[:2])
-    assert resumable_results(path, 0, "quick", power=True) == {}
+    claims = [get_claim(i) for i in IDS]
+    plan = resume_plan(path, claims, 0, "quick", power=False)
+    assert sorted(plan.kept) == sorted(IDS[:2]) and plan.warnings == []
+    assert resume_plan(path, claims, 0, "quick", power=True).kept == {}
     with pytest.raises(ValueError, match="its preset is 'quick', this run's is 'full'"):
-        resumable_results(path, 0, "full", power=False)
+        resume_plan(path, claims, 0, "full", power=False)

@@ -5,9 +5,12 @@ Every module under :mod:`fedtheory.claims` other than the vocabulary (``core``, 
 sub-packages ``fedtheory/claims/<family>/`` where each claim lives in a file of its own named
 after it (``fedtheory/claims/mifa/zero_floor.py`` holds ``mifa.zero_floor``; its corrected
 statement ``mifa.zero_floor.corrected`` lives beside it in ``zero_floor_corrected.py``). A
-claim module defines its claim as the module attribute ``CLAIM`` (or calls :func:`register`);
-modules whose name starts with ``_`` are helpers and are not imported by discovery. A module
-that fails to import is an error, never skipped.
+claim module defines its claim as the module attribute ``CLAIM``; modules whose name starts
+with ``_`` are helpers and are not imported by discovery. A module that fails to import is an
+error, never skipped, and so is a ``CLAIM`` whose id is not the one its file names
+(:func:`fedtheory.index.claim_id_for_module`): the command line relies on it to answer
+``fedtheory show ID`` and an unknown id without importing every claim (:mod:`fedtheory.index`).
+:func:`register` adds a claim defined elsewhere (a test's, a notebook's) to this process only.
 """
 
 from __future__ import annotations
@@ -19,10 +22,15 @@ from collections.abc import Iterable
 
 from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import Claim
+from fedtheory.index import claim_id_for_module, unknown_id_message
 
-__all__ = ["all_claims", "claim_modules", "families", "get_claim", "register", "select"]
+__all__ = ["all_claims", "claim_modules", "discovered", "families", "get_claim", "register",
+           "select"]
 
 _REGISTRY: dict[str, Claim] = {}
+
+#: Claim id -> the module discovery found it in.
+_DISCOVERED: dict[str, str] = {}
 
 #: Modules of :mod:`fedtheory.claims` that define the vocabulary, not claims.
 _INFRASTRUCTURE = frozenset({"core", "evidence", "registry", "catalog"})
@@ -75,11 +83,34 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    for name in claim_modules():
-        module = importlib.import_module(name)  # an import error propagates: never skipped
-        claim = getattr(module, "CLAIM", None)
-        if claim is not None:
+    try:
+        for name in claim_modules():
+            module = importlib.import_module(name)  # an import error propagates: never skipped
+            claim = getattr(module, "CLAIM", None)
+            if claim is None:
+                continue
+            want = claim_id_for_module(name)
+            if getattr(claim, "id", None) != want:
+                where = getattr(module, "__file__", None) or name
+                must = (f"this file must hold {want!r}" if want is not None else
+                        "it must live in a family sub-package")
+                raise ValueError(
+                    f"{where} defines claim {getattr(claim, 'id', claim)!r}, but a claim file "
+                    f"is named after its claim: {must} (a claim lives in "
+                    "fedtheory/claims/<family>/<name>.py as <family>.<name>; "
+                    "<name>_corrected.py holds <family>.<name>.corrected)")
             register(claim)
+            _DISCOVERED[claim.id] = name
+    except BaseException:
+        _loaded = False  # asked again, discovery raises again: never a partial registry
+        raise
+
+
+def discovered() -> dict[str, str]:
+    """Claim id -> module of every claim discovery found (claims added with :func:`register`
+    are not among them)."""
+    _load()
+    return dict(_DISCOVERED)
 
 
 def _order_key(claim: Claim) -> tuple[int, int, int, str]:
@@ -94,7 +125,7 @@ def _order_key(claim: Claim) -> tuple[int, int, int, str]:
 
 
 def all_claims() -> list[Claim]:
-    """Every registered claim: families and ids in the contract's order (``CLAIMS.md``)."""
+    """Every registered claim: families and ids in the contract's order (``docs/claims.md``)."""
     _load()
     return sorted(_REGISTRY.values(), key=_order_key)
 
@@ -114,9 +145,7 @@ def get_claim(claim_id: str) -> Claim:
     try:
         return _REGISTRY[claim_id]
     except KeyError:
-        close = difflib.get_close_matches(claim_id, list(_REGISTRY), n=5, cutoff=0.4)
-        hint = f"; closest matches: {', '.join(close)}" if close else ""
-        raise ValueError(f"unknown claim id {claim_id!r}{hint}") from None
+        raise ValueError(unknown_id_message(claim_id, _REGISTRY)) from None
 
 
 def select(ids: Iterable[str] = (), family: str | None = None) -> list[Claim]:

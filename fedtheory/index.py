@@ -1,0 +1,362 @@
+"""The claim index: what ``fedtheory list``, ``show ID`` and an unknown id need, without
+importing every claim module.
+
+Importing the claims costs seconds (sympy, numpy, scipy, cvxpy and every claim module), while
+the command line's cheap answers need only ids and texts. Two sources serve them, both correct
+when a claim file is added, removed or edited:
+
+* **Ids from file names.** A claim lives in ``fedtheory/claims/<family>/<name>.py`` and its id
+  is ``<family>.<name>`` (``<name>_corrected.py`` holds ``<family>.<name>.corrected``);
+  discovery (:mod:`fedtheory.claims.registry`) refuses a claim file that breaks this rule. So
+  the registered ids are among the ids the directory listing gives (:func:`file_ids`), and an
+  unknown id is answered without importing any claim.
+* **Cached texts.** Every claim's family, kind, title, seed reference, statement, finding,
+  derivation and checks, and a digest of what its report entries must repeat
+  (:func:`fedtheory.schema.definition_digest`), written as JSON beside the package's byte code
+  (its ``__pycache__`` folder, or under ``sys.pycache_prefix``) whenever every claim has been
+  imported anyway, and stamped with a fingerprint of the package's sources (path, size and
+  modification time of every ``.py`` file: :func:`fingerprint`). A cache whose fingerprint
+  differs is never read. ``list`` rebuilds a stale cache (importing the claims once);
+  ``show ID`` imports only the module of ``ID``; ``verify`` refreshes it for free. A read-only
+  package folder gets its cache in the user's cache folder instead.
+
+This module imports nothing heavier than the standard library until a claim must be imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CACHE_NAME",
+    "CheckInfo",
+    "ClaimInfo",
+    "cache_path",
+    "check_family",
+    "check_ids",
+    "claim_id_for_module",
+    "file_ids",
+    "fingerprint",
+    "load_index",
+    "lookup",
+    "unknown_id_message",
+]
+
+#: The cache file's name, in the byte-code folder of ``fedtheory/claims``.
+CACHE_NAME = "fedtheory-claim-index.json"
+
+#: Bumped when the cache's layout changes (an old cache is then rebuilt).
+_FORMAT = 1
+
+_CLAIMS_PACKAGE = "fedtheory.claims"
+_CORRECTED = "_corrected"
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    """One check of a claim, as ``show`` prints it."""
+
+    name: str
+    kind: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimInfo:
+    """What the command line shows of a claim without importing it.
+
+    The attributes are those of :class:`fedtheory.claims.Claim` that ``list`` and ``show``
+    print (``kind`` as its value); ``definition`` maps each preset to the digest of what the
+    claim's report entries must repeat (:func:`fedtheory.schema.definition_digest`).
+    """
+
+    id: str
+    module: str
+    family: str
+    kind: str
+    title: str
+    seed_ref: str
+    statement: str
+    finding: str = ""
+    derivation: str = ""
+    restatement: str = ""
+    expected: str | None = None
+    checks: tuple[CheckInfo, ...] = ()
+    definition: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["checks"] = [{"name": c.name, "kind": c.kind, "description": c.description}
+                       for c in self.checks]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ClaimInfo:
+        checks = tuple(CheckInfo(**c) for c in d["checks"])
+        return cls(**{**d, "checks": checks, "definition": dict(d["definition"])})
+
+
+# --------------------------------------------------------------------------------- file names
+
+
+def package_dir() -> Path:
+    """The folder of the ``fedtheory`` package that runs."""
+    return Path(__file__).resolve().parent
+
+
+def claim_id_for_module(module: str) -> str | None:
+    """The claim id a module of :mod:`fedtheory.claims` must hold, or None for a module outside
+    the family sub-packages (the vocabulary: ``core``, ``power``, ...).
+
+    >>> claim_id_for_module("fedtheory.claims.mifa.zero_floor_corrected")
+    'mifa.zero_floor.corrected'
+    >>> claim_id_for_module("fedtheory.claims.ocs.closed_form")
+    'ocs.closed_form'
+    >>> claim_id_for_module("fedtheory.claims.core") is None
+    True
+    """
+    prefix = _CLAIMS_PACKAGE + "."
+    if not module.startswith(prefix):
+        raise ValueError(f"module {module!r} is not under {_CLAIMS_PACKAGE}")
+    parts = module[len(prefix):].split(".")
+    if len(parts) < 2:
+        return None
+    leaf = parts[-1]
+    if leaf.endswith(_CORRECTED) and len(leaf) > len(_CORRECTED):
+        parts[-1:] = [leaf[: -len(_CORRECTED)], "corrected"]
+    return ".".join(parts)
+
+
+def file_ids(root: Path | None = None) -> dict[str, str]:
+    """Every claim id the files under ``root/claims`` name (``root``: the package folder),
+    mapped to its module, sorted by id.
+
+    Walks the family sub-packages the way discovery does (folders with an ``__init__.py``;
+    names starting with ``_`` are helpers, skipped), without importing anything. A module that
+    defines no claim is listed too: the listing is a superset of the registered ids.
+    """
+    base = (root or package_dir()) / "claims"
+    out: dict[str, str] = {}
+
+    def walk(folder: Path, parts: list[str]) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return
+        for e in entries:
+            if e.name.startswith(("_", ".")):
+                continue
+            if e.is_dir() and (Path(e.path) / "__init__.py").is_file():
+                walk(Path(e.path), [*parts, e.name])
+            elif e.is_file() and e.name.endswith(".py") and parts:
+                module = ".".join([_CLAIMS_PACKAGE, *parts, e.name[:-3]])
+                claim_id = claim_id_for_module(module)
+                if claim_id is not None:
+                    out[claim_id] = module
+
+    walk(base, [])
+    return dict(sorted(out.items()))
+
+
+def unknown_id_message(claim_id: str, known: Iterable[str]) -> str:
+    """``unknown claim id 'x'; closest matches: a, b`` (the registry's wording).
+
+    >>> unknown_id_message("ocs.closed_from", ["ocs.closed_form", "is.unbiased"])
+    "unknown claim id 'ocs.closed_from'; closest matches: ocs.closed_form"
+    """
+    close = difflib.get_close_matches(claim_id, list(known), n=5, cutoff=0.4)
+    hint = f"; closest matches: {', '.join(close)}" if close else ""
+    return f"unknown claim id {claim_id!r}{hint}"
+
+
+def _live_ids() -> set[str]:
+    """Ids registered in this process (none unless the registry was loaded here)."""
+    reg = sys.modules.get("fedtheory.claims.registry")
+    return set(getattr(reg, "_REGISTRY", {})) if reg is not None else set()
+
+
+def check_ids(ids: Sequence[str]) -> None:
+    """Raise ``ValueError`` for the first of ``ids`` that no claim file names (nor this process
+    registered), with the closest matches, without importing any claim."""
+    known: dict[str, str] | None = None
+    for claim_id in ids:
+        if claim_id in _live_ids():
+            continue
+        if known is None:
+            known = file_ids()
+        if claim_id not in known:
+            raise ValueError(unknown_id_message(claim_id, [*known, *_live_ids()]))
+
+
+def check_family(family: str) -> None:
+    """Raise ``ValueError`` (the registry's wording) unless some claim file belongs to
+    ``family``."""
+    fams = sorted({i.split(".", 1)[0] for i in file_ids()}
+                  | {i.split(".", 1)[0] for i in _live_ids()})
+    if family not in fams:
+        close = difflib.get_close_matches(family, fams, n=3, cutoff=0.3)
+        hint = f"; closest matches: {', '.join(close)}" if close else ""
+        raise ValueError(f"unknown family {family!r} (known: {', '.join(fams)}){hint}")
+
+
+# ------------------------------------------------------------------------------------ the cache
+
+
+def fingerprint(root: Path | None = None) -> str:
+    """A digest of the package's sources: the relative path, size and modification time (ns)
+    of every ``.py`` file under ``root`` (the package folder), byte code excluded."""
+    root = root or package_dir()
+    rows: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                rows.append(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest()
+
+
+def cache_path(root: Path | None = None) -> Path:
+    """Where the cache lives: the byte-code folder of ``fedtheory/claims`` (``__pycache__``, or
+    its mirror under ``sys.pycache_prefix``)."""
+    init = (root or package_dir()) / "claims" / "__init__.py"
+    return Path(importlib.util.cache_from_source(str(init))).with_name(CACHE_NAME)
+
+
+def _user_cache_path(root: Path) -> Path:
+    """The fallback for a read-only package folder: the user's cache folder, one file per
+    package location."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    tag = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
+    return base / "fedtheory" / f"claim-index-{tag}.json"
+
+
+def _read_cache(root: Path, fp: str) -> list[ClaimInfo] | None:
+    for path in (cache_path(root), _user_cache_path(root)):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            if doc.get("format") != _FORMAT or doc.get("fingerprint") != fp:
+                continue
+            return [ClaimInfo.from_dict(d) for d in doc["claims"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # missing, stale or unreadable: rebuilt
+    return None
+
+
+def _write_cache(root: Path, fp: str, infos: Sequence[ClaimInfo]) -> Path | None:
+    """Write the cache atomically, best effort: beside the byte code, else (a read-only
+    package) in the user's cache folder; its path, or None when neither could be written.
+
+    Written even under ``PYTHONDONTWRITEBYTECODE`` (it is not byte code: without it every
+    ``list`` would import every claim again)."""
+    text = json.dumps({"format": _FORMAT, "fingerprint": fp,
+                       "claims": [i.to_dict() for i in infos]}, ensure_ascii=False)
+    for path in (cache_path(root), _user_cache_path(root)):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            continue
+        return path
+    return None
+
+
+def info_from_claim(claim: Any, module: str | None = None) -> ClaimInfo:
+    """A claim's :class:`ClaimInfo` (``claim`` a :class:`fedtheory.claims.Claim`)."""
+    from fedtheory.claims.core import PRESETS
+    from fedtheory.schema import definition_digest, definition_of
+
+    return ClaimInfo(
+        id=claim.id,
+        module=module or type(claim).__module__,
+        family=claim.family,
+        kind=claim.kind.value,
+        title=claim.title,
+        seed_ref=claim.seed_ref,
+        statement=claim.statement,
+        finding=claim.finding,
+        derivation=claim.derivation,
+        restatement=claim.restatement,
+        expected=claim.expected.value if claim.expected is not None else None,
+        checks=tuple(CheckInfo(c.name, c.kind, c.description) for c in claim.checks),
+        definition={p: definition_digest(definition_of(claim, p)) for p in PRESETS},
+    )
+
+
+def _from_registry() -> list[ClaimInfo]:
+    """The discovered claims of this process's registry, in its order."""
+    from fedtheory.claims import registry
+
+    claims = registry.all_claims()
+    modules = registry.discovered()
+    return [info_from_claim(c, modules[c.id]) for c in claims if c.id in modules]
+
+
+def refresh(root: Path | None = None) -> bool:
+    """Write the cache from this process's registry when it is stale (call once every claim is
+    imported anyway: it costs a few milliseconds then). True when written."""
+    root = root or package_dir()
+    fp = fingerprint(root)
+    if _read_cache(root, fp) is not None:
+        return False
+    return _write_cache(root, fp, _from_registry()) is not None
+
+
+def load_index(build: bool = True) -> list[ClaimInfo] | None:
+    """Every discovered claim's :class:`ClaimInfo`, in the registry's order.
+
+    From the registry when this process has loaded it, else from a fresh cache; else, with
+    ``build``, by importing every claim (and writing the cache), without it None.
+    """
+    reg = sys.modules.get("fedtheory.claims.registry")
+    if reg is not None and getattr(reg, "_loaded", False):
+        return _from_registry()
+    root = package_dir()
+    fp = fingerprint(root)
+    cached = _read_cache(root, fp)
+    if cached is not None or not build:
+        return cached
+    infos = _from_registry()
+    _write_cache(root, fp, infos)
+    return infos
+
+
+def lookup(claim_id: str) -> ClaimInfo:
+    """The claim ``claim_id``: from the index when it is fresh, else by importing its module
+    alone. ``ValueError`` with the closest ids when no claim has this id."""
+    check_ids([claim_id])
+    index = load_index(build=False)
+    if index is not None:
+        for info in index:
+            if info.id == claim_id:
+                return info
+    reg = sys.modules.get("fedtheory.claims.registry")
+    if reg is not None and claim_id in getattr(reg, "_REGISTRY", {}):
+        return info_from_claim(reg._REGISTRY[claim_id])
+    module = file_ids().get(claim_id)
+    if module is not None:
+        claim = getattr(importlib.import_module(module), "CLAIM", None)
+        if claim is not None and getattr(claim, "id", None) == claim_id:
+            return info_from_claim(claim, module)
+    from fedtheory.claims.registry import get_claim  # a file without its claim: ask discovery
+
+    return info_from_claim(get_claim(claim_id))

@@ -1,0 +1,505 @@
+r"""The JSON report as untrusted input: its one schema, and what a report entry must agree with.
+
+A report (``fedtheory verify --json``, the run record ``.fedtheory/last_run.json``) is read back
+by ``verify --resume``, ``show`` and ``catalogue --from``. What it says is never taken on trust:
+
+1. **Structure** (:data:`REPORT_SCHEMA`, JSON Schema 2020-12, checked with ``jsonschema``): every
+   field of the document, of each claim entry, check, erratum, set-up card and power entry,
+   with its type; unknown fields are refused. A file that fails is refused as a whole
+   (:class:`ReportError` names the file, the claim and the field). This is the one place the
+   format is written down: a new field of :class:`~fedtheory.claims.core.CheckResult` or of
+   ``ClaimResult.to_dict`` is one edit here (``tests/test_schema.py`` fails until it is made).
+2. **Consistency** (:func:`audit`): what can be recomputed from the stored checks is recomputed
+   (:func:`derived`: the verdict, the counterexample, the errors, the tightness; the same
+   rules as :func:`fedtheory.claims.core.combine` and :func:`~fedtheory.claims.core.tightness`,
+   which ``tests/test_schema.py`` holds this copy to), and each check must be one
+   :meth:`Claim.verify <fedtheory.claims.core.Claim.verify>` can produce (a failed check
+   carries the command that re-runs it; a check that raised or a figure decided nothing; a
+   convex check solved something; a refuted claim has no power table). The **digest** of each
+   entry (:func:`digest`, written with it) detects an entry edited after it was written (a
+   digest is not a signature: whoever recomputes it can forge it, which is why everything
+   derivable is recomputed as well). The **definition** (:func:`definition_of`: ids, texts,
+   erratum, set-up card, the checks' names and kinds, the mutants) must be the claim's as the
+   registry defines it now, else the entry belongs to another version of the claim.
+
+An entry that fails 2 is never used: ``--resume`` runs the claim again (with a warning naming
+the file, the claim and the field), ``show`` does not show its verdict, ``catalogue`` refuses
+the report.
+
+>>> derived({"kind": "identity", "checks": [
+...     {"name": "a", "passed": True, "neutral": False, "error": None, "ratio": None,
+...      "counterexample": None, "detail": ""},
+...     {"name": "b", "passed": False, "neutral": False, "error": None, "ratio": None,
+...      "counterexample": {"x": 1}, "detail": ""}]})["verdict"]
+'refuted'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "REPORT_FORMAT",
+    "REPORT_SCHEMA",
+    "ReportError",
+    "audit",
+    "definition_digest",
+    "definition_of",
+    "derived",
+    "digest",
+    "entry_definition",
+    "field_path",
+    "mutants_of",
+    "validate",
+]
+
+#: The report format this version writes and reads (the document's ``version``).
+REPORT_FORMAT = "5"
+
+# The vocabulary's values, as in fedtheory.claims (core.Verdict, ClaimKind, CHECK_KINDS,
+# PRESETS; stated.ERRATUM_KINDS, MUTANT_KINDS; power.OUTCOMES). Copied, so that reading a
+# report imports no claim machinery (sympy); tests/test_schema.py holds them equal.
+VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
+CLAIM_KINDS = ("identity", "upper bound", "lower bound", "closed form", "qualitative")
+BOUND_KINDS = ("upper bound", "lower bound")
+CHECK_KINDS = ("symbolic", "exact", "convex", "monte_carlo", "figure")
+PRESETS = ("quick", "full")
+ERRATUM_KINDS = ("typo", "wrong constant", "proof gap", "omitted hypothesis",
+                 "false statement", "not reproduced")
+MUTANT_KINDS = ("constant", "factor", "step")
+OUTCOMES = ("caught", "still true", "missed", "error")
+
+_STR: dict[str, Any] = {"type": "string"}
+_STR_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
+_OBJ_OR_NULL: dict[str, Any] = {"type": ["object", "null"]}
+_STRINGS: dict[str, Any] = {"type": "array", "items": _STR}
+
+
+def _object(properties: Mapping[str, Any], optional: Sequence[str] = (),
+            closed: bool = True) -> dict[str, Any]:
+    """An object schema: every property required except ``optional``; no others if
+    ``closed``."""
+    return {"type": "object", "properties": dict(properties),
+            "required": [k for k in properties if k not in optional],
+            "additionalProperties": not closed}
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (an object's) or null: the object keywords apply to objects only."""
+    return {**schema, "type": ["object", "null"]}
+
+
+CHECK_SCHEMA = _object({
+    "name": {"type": "string", "minLength": 1},
+    "kind": {"enum": list(CHECK_KINDS)},
+    "passed": {"type": ["boolean", "null"]},
+    "measured": {},
+    "theoretical": {},
+    "detail": _STR,
+    "tolerance": {"type": ["number", "null"]},
+    "alpha": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+    "counterexample": _OBJ_OR_NULL,
+    "figures": _STRINGS,
+    "seconds": {"type": "number", "minimum": 0},
+    "error": _STR_OR_NULL,
+    "neutral": {"type": "boolean"},
+    "ratio": {"type": ["number", "null"]},
+    "instance": _OBJ_OR_NULL,
+    "proof": _STR_OR_NULL,
+    "search": _STR_OR_NULL,
+    "reads": _STRINGS,
+    "undecided": _STR_OR_NULL,
+    "solves": {"type": "array", "items": _object(
+        {"problem": _STR, "solver": _STR, "status": _STR})},
+})
+
+ERRATUM_SCHEMA = _object({
+    "kind": {"enum": list(ERRATUM_KINDS)},
+    "where": _STR,
+    "quote": _STR,
+    "location": _STR,
+    "hypothesis": _STR_OR_NULL,
+    "relied_on": _STR_OR_NULL,
+    "intended_holds": {"type": ["boolean", "null"]},
+})
+
+SETUP_SCHEMA = _object({
+    "code_url": _STR_OR_NULL,
+    "rows": {"type": "array", "items": _object({
+        "aspect": _STR,
+        "paper": _STR,
+        "paper_where": _STR,
+        "code": _STR_OR_NULL,
+        "code_where": _STR_OR_NULL,
+        "run": _STR_OR_NULL,
+        "deviation": _STR_OR_NULL,
+    })},
+    "deviations": _STRINGS,
+    "sensitivity": _STRINGS,
+    "notes": _STR,
+})
+
+POWER_SCHEMA = _object({
+    "mutant": _STR,
+    "kind": {"enum": list(MUTANT_KINDS)},
+    "target": _STR,
+    "scale": _STR,
+    "outcome": {"enum": list(OUTCOMES)},
+    "by": _STRINGS,
+    "instance": _OBJ_OR_NULL,
+    "statement_unchanged": {"type": "boolean"},
+}, optional=("statement_unchanged",))
+
+CLAIM_SCHEMA = _object({
+    "id": {"type": "string", "pattern": r"^[^.\s]+(\.[^.\s]+)+$"},
+    "family": {"type": "string", "minLength": 1},
+    "seed_ref": _STR,
+    "kind": {"enum": list(CLAIM_KINDS)},
+    "title": _STR,
+    "statement": _STR,
+    "derivation": _STR,
+    "finding": _STR,
+    "verdict": {"enum": list(VERDICTS)},
+    "checks": {"type": "array", "items": CHECK_SCHEMA},
+    "counterexample": _OBJ_OR_NULL,
+    "errors": {"type": "array", "items": _object({"check": _STR, "detail": _STR})},
+    "tightness": _or_null(_object({"ratio": {"type": "number"}, "check": _STR,
+                                   "instance": _OBJ_OR_NULL})),
+    "erratum": _or_null(ERRATUM_SCHEMA),
+    "setup": _or_null(SETUP_SCHEMA),
+    "restatement": _STR,
+    "power": {"type": ["array", "null"], "items": POWER_SCHEMA},
+    "preset": {"enum": list(PRESETS)},
+    "seed": {"type": "integer", "minimum": 0},
+    "seconds": {"type": "number", "minimum": 0},
+    "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+})
+
+PROVENANCE_SCHEMA = _object({
+    "fedtheory_version": _STR,
+    "commit": _STR_OR_NULL,
+    "dirty": {"type": ["boolean", "null"]},
+    "source": _STR,
+    "preset": {"enum": list(PRESETS)},
+    "seed": {"type": "integer", "minimum": 0},
+    "jobs": {"type": ["integer", "null"]},
+    "time": _STR,
+    "argv": _STRINGS,
+    "executor": _STR,
+    "resumed": _STRINGS,
+    "reruns": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "interrupted": _STR_OR_NULL,
+    "path": _STR,
+}, optional=("fedtheory_version", "commit", "dirty", "source", "preset", "seed", "jobs", "time",
+             "argv", "executor", "resumed", "reruns", "interrupted", "path"), closed=False)
+
+REPORT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "fedtheory report",
+    **_object({
+        "version": {"const": REPORT_FORMAT},
+        "fedtheory_version": _STR,
+        "seed": {"type": "integer", "minimum": 0},
+        "preset": {"enum": list(PRESETS)},
+        "complete": {"type": "boolean"},
+        "summary": {"type": "object", "propertyNames": {"enum": list(VERDICTS)},
+                    "additionalProperties": {"type": "integer", "minimum": 0}},
+        "claims": {"type": "array", "items": CLAIM_SCHEMA},
+        "provenance": PROVENANCE_SCHEMA,
+    }),
+}
+
+
+class ReportError(ValueError):
+    """A report that cannot be used: the message names the file, the claim and the field."""
+
+    def __init__(self, source: str, message: str, claim: str | None = None,
+                 field: str | None = None) -> None:
+        self.source, self.claim, self.field = source, claim, field
+        where = "".join(f"{part}: " for part in (claim, field) if part)
+        super().__init__(f"report {source}: {where}{message}")
+
+
+def field_path(path: Iterable[Any]) -> str:
+    """``["checks", 1, "passed"]`` -> ``checks[1].passed``.
+
+    >>> field_path(["checks", 1, "passed"]), field_path([])
+    ('checks[1].passed', '(the document)')
+    """
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(the document)"
+
+
+def claim_label(doc: Any, index: int) -> str:
+    """``claims[3] (ocs.closed_form)``: an entry by its place, and its id when it has one."""
+    entry = doc["claims"][index] if isinstance(doc, dict) else None
+    cid = entry.get("id") if isinstance(entry, dict) else None
+    return f"claims[{index}]" + (f" ({cid})" if isinstance(cid, str) else "")
+
+
+_VALIDATOR: list[Any] = []
+
+
+def _validator() -> Any:
+    if not _VALIDATOR:
+        from jsonschema import Draft202012Validator
+
+        _VALIDATOR.append(Draft202012Validator(REPORT_SCHEMA))
+    return _VALIDATOR[0]
+
+
+def _describe(error: Any) -> tuple[list[Any], str]:
+    """A jsonschema error as (path, message), for a reader rather than a schema author."""
+    path = list(error.absolute_path)
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return [*path, missing], "missing"
+    if error.validator == "additionalProperties":
+        extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
+        return [*path, *extra[:1]], "not a field of a fedtheory report"
+    if error.validator == "const" and path == ["version"]:
+        return path, (f"report format {error.instance!r}; this fedtheory reads format "
+                      f"{REPORT_FORMAT!r} (write it again with `fedtheory verify`)")
+    return path, error.message
+
+
+def validate(doc: Any, source: str, only: str | None = None) -> None:
+    """Raise :class:`ReportError` unless ``doc`` matches :data:`REPORT_SCHEMA` and names each
+    claim once; with ``only``, the document and the entries of the claim ``only`` (what
+    ``show ID`` reads). The message names ``source``, the claim and the field of the most
+    relevant problem, and how many more there are."""
+    from jsonschema.exceptions import best_match
+
+    subject, places = doc, None
+    if only is not None and isinstance(doc, dict) and isinstance(doc.get("claims"), list):
+        places = [k for k, e in enumerate(doc["claims"])
+                  if isinstance(e, dict) and e.get("id") == only]
+        subject = {**doc, "claims": [doc["claims"][k] for k in places]}
+    errors = list(_validator().iter_errors(subject))
+    if errors:
+        path, message = _describe(best_match(errors))
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        claim_part = None
+        if len(path) >= 2 and path[0] == "claims" and isinstance(path[1], int):
+            k = places[path[1]] if places is not None else path[1]
+            claim_part, path = claim_label(doc, k), path[2:]
+        raise ReportError(source, message + more, claim_part, field_path(path))
+    seen: dict[str, int] = {}
+    for k, entry in enumerate(doc["claims"]):
+        cid = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(cid, str):
+            continue
+        if cid in seen:
+            raise ReportError(source, f"the claim appears twice (also claims[{seen[cid]}])",
+                              claim_label(doc, k), "id")
+        seen[cid] = k
+
+
+# ------------------------------------------------------------------ derived fields, recomputed
+
+
+def derived(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """What an entry's checks imply: its ``verdict``, ``counterexample``, ``errors`` and
+    ``tightness``, by the rules of :func:`fedtheory.claims.core.combine` and
+    :func:`fedtheory.claims.core.tightness` (refuted > error > inconclusive > confirmed; a
+    neutral figure that did not raise counts for nothing; the counterexample is the first failed
+    check's, with its name; a bound's tightness is its checks' largest ratio)."""
+    checks = list(entry["checks"])
+    counted = [c for c in checks if not (c["neutral"] and c["error"] is None)]
+    counterexample = None
+    failed = [c for c in counted if c["passed"] is False]
+    if not counted:
+        verdict = "inconclusive"
+    elif failed:
+        verdict = "refuted"
+        counterexample = dict(failed[0]["counterexample"] or {})
+        counterexample.setdefault("check", failed[0]["name"])
+    elif any(c["error"] is not None for c in counted):
+        verdict = "error"
+    elif any(c["passed"] is None for c in counted):
+        verdict = "inconclusive"
+    else:
+        verdict = "confirmed"
+    tight = None
+    if entry["kind"] in BOUND_KINDS:
+        rated = [c for c in checks if c["ratio"] is not None]
+        if rated:
+            best = max(rated, key=lambda c: c["ratio"])
+            tight = {"ratio": best["ratio"], "check": best["name"], "instance": best["instance"]}
+    return {"verdict": verdict, "counterexample": counterexample,
+            "errors": [{"check": c["name"], "detail": c["detail"]}
+                       for c in checks if c["error"] is not None],
+            "tightness": tight}
+
+
+def replay_command_text(claim_id: str, check: str, preset: str, seed: int) -> str:
+    """The shell command :func:`fedtheory.claims.core.replay_command` gives."""
+    return f"fedtheory replay {claim_id} --check {check} --preset {preset} --seed {seed}"
+
+
+# ---------------------------------------------------------------------------------- digests
+
+
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def digest(entry: Mapping[str, Any]) -> str:
+    """SHA-256 of an entry's canonical JSON, every field but ``digest`` itself: it changes when
+    anything in the entry is edited (and is no proof of origin: see the module docstring)."""
+    return hashlib.sha256(_canonical({k: v for k, v in entry.items() if k != "digest"}))\
+        .hexdigest()
+
+
+#: The fields of an entry that come from the claim's definition, not from running it.
+DEFINITION_FIELDS = ("id", "family", "seed_ref", "kind", "title", "statement", "derivation",
+                     "finding", "erratum", "setup", "restatement")
+
+
+def definition_of(claim: Any, preset: str) -> dict[str, Any]:
+    """What every report entry of ``claim`` (a :class:`~fedtheory.claims.core.Claim`) with
+    ``preset`` repeats from its definition: :data:`DEFINITION_FIELDS` and the checks' names and
+    kinds, in order."""
+    from fedtheory.claims.core import _jsonable
+
+    fields = {
+        "id": claim.id, "family": claim.family, "seed_ref": claim.seed_ref,
+        "kind": claim.kind.value, "title": claim.title, "statement": claim.statement,
+        "derivation": claim.derivation, "finding": claim.finding,
+        "erratum": claim.erratum.to_dict() if claim.erratum is not None else None,
+        "setup": claim.setup.to_dict(preset) if claim.setup is not None else None,
+        "restatement": claim.restatement,
+        "checks": [[c.name, c.kind] for c in claim.checks],
+    }
+    return json.loads(json.dumps(_jsonable(fields)))  # as a report holds it (lists, not tuples)
+
+
+def entry_definition(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The definition part of a report entry (see :func:`definition_of`)."""
+    out = {k: entry[k] for k in DEFINITION_FIELDS}
+    out["checks"] = [[c["name"], c["kind"]] for c in entry["checks"]]
+    return out
+
+
+def definition_digest(fields: Mapping[str, Any]) -> str:
+    """SHA-256 of a definition (:func:`definition_of` or :func:`entry_definition`)."""
+    return hashlib.sha256(_canonical(fields)).hexdigest()
+
+
+def mutants_of(claim: Any) -> list[list[str]]:
+    """``[mutant, kind, target, scale]`` of each mutant ``verify --power`` runs for
+    ``claim``."""
+    if claim.stated is None:
+        return []
+    return [[m.name, m.kind, m.target, str(m.scale)] for m in claim.stated.mutants(
+        claim.kind.value)]
+
+
+# ------------------------------------------------------------------------------------ audit
+
+
+def audit(entry: Mapping[str, Any], *, preset: str, seed: int,
+          definition: Mapping[str, Any] | str | None = None,
+          mutants: Sequence[Sequence[str]] | None = None) -> list[str]:
+    """Every reason not to use a schema-valid entry, as ``"field: what"`` (empty: usable).
+
+    ``preset`` and ``seed`` are the report's; ``definition`` is the claim's now
+    (:func:`definition_of`, or its :func:`definition_digest`), ``mutants`` its mutants
+    (:func:`mutants_of`); None skips that comparison.
+    """
+    problems: list[str] = []
+    cid = entry["id"]
+    if not cid.startswith(entry["family"] + "."):
+        problems.append(f"family: {entry['family']!r} is not the family of {cid!r}")
+    for name, want in (("preset", preset), ("seed", seed)):
+        if entry[name] != want:
+            problems.append(f"{name}: {entry[name]!r}, but the report's is {want!r}")
+    seen: set[str] = set()
+    for k, c in enumerate(entry["checks"]):
+        where = f"checks[{k}]"
+        if c["name"] in seen:
+            problems.append(f"{where}.name: {c['name']!r} appears twice")
+        seen.add(c["name"])
+        if c["error"] is not None and c["passed"] is not None:
+            problems.append(f"{where}.passed: {c['passed']}, but the check raised (a check "
+                            "that raised decided nothing: null)")
+        if c["neutral"] and c["passed"] is not None:
+            problems.append(f"{where}.passed: {c['passed']}, but a figure decides nothing "
+                            "(null)")
+        undecided = c["passed"] is None and not c["neutral"] and c["error"] is None
+        if undecided != (c["undecided"] is not None):
+            problems.append(f"{where}.undecided: {c['undecided']!r} does not fit passed="
+                            f"{c['passed']}, neutral={c['neutral']}, error="
+                            f"{'set' if c['error'] is not None else 'null'}")
+        if c["passed"] is False:
+            replay = (c["counterexample"] or {}).get("replay")
+            want = replay_command_text(cid, c["name"], entry["preset"], entry["seed"])
+            if not isinstance(replay, dict) or replay.get("command") != want:
+                problems.append(f"{where}.counterexample.replay: not the command that re-runs "
+                                f"this check ({want})")
+        elif c["passed"] is True and c["counterexample"] is not None:
+            problems.append(f"{where}.counterexample: a check that passed has no "
+                            "counterexample")
+        if c["kind"] == "convex" and c["error"] is None and not c["solves"]:
+            problems.append(f"{where}.solves: empty, but a convex check that solved no program "
+                            "raised")
+    now = derived(entry)
+    for name in ("verdict", "counterexample", "errors", "tightness"):
+        if entry[name] != now[name]:
+            stored = repr(entry[name]) if name == "verdict" else "what is stored"
+            problems.append(f"{name}: {stored} is not what its checks give"
+                            + (f" ({now[name]!r})" if name == "verdict" else ""))
+    problems += _audit_power(entry, now["verdict"], mutants)
+    if definition is not None:
+        mine = entry_definition(entry)
+        if isinstance(definition, str):
+            if definition_digest(mine) != definition:
+                problems.append("definition: the claim's statement, texts or checks differ from "
+                                "this entry's: it was written by another version of the claim")
+        else:
+            differ = [k for k in mine if mine[k] != definition.get(k)]
+            if differ:
+                problems.append(f"{differ[0]}: differs from the claim's definition now (also: "
+                                f"{', '.join(differ[1:]) or 'nothing else'}): the entry was "
+                                "written by another version of the claim")
+    if entry.get("digest") != digest(entry):  # last: the rules above say more when they fail
+        problems.append("digest: does not match the entry: it was edited after fedtheory "
+                        "wrote it")
+    return problems
+
+
+def _audit_power(entry: Mapping[str, Any], verdict: str,
+                 mutants: Sequence[Sequence[str]] | None) -> list[str]:
+    power = entry["power"]
+    if power is None:
+        return []
+    problems: list[str] = []
+    if verdict == "refuted" and power:
+        problems.append("power: a refuted claim has no power table (its statement already "
+                        "fails)")
+    for k, m in enumerate(power):
+        if m["outcome"] in ("caught", "still true") and not m["by"]:
+            problems.append(f"power[{k}].by: empty, but a mutant {m['outcome']} names the "
+                            "checks that decided it")
+        if m["outcome"] == "missed" and m["by"]:
+            problems.append(f"power[{k}].by: a missed mutant was decided by no check")
+        if "statement_unchanged" in m and m["outcome"] != "caught":
+            problems.append(f"power[{k}].statement_unchanged: only a caught mutant has it")
+    if mutants is not None and verdict != "refuted":
+        stored = [[m["mutant"], m["kind"], m["target"], m["scale"]] for m in power]
+        if stored != [list(m) for m in mutants]:
+            problems.append("power: its mutants are not the claim's ("
+                            + (", ".join(m[0] for m in mutants) or "none") + ")")
+    return problems
+
+
+def summary_of(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """The ``summary`` of a report: how many entries have each recomputed verdict."""
+    return dict(sorted(Counter(derived(e)["verdict"] for e in entries).items()))
