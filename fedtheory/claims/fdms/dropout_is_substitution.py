@@ -62,7 +62,7 @@ def _identity(ctx: Context) -> Evidence:
                     proof="sympy identity for K = 2..7, all D" if ok else None)
 
 
-@CLAIM.check("convex", "engine")
+@CLAIM.check("exact", "engine")
 def _engine(ctx: Context) -> Evidence:
     """The engine's Dropout rule (fedavg) on random updates and dropout masks vs the
     substitution form in numpy (alpha in {0.3, 0.5, 0.7}, K = 20, d = 7)."""

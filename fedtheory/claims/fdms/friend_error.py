@@ -136,7 +136,7 @@ def _sigma_F2(S2: np.ndarray, F: np.ndarray) -> Any:
     return max(S2[F].ravel())
 
 
-@CLAIM.check("symbolic", "exact_enumeration")
+@CLAIM.check("exact", "exact_enumeration")
 def _exact(ctx: Context) -> Evidence:
     """Exact E||e_t||^2 under the dropout law restricted to Assumption 5 (rationals), by noise
     moments and by polarisation, against alpha^2 sigma_F^2 (sigma_F^2 = the largest friend-pair
@@ -215,7 +215,7 @@ def _engine(ctx: Context) -> Evidence:
     return all_of(parts)
 
 
-@CLAIM.check("symbolic", "adversarial_search")
+@CLAIM.check("exact", "adversarial_search")
 def _search(ctx: Context) -> Evidence:
     """Maximise E/bound over two clusters of 2 (centres 2..6 apart, offsets in [-1, 1]^(4x2),
     variances in [0, 1]^4, alpha in [1/4, 0.49]) and the worst dropped set meeting

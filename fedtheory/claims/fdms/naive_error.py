@@ -190,7 +190,7 @@ def _cases(ctx: Context) -> list[tuple[str, np.ndarray, np.ndarray, list[Any]]]:
     ]
 
 
-@CLAIM.check("symbolic", "exact_enumeration")
+@CLAIM.check("exact", "exact_enumeration")
 def _exact(ctx: Context) -> Evidence:
     """Exact E||e_t||^2 by enumerating the dropout law (rationals), two independent ways
     (noise moments; polarisation), against alpha^2 sigma_P^2: tight instances (ratio 1),
@@ -269,7 +269,7 @@ def _pair(err: np.ndarray, exact: float, bound: float, inst: dict[str, Any]) -> 
     return ev
 
 
-@CLAIM.check("symbolic", "adversarial_search")
+@CLAIM.check("exact", "adversarial_search")
 def _search(ctx: Context) -> Evidence:
     """Maximise E/bound over alpha in [0.05, 0.95], means in [-1, 1]^(4x2), variances in
     [0, 1]^4 and (inside) the worst dropped set of floor(alpha K) clients; exact re-check."""
