@@ -163,10 +163,17 @@ def _exact(ctx: Context) -> Evidence:
         direct = direct_error2(m, v, law, F)
         polar = fc.exact_error2(S2, law, F)
         bound = _bound(ctx, alpha, sF)
-        ok = admissible and direct == polar and direct <= bound
+        if direct != polar:  # two exact computations disagree: a defect, not a refutation
+            raise RuntimeError(f"{name}: noise moments give {direct}, polarisation {polar}")
         ratio = direct / bound if bound else Fraction(0)
         inst = {"K": len(v), "alpha": str(alpha), "means": fmt(m), "var": fmt(v),
                 "friends": F.astype(int).tolist(), "sigma_F2": str(sF)}
+        if not admissible:  # outside Definition 1 (sigma_F^2 < sigma_P^2): it cannot refute
+            parts.append((name, Evidence(None, str(direct), str(bound), f"{name}: sigma_F2 = "
+                                         f"{sF} is not below sigma_P2: not admissible",
+                                         undecided="instance not admissible")))
+            continue
+        ok = direct <= bound
         parts.append((name, Evidence(
             ok, str(direct), str(bound), f"E = {direct} (polarisation {polar}), bound {bound}, "
             f"ratio {float(ratio):.4f}; sigma_F2 < sigma_P2: {admissible}",
