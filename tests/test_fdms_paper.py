@@ -91,9 +91,10 @@ def test_cr_thresholds_are_the_codes():
     red = fp.cr_reductions(T, fp.params("full"))
     t = np.arange(1, T + 1, dtype=float)
     code = 0.5 * np.sqrt((2 * np.log(2 * 20 * 20 * T * 3) - 2 * np.log(0.01)) / (2 * 0.5 * t))
+    # relative: the same formula rearranged, a few roundings of log, sqrt and the scale
     np.testing.assert_allclose(complexity_threshold(t, n_clients=20, **red["code threshold"]),
                                code + 0.01, rtol=1e-13)
     th = complexity_threshold(t, n_clients=20, **red["Theta_t"])
     half = complexity_threshold(t, n_clients=20, **red["0.5 Theta_t"])
-    np.testing.assert_allclose(half, 0.5 * th, rtol=1e-15)
+    np.testing.assert_array_equal(half, 0.5 * th)  # bit-identical: scale * (root + delta_f)
     assert red["Theta_t"]["beta"] == pytest.approx(float(fp.pair_probability(0.5)))
