@@ -9,9 +9,9 @@ import pytest
 
 from fedtheory.claims.fdms._common import direct_error2, rational_instance, worst_mask
 from fedtheory.experiments import fdms_constants as fc
-from fedtheory.experiments.fdms_runs import pair_rate, tail_metric
-from fedtheory.participation import DropoutParticipation
+from fedtheory.experiments import fdms_paper as fp
 from fedtheory.participation.dropout import realised_beta
+from fedtheory.participation.grouped_dropout import GroupedDropout
 from fedtheory.problems.clustered import cluster_labels, clustered_quadratic
 from fedtheory.problems.noise import GaussianNoise
 
@@ -86,16 +86,27 @@ def test_measured_constants_find_the_clusters():
     assert (c["sigma2_se"] >= 0).all() and c["sigma_P2"] == c["sigma2"].max()
 
 
-def test_pair_rate_is_the_long_run_beta():
-    masks = DropoutParticipation(20, 0.5, "max").sample(np.random.default_rng(0), 4, 2000)
-    beta = realised_beta(masks, start=1000)
-    assert pair_rate(20, 0.5) == 10 * 9 / (20 * 19)
-    assert (beta < pair_rate(20, 0.5)).all() and (beta > 0.5 * pair_rate(20, 0.5)).all()
+def test_pair_probability_is_the_long_run_beta():
+    """The exact smallest pair probability of the authors' dropout against the co-activity
+    frequency of its masks (every pair, 4 replicas x 4000 rounds), and the realised beta of
+    Assumption 6 below it (a minimum over rounds and pairs)."""
+    for alpha in (0.3, 0.5, 0.7):
+        exact = float(fp.pair_probability(alpha))
+        masks = GroupedDropout(20, alpha).sample(np.random.default_rng(1), 4, 4000)[1:]
+        both = (masks[:, :, :, None] & masks[:, :, None, :]).mean(axis=(0, 1))
+        off = ~np.eye(20, dtype=bool)
+        # 15996 rounds per pair: a binomial frequency, 6 standard errors of slack
+        assert abs(both[off].min() - exact) < 6 * np.sqrt(exact * (1 - exact) / 15996)
+        beta = realised_beta(masks, start=1000)
+        assert (beta <= exact + 0.02).all() and (beta > 0.5 * exact).all()
+    assert fp.pair_probability(0.5) == Fraction(379, 1616)
 
 
-def test_tail_metric():
-    vals = np.arange(20.0).reshape(2, 10)
-    np.testing.assert_array_equal(tail_metric(vals, 0.2), [8.5, 18.5])
+def test_metrics():
+    acc = np.array([[0.1, 0.2], [0.5, 0.3], [0.7, 0.9], [0.9, 0.9], [0.9, 0.95]])
+    np.testing.assert_allclose(fp.final_accuracy(acc, 0.5), [0.9, 0.925], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(fp.mean_accuracy(acc), [0.75, 0.7625], rtol=0, atol=1e-15)
+    assert fp.rounds_to(acc, [0.7, 0.96]).tolist() == [2, 5]  # never: T + 1 = 5
 
 
 @pytest.mark.parametrize("K", [3, 5])

@@ -332,3 +332,66 @@ def test_termwise_comparisons():
                             S["K"])["status"] == "violated"
     assert fb.psi_termwise(1, 2, half, S["K"])["status"] == "proved"
     assert fb.psi_termwise(sp.Rational(7, 10), 2, half, S["K"])["status"] == "violated"
+
+
+def test_psi_ratio_argument_proves_sharper_rates_and_nothing_false():
+    """eq. (17) with a rate above 1/2: sup_T S_T(x)/S_T(x_s) = (1-x_s)/(1-x) <= 2r, checked
+    numerically on a grid, and the argument proves exactly the cases it should."""
+    from fedtheory.claims.fdms.psi_bound import ratio_argument
+
+    for r in (0.5, 0.65, 1.3):
+        for a in (1e-4, 0.1, 0.5, 1.0):
+            x, xs = np.exp(-a / 2), np.exp(-r * a)
+            ratios = [np.sum(x ** np.arange(T)) / np.sum(xs ** np.arange(T))
+                      for T in (1, 5, 50, 5000)]
+            assert np.all(np.diff(ratios) >= -1e-12)  # increasing in T
+            assert ratios[-1] <= (1 - xs) / (1 - x) + 1e-9 <= 2 * r + 1e-9
+    K = fb.SYMBOLS["K"]
+    assert ratio_argument(1, 2, sp.Rational(13, 20), K)["status"] == "proved"
+    assert ratio_argument(1, sp.Rational(7, 5), sp.Rational(1, 2), K)["status"] == "proved"
+    assert ratio_argument(1, 2, sp.Rational(13, 20), 1)["status"] == "not proved"  # K dropped
+    assert ratio_argument(sp.Rational(7, 10), 2, sp.Rational(1, 2), K)["status"] == "not proved"
+    assert ratio_argument(1, 2, sp.Rational(13, 10), K)["status"] == "not proved"  # 2r > 2
+
+
+def test_spread_friends_chain_matches_the_simulated_algorithm():
+    """The exact chain of spread_elimination_probability against FL-FDMS's pruning simulated
+    (simulate_discovery, the rule's conventions): every round and f every 3rd round, with a
+    threshold small enough that the probability is moderate; two-sided, alpha = 1e-6."""
+    q = Fraction(3, 10)
+    inst = ff.spread_friends_instance(q)
+    model = inst["model"]
+    fr = th.friendship(model.sigma2(), inst["sigma_F2"] * (1 + 1e-12))
+    g = th.gap_constants(model.mu(), fr)
+    assert (g["delta_f"], g["delta_min"], g["B_max"]) == pytest.approx((0.7, 0.3, 3))
+    T, R = 60, 4000
+    for m, theta0 in ((1, 0.7), (3, 0.76)):
+        t = np.arange(1, T + 1)
+        active = (t - 1) % m == 0
+        theta = theta0 + 0.5 / np.sqrt(t)
+        exact = ff.spread_elimination_probability(q, theta, active)
+        mask = np.ones((T, 4), dtype=bool)
+        mask[:, 2] = active
+        sim = ff.simulate_discovery(model, mask, R, np.random.default_rng(m), fr, theta=theta)
+        hits = (sim["eliminated"] >= 0).astype(float)
+        assert 0.05 < exact < 0.95
+        ev = stats.check_identity(hits, exact, rtol=0.0, what=f"P(eliminated), m = {m}")
+        assert ev.passed, ev.detail
+    with pytest.raises(ValueError, match="active must be"):
+        ff.spread_elimination_probability(q, np.ones(5), np.zeros(5, dtype=bool))
+
+
+def test_sharper_union_proves_only_what_it_covers():
+    from fedtheory.claims import Context
+    from fedtheory.claims.fdms.complexity_reduction import STATED, sharper_union
+    from fedtheory.claims.stated import Mutant
+
+    def status(mutant):
+        return sharper_union(Context(stated=STATED, mutant=mutant))["status"]
+
+    assert status(None) == "proved"
+    assert status(Mutant("constant", "log_arg", Fraction(7, 10))) == "proved"
+    for name in ("log_coef", "log_p", "delta_f"):
+        assert status(Mutant("constant", name, Fraction(7, 10))) == "not proved"
+    for name in ("K^2", "B_max", "beta"):
+        assert status(Mutant("factor", name)) == "not proved"

@@ -67,6 +67,8 @@ __all__ = [
     "twenty_clusters",
     "simulate_discovery",
     "skip_discovery",
+    "spread_elimination_probability",
+    "spread_friends_instance",
     "tight_curve",
     "whole_cluster_dropout",
 ]
@@ -179,8 +181,9 @@ def lemma_tight_probability(q: Fraction, N: int) -> Fraction:
     r""":math:`P(\mathrm{Bin}(N, q) \le N/2)`, exactly: the non-friend probability of
     :func:`lemma_tight_instance` after :math:`N` co-active rounds."""
     q = Fraction(q)
-    return sum((math.comb(N, c) * q**c * (1 - q) ** (N - c) for c in range(N // 2 + 1)),
-               Fraction(0))
+    a, b = q.numerator, q.denominator  # integer arithmetic, one division at the end
+    num = sum(math.comb(N, c) * a**c * (b - a) ** (N - c) for c in range(N // 2 + 1))
+    return Fraction(num, b**N)
 
 
 def negative_gap_instance(q: Fraction = Fraction(1, 2), big: float = 3.0) -> dict[str, Any]:
@@ -235,6 +238,57 @@ def orthogonal_error(q: Fraction, N: int, alpha: Fraction) -> dict[str, Fraction
     p = lemma_tight_probability(q, N)
     sF2 = 4 * (1 - q)
     return {"p_nonfriend": p, "e2": alpha**2 * (sF2 + p * (2 - sF2))}
+
+
+def spread_friends_instance(q: Fraction = Fraction(3, 10)) -> dict[str, Any]:
+    r"""Clients ``[A, A', f, B]`` (:math:`d = 1`, every client active in every round): ``A``
+    and ``A'`` always :math:`+1`, ``B`` always :math:`-1`, ``f`` is :math:`+1` with probability
+    :math:`q < 1/2`, else :math:`-1`. With :math:`\sigma_F^2 = 4(1-q)`: ``A``'s friends are
+    ``A'`` (:math:`\mu = 1`) and ``f`` (:math:`\mu = q`), ``f``'s are ``A, A', B``, ``B``'s is
+    ``f`` (:math:`\mu = 1 - q`); :math:`\delta_f = 1 - q`, :math:`\delta_{\min} = q > 0`,
+    :math:`B_{\max} = 3`, :math:`eta = 1`. Friends far apart in score: a threshold whose
+    :math:`\delta_f` term is too small eliminates ``f`` from ``A``'s candidates
+    (:func:`spread_elimination_probability`)."""
+    qf = float(q)
+    model = DiscreteClients.build([[1.0], [1.0], [[1.0], [-1.0]], [-1.0]],
+                                  [[1.0], [1.0], [qf, 1 - qf], [1.0]])
+    return {"model": model, "sigma_F2": 4 * (1 - qf), "K": 4, "q": q}
+
+
+def spread_elimination_probability(q: Fraction, theta: Any, active: Any = None) -> float:
+    r"""The probability that a friend leaves a candidate set of :func:`spread_friends_instance`
+    within the rounds :math:`t = 1..T` of ``theta`` (:math:`\Theta_1..\Theta_T`), by an exact
+    chain over :math:`c`, the number of :math:`+1` of ``f`` in its :math:`N_t` active rounds
+    (float arithmetic, no sampling). ``active`` ``(T,)`` bool: the rounds ``f`` takes part in
+    (default all; ``A, A', B`` always do); round 1 must be one of them.
+
+    Scores are 0 or 1: :math:`R^{A,f}_t = R^{A',f}_t = c/N_t`, :math:`R^{f,B}_t = 1 - c/N_t`,
+    :math:`R^{A,A'} = 1`. A friend leaves some candidate set in round :math:`t` (the pruning
+    runs every round, on the running means) iff :math:`1 - c/N_t \ge \Theta_t` (``f`` from
+    ``A``'s, leader ``A'``), or :math:`1 - 2c/N_t \ge \Theta_t` (``A``, ``A'`` from ``f``'s,
+    leader ``B``; implied by the first), or :math:`2c/N_t - 1 \ge \Theta_t` (``B`` from
+    ``f``'s, leader ``A``)."""
+    th = np.asarray(theta, dtype=float)
+    T = th.size
+    act = np.ones(T, dtype=bool) if active is None else np.asarray(active, dtype=bool)
+    if act.shape != (T,) or not act[0]:
+        raise ValueError(f"active must be a bool array of shape ({T},) with round 1 active, "
+                         f"got {active!r}")
+    qf = float(q)
+    dist = np.zeros(T + 1)
+    dist[0] = 1.0
+    c = np.arange(T + 1, dtype=float)
+    out, N = 0.0, 0
+    for t in range(1, T + 1):
+        if act[t - 1]:
+            N += 1
+            dist[1:N + 1] = dist[1:N + 1] * (1 - qf) + dist[0:N] * qf
+            dist[0] *= 1 - qf
+        r = c[: N + 1] / N
+        hit = (1 - r >= th[t - 1]) | (2 * r - 1 >= th[t - 1])
+        out += float(dist[: N + 1][hit].sum())
+        dist[: N + 1][hit] = 0.0
+    return out
 
 
 # ------------------------------------------------------------------ dropout masks

@@ -22,6 +22,20 @@ weights).
 :func:`cluster_labels` gives the labels :math:`c(i)` (client :math:`i` is in cluster
 :math:`\lfloor i C / K\rfloor`).
 
+*The authors' splits* (seed 004's public code, ``Code/FL_FDMS/sampling.py``), on the digits
+images as the code prepares CIFAR-10 (:func:`digits_images`: pixels mapped to
+:math:`[-1, 1]` like ``ToTensor`` then ``Normalize(0.5, 0.5)``, a bias column, a fixed
+stratified test set for the test accuracy):
+
+- :func:`authors_clustered_split` (``cifar_extr_noniid``): 5 groups of 4 consecutive clients,
+  each group given 2 classes (disjoint pairs, at random), each client an equal share of each
+  of its group's classes (disjoint samples: friends share a distribution, not data);
+- :func:`authors_shard_split` (``mnist_extr_noniid_freedom``, the general setting): the
+  training samples sorted by label and cut into 100 shards, each client 3 random shards;
+
+both keep the first 80 % of each client's list for training, as ``LocalUpdate`` does
+(``idxs[:int(0.8 * len(idxs))]``, the list ordered class by class or shard by shard).
+
 >>> prob = clustered_quadratic(20, 5, d=4, seed=0)
 >>> labels = cluster_labels(20, 5)
 >>> bool(np.allclose(prob.centers[labels == 1], prob.centers[labels == 1][0]))
@@ -39,8 +53,9 @@ from fedtheory.problems.logistic import LogisticProblem, make_logistic_problem
 from fedtheory.problems.quadratic import QuadraticProblem
 from fedtheory.validation import nonnegative_real
 
-__all__ = ["cluster_labels", "clustered_digits", "clustered_quadratic", "general_digits",
-           "general_quadratic"]
+__all__ = ["authors_clustered_split", "authors_shard_split", "cluster_labels",
+           "clustered_digits", "clustered_quadratic", "digits_images", "general_digits",
+           "general_quadratic", "validate_n_groups"]
 
 
 def _sizes(n: int, clusters: int) -> tuple[int, int]:
@@ -120,3 +135,117 @@ def general_digits(n: int = 20, *, alpha: float = 0.5, seed: int = 0,
     weights (:func:`make_logistic_problem`, cached: read-only)."""
     return make_logistic_problem("digits", n_clients=n, alpha=alpha, seed=seed, lam=lam,
                                  weights="uniform")
+
+
+# ------------------------------------------------------------------ the authors' splits
+
+
+@lru_cache(maxsize=2)
+def digits_images(test_fraction: float = 1 / 6, seed: int = 0
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""scikit-learn's digits (1797 images of 8x8 pixels in 0..16, 10 classes) prepared as
+    seed 004's code prepares CIFAR-10: pixels :math:`x/16` (``ToTensor``) then
+    :math:`(x - 0.5)/0.5` (``Normalize``), so in :math:`[-1, 1]`, with a bias column of ones;
+    a stratified test set of ``test_fraction`` of each class (1/6, CIFAR-10's 10000 of
+    60000), fixed by ``seed``. Returns ``(X_train, y_train, X_test, y_test)`` (read-only,
+    cached).
+
+    >>> Xtr, ytr, Xte, yte = digits_images()
+    >>> Xtr.shape, Xte.shape, float(Xtr[:, :-1].min()), float(Xtr[:, :-1].max())
+    ((1498, 65), (299, 65), -1.0, 1.0)
+    """
+    f = float(test_fraction)
+    if not 0.0 < f < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    from fedtheory.problems.datasets import load_dataset
+
+    X, y = load_dataset("digits")
+    X = np.hstack([X / 8.0 - 1.0, np.ones((X.shape[0], 1))])
+    rng = np.random.default_rng([seed, 4, 6])
+    test = np.sort(np.concatenate([
+        rng.permutation(np.flatnonzero(y == c))[: int(round(f * np.sum(y == c)))]
+        for c in np.unique(y)]))
+    train = np.setdiff1d(np.arange(y.size), test)
+    out = (X[train], y[train], X[test], y[test])
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
+def _first(parts: list[np.ndarray], train_fraction: float) -> list[np.ndarray]:
+    f = float(train_fraction)
+    if not 0.0 < f <= 1.0:
+        raise ValueError(f"train_fraction must be in (0, 1], got {train_fraction!r}")
+    return [p[: int(f * len(p))] for p in parts]
+
+
+def authors_clustered_split(labels: np.ndarray, rng: np.random.Generator, n: int = 20,
+                            group_size: int = 4, classes_per_group: int = 2,
+                            train_fraction: float = 0.8) -> list[np.ndarray]:
+    r"""The clustered split of seed 004's code (``cifar_extr_noniid``) on sample ``labels``:
+    the classes dealt at random into disjoint sets of ``classes_per_group``, one per group of
+    ``group_size`` consecutive clients; each client of a group gets
+    :math:`\lfloor N_c/g
+floor` samples of each of its classes :math:`c` (disjoint, at random;
+    the code takes 500 per class of CIFAR-10's 5000), listed class by class; the first
+    ``train_fraction`` of each list is its training data. Returns ``n`` index arrays.
+
+    >>> ytr = digits_images()[1]
+    >>> parts = authors_clustered_split(ytr, np.random.default_rng(0))
+    >>> len(parts), set(ytr[parts[0]]) == set(ytr[parts[3]]) != set(ytr[parts[4]])
+    (20, True)
+    """
+    y = np.asarray(labels)
+    n, g = validate_n_groups(n, group_size)
+    classes = np.unique(y)
+    groups = n // g
+    if groups * classes_per_group > classes.size:
+        raise ValueError(f"classes_per_group={classes_per_group!r} x {groups} groups needs "
+                         f"{groups * classes_per_group} classes, the labels have {classes.size}")
+    pairs = rng.permutation(classes)[: groups * classes_per_group].reshape(groups, -1)
+    pools = {int(c): rng.permutation(np.flatnonzero(y == c)) for c in pairs.ravel()}
+    parts = []
+    for j in range(groups):
+        for m in range(g):
+            idx = []
+            for c in pairs[j]:
+                pool = pools[int(c)]
+                share = pool.size // g
+                idx.append(pool[m * share:(m + 1) * share])
+            parts.append(np.concatenate(idx))
+    return _first(parts, train_fraction)
+
+
+def authors_shard_split(labels: np.ndarray, rng: np.random.Generator, n: int = 20,
+                        shards: int = 100, per_client: int = 3,
+                        train_fraction: float = 0.8) -> list[np.ndarray]:
+    r"""The general non-iid split of seed 004's code (``mnist_extr_noniid_freedom``, used with
+    ``--unequal 1``): the samples sorted by label, cut into ``shards`` equal shards (the rest
+    dropped), each client ``per_client`` shards drawn without replacement (listed in the
+    order drawn); the first ``train_fraction`` of each list is its training data.
+
+    >>> ytr = digits_images()[1]
+    >>> parts = authors_shard_split(ytr, np.random.default_rng(0))
+    >>> len(parts), {len(p) for p in parts}
+    (20, {33})
+    """
+    y = np.asarray(labels)
+    n = validate_n_groups(n, 1)[0]
+    if shards < n * per_client or per_client < 1:
+        raise ValueError(f"need shards >= n * per_client >= n, got shards={shards!r}, "
+                         f"per_client={per_client!r}, n={n}")
+    size = y.size // shards
+    order = np.argsort(y, kind="stable")[: shards * size].reshape(shards, size)
+    pick = rng.permutation(shards)[: n * per_client].reshape(n, per_client)
+    return _first([order[row].ravel() for row in pick], train_fraction)
+
+
+def validate_n_groups(n: int, group_size: int) -> tuple[int, int]:
+    """``n`` and ``group_size`` as positive ints with ``group_size`` dividing ``n``, or
+    ``ValueError`` naming the bad one."""
+    for name, v in (("n", n), ("group_size", group_size)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if n % group_size:
+        raise ValueError(f"group_size must divide n={n}, got {group_size!r}")
+    return int(n), int(group_size)

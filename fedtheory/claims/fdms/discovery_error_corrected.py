@@ -7,7 +7,14 @@ from __future__ import annotations
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 
 from ._friends import orthogonal_search
-from .discovery_error import DERIVATION, STATED, orthogonal_exact, simulated, symbolic
+from .discovery_error import (
+    DERIVATION,
+    STATED,
+    orthogonal_exact,
+    simulated,
+    symbolic,
+    tight_exact,
+)
 
 CLAIM = Claim(
     id="fdms.discovery_error.corrected", family="fdms",
@@ -23,11 +30,12 @@ CLAIM = Claim(
 )
 
 CLAIM.check("symbolic", "derivation")(symbolic)
-CLAIM.check("convex", "orthogonal_exact")(orthogonal_exact)
+CLAIM.check("exact", "orthogonal_exact")(orthogonal_exact)
+CLAIM.check("exact", "tight_exact")(tight_exact)
 CLAIM.check("monte_carlo", "simulated")(simulated)
 
 
-@CLAIM.check("convex", "search")
+@CLAIM.check("exact", "search")
 def search(ctx: Context) -> Evidence:
     """Adversarial search over the orthogonal family (q, t) with an exact re-check."""
     return orthogonal_search(ctx, "eq16")

@@ -57,12 +57,19 @@ def _identity(ctx: Context) -> Evidence:
                 ce = {"K": K, "dropped": D, "lhs": str(lhs), "rhs": str(sp.expand(rhs)),
                       "difference": str(gap)}
     ok = ce is None
-    return Evidence(ok, "lhs - rhs", 0, f"K = 2..7, every D: identity {ok}",
-                    counterexample=ce, data={"cases": rows},
+    return Evidence(ok, "lhs - rhs", {"lhs - rhs": 0, "weights": _weights(ctx)},
+                    f"K = 2..7, every D: identity {ok}", counterexample=ce, data={"cases": rows},
                     proof="sympy identity for K = 2..7, all D" if ok else None)
 
 
-@CLAIM.check("convex", "engine")
+def _weights(ctx: Context) -> dict[str, str]:
+    """The stated side's two weights as the context states them (a mutant drops one to 1):
+    what the identity compares."""
+    S, K = sp.Symbol("S_t", positive=True), sp.Symbol("K", positive=True)
+    return {"eq. (4)": str(ctx.factor(AVG, 1 / S)), "eq. (5)": str(ctx.factor(FULL, 1 / K))}
+
+
+@CLAIM.check("exact", "engine")
 def _engine(ctx: Context) -> Evidence:
     """The engine's Dropout rule (fedavg) on random updates and dropout masks vs the
     substitution form in numpy (alpha in {0.3, 0.5, 0.7}, K = 20, d = 7)."""
@@ -92,6 +99,6 @@ def _engine(ctx: Context) -> Evidence:
                                    what="eq. (4) - eq. (5)")
         for ev, got in ((ev_rule, G), (ev_eq4, lhs)):  # the report: the gap, not R x d numbers
             ev.measured = {"max |difference|": float(np.abs(got - full).max()), "replicas": R}
-            ev.theoretical = {"max |difference| allowed": atol}
+            ev.theoretical = {"max |difference| allowed": atol, "weights": _weights(ctx)}
         parts.append((f"alpha={alpha}", all_of([("rule", ev_rule), ("eq4", ev_eq4)])))
     return all_of(parts)

@@ -1,111 +1,67 @@
-r"""``fdms.experiment.corrected``: the part of Section 6's ordering that the substitution
-bounds explain: in a clustered federation whose clusters differ far more than the update noise
-(sigma_F^2 / sigma_P^2 about 0.002), FL-FDMS beats Dropout when friends are present in most
-rounds (Assumption 5 holds with probability 0.985 at alpha = 0.3 and 0.787 at 0.5)."""
+r"""``fdms.experiment.corrected``: the part of Section 6 that the faithful runs reproduce. In
+the clustered setting, with the friend-preserving dropout of the authors' code (an active
+client in every group of 4 in every round: Assumption 5), FL-FDMS converges faster than
+Dropout and than Stale (the code's model substitution) and is equivalent to Full within one
+point of test accuracy, at every dropout ratio; the similarity scores separate the groups.
+
+The same runs and comparisons as ``fdms.experiment`` (:mod:`fedtheory.claims.fdms._paper`,
+the dataset is shared): the clustered checks, at the parent claim's per-test level (13 of its
+37 tests: family-wise at most 13/37 of 0.01 here).
+"""
 
 from __future__ import annotations
 
-import numpy as np
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.experiments.fdms_constants import assumption5_holds
-from fedtheory.experiments.fdms_runs import corrected_data, tail_metric
-from fedtheory.participation import DropoutParticipation
-
-#: The dropout ratios at which Assumption 5 holds in most rounds (5 clusters of 4).
-FRIENDLY = (0.3, 0.5)
+from ._paper import BETTER_MARGIN, CARD, EQUIV_MARGIN, LEVEL, better, close_to_full, friends
 
 CLAIM = Claim(
-    id="fdms.experiment.corrected", family="fdms", seed_ref="004, Section 6 (Fig. 1), "
-    "Assumption 5, eq. (10) vs (12)",
-    title="Clustered, sigma_F^2 << sigma_P^2: FL-FDMS beats Dropout when friends are present "
-          "in most rounds",
-    statement=(r"\text{clustered (5 clusters of 4), } \sigma_F^2 \ll \sigma_P^2\text{: } "
-               r"\mathcal L_{\rm FL\text{-}FDMS} < "
-               r"\mathcal L_{\rm Dropout}\ \text{for } \alpha\in\{0.3, 0.5\}\ "
-               r"(P(\text{Assumption 5}) = 0.985,\ 0.787)"),
+    id="fdms.experiment.corrected", family="fdms",
+    seed_ref="004, Section 6 (Fig. 1, Fig. 4), with the authors' dropout (Assumption 5)",
+    title="Clustered, friend-preserving dropout: FL-FDMS converges faster than Dropout and "
+          "Stale and is equivalent to Full",
+    statement=(r"\text{clustered, an active client in every group}:\ "
+               r"\overline{\mathrm{acc}}_{\rm FL\text{-}FDMS} > "
+               r"\overline{\mathrm{acc}}_{\rm Dropout},\ \overline{\mathrm{acc}}_{\rm Stale},\ "
+               r"\mathrm{acc}_{\rm FL\text{-}FDMS} \approx_{0.01} \mathrm{acc}_{\rm Full}\ "
+               r"(\alpha\in\{0.3,0.5,0.7\});\ R^{i,j}_T\ \text{larger within groups}"),
     kind=ClaimKind.QUALITATIVE, expected="confirmed",
-    derivation=r"""
-Why this part: FL-FDMS's gain over Dropout is the gap between the friend bound
-$\alpha^2\sigma_F^2$ (`fdms.friend_error`) and the Dropout bound $\alpha^2\sigma_P^2$
-(`fdms.naive_error`), which needs an active friend for each dropped client (Assumption 5). With
-$D$ of 20 clients dropping uniformly at random and 5 clusters of 4, Assumption 5 holds with
-probability $1 - \sum_j(-1)^{j+1}\binom5j\binom{20-4j}{D-4j}/\binom{20}{D}$ = 0.985, 0.787,
-0.198 for $\alpha$ = 0.3, 0.5, 0.7 (exact, `assumption5_probability`; checked against the
-process's masks). Where it mostly fails ($\alpha = 0.7$) a dropped client's whole cluster is
-often absent and FL-FDMS substitutes a non-friend with full weight (measured: worse than
-Dropout on average, not significant); without clusters (general setting) it has no friends to
-find; Stale is a different mechanism (memory), outside what the bounds compare. The gain is the
-bias of Dropout's random subset, $\alpha^2\sigma_P^2$-sized, against the extra noise of a single
-friend's update: it shows when the clusters differ far more than the updates' noise. Set-up:
-the quick preset's clustered quadratic federation of `fdms.experiment` in both presets
-(measured $\hat\sigma_F^2 \approx 1.06$, $\hat\sigma_P^2 \approx 448$); on the digits federation of
-the full `fdms.experiment` ($\hat\sigma_F^2 \approx 45$, $\hat\sigma_P^2 \approx 331$ at the start,
-all methods within 1 % of Full at the tail) FL-FDMS shows no gain over Dropout. Test: paired
-over 40 (full: 100) seeds (common random numbers), tail loss (last 20 % of the rounds),
-two-sided intervals at $10^{-6}$.
-""",
+    derivation=(
+        "Why this part: FL-FDMS's gain is the gap between the friend bound alpha^2 sigma_F^2 "
+        "(fdms.friend_error) and the Dropout bound alpha^2 sigma_P^2 (fdms.naive_error); it "
+        "needs an active friend for each dropped client (Assumption 5), which the authors' "
+        "dropout guarantees in the clustered setting (and nothing guarantees in the general "
+        "one, where it is not reproduced). Its convergence speed is the mean test accuracy "
+        "over the rounds (the normalised area under the curve), compared per seed "
+        f"(paired t, margin one test image, {BETTER_MARGIN:.4f}); 'equivalent to Full' is a "
+        f"TOST within {EQUIV_MARGIN} on the mean and on the final test accuracy; friends: "
+        f"the mean score within groups above the mean across, per seed; each at {LEVEL:.2g}. "
+        "Set-up: the parent claim's (its card). Not claimed: a higher final test accuracy "
+        "than Dropout (on the convex stand-in both reach the same optimum), anything in the "
+        "general setting, or against the paper's text's Stale (update substitution), which "
+        "FL-FDMS does not beat."),
+    finding=("Holds at every alpha: FL-FDMS's mean test accuracy over the rounds is above "
+             "Dropout's and the code's Stale's by more than a test image, and within a point "
+             "of Full's, as are its final accuracies; the scores within groups end far above "
+             "those across (every client's group-mates above every other client)."),
+    setup=CARD,
+    restatement=("'Converges faster' is a higher mean test accuracy over the rounds (the "
+                 "paper's Fig. 1 curves' area), 'close to Full' an equivalence within one "
+                 "point; the corrected claim keeps the clustered setting and convergence speed, "
+                 "where the stand-in reproduces the paper."),
 )
 
 
-@CLAIM.check("symbolic", "assumption5_count")
-def _count_a5(ctx: Context) -> Evidence:
-    """Exact, derived a second way: the D-subsets of 5 clusters of 4 that leave every cluster
-    an active member are counted by the coefficient of x^D in ((1 + x)^4 - x^4)^5 (a
-    cluster loses 0..3 members); divided by C(20, D), it must equal the inclusion-exclusion
-    P(Assumption 5) the claim states, and exceed 1/2 exactly at the alphas it covers."""
-    from math import comb
-
-    import sympy as sp
-
-    x = sp.Symbol("x")
-    poly = sp.Poly(sp.expand(((1 + x) ** 4 - x**4) ** 5), x)
-    rows, ok, ce = {}, True, None
-    for alpha, stated in corrected_data(ctx.preset, ctx.seed)["p_a5"].items():
-        D = int(round(alpha * 20))
-        counted = sp.Rational(int(poly.coeff_monomial(x**D)), comb(20, D))
-        same = counted == sp.Rational(str(stated))
-        covered = alpha in FRIENDLY
-        rows[str(alpha)] = {"counted": str(counted), "stated": str(stated),
-                            "covered": covered}
-        if not same or (counted > sp.Rational(1, 2)) != covered:
-            ok = False
-            ce = ce or {"alpha": alpha, "dropped": D, "counted": str(counted),
-                        "stated": str(stated), "covered": covered}
-    return Evidence(ok, rows, "counted = inclusion-exclusion; > 1/2 exactly where covered",
-                    "P(Assumption 5) by the generating function ((1+x)^4 - x^4)^5: "
-                    + "; ".join(f"alpha={a}: {r['counted']} "
-                                f"({float(sp.Rational(r['counted'])):.4g})"
-                                for a, r in rows.items()), counterexample=ce)
+@CLAIM.check("monte_carlo", "speed_clustered")
+def _speed(ctx: Context) -> Evidence:
+    """FL-FDMS's convergence speed above Dropout's and Stale's (the code's), every alpha."""
+    return better(ctx, "clustered", "convergence speed")
 
 
-@CLAIM.check("monte_carlo", "assumption5_probability")
-def _p_a5(ctx: Context) -> Evidence:
-    """The exact P(Assumption 5) per alpha against its frequency in the process's masks."""
-    data = corrected_data(ctx.preset, ctx.seed)
-    labels = np.repeat(np.arange(5), 4)
-    F = (labels[:, None] == labels[None, :]) & ~np.eye(20, dtype=bool)
-    parts = []
-    R = ctx.size(quick=20_000, full=200_000)
-    for alpha, prob in data["p_a5"].items():
-        masks = DropoutParticipation(20, alpha, "max").sample(ctx.rng(f"a5-{alpha}"), R, 1)[0]
-        hits = assumption5_holds(masks, F).astype(float)
-        parts.append((f"alpha={alpha}", stats.check_identity(
-            hits, float(prob), rtol=0.0, what=f"P(A5), alpha = {alpha}")))
-    return all_of(parts)
+@CLAIM.check("monte_carlo", "close_to_full")
+def _close(ctx: Context) -> Evidence:
+    """FL-FDMS equivalent to Full within one point, both metrics, every alpha (TOST)."""
+    return close_to_full(ctx)
 
 
-@CLAIM.check("monte_carlo", "fdms_beats_dropout")
-def _beats(ctx: Context) -> Evidence:
-    """Clustered, alpha in {0.3, 0.5}: FL-FDMS's tail loss below Dropout's (paired)."""
-    data = corrected_data(ctx.preset, ctx.seed)
-    parts = []
-    for alpha in FRIENDLY:
-        a = tail_metric(data["runs"][(alpha, "FL-FDMS")])
-        b = tail_metric(data["runs"][(alpha, "Dropout")])
-        parts.append((f"alpha={alpha}", stats.check_less(
-            a, b, what="tail loss FL-FDMS - Dropout", counterexample={
-                "alpha": alpha, "preset": ctx.preset, "seed": ctx.seed,
-                "FL-FDMS": float(a.mean()), "Dropout": float(b.mean())})))
-    return all_of(parts)
+CLAIM.check("monte_carlo", "friends_discovered")(friends)

@@ -136,7 +136,7 @@ def _sigma_F2(S2: np.ndarray, F: np.ndarray) -> Any:
     return max(S2[F].ravel())
 
 
-@CLAIM.check("symbolic", "exact_enumeration")
+@CLAIM.check("exact", "exact_enumeration")
 def _exact(ctx: Context) -> Evidence:
     """Exact E||e_t||^2 under the dropout law restricted to Assumption 5 (rationals), by noise
     moments and by polarisation, against alpha^2 sigma_F^2 (sigma_F^2 = the largest friend-pair
@@ -163,10 +163,17 @@ def _exact(ctx: Context) -> Evidence:
         direct = direct_error2(m, v, law, F)
         polar = fc.exact_error2(S2, law, F)
         bound = _bound(ctx, alpha, sF)
-        ok = admissible and direct == polar and direct <= bound
+        if direct != polar:  # two exact computations disagree: a defect, not a refutation
+            raise RuntimeError(f"{name}: noise moments give {direct}, polarisation {polar}")
         ratio = direct / bound if bound else Fraction(0)
         inst = {"K": len(v), "alpha": str(alpha), "means": fmt(m), "var": fmt(v),
                 "friends": F.astype(int).tolist(), "sigma_F2": str(sF)}
+        if not admissible:  # outside Definition 1 (sigma_F^2 < sigma_P^2): it cannot refute
+            parts.append((name, Evidence(None, str(direct), str(bound), f"{name}: sigma_F2 = "
+                                         f"{sF} is not below sigma_P2: not admissible",
+                                         undecided="instance not admissible")))
+            continue
+        ok = direct <= bound
         parts.append((name, Evidence(
             ok, str(direct), str(bound), f"E = {direct} (polarisation {polar}), bound {bound}, "
             f"ratio {float(ratio):.4f}; sigma_F2 < sigma_P2: {admissible}",
@@ -215,7 +222,7 @@ def _engine(ctx: Context) -> Evidence:
     return all_of(parts)
 
 
-@CLAIM.check("symbolic", "adversarial_search")
+@CLAIM.check("exact", "adversarial_search")
 def _search(ctx: Context) -> Evidence:
     """Maximise E/bound over two clusters of 2 (centres 2..6 apart, offsets in [-1, 1]^(4x2),
     variances in [0, 1]^4, alpha in [1/4, 0.49]) and the worst dropped set meeting

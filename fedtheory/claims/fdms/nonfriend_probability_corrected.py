@@ -69,6 +69,6 @@ CLAIM = Claim(
 )
 
 CLAIM.check("symbolic", "hoeffding_union")(lemma_symbolic)
-CLAIM.check("convex", "tight_exact")(tight_exact)
+CLAIM.check("exact", "tight_exact")(tight_exact)
 CLAIM.check("monte_carlo", "simulated")(simulated)
-CLAIM.check("convex", "search")(search)
+CLAIM.check("exact", "search")(search)

@@ -21,11 +21,11 @@ CLAIM = Claim(
 )
 
 CLAIM.check("symbolic", "derivation")(symbolic)
-CLAIM.check("convex", "orthogonal_exact")(orthogonal_exact)
+CLAIM.check("exact", "orthogonal_exact")(orthogonal_exact)
 CLAIM.check("monte_carlo", "simulated")(simulated)
 
 
-@CLAIM.check("convex", "search")
+@CLAIM.check("exact", "search")
 def search(ctx: Context) -> Evidence:
     """Adversarial search over the orthogonal family (q, T) with an exact re-check."""
     return orthogonal_search(ctx, "psi", horizon=300)

@@ -1,0 +1,382 @@
+r"""Seed 004's Section 6 as the paper (and its public code) ran it, on an offline stand-in.
+
+What the authors' code does (``Code/FL_FDMS``, ``FL_Stale``, ``FL_Dropout``, ``FL_Full`` of
+github.com/ystex/Federated-Learning-with-Friend-Discovery-and-Model-Substitution-), and what
+this module does instead where the machine cannot:
+
+- data: CIFAR-10 / MNIST, 20 clients; clustered: 5 groups of 4 clients, each group 2 classes,
+  each client 500 samples of each (``cifar_extr_noniid``); general: 3 label-sorted shards per
+  client (``mnist_extr_noniid_freedom``); 80 % of a client's list used for training; the test
+  set for the test accuracy. *Here*: scikit-learn's digits (no download), prepared the same
+  way and split by the same rules (:func:`fedtheory.problems.clustered.digits_images`,
+  :func:`~fedtheory.problems.clustered.authors_clustered_split`,
+  :func:`~fedtheory.problems.clustered.authors_shard_split`), a fresh split per seed (the code
+  seeds numpy before splitting), a fixed stratified test set of 299 images.
+- model: a CNN trained with NLL loss. *Here*: multinomial logistic regression (softmax of
+  :math:`Wx`, :math:`W \in \mathbb R^{10\times65}`, from :math:`W = 0`), the same loss; a CNN
+  does not fit the time budget in numpy. The problem is convex: every method that converges
+  reaches the same optimum.
+- local training: 5 epochs of SGD, batch 200, lr 0.1, no momentum, no weight decay
+  (``options.py``, ``update.py``). *Here* the same; the stand-in's clients hold 33--60
+  training samples, so a batch of 200 is the whole local set: 5 full-batch steps per round.
+- rounds: 500, the first with every client active; then ``randNums`` dropout
+  (:class:`~fedtheory.participation.grouped_dropout.GroupedDropout`: :math:`S = 20 -
+  \lfloor 20\alpha\rfloor` active, at least one per group of 4). *Here* the same process,
+  the rounds per preset (:func:`params`).
+- methods (one global model each; every method sees the same masks, splits and data: common
+  random numbers, so comparisons are paired over the seeds):
+
+  * Full: all 20 clients every round, the average of their local models;
+  * Dropout: the average of the active clients' local models (``FL_Dropout``);
+  * Stale: the average of the active clients' new local models and the dropped clients'
+    **last uploaded local models** (``FL_Stale/pl_per.py`` ``PL_Update``: model
+    substitution, the code's and so the figures'); "Stale (updates)": the paper's text's
+    "last uploaded local model updates" (update substitution, MIFA's memory: the model moves
+    by the average of the last updates), a labelled variant;
+  * FL-FDMS (:class:`~fedtheory.algorithms.substitution.FLFDMS`): cosine scores of the
+    updates (eq. 14), running means (eq. 15, initialised by the full first round), a dropped
+    client takes the update of the active client with the largest mean score;
+  * FL-FDMS with complexity reduction (clustered, :math:`\alpha = 0.5`, Fig. 5): pruning with
+    Theorem 2's :math:`\Theta_t`, with :math:`0.5\Theta_t` (the paper's Case 2), and with the
+    code's threshold (``comr.py``: :math:`0.5\sqrt{(2\ln(2m^2Tf_{\max}) - 2\ln\delta)/
+    (2\beta t)} + 0.01`, :math:`m = 20`, :math:`f_{\max} = 3`, :math:`\beta = 0.5`,
+    :math:`\delta = 0.01`);
+  * sensitivity (clustered, :math:`\alpha = 0.7`, outside the verdict): Dropout and FL-FDMS
+    under the toolkit's earlier dropout, :math:`\lfloor\alpha K\rfloor` clients uniformly at
+    random (Assumption 5 fails in 80 % of the rounds).
+
+:func:`run_seeds` runs one setting for a range of seeds (a task); :func:`paper_data` is the
+claim's dataset (every setting, every seed, chunked into tasks); :func:`final_accuracy`,
+:func:`mean_accuracy` and :func:`rounds_to` are the metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from fedtheory.algorithms.substitution import FLFDMS
+from fedtheory.claims.core import Context
+from fedtheory.participation.dropout import DropoutParticipation
+from fedtheory.participation.grouped_dropout import GroupedDropout
+from fedtheory.problems.clustered import (
+    authors_clustered_split,
+    authors_shard_split,
+    digits_images,
+)
+from fedtheory.tasks import dataset, gather, replica_chunks, task
+
+__all__ = ["ALPHAS", "CLAIM_ID", "CR_RUNS", "GROUP", "K", "METHODS", "SENSITIVITY", "SETTINGS",
+           "cr_reductions", "final_accuracy", "mean_accuracy", "pair_probability", "paper_data",
+           "params", "rounds_to", "run_seeds"]
+
+CLAIM_ID = "fdms.experiment"
+SETTINGS = ("clustered", "general")
+ALPHAS = (0.3, 0.5, 0.7)
+#: The methods run at every dropout ratio (Full runs once per setting).
+METHODS = ("Dropout", "Stale", "Stale (updates)", "FL-FDMS")
+#: The complexity-reduction runs (clustered, alpha = 0.5).
+CR_RUNS = ("Theta_t", "0.5 Theta_t", "code threshold")
+#: The sensitivity run's name and methods (clustered, uniform dropout of floor(0.7 K)).
+SENSITIVITY = "uniform 0.7"
+SENSITIVITY_METHODS = ("Dropout", "FL-FDMS")
+K, GROUP, CLASSES = 20, 4, 10
+#: Seeds per task.
+_PER_TASK = 4
+#: Rough seconds per seed x round (one core), per setting: the tasks' cost estimates.
+_SECONDS_PER_SEED_ROUND = {"clustered": 0.03, "general": 0.022}
+
+
+def params(preset: str) -> dict[str, Any]:
+    """The run's sizes and hyper-parameters per preset (the code's where it has them)."""
+    if preset not in ("quick", "full"):
+        raise ValueError(f"preset must be 'quick' or 'full', got {preset!r}")
+    quick = preset == "quick"
+    return {"rounds": 100 if quick else 250, "seeds": 12 if quick else 16, "lr": 0.1,
+            "epochs": 5, "batch": 200, "train_fraction": 0.8, "test_fraction": 1 / 6,
+            # complexity reduction: Theorem 2's p and delta_f as the code sets them
+            "p": 0.01, "delta_f": 0.01, "f_max": 3, "code_beta": 0.5}
+
+
+def pair_probability(alpha: float) -> Fraction:
+    r"""The smallest probability that two clients are both active in a round of
+    :class:`GroupedDropout` (``(20, alpha)``), exactly: the long-run :math:`N^{i,j}_t/t`, the
+    :math:`\beta` of Assumption 6 this process meets on average (rounds after the first).
+
+    Same group: :math:`\mathbb E[c(c-1)]/(g(g-1))`; different groups:
+    :math:`\mathbb E[c_1c_2]/g^2`, over the uniform tuple law.
+
+    >>> str(pair_probability(0.5))
+    '379/1616'
+    """
+    proc = GroupedDropout(K, alpha)
+    tup = proc.tuples()
+    g = proc.group_size
+    n = len(tup)
+    same = Fraction(int(np.sum(tup[:, 0] * (tup[:, 0] - 1))), n * g * (g - 1))
+    other = Fraction(int(np.sum(tup[:, 0] * tup[:, 1])), n * g * g)
+    return min(same, other)
+
+
+def cr_reductions(T: int, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    r"""The ``reduction`` arguments of :class:`FLFDMS` for the runs of :data:`CR_RUNS`:
+    Theorem 2's :math:`\Theta_t` (:math:`K = 20`, horizon :math:`T`, :math:`B_{\max} = 3`,
+    :math:`\beta` = :func:`pair_probability` at 0.5, :math:`p = \delta_f = 0.01` as the
+    code), :math:`0.5\Theta_t`, and the code's
+    :math:`0.5\sqrt{(2\ln(2m^2Tf) - 2\ln\delta)/(2\beta t)} + 0.01` with :math:`\beta = 0.5`,
+    written as :math:`s(\sqrt{\cdot/(\beta t)} + \delta_f')`, :math:`s = 1/(2\sqrt2)`,
+    :math:`\delta_f' = 0.01/s`."""
+    beta = float(pair_probability(0.5))
+    base = {"horizon": int(T), "max_friends": p["f_max"], "beta": beta, "p": p["p"],
+            "delta_f": p["delta_f"]}
+    s = 1 / (2 * math.sqrt(2))
+    return {"Theta_t": base, "0.5 Theta_t": {**base, "scale": 0.5},
+            "code threshold": {**base, "beta": p["code_beta"], "delta_f": p["delta_f"] / s,
+                               "scale": s}}
+
+
+# ------------------------------------------------------------------ metrics
+
+
+def final_accuracy(acc: np.ndarray, fraction: float = 0.1) -> np.ndarray:
+    """Per seed, the mean test accuracy over the last ``fraction`` of the rounds:
+    ``(T + 1, R)`` (round 0 first) -> ``(R,)``.
+
+    >>> final_accuracy(np.array([[0.1], [0.5], [0.7], [0.9]]), 0.5).tolist()
+    [0.8]
+    """
+    a = np.asarray(acc, dtype=float)
+    k = max(1, int(round(fraction * (a.shape[0] - 1))))
+    return a[-k:].mean(axis=0)
+
+
+def mean_accuracy(acc: np.ndarray) -> np.ndarray:
+    r"""Per seed, the mean test accuracy over rounds :math:`1..T` (the normalised area under
+    the test-accuracy curve: higher when a method gets to high accuracy sooner):
+    ``(T + 1, R)`` -> ``(R,)``.
+
+    >>> mean_accuracy(np.array([[0.1], [0.5], [0.7], [0.9]])).round(6).tolist()
+    [0.7]
+    """
+    return np.asarray(acc, dtype=float)[1:].mean(axis=0)
+
+
+def rounds_to(acc: np.ndarray, target: Any) -> np.ndarray:
+    """Per seed, the first round whose test accuracy reaches ``target`` (scalar or ``(R,)``);
+    ``T + 1`` when never: ``(T + 1, R)`` -> ``(R,)`` int.
+
+    >>> rounds_to(np.array([[0.1, 0.1], [0.5, 0.8], [0.9, 0.95]]), 0.8).tolist()
+    [2, 1]
+    """
+    a = np.asarray(acc, dtype=float)
+    hit = a >= np.asarray(target, dtype=float)
+    return np.where(hit.any(axis=0), np.argmax(hit, axis=0), a.shape[0])
+
+
+# ------------------------------------------------------------------ the runs
+
+
+def _streams(entropy: tuple[int, ...], setting: str, r: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence(list(entropy), spawn_key=(SETTINGS.index(setting), r))
+
+
+def _split(setting: str, ytr: np.ndarray, rng: np.random.Generator, frac: float
+           ) -> list[np.ndarray]:
+    if setting == "clustered":
+        return authors_clustered_split(ytr, rng, K, GROUP, 2, frac)
+    return authors_shard_split(ytr, rng, K, 100, 3, frac)
+
+
+def _local(W: np.ndarray, X: np.ndarray, XT: np.ndarray, Y: np.ndarray, v: np.ndarray,
+           lr: float, steps: int) -> np.ndarray:
+    """``steps`` full-batch gradient steps of the mean NLL of softmax regression, for ``M``
+    models per client at once: ``W (N, M, C, p)``, a client's ``X (N, s, p)``, ``XT (N, p,
+    s)``, one-hot ``Y (N, C, s)``, row weights ``v (N, s)`` (1/size, 0 on padding)."""
+    N, M, C, p = W.shape
+    W = W.copy()
+    for _ in range(steps):
+        Z = (W.reshape(N, M * C, p) @ XT).reshape(N, M, C, -1)
+        Z -= Z.max(axis=2, keepdims=True)
+        np.exp(Z, out=Z)
+        Z /= Z.sum(axis=2, keepdims=True)
+        Z -= Y[:, None]
+        Z *= v[:, None, None, :]
+        W -= lr * (Z.reshape(N, M * C, -1) @ X).reshape(N, M, C, p)
+    return W
+
+
+class _Stream:
+    """One participation process and the methods that run on its masks."""
+
+    def __init__(self, name: str, proc: Any, methods: tuple[str, ...], R: int, p_dim: int,
+                 rules: dict[str, FLFDMS]) -> None:
+        self.name, self.proc, self.methods = name, proc, methods
+        self.W = np.zeros((R, len(methods), CLASSES, p_dim), dtype=np.float32)
+        self.rules = rules
+        self.rstate = {m: r.init(R, K, CLASSES * p_dim) for m, r in rules.items()}
+        self.table = {m: np.zeros((R, K, CLASSES, p_dim), dtype=np.float32)
+                      for m in methods if m in ("Stale", "Stale (updates)")}
+        self.computations: dict[str, list[np.ndarray]] = {m: [] for m in rules}
+        self.friend_hits = np.zeros(R)
+        self.substitutions = np.zeros(R)
+
+
+def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int,
+              count: int, rounds: int | None = None) -> dict[str, Any]:
+    """One setting for seeds ``first .. first + count - 1`` (a task): every method's test
+    accuracy per round, FL-FDMS's similarity means at the last round (alpha = 0.5), the
+    similarity computations of the complexity-reduction runs, FL-FDMS's share of
+    substitutions by a same-group client, per seed. Seed ``r`` draws its split, its dropout
+    masks (one stream per process) from ``SeedSequence(entropy, spawn_key=(setting, r))``:
+    the same whatever the chunking. ``rounds`` overrides the preset's (tests)."""
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
+    t0 = time.perf_counter()
+    p = params(preset)
+    T = p["rounds"] if rounds is None else int(rounds)
+    R, lr, E = int(count), p["lr"], p["epochs"]
+    Xtr, ytr, Xte, yte = digits_images(p["test_fraction"])
+    pdim = Xtr.shape[1]
+    seqs = [_streams(entropy, setting, first + r) for r in range(R)]
+    children = [s.spawn(8) for s in seqs]
+    parts = [_split(setting, ytr, np.random.Generator(np.random.PCG64(ch[0])),
+                    p["train_fraction"]) for ch in children]
+    smax = max(len(c) for ps in parts for c in ps)
+    if smax > p["batch"]:
+        raise ValueError(f"a client holds {smax} > batch {p['batch']} training samples: the "
+                         "full-batch local step assumes one batch per epoch")
+    idx = np.zeros((R, K, smax), dtype=np.intp)
+    v = np.zeros((R, K, smax), dtype=np.float32)
+    for r, ps in enumerate(parts):
+        for i, c in enumerate(ps):
+            idx[r, i, :len(c)] = c
+            v[r, i, :len(c)] = 1.0 / len(c)
+    X = Xtr[idx].astype(np.float32)  # (R, K, s, p)
+    XT = np.ascontiguousarray(np.swapaxes(X, 2, 3))
+    Y = np.ascontiguousarray(np.swapaxes(np.eye(CLASSES, dtype=np.float32)[ytr[idx]], 2, 3))
+    labels = np.repeat(np.arange(K // GROUP), GROUP)
+    same_group = labels[:, None] == labels[None, :]
+
+    streams = [_Stream("Full", None, ("Full",), R, pdim, {})]
+    for a in ALPHAS:
+        methods, rules = METHODS, {"FL-FDMS": FLFDMS()}
+        if setting == "clustered" and a == 0.5:
+            methods = METHODS + CR_RUNS
+            rules.update({n: FLFDMS(red) for n, red in cr_reductions(T, p).items()})
+        streams.append(_Stream(f"alpha={a}", GroupedDropout(K, a), methods, R, pdim, rules))
+    if setting == "clustered":
+        streams.append(_Stream(SENSITIVITY, DropoutParticipation(K, 0.7, "max"),
+                               SENSITIVITY_METHODS, R, pdim, {"FL-FDMS": FLFDMS()}))
+    gens = {s.name: [np.random.Generator(np.random.PCG64(ch[1 + j])) for ch in children]
+            for j, s in enumerate(streams)}
+    pstate = {s.name: s.proc.init(gens[s.name], R) for s in streams if s.proc is not None}
+    acc = {(s.name, m): np.zeros((T + 1, R)) for s in streams for m in s.methods}
+    XteT = Xte.T.astype(np.float32)
+    rr = np.arange(R)[:, None]
+
+    def evaluate(t: int) -> None:
+        for s in streams:
+            pred = np.argmax(s.W @ XteT, axis=2)  # (R, M, N)
+            hit = (pred == yte).mean(axis=2)
+            for j, m in enumerate(s.methods):
+                acc[(s.name, m)][t] = hit[:, j]
+
+    evaluate(0)
+    for t in range(T):
+        for s in streams:
+            if s.proc is None or t == 0:  # the first round is full for every method
+                mask = np.ones((R, K), dtype=bool)
+                if s.proc is not None:  # advance the process past its (full) first round
+                    _, pstate[s.name] = s.proc.step(pstate[s.name], gens[s.name])
+            else:
+                mask, pstate[s.name] = s.proc.step(pstate[s.name], gens[s.name])
+            S = int(mask[0].sum())
+            act = np.nonzero(mask)[1].reshape(R, S)
+            M = len(s.methods)
+            start = np.broadcast_to(s.W[:, None], (R, S, M, CLASSES, pdim))
+            loc = _local(start.reshape(R * S, M, CLASSES, pdim), X[rr, act].reshape(R * S, smax,
+                         pdim), XT[rr, act].reshape(R * S, pdim, smax),
+                         Y[rr, act].reshape(R * S, CLASSES, smax), v[rr, act].reshape(R * S, smax),
+                         lr, E).reshape(R, S, M, CLASSES, pdim)
+            delta = s.W[:, None] - loc  # (R, S, M, C, p): the model change, lr x update
+            for j, m in enumerate(s.methods):
+                if m in ("Full", "Dropout"):
+                    s.W[:, j] = loc[:, :, j].mean(axis=1)
+                elif m == "Stale":
+                    s.table[m][rr, act] = loc[:, :, j]
+                    s.W[:, j] = s.table[m].mean(axis=1)
+                elif m == "Stale (updates)":
+                    s.table[m][rr, act] = delta[:, :, j]
+                    s.W[:, j] = s.W[:, j] - s.table[m].mean(axis=1)
+                else:  # FL-FDMS, with or without the complexity reduction
+                    dense = np.zeros((R, K, CLASSES * pdim))
+                    dense[rr, act] = delta[:, :, j].reshape(R, S, -1) / lr
+                    G, st = s.rules[m].step(s.rstate[m], mask, dense)
+                    s.W[:, j] = (s.W[:, j] - lr * G.reshape(R, CLASSES, pdim)).astype(np.float32)
+                    s.computations[m].append(st["computations"].copy())
+                    if m == "FL-FDMS":
+                        src = st["friends"]
+                        dropped = ~mask & (src >= 0)
+                        ok = same_group[np.arange(K)[None, :], np.maximum(src, 0)]
+                        s.friend_hits += (dropped & ok).sum(axis=1)
+                        s.substitutions += dropped.sum(axis=1)
+        evaluate(t + 1)
+
+    heat = {}
+    friend_rate = {}
+    computations = {}
+    for s in streams:
+        if "FL-FDMS" in s.rstate:
+            st = s.rstate["FL-FDMS"]
+            with np.errstate(invalid="ignore"):
+                friend_rate[s.name] = s.friend_hits / np.maximum(s.substitutions, 1)
+            if s.name == "alpha=0.5":
+                heat = np.divide(st["similarity_sum"], st["similarity_count"],
+                                 out=np.full(st["similarity_sum"].shape, np.nan),
+                                 where=st["similarity_count"] > 0)
+        for m, hist in s.computations.items():
+            if s.name == "alpha=0.5":
+                computations[m] = np.array(hist)  # (T, R) cumulative
+    return {"acc": acc, "heat": heat, "friend_rate": friend_rate,
+            "computations": computations, "seconds": time.perf_counter() - t0,
+            "sizes": [[len(c) for c in ps] for ps in parts]}
+
+
+def _combine(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The chunks of one setting, concatenated along the seeds."""
+    first = chunks[0]
+    return {
+        "acc": {k: np.concatenate([c["acc"][k] for c in chunks], axis=1) for k in first["acc"]},
+        "heat": np.concatenate([c["heat"] for c in chunks], axis=0),
+        "friend_rate": {k: np.concatenate([c["friend_rate"][k] for c in chunks])
+                        for k in first["friend_rate"]},
+        "computations": {k: np.concatenate([c["computations"][k] for c in chunks], axis=1)
+                         for k in first["computations"]},
+        "seconds": float(sum(c["seconds"] for c in chunks)),
+        "sizes": [s for c in chunks for s in c["sizes"]],
+    }
+
+
+@dataset(CLAIM_ID, CLAIM_ID + ".corrected")
+def paper_data(ctx: Context) -> dict[str, Any]:
+    """Every setting's runs for the preset's seeds (:func:`run_seeds`, in chunks of
+    :data:`_PER_TASK` seeds, each a task): ``data[setting]`` with ``acc[(stream, method)]``
+    ``(T + 1, R)``, ``heat`` ``(R, 20, 20)``, ``friend_rate[stream]`` ``(R,)``,
+    ``computations[run]`` ``(T, R)`` (clustered), ``seconds``; and ``params``."""
+    p = params(ctx.preset)
+    entropy = tuple(int(x) for x in ctx.seed_sequence("paper").generate_state(4))
+    chunks = replica_chunks(p["seeds"], _PER_TASK)
+    specs = [(setting, a, b) for setting in SETTINGS for a, b in chunks]
+    results = gather([task(f"{setting}-{a}", run_seeds,
+                           cost=b * p["rounds"] * _SECONDS_PER_SEED_ROUND[setting],
+                           setting=setting, preset=ctx.preset, entropy=entropy, first=a,
+                           count=b) for setting, a, b in specs])
+    out: dict[str, Any] = {"params": p}
+    for setting in SETTINGS:
+        out[setting] = _combine([r for (s, _, _), r in zip(specs, results, strict=True)
+                                 if s == setting])
+    return out
