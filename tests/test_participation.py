@@ -15,6 +15,7 @@ from fedtheory.participation import (
     CorrelatedDropout,
     CyclicParticipation,
     DropoutParticipation,
+    GroupedDropout,
     MarkovParticipation,
     ParticipationProcess,
     ReplayParticipation,
@@ -35,6 +36,8 @@ CASES = {
     "dropout_max": lambda: DropoutParticipation(6, 0.5, distribution="max"),
     "cluster_dropout": lambda: ClusterDropout([0, 0, 1, 1, 2, 2], 0.4, schedule="random"),
     "correlated_dropout": lambda: CorrelatedDropout(6, 0.5, stay=0.8),
+    # the battery expects a stationary first round: without the authors' full first round
+    "grouped_dropout": lambda: GroupedDropout(8, 0.5, full_first=False),
 }
 
 #: Processes without randomness (outside the random battery above; own tests below).

@@ -23,6 +23,7 @@ from fedtheory.participation.dropout import (
     CorrelatedDropout,
     DropoutParticipation,
 )
+from fedtheory.participation.grouped_dropout import GroupedDropout
 from fedtheory.participation.markov import MarkovParticipation
 from fedtheory.participation.replay import ReplayParticipation
 from fedtheory.participation.uniform import UniformParticipation
@@ -34,6 +35,7 @@ __all__ = [
     "CorrelatedDropout",
     "CyclicParticipation",
     "DropoutParticipation",
+    "GroupedDropout",
     "MarkovParticipation",
     "ParticipationProcess",
     "RNGLike",
@@ -56,6 +58,7 @@ PROCESSES: dict[str, type[ParticipationProcess]] = {
         DropoutParticipation,
         ClusterDropout,
         CorrelatedDropout,
+        GroupedDropout,
         ReplayParticipation,
     )
 }
