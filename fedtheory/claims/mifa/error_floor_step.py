@@ -23,7 +23,7 @@ from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.mifa_symbols import is_zero
 from fedtheory.theory.mifa import floor_problems, one_step_fedavg_is
 
-from ._common import fmt_frac
+from ._common import derivation_evidence, fmt_frac
 from ._floors import inequality_evidence, search_evidence, stated_c_eta, sym
 
 CLAIM = Claim(
@@ -37,7 +37,9 @@ CLAIM = Claim(
     expected="confirmed",
     # the 1/2 of each term, the 2 of c = (2/n)(1/p - 1), the factor c of the floor, the step
     stated=Stated({"grad_half": "1/2", "floor_half": "1/2", "c_two": 2}, factors=("c",),
-                  step="eta L (1 + c) <= 1"),
+                  step="eta L (1 + c) <= 1",
+                  # -(grad_half) η||∇f||^2: a larger coefficient promises more descent
+                  stronger={"grad_half": "larger"}),
     derivation=(
         r"$G_t = \frac1n\sum_{i\in\mathcal A(t)}\nabla f_i(w_t)/p$, independent "
         r"$\mathrm{Bernoulli}(p)$. Indicator algebra: $\mathbb E\,G_t = \nabla f$, "
@@ -97,13 +99,11 @@ def _floor_step_identity(ctx: Context) -> Evidence:
         ok &= is_zero(d["E_G"] - d["gbar"]) and d["step1_residual"] == 0
         ok &= d["step2_residual"] == 0 and d["slack_residual"] == 0
     d = derive_fedavg_is_step(3)
-    return Evidence(
-        passed=ok, measured=str(d["slack"]), theoretical=str(d["seed_bound"]),
-        detail=(f"E||G||^2 = ||∇f||^2 + (1/n^2)(1/p-1)Σ||∇f_i||^2 and Σ||∇f_i||^2 = "
-                f"Σ||h_i||^2 + n||∇f||^2 derived for n = 2..4; seed bound - model = "
-                f"{d['slack']} (n=3): identities hold: {ok}"),
-        counterexample=None if ok else {"n": "2..4", "identity": "a residual is not zero"},
-    )
+    return derivation_evidence(
+        ok, str(d["slack"]), str(d["seed_bound"]),
+        f"E||G||^2 = ||∇f||^2 + (1/n^2)(1/p-1)Σ||∇f_i||^2 and Σ||∇f_i||^2 = "
+        f"Σ||h_i||^2 + n||∇f||^2 derived for n = 2..4; seed bound - model = "
+        f"{d['slack']} (n=3): identities hold: {ok}")
 
 
 @CLAIM.check("symbolic")
@@ -159,7 +159,7 @@ _EXACT_CASES = (
 )
 
 
-@CLAIM.check("symbolic", "exact_enumeration")
+@CLAIM.check("exact", "exact_enumeration")
 def _floor_step_exact(ctx: Context) -> Evidence:
     """Rationals, all 2^n patterns, at the stated largest step: a random point (n = 3,
     p = 1/3), w* of the isotropic quadratic (n = 2, p = 1/4: the floor's worst case, ratio 1/2)
@@ -183,7 +183,7 @@ def _floor_step_exact(ctx: Context) -> Evidence:
     return all_of(parts)
 
 
-@CLAIM.check("symbolic", "enumeration_n10")
+@CLAIM.check("exact", "enumeration_n10")
 def _floor_step_enum(ctx: Context) -> Evidence:
     """n = 10: all 1024 patterns (float), two quadratics, p in {0.1, 0.5}: w* and 5 random
     points each, at the stated largest step."""
@@ -246,7 +246,7 @@ def _floor_step_mc(ctx: Context) -> Evidence:
     return ev
 
 
-@CLAIM.check("symbolic", "adversarial_search")
+@CLAIM.check("exact", "adversarial_search")
 def _floor_step_search(ctx: Context) -> Evidence:
     """Search 1-D two-client quadratics (curvatures a_2/a_1, centres, point, p, θ = ηL(1+c)
     up to the stated limit, L >= f'') for the largest ratio; exact re-check of the best."""
