@@ -58,7 +58,7 @@ comparison with the KKT point and the KKT certificate catch it.
 )
 
 
-@CLAIM.check("symbolic")
+@CLAIM.check("exact")
 def _exact_kkt_points(ctx: Context) -> Evidence:
     """optimal_probabilities (float) vs the unique exact KKT point, zeros/ties/fractional m."""
     rng = ctx.rng("exact")
@@ -66,10 +66,14 @@ def _exact_kkt_points(ctx: Context) -> Evidence:
     inst += [([0, 0, 0], Fraction(1)), ([0, 5, 0, 1], Fraction(3)), ([2, 2, 2, 2], Fraction(4)),
              ([1, 1, 1, 9], Fraction(5, 2)), ([3, 3, 7, 7], Fraction(3))]
     parts = closed_form_parts(ctx)
-    worst, bad, stated_bad = 0.0, [], []
+    worst, bad, stated_bad, shown = 0.0, [], [], None
     for u, m in inst:
         pts = kkt_points_exact(u, m)
         stated, ell = stated_closed_form([sp.Integer(x) for x in u], sp.Rational(m), **parts)
+        if shown is None and any(x == 1 for x in stated) and sum(1 for x in u if x) > m:
+            # the first instance with truncation: the statement's p there (what a mutant of
+            # its factors changes)
+            shown = {"norms": u, "m": str(m), "stated_p": [str(x) for x in stated]}
         if len(pts) != 1 or list(pts[0].p) != stated:
             stated_bad.append({"norms": u, "m": str(m), "l": ell,
                                "stated_p": [str(x) for x in stated],
@@ -83,7 +87,9 @@ def _exact_kkt_points(ctx: Context) -> Evidence:
                         "kkt_points": [[str(x) for x in pt.p] for pt in pts]})
     failures = stated_bad + bad
     return Evidence(
-        passed=not failures, measured=worst, theoretical=0.0, tolerance=FLOAT_RTOL,
+        passed=not failures, measured=worst,
+        theoretical={"max |p_float - p_exact|": 0.0, "statement on a truncated instance": shown},
+        tolerance=FLOAT_RTOL,
         detail=(f"{len(inst)} exact instances (n <= 7, zeros, ties, half-integer m, m = n): "
                 f"each has exactly one KKT point; the statement evaluated exactly equals it on "
                 f"{len(inst) - len(stated_bad)}; max |p_float - p_exact| = {worst:.2g} "
@@ -100,12 +106,14 @@ def _cvxpy_random_adversarial(ctx: Context) -> Evidence:
     rng = ctx.rng("convex")
     inst = float_instances(rng, ctx.quick)
     parts = closed_form_parts(ctx)
-    rows, stated_bad = [], []
+    rows, stated_bad, shown = [], [], None
     for kind, u, m in inst:
         p = optimal_probabilities(u, m)
         rows.append((kind, u, m, compare_with_cvxpy(u, m, p)))
         # the statement evaluated from its parts: feasible and KKT-certified
         stated = np.array(stated_closed_form(list(u), m, **parts)[0], dtype=float)
+        if shown is None and u.size <= 8 and np.any(stated == 1) and np.sum(u > 0) > m:
+            shown = {"kind": kind, "norms": u, "m": m, "stated_p": stated}
         cert = kkt_certificate(u, m, p=stated)
         if not cert.certified(FLOAT_RTOL):
             stated_bad.append({"kind": kind, "norms": u, "m": m, "stated_p": stated,
@@ -134,6 +142,7 @@ def _cvxpy_random_adversarial(ctx: Context) -> Evidence:
         f"evaluated from its parts is KKT-certified on {len(rows) - len(stated_bad)}",
         "certified", tolerance=FLOAT_RTOL, counterexample=ce,
         data={"kinds": sorted({r[0] for r in rows})})
+    ev.theoretical = {"criterion": "all certified", "statement on a truncated instance": shown}
     if unsolved == len(rows):  # the solver solved nothing: no instance was compared
         ev.passed = None
     return ev
