@@ -32,6 +32,11 @@ CLAIM = Claim(
     kind=ClaimKind.IDENTITY,
     expected="confirmed",
     stated=Stated(factors=("p_i", "1-p_i")),
+    restatement=(
+        "'E[G_t^i] != Delta_i' is read as 'not equal in general': equal only when p_i = 1 "
+        "or the memory already equals Delta_i; the expectation is over the current round "
+        "given the past."
+    ),
     derivation=(
         r"MIFA's row is $G_t^{(i)} = 1_i\Delta_i + (1-1_i)G_{t-1}^{(i)}$. Given the past "
         r"($\Delta_i$ and the table fixed), $\mathbb E\,1_i = p_i$ gives the mean; the bias "

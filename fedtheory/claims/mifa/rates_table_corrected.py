@@ -39,6 +39,10 @@ CLAIM = Claim(
     expected="confirmed",
     # the coefficients 1 of the two terms, the sampling factor, the step condition
     stated=Stated({"init": 1, "floor": 1}, factors=("(n/b-1)/(n-1)",), step="η <= 1/(2L)"),
+    restatement=(
+        "The O(n^{2/3}) complexity is read as SAGA's log-log slope of evaluations to "
+        "epsilon against n being smaller than FedGD's (measured about 0.7 against 1)."
+    ),
     derivation=(
         r"Convex FedPGD, derived with sympy (`derive_fedpgd_convex`): convexity, smoothness and "
         r"the without-replacement variance give $\mathbb E\|u_{t+1}\|^2 \le \|u_t\|^2"

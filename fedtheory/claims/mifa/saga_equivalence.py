@@ -39,6 +39,11 @@ CLAIM = Claim(
         'SAGA and U-MIFA share the one-step direction but not the memory update; their '
         'trajectories differ unless p = 1 (mifa.saga_equivalence.corrected).'
     ),
+    restatement=(
+        "The tables' row 'SAGA/U-MIFA' is read as the identification of the two methods "
+        "(one method, one rate): tested as equal one-step directions, equal stored memory "
+        "and equal trajectories under the same participation masks."
+    ),
     derivation=(
         r"Reading: the tables list 'SAGA/U-MIFA' as one method with one rate, i.e. the two "
         r"algorithms are identified. Given the same memory $\alpha_i$ and the same active set "

@@ -32,6 +32,16 @@ CLAIM = Claim(
     expected="confirmed",
     stated=Stated(THEOREM_15.constants, factors=THEOREM_15.factors,
                   stronger=THEOREM_15.stronger),
+    restatement=(
+        "Tested as the one-step bound conditional on a fixed iterate x^k (the case k = 0 "
+        "with x^0 deterministic, Monte Carlo replicas or every participation and noise "
+        "pattern enumerated) rather than with full expectations over the iterates: the "
+        "conditional bound for every x^k gives the stated one by the tower property, and "
+        "a fixed x^0 that violates it violates the stated recursion at k = 0; gamma^k is "
+        "exact in the exact checks and, in the Monte Carlo ones, taken at the end of its "
+        "confidence interval least favourable to a refutation. Any step is allowed; the "
+        "checks take gamma/((1+M)L) and multiples of it."
+    ),
     derivation=r"""
 Any step size is allowed; checked at $\eta = \gamma_{\mathrm{lo}}/((1+M)L)$ (the step that
 maximises the descent term $\eta\big(1 - \frac{(1+M)L}{2\gamma}\eta\big)$, which minimises the

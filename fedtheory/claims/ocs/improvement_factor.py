@@ -41,6 +41,13 @@ CLAIM = Claim(
     # gamma >= c m/n is a lower bound: a larger c is the stronger statement
     stated=Stated({BOUND: 1, ALPHA_MAX: 1, GAMMA_MAX: 1, GAMMA_MIN: 1},
                   stronger={GAMMA_MIN: "larger"}),
+    restatement=(
+        "Definition 11's alpha is a ratio of expectations over the random updates; it is "
+        "tested per round (given the updates), where every part is a pointwise inequality "
+        "between the optimal and the uniform variances: the pointwise forms give the "
+        "stated ones in expectation by linearity, and a round that violates alpha in [0, "
+        "1] or the bound is a distribution of updates (a point mass) that violates them."
+    ),
     derivation=r"""
 Per round (the seed's expectations over the updates then follow by linearity:
 $\tilde\alpha^\star_S \le \frac{n-m}{nm}(\sum_i u_i)^2$ pointwise, with
