@@ -48,9 +48,10 @@ CLAIM = Claim(
         "is not pairwise independent beats it on some updates (n = 2, p = (1/2, 1/2), one "
         "client sampled uniformly, equal updates: variance 0 < 1/2). What holds is tested as "
         "is.independent_minimises_variance.corrected",
-        quote=("among all samplings S satisfying p_i = Prob(i ∈ S), the independent sampling "
-               "(i.e., p_ij = Prob(i, j ∈ S) = Prob(i ∈ S) Prob(j ∈ S) = p_i p_j) minimizes the "
-               "left-hand side of (5)"),
+        quote=(r"among all samplings S satisfying p_{i}=\operatorname{Prob}(i\in S), the "
+               r"independent sampling (i.e., p_{ij}=\operatorname{Prob}(i,j\in S)="
+               r"\operatorname{Prob}(i\in S)\operatorname{Prob}(j\in S)=p_{i}p_{j}) minimizes "
+               r"the left-hand side of (5)"),
         location=("002, Section 2, the paragraph after Lemma 1 and Algorithm 1 ('It turns out "
                   "that given probabilities {p_i}, ...'); repeated in Appendix B, first "
                   "sentence"),
