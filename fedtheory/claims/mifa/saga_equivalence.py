@@ -7,12 +7,17 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.stated import Erratum
 from fedtheory.experiments.mifa_runs import same_mask_runs
+from fedtheory.symbolic.identity import prove_zero
+from fedtheory.symbolic.mifa_symbols import indicators, prob_symbols, vec
 from fedtheory.symbolic.saga_umifa import derive_saga_umifa
 from fedtheory.theory.mifa import exact_saga_umifa
+
+from ._common import identity_evidence
 
 CLAIM = Claim(
     id="mifa.saga_equivalence", family="mifa", seed_ref="000, rates tables (row 'SAGA/U-MIFA')",
@@ -67,9 +72,18 @@ CLAIM = Claim(
 def _saga_direction(ctx: Context) -> Evidence:
     """Same memory, same active set, weights 1/p_i: SAGA's and U-MIFA's directions agree."""
     d = derive_saga_umifa(3)
-    ok = d["direction_difference"] == 0
-    return Evidence(passed=ok, measured=str(d["direction_difference"]), theoretical="0",
-                    detail=f"G_SAGA - G_U-MIFA = {d['direction_difference']} (n = 3, any p_i)")
+    I, ps = indicators(3), prob_symbols(3)
+    g, a = vec("g", 3), vec(r"\alpha", 3)
+    # clients 1 and 3 active, p = (1/4, 1/3, 1/2), α = (0, 1, -1), Δ = (1, 2, 3)
+    at = {**dict(zip(I, (1, 0, 1), strict=True)),
+          **dict(zip(ps, (sp.Rational(1, 4), sp.Rational(1, 3), sp.Rational(1, 2)),
+                     strict=True)),
+          **dict(zip(a, (0, 1, -1), strict=True)), **dict(zip(g, (1, 2, 3), strict=True))}
+    return identity_evidence(
+        prove_zero(d["direction_difference"], at), measured=str(d["direction_difference"]),
+        theoretical="0", detail="G_SAGA - G_U-MIFA (n = 3, any p_i, same memory and active "
+        "set)", counterexample={"active": [1, 3], "p": ["1/4", "1/3", "1/2"],
+                                "alpha": [0, 1, -1], "Delta": [1, 2, 3]})
 
 
 @CLAIM.check("symbolic", "memory_update")

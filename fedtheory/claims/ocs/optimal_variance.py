@@ -136,7 +136,7 @@ def _cvxpy_bracket(ctx: Context) -> Evidence:
 
     rng = ctx.rng("convex")
     inst = float_instances(rng, ctx.quick)
-    bad, widths, below, unsolved = [], [], 0, []
+    bad, lib, widths, below, unsolved = [], [], [], 0, []
     for kind, u, m in inst:
         v = float(stated_optimal_variance(list(u), m, _coefficient(ctx)))
         v_lib = optimal_variance(u, m)
@@ -159,9 +159,12 @@ def _cvxpy_bracket(ctx: Context) -> Evidence:
             y = sol.budget_dual if np.isfinite(sol.budget_dual) else 0.0  # h(0) = 0 bounds
             lo = budget_dual_bound(u, m, max(y, 0.0))
         slack = FLOAT_RTOL * max(scale, v)
-        if not (lo - slack <= v <= hi + slack and lo - slack <= v_lib <= hi + slack):
+        if not lo - slack <= v <= hi + slack:  # the formula outside a valid bracket: refuted
             bad.append({"kind": kind, "norms": u, "m": m, "formula": v, "lower": lo, "upper": hi,
                         "optimal_variance": v_lib, "status": sol.status})
+        elif not lo - slack <= v_lib <= hi + slack:  # the library outside: a toolkit defect
+            lib.append({"kind": kind, "norms": u, "m": m, "optimal_variance": v_lib,
+                        "lower": lo, "upper": hi})
         widths.append((hi - lo) / max(v, FLOAT_RTOL * scale))
         if np.all(u > 0):
             below += (np.sum(u) ** 2 / m - np.sum(u**2)) < v * (1 - FLOAT_RTOL)
@@ -176,6 +179,9 @@ def _cvxpy_bracket(ctx: Context) -> Evidence:
         "inside", tolerance=FLOAT_RTOL)
     if not bad and len(unsolved) == len(inst):  # nothing was compared
         ev.passed = None
+    elif not bad and lib:  # the library's optimal_variance, not the statement, failed
+        ev.passed, ev.undecided = None, "the library disagrees with the statement"
+        ev.detail += f"; the library's optimal_variance is outside on {len(lib)}: {lib[0]}"
     return ev
 
 
