@@ -161,11 +161,22 @@ def test_wor_bound_is_attained_on_equal_deviations():
     assert mc.passed and 0.98 < mc.ratio < 1.02
 
 
-def test_arbitrary_sampling_weaker_floor_is_proved_still_true():
+def test_arbitrary_sampling_stronger_floor_is_refuted_by_a_feasible_v():
+    """v_i >= 1 - p_i is a lower bound on v: its mutant raises the floor (x 13/10), and the
+    independent sampling's v = 1 - p, feasible for (4), refutes it; the weaker floor (x 7/10,
+    a loosened statement) is proved, which says nothing about the checks."""
     claim = get_claim("is.variance_arbitrary_sampling")
-    mutant = Mutant("constant", "v_floor", Fraction(7, 10))
+    assert claim.stated.direction("v_floor", claim.kind.value) == "larger"
+    (mutant,) = [m for m in claim.stated.mutants(claim.kind.value) if m.target == "v_floor"]
+    assert mutant.scale == Fraction(13, 10)
     out = mutant_outcome(mutant, claim.verify(mutant=mutant))
-    assert out["outcome"] == "still true" and out["by"] == ["arbitrary_eso_diagonal"]
+    assert out["outcome"] == "caught"
+    assert set(out["by"]) == {"arbitrary_eso_diagonal", "arbitrary_eso_sdp"}
+    diag = claim.verify(only=["arbitrary_eso_diagonal"], mutant=mutant).checks[0]
+    assert diag.counterexample["design"].startswith("independent sampling")
+    weaker = Mutant("constant", "v_floor", Fraction(7, 10))
+    proved = claim.verify(only=["arbitrary_eso_diagonal"], mutant=weaker).checks[0]
+    assert proved.passed and proved.proof
     # dropping v_i is false where the bound needs v_i > 1 (all-or-nothing, equal updates)
     res = claim.verify(only=["arbitrary_exact_enumeration"], mutant=Mutant("factor", "v_i"))
     assert res.checks[0].passed is False

@@ -217,6 +217,9 @@ def test_improvement_factor_tightness_and_power():
     assert res.tightness["ratio"] == 1.0  # equal norms: alpha = bound = 1, exactly
     out = {m["target"]: m for m in power(claim)}
     assert [out[k]["outcome"] for k in ("c in alpha <= c (sum u)^2/(n sum u^2)",
-                                        "1 in alpha <= 1", "1 in gamma <= 1")] == ["caught"] * 3
-    assert out["c in gamma >= c m/n"]["outcome"] == "still true"
-    assert out["c in gamma >= c m/n"]["by"] == ["bound_with_truncation"]
+                                        "1 in alpha <= 1", "1 in gamma <= 1",
+                                        "c in gamma >= c m/n")] == ["caught"] * 4
+    # gamma >= c m/n is a lower bound: its mutant raises c (x 13/10), false at equal norms
+    assert out["c in gamma >= c m/n"]["scale"] == "13/10"
+    assert {"bound_with_truncation", "exact_instances"} <= set(out["c in gamma >= c m/n"]["by"])
+    assert not any(m["statement_unchanged"] for m in out.values())

@@ -98,10 +98,11 @@ def exact_check(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
     where the bounded quantity exceeds the right-hand side; ``ratio`` is the largest
     (lhs - rhs + increment)/increment (1 = the bound attained)."""
     thm = theorem.restated(ctx)
-    rows, failing, best = [], [], None
+    rows, failing, best, stated = [], [], None, {}
     for case in cases:
         out = evaluate_case(thm, case)
         ratio = out["ratio"]
+        stated[case.name] = str(out["rhs"])
         rows.append(f"{case.name}: {thm.bounds.label} = {float(out['lhs']):.6g} vs "
                     f"{float(out['rhs']):.6g} (ratio {float(ratio):.4f}, gamma = "
                     f"{float(out['gamma']):.4g})")
@@ -119,7 +120,9 @@ def exact_check(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
     ratio, case, out = best if best is not None else (None, None, {})
     return Evidence(
         passed=not failing, measured=None if ratio is None else float(ratio),
-        theoretical="<= 1",
+        # the statement's right-hand side on every case (what a mutant changes), beside the
+        # ratio it must not exceed
+        theoretical={"ratio": "<= 1", "stated rhs": stated},
         detail=(f"{thm.label}, exact rational arithmetic (every noise sign pattern and the "
                 f"sampling's closed-form moments enumerated, gamma exact), {len(cases)} cases: "
                 + "; ".join(rows) + f". Ratio = (lhs - rhs + increment)/increment, the increment "
@@ -247,7 +250,8 @@ def adversarial_search(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
               "rhs_float": float(out["rhs"]), "gamma": str(out["gamma"]),
               "eta": str(out["eta"]), "constants": {k: str(v) for k, v in thm.constants.items()}}
     return Evidence(
-        passed=bool(out["holds"]), measured=float(ratio), theoretical="<= 1",
+        passed=bool(out["holds"]), measured=float(ratio),
+        theoretical={"ratio": "<= 1", "stated rhs at the instance": str(out["rhs"])},
         detail=(f"{thm.label}: adversarial search, {restarts} seeded hill-climbing restarts, "
                 f"{evaluations} float evaluations over one-dimensional instances "
                 f"({family.curvature} curvatures, n in {list(family.ns)}"
@@ -377,9 +381,9 @@ def proof_check(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
 
     ``prove(constants, [step_scale=...], [factor=...])`` returns an object with ``proved``,
     ``proof`` and ``summary`` (:mod:`fedtheory.symbolic.ocs_dsgd_proofs`,
-    :mod:`fedtheory.symbolic.ocs_fedavg_proofs`). Passed with the proof when proved; undecided
-    (``passed`` None) otherwise: a point where the abstract chain fails is no instance of the
-    theorem, so this check never refutes.
+    :mod:`fedtheory.symbolic.ocs_fedavg_proofs`). Passed with the proof when proved;
+    *unproven* (:meth:`Evidence.unproven`) otherwise: a point where the abstract chain fails is
+    no instance of the theorem, so this check never refutes.
     """
     consts = {k: ctx.const(k) for k in theorem.constants}
     kw: dict[str, Any] = {}
@@ -390,15 +394,14 @@ def proof_check(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
     res = prove(consts, **kw)
     steps = (f"steps up to {kw['step_scale']} x the stated limit" if "step_scale" in kw
              else "every step")
-    return Evidence(
-        passed=True if res.proved else None, measured="proved" if res.proved else "not proved",
-        theoretical="slack >= 0",
-        detail=(f"{theorem.label}, {chain}; constants "
-                f"{ {k: str(v) for k, v in consts.items()} }, {steps}: {res.summary}. A "
-                "statement the chain does not prove is left undecided by this check (no "
-                "abstract point is an instance of the theorem)"),
-        proof=res.proof,
-    )
+    detail = (f"{theorem.label}, {chain}; constants "
+              f"{ {k: str(v) for k, v in consts.items()} }, {steps}: {res.summary}. A "
+              "statement the chain does not prove is left undecided by this check (no "
+              "abstract point is an instance of the theorem)")
+    if not res.proved:
+        return Evidence.unproven("not proved", "slack >= 0", detail)
+    return Evidence(passed=True, measured="proved", theoretical="slack >= 0", detail=detail,
+                    proof=res.proof)
 
 
 def register_exact_checks(claim: Any, theorem: DsgdTheorem | FedavgTheorem,
@@ -417,5 +420,5 @@ def register_exact_checks(claim: Any, theorem: DsgdTheorem | FedavgTheorem,
         re-checked exactly."""
         return adversarial_search(ctx, theorem, family, search_budget(ctx, method))
 
-    claim.check("symbolic", "exact_instances")(_exact_instances)
-    claim.check("symbolic", "adversarial_search")(_adversarial_search)
+    claim.check("exact", "exact_instances")(_exact_instances)
+    claim.check("exact", "adversarial_search")(_adversarial_search)

@@ -53,6 +53,7 @@ __all__ = [
     "subset_masks",
     "three_designs",
     "wor_formula",
+    "worst_direction_sdp",
 ]
 
 
@@ -317,3 +318,41 @@ def sign_variances(P: np.ndarray, A: np.ndarray) -> np.ndarray:
     M = C * np.einsum("pid,pjd->pij", A, A)
     s = sign_patterns(P.shape[1]).astype(float)
     return np.einsum("si,pij,sj->ps", s, M, s)
+
+
+def worst_direction_sdp(design: SamplingDesign, solver: str = "CLARABEL"
+                        ) -> tuple[float, np.ndarray]:
+    r"""The direction in which ``design`` beats independent sampling with the same marginals
+    the most, by a semidefinite program (cvxpy; the solve is recorded in
+    :mod:`fedtheory.solver_log`):
+
+    .. math:: \min_G\ \langle M, G\rangle \quad\text{s.t.}\quad G \succeq 0,\ \operatorname{tr}G
+              = 1,\qquad M = \mathbf P - pp^\top - \mathrm{Diag}(\mathbf P - pp^\top),
+
+    whose value is :math:`\lambda_{\min}(M)` (the variance difference
+    :math:`\mathrm{Var}_S - \mathrm{Var}_{\rm ind} = a^\top M a` in the columns
+    :math:`a_i = w_i\zeta_i/p_i`). Returns the optimal value and the leading factor of the
+    optimal :math:`G` (a vector :math:`a` with :math:`a^\top M a` the value, :math:`\|a\| = 1`).
+
+    Raises ``RuntimeError`` when the solver reports no optimal solution.
+    """
+    import cvxpy as cp
+
+    from fedtheory import solver_log
+
+    p = design.p
+    n = p.size
+    M = design.P - np.outer(p, p)
+    np.fill_diagonal(M, 0.0)
+    G = cp.Variable((n, n), PSD=True)
+    prob = cp.Problem(cp.Minimize(cp.trace(M @ G)), [cp.trace(G) == 1])
+    try:
+        prob.solve(solver=solver)
+    except cp.error.SolverError as exc:
+        solver_log.record("worst-direction SDP", solver, "solver error")
+        raise RuntimeError(f"worst-direction SDP: solver {solver} failed: {exc}") from exc
+    solver_log.record("worst-direction SDP", solver, str(prob.status))
+    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or G.value is None:
+        raise RuntimeError(f"worst-direction SDP: status {prob.status}")
+    lam, vec = np.linalg.eigh((G.value + G.value.T) / 2)
+    return float(prob.value), vec[:, -1] * np.sqrt(max(lam[-1], 0.0))

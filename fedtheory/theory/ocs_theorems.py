@@ -212,6 +212,12 @@ class DsgdTheorem(_Stated):
     factor, limit:
         The droppable factors' values and the step limit's relaxation (identity, unless
         :meth:`restated` under a mutant).
+    stronger:
+        The constants that make the statement stronger when *larger* (``{name: "larger"}``,
+        for :class:`~fedtheory.claims.stated.Stated`): a constant subtracted on the
+        right-hand side (:math:`\beta_2` of Theorem 13, the :math:`\frac38` of
+        :math:`f - f^\star` in Theorem 17, the :math:`\frac38` of the descent in Theorem 18);
+        the others are stronger when smaller (the default of an upper bound).
     """
 
     name: str
@@ -224,6 +230,7 @@ class DsgdTheorem(_Stated):
     factors: tuple[str, ...] = ()
     factor: Factor = _keep
     limit: Callable[[Any], Any] = _as_stated
+    stronger: Mapping[str, str] = field(default_factory=dict)
 
     def step_max(self, q: Quantities, gamma: Any) -> Any:
         """The step limit on quantities ``q`` (float or exact), as stated or relaxed."""
@@ -271,6 +278,7 @@ class FedavgTheorem(_Stated):
     factors: tuple[str, ...] = ()
     factor: Factor = _keep
     limit: Callable[[Any], Any] = _as_stated
+    stronger: Mapping[str, str] = field(default_factory=dict)
 
     def step_max(self, q: Quantities, gamma: Any, R: int) -> Any:
         """The effective step limit on quantities ``q``, as stated or relaxed."""
@@ -449,11 +457,13 @@ _STEP13 = "eta <= gamma/((1+WM)L)"
 
 #: Theorem 13 as printed (refuted for non-uniform weights).
 THEOREM_13 = DsgdTheorem("13", "Theorem 13", DISTANCE_TO_OPTIMUM, _theorem13_step,
-                         _theorem13_bound, {"beta1_Z": _F(2), "beta2_Z": _F(2)}, _STEP13)
+                         _theorem13_bound, {"beta1_Z": _F(2), "beta2_Z": _F(2)}, _STEP13,
+                         stronger={"beta2_Z": "larger"})
 #: Theorem 13 re-derived for any weights.
 THEOREM_13_CORRECTED = DsgdTheorem(
     "13c", "Theorem 13 (corrected)", DISTANCE_TO_OPTIMUM, _theorem13_corrected_step,
-    _theorem13_bound, {"beta1_Z": _F(4), "beta2_Z": _F(4)}, "eta <= gamma/((1+2W(1+M))L)")
+    _theorem13_bound, {"beta1_Z": _F(4), "beta2_Z": _F(4)}, "eta <= gamma/((1+2W(1+M))L)",
+    stronger={"beta2_Z": "larger"})
 #: Theorem 15 (any step; checked at gamma/((1+M)L) and multiples of it).
 THEOREM_15 = DsgdTheorem("15", "Theorem 15", NEXT_LOSS, _theorem15_step, _theorem15_bound,
                          {"descent_half": _F(1, 2), "beta_half": _F(1, 2)},
@@ -462,15 +472,15 @@ THEOREM_15 = DsgdTheorem("15", "Theorem 15", NEXT_LOSS, _theorem15_step, _theore
 THEOREM_17 = FedavgTheorem(
     "17", "Theorem 17", DISTANCE_TO_OPTIMUM, _theorem17_step, _theorem17_eta_g_sq,
     _theorem17_bound, {"gap": _F(3, 8), "beta1_sigma": _F(2), "beta1_Z": _F(4), "beta2": _F(72)},
-    "eta <= min{1/(L(2+M/R)), gamma/((1+W(1+M/R))L)}/8")
+    "eta <= min{1/(L(2+M/R)), gamma/((1+W(1+M/R))L)}/8", stronger={"gap": "larger"})
 #: Theorem 17 re-derived on strongly convex quadratics.
 THEOREM_17_CORRECTED = FedavgTheorem(
     "17c", "Theorem 17 (corrected)", DISTANCE_TO_OPTIMUM, _theorem17_corrected_step,
     _theorem17_corrected_eta_g_sq, _theorem17_corrected_bound,
     {"gap": _F(3, 8), "beta1_sigma": _F(17, 8), "beta1_Z": _F(8), "beta2": _F(72)},
-    "eta <= min{1/(L(2+M/R)), gamma/((1+2W(1+M/R))L)}/8")
+    "eta <= min{1/(L(2+M/R)), gamma/((1+2W(1+M/R))L)}/8", stronger={"gap": "larger"})
 #: Theorem 18.
 THEOREM_18 = FedavgTheorem(
     "18", "Theorem 18", NEXT_LOSS, _theorem18_step, _theorem18_eta_g_sq, _theorem18_bound,
     {"descent": _F(3, 8), "descent_eta": _F(10, 3), "rho_eta": _F(1, 8), "rho_eta2": _F(1, 4)},
-    "eta <= 1/(8L(2+M/R))", factors=("sum_w2",))
+    "eta <= 1/(8L(2+M/R))", factors=("sum_w2",), stronger={"descent": "larger"})

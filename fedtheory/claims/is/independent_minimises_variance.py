@@ -20,6 +20,7 @@ from fedtheory.theory.importance_sampling import (
     equal_marginal_designs,
     random_explicit,
     sq_dev,
+    worst_direction_sdp,
 )
 
 from ._common import ALPHA
@@ -39,13 +40,21 @@ CLAIM = Claim(
     expected="refuted",
     erratum=Erratum(
         "false statement",
-        "002, the paragraph after Algorithm 1: 'the independent sampling minimizes the "
-        "left-hand side of (5)'. The reasons given there, (a) v_i = 1 - p_i is the smallest "
-        "admissible v and (b) (5) is an equality for independent sampling, prove only that "
-        "independent sampling minimises the right-hand side of (5) (and, Remark 2, the "
-        "variance when only norms are known); for the left-hand side every sampling that is "
-        "not pairwise independent beats it on some updates (tested as "
-        "is.independent_minimises_variance.corrected)",
+        "002, the paragraph after Lemma 1 (and Appendix B, first sentence: 'By Lemma 1, the "
+        "independent sampling ... is optimal'): the reasons given there, (a) v_i = 1 - p_i is "
+        "the smallest admissible v and (b) (5) is an equality for independent sampling, prove "
+        "only that independent sampling minimises the right-hand side of (5) (and, Remark 2, "
+        "the variance when only norms are known); for the left-hand side every sampling that "
+        "is not pairwise independent beats it on some updates (n = 2, p = (1/2, 1/2), one "
+        "client sampled uniformly, equal updates: variance 0 < 1/2). What holds is tested as "
+        "is.independent_minimises_variance.corrected",
+        quote=(r"among all samplings S satisfying p_{i}=\operatorname{Prob}(i\in S), the "
+               r"independent sampling (i.e., p_{ij}=\operatorname{Prob}(i,j\in S)="
+               r"\operatorname{Prob}(i\in S)\operatorname{Prob}(j\in S)=p_{i}p_{j}) minimizes "
+               r"the left-hand side of (5)"),
+        location=("002, Section 2, the paragraph after Lemma 1 and Algorithm 1 ('It turns out "
+                  "that given probabilities {p_i}, ...'); repeated in Appendix B, first "
+                  "sentence"),
         intended_holds=False,
     ),
     finding=(
@@ -96,7 +105,7 @@ def _minimises_two_clients(ctx: Context) -> Evidence:
     )
 
 
-@CLAIM.check("symbolic")
+@CLAIM.check("exact")
 def _minimises_exact_search(ctx: Context) -> Evidence:
     """Exact (rational) search over designs with equal marginals: every non-pairwise-independent
     design beats independent sampling for some zeta (worst direction from the zero-diagonal
@@ -143,8 +152,6 @@ def _minimises_exact_search(ctx: Context) -> Evidence:
 def _minimises_sdp_worst_direction(ctx: Context) -> Evidence:
     """SDP over Gram matrices: min <M, G> s.t. G PSD, trace G = 1, with M = P - pp^T minus its
     diagonal; a negative optimum is a zeta for which the design beats independent sampling."""
-    import cvxpy as cp
-
     rng = ctx.rng("convex")
     n = ctx.size(quick=6, full=10)
     b = n // 2
@@ -152,23 +159,15 @@ def _minimises_sdp_worst_direction(ctx: Context) -> Evidence:
     parts = []
     for name, design in designs:
         p = design.p
-        M = design.P - np.outer(p, p)
-        np.fill_diagonal(M, 0.0)
-        G = cp.Variable((n, n), PSD=True)
-        prob = cp.Problem(cp.Minimize(cp.trace(M @ G)), [cp.trace(G) == 1])
-        prob.solve(solver=cp.CLARABEL)
-        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise RuntimeError(f"worst-direction SDP for {name}: status {prob.status}")
-        lam, vec = np.linalg.eigh((G.value + G.value.T) / 2)
-        a = vec[:, -1] * np.sqrt(max(lam[-1], 0.0))  # leading factor of the optimal Gram
+        value, a = worst_direction_sdp(design)  # leading factor of the optimal Gram matrix
         w = np.full(n, 1.0 / n)
         zeta = (a * p / w)[:, None]
         vs = estimator_variance(design, w, zeta)
         vi = estimator_variance(IndependentSampling(p), w, zeta)
         ok = bool(vi <= vs + 1e-12)
         parts.append((name, Evidence(
-            ok, {"Var_S": vs, "Var_ind": vi, "sdp_value": prob.value}, "Var_ind <= Var_S",
-            detail=(f"SDP optimum {prob.value:.4g}; at its zeta Var_S = {vs:.4g}, "
+            ok, {"Var_S": vs, "Var_ind": vi, "sdp_value": value}, "Var_ind <= Var_S",
+            detail=(f"SDP optimum {value:.4g}; at its zeta Var_S = {vs:.4g}, "
                     f"Var_ind = {vi:.4g}"),
             counterexample=None if ok else {**design_desc(design), "w": w, "zeta": zeta,
                                             "variance_design": vs, "variance_independent": vi},

@@ -14,11 +14,13 @@ from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import enumerate_moments
 from fedtheory.symbolic.estimator_mean import derive_mean_independent_and_arbitrary
+from fedtheory.symbolic.identity import prove_zero
 from fedtheory.theory.importance_sampling import rational_p
 
 from ._common import (
     ALPHA,
     check_identity,
+    identity_evidence,
     independent_average,
     mismatch,
     seed000_instance,
@@ -64,6 +66,14 @@ def _weights(ctx: Context, p: Any, n: int) -> list[Any]:
             * q for q in p]
 
 
+def _stated_estimator(ctx: Context) -> str:
+    """The stated estimator as the context states it (its normalisation and weight: what a
+    mutant changes), for the ``theoretical`` side of every check."""
+    q = sp.Symbol("p_i", positive=True)
+    return (f"G = ({ctx.const('scale')}/n) sum_i 1_i g_i * {ctx.factor('1/p_i', 1 / q)}, "
+            "E[G] = Gbar")
+
+
 @CLAIM.check("symbolic")
 def _unbiased_indicator_algebra(ctx: Context) -> Evidence:
     """Derive E[G] by indicator algebra (symbolic p_i and g_i, n = 4, d = 2)."""
@@ -72,27 +82,28 @@ def _unbiased_indicator_algebra(ctx: Context) -> Evidence:
         n, d, scale=sp.Rational(ctx.const("scale")),
         importance=lambda q: ctx.factor("1/p_i", 1 / q))
     mean_ind, mean_any, gbar = derived.mean_independent, derived.mean_arbitrary, derived.gbar
-    diff_ind = sp.simplify(mean_ind - gbar)
-    diff_any = sp.simplify(mean_any - gbar)
-    ok = diff_ind == sp.zeros(1, d) and diff_any == sp.zeros(1, d)
-    # a failure is shown at a concrete instance: p_i = 1/(i + 2), g_ik = i + k + 1
-    point = {**{s: sp.Rational(1, i + 2) for i, s in enumerate(sp.symbols(f"p0:{n}",
-                                                                            positive=True))},
+    # a failure is shown at a concrete instance: p_i = 1/(i + 2), g_ik = i + k + 1 (both
+    # derivations' marginal symbols, p<i> and p_<i>, get the same value)
+    diff = sp.Matrix.vstack(mean_ind - gbar, mean_any - gbar)
+    marginals = [*sp.symbols(f"p0:{n}", positive=True),
+                 *(s for s in diff.free_symbols if s.name.startswith("p_"))]
+    point = {**{s: sp.Rational(1, int(s.name.lstrip("p_")) + 2) for s in marginals},
              **{sp.Symbol(f"g_{i}{k}", real=True): i + k + 1 for i in range(n)
                 for k in range(d)}}
-    return Evidence(
-        ok, sp.sstr(mean_ind), sp.sstr(gbar),
+    res = prove_zero(diff, point)
+    return identity_evidence(
+        res, measured=sp.sstr(mean_ind), theoretical=_stated_estimator(ctx),
         detail=(
             f"E[G] derived from E[1_i] = p_i: {sp.sstr(mean_ind[0])} (first coordinate); "
-            f"E[G] - Gbar = {sp.sstr(diff_ind)} (independent), {sp.sstr(diff_any)} "
-            "(arbitrary sampling with the same marginals)"
-        ),
-        counterexample=None if ok else {"difference": sp.sstr(diff_ind),
-                                        **mismatch(mean_ind, gbar, point)},
+            f"E[G] - Gbar = {sp.sstr(sp.simplify(mean_ind - gbar))} (independent), "
+            f"{sp.sstr(sp.simplify(mean_any - gbar))} (arbitrary sampling with the same "
+            "marginals)"),
+        counterexample={"design": "independent (and any sampling with marginals p)",
+                        **mismatch(mean_ind, gbar, point)},
     )
 
 
-@CLAIM.check("symbolic")
+@CLAIM.check("exact")
 def _unbiased_exact_enumeration(ctx: Context) -> Evidence:
     """Exact E[G] over all 2^n participation patterns (rational p_i, integer g_i)."""
     rng = ctx.rng("exact")
@@ -106,9 +117,12 @@ def _unbiased_exact_enumeration(ctx: Context) -> Evidence:
     gbar = [Fraction(int(x), n) for x in g.sum(axis=0)]
     ok = list(mean) == gbar
     return Evidence(
-        ok, [str(x) for x in mean], [str(x) for x in gbar],
+        ok, [str(x) for x in mean],
+        {"Gbar": [str(x) for x in gbar], "estimator": _stated_estimator(ctx)},
         detail=f"exact rational E[G] over {2 ** (n - 1)} patterns equals Gbar: {ok}",
-        counterexample=None if ok else {"p": [str(x) for x in p], "g": g.tolist()},
+        counterexample=None if ok else {"p": [str(x) for x in p], "g": g.tolist(),
+                                        "weights w_i": [str(x) for x in w],
+                                        "exact_mean": [str(x) for x in mean]},
     )
 
 
@@ -121,8 +135,10 @@ def _unbiased_monte_carlo(ctx: Context) -> Evidence:
     w = np.array(_weights(ctx, p, len(p)))
     G = independent_average(p, g, ctx.rng("draws"), replicas, w=w)
     gbar = g.mean(axis=0)
-    return check_identity(
+    ev = check_identity(
         G, gbar, alpha=ALPHA, what="E[G]",
         counterexample={"seed": ctx.seed, "p": p, "g": g, "replicas": replicas},
         scale=float(np.min(np.abs(gbar))),
     )
+    ev.theoretical = {"Gbar": gbar, "estimator": _stated_estimator(ctx)}
+    return ev

@@ -17,11 +17,13 @@ from fedtheory.symbolic.estimator_variance import (
     derive_second_moment_equal_p,
     derive_variance_independent,
 )
+from fedtheory.symbolic.identity import prove_zero
 from fedtheory.theory.importance_sampling import rational_p, sq_dev
 
 from ._common import (
     ALPHA,
     check_identity,
+    identity_evidence,
     independent_average,
     mismatch,
     seed000_instance,
@@ -77,37 +79,34 @@ def _var_ind_indicator_algebra(ctx: Context) -> Evidence:
     n = 3
     var, g, p = derive_variance_independent(n, 2)
     seed = _stated_variance(ctx, p, [sum(x * x for x in g.row(i)) for i in range(n)], n)
-    diff1 = sp.simplify(var - seed)
     # equal p, generic n: E over two generic clients i != j gives E[1_i^2], E[1_i 1_j]
     eq = derive_second_moment_equal_p()
     nn, pp, S2, T = eq.n, eq.p, eq.S2, eq.T
     e_sq, e_pair, second = eq.e_sq, eq.e_pair, eq.second
     gbar_sq = T / nn**2
     seed_eq = gbar_sq + _stated_variance(ctx, [pp], [S2], nn)
-    diff2 = sp.simplify(second - seed_eq)
-    ok = diff1 == 0 and diff2 == 0
     # a failure is shown at a concrete instance: p_i = 1/(i + 2), g_ik = i + k + 1 (n = 3)
     gv = [[i + k + 1 for k in range(2)] for i in range(n)]
     point = {**{q: sp.Rational(1, i + 2) for i, q in enumerate(p)},
              **{g[i, k]: gv[i][k] for i in range(n) for k in range(2)}}
     point_eq = {nn: n, pp: sp.Rational(1, 3), S2: sum(x * x for r in gv for x in r),
                 T: sum(sum(r[k] for r in gv) ** 2 for k in range(2))}
-    return Evidence(
-        ok, {"variance": sp.sstr(sp.factor(var)), "second_moment": sp.sstr(sp.factor(second))},
-        {"variance": sp.sstr(seed), "second_moment": sp.sstr(seed_eq)},
-        detail=(
-            f"derived - seed: {sp.sstr(diff1)} (variance, n=3, d=2, symbolic p_i); "
-            f"{sp.sstr(diff2)} (E||G||^2, equal p, generic n; E[1_i^2] = {e_sq}, "
-            f"E[1_i 1_j] = {e_pair})"
-        ),
-        counterexample=None if ok else {
-            "variance_diff": str(diff1), "moment_diff": str(diff2),
-            "variance": mismatch(var, seed, point),
-            "second_moment (g as in variance, equal p = 1/3)": mismatch(second, seed_eq, point_eq)},
-    )
+    var_ev = identity_evidence(
+        prove_zero(var - seed, point), measured=sp.sstr(sp.factor(var)),
+        theoretical=sp.sstr(seed),
+        detail="variance (n = 3, d = 2, symbolic p_i): derived - stated = 0",
+        counterexample={"design": "independent sampling", **mismatch(var, seed, point)})
+    moment_ev = identity_evidence(
+        prove_zero(second - seed_eq, point_eq), measured=sp.sstr(sp.factor(second)),
+        theoretical=sp.sstr(seed_eq),
+        detail=(f"E||G||^2 (equal p, generic n; E[1_i^2] = {e_sq}, E[1_i 1_j] = {e_pair}): "
+                "derived - stated = 0"),
+        counterexample={"design": "independent sampling, p = 1/3, g as in the variance part",
+                        **mismatch(second, seed_eq, point_eq)})
+    return all_of([("variance", var_ev), ("second moment, equal p", moment_ev)])
 
 
-@CLAIM.check("symbolic")
+@CLAIM.check("exact")
 def _var_ind_exact_enumeration(ctx: Context) -> Evidence:
     """Exact E||G - Gbar||^2 over all 2^n patterns vs the seed's formula (rationals)."""
     rng = ctx.rng("exact")

@@ -8,14 +8,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fedtheory import stats
-from fedtheory.claims import Claim, Context, Evidence, combined_alpha
+from fedtheory.claims import Claim, Context, Evidence, all_of
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_runs import error_samples, mc_state
+from fedtheory.symbolic.identity import IdentityResult
 from fedtheory.theory.mifa import condition, exact_error2, exact_rows, exact_state, one_round
 
-__all__ = ["ALPHA", "TableRound", "add_seed_experiment_checks", "error_round",
-           "exact_error_case", "exact_row_mean", "fmt_frac", "identity_and_bound",
-           "pathwise_upper_bound", "table_round", "z_reject"]
+__all__ = ["ALPHA", "TableRound", "add_seed_experiment_checks", "derivation_evidence",
+           "error_round", "exact_error_case", "exact_row_mean", "fmt_frac",
+           "identity_and_bound", "identity_evidence", "pathwise_upper_bound", "table_round",
+           "z_reject"]
 
 ALPHA = stats.DEFAULT_ALPHA
 
@@ -39,13 +41,41 @@ def z_reject(samples: np.ndarray, value: np.ndarray, alpha: float = ALPHA
 def identity_and_bound(ident: Evidence, up: Evidence, theoretical: Any, bound_label: str = "",
                         data: dict[str, Any] | None = None) -> Evidence:
     """One verdict from a two-sided check of the exact value and a one-sided check of a bound
-    on the same samples: passed when both pass, inconclusive when the identity is."""
-    ok = bool(ident.passed) and bool(up.passed)
-    return Evidence(passed=ok if ident.passed is not None else None, measured=ident.measured,
-                    theoretical=theoretical, detail=f"{ident.detail}. {bound_label}{up.detail}",
-                    alpha=combined_alpha([ident, up]),
-                    counterexample=ident.counterexample or up.counterexample,
-                    data=data if data is not None else {})
+    on the same samples, combined by :func:`~fedtheory.claims.all_of`: failed when either
+    fails (its counterexample), undecided when neither fails and one is undecided, passed
+    otherwise; the level is the sum of the two (Bonferroni)."""
+    ev = all_of([("exact value", ident), ("bound", up)])
+    ev.measured, ev.theoretical = ident.measured, theoretical
+    ev.detail = f"{ident.detail}. {bound_label}{up.detail}"
+    ev.data = data if data is not None else {}
+    return ev
+
+
+def identity_evidence(res: IdentityResult, *, measured: Any, theoretical: Any, detail: str,
+                      counterexample: dict[str, Any] | None = None) -> Evidence:
+    """Evidence of a symbolic identity of the statement
+    (:func:`fedtheory.symbolic.identity.prove_zero`): passed with its proof, failed at the
+    concrete point where the two sides differ (``counterexample`` describes that instance), or
+    unproven (no proof and the sides agree at the point): never a refutation without an
+    instance."""
+    text = f"{detail}: {res.status}"
+    if res.status == "not proved":
+        return Evidence.unproven(measured, theoretical, text + " (sympy does not simplify the "
+                                 "difference to 0, and the sides agree at the test point)")
+    return Evidence(res.verdict, measured, theoretical, text, proof=res.proof,
+                    counterexample=None if res.verdict else {
+                        **(counterexample or {}), "point": res.at,
+                        "difference_there": str(res.value)})
+
+
+def derivation_evidence(ok: bool, measured: Any, theoretical: Any, detail: str) -> Evidence:
+    """An identity of the derivation (not of the statement): passed when it holds, unproven
+    when it does not (our derivation then does not reach the statement; that refutes
+    nothing)."""
+    if ok:
+        return Evidence(True, measured, theoretical, detail)
+    return Evidence.unproven(measured, theoretical, detail + ": the derivation's identity is "
+                             "not obtained, so this check proves nothing (not a refutation)")
 
 
 def add_seed_experiment_checks(claim: Claim, kind: str,
@@ -132,7 +162,7 @@ def pathwise_upper_bound(r: dict[str, Any], eta_val: float, lhs: np.ndarray, rhs
     cond = condition(eta_val, r["L"], r["tau_max"]) >= 0
     viol = int(np.sum(cond & (lhs > rhs * (1 + rtol))))
     ev = stats.check_upper_bound(lhs[cond], float(np.max(rhs)), counterexample=ce, what=what)
-    if ev.passed is not None and viol:
+    if viol:  # a path of the event where the bound fails: a concrete counterexample
         ev.passed = False
         ev.counterexample = {**ce, "pathwise_violations": viol}
     return ev, cond, viol

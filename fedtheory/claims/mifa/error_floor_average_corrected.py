@@ -19,6 +19,7 @@ from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.mifa_symbols import L, T, c_sym, delta0, eta, is_zero, sigma2
 from fedtheory.theory.mifa import TINY, exact_fedavg_is_1d, tiny_sigma2
 
+from ._common import derivation_evidence
 from ._floors import search_evidence, short, stated_c_eta, sym
 
 CLAIM = Claim(
@@ -76,11 +77,8 @@ def _floor_avg_corr_identity(ctx: Context) -> Evidence:
     2(f(w_0) - f*)/(ηT) + ηLcσ_G^2 (an equality of the derivation, not the bound's verdict)."""
     d = derive_summed_floor()
     target = 2 * delta0 / (eta * T) + eta * L * c_sym * sigma2
-    ok = is_zero(d["avg_bound"] - target)
-    return Evidence(passed=ok, measured=str(d["avg_bound"]), theoretical=str(target),
-                    detail=f"derived average bound {d['avg_bound']}",
-                    counterexample=None if ok else {"derived": str(d["avg_bound"]),
-                                                    "target": str(target)})
+    return derivation_evidence(is_zero(d["avg_bound"] - target), str(d["avg_bound"]),
+                               str(target), f"derived average bound {d['avg_bound']}")
 
 
 @CLAIM.check("symbolic")
@@ -105,7 +103,7 @@ def _floor_avg_corr_symbolic(ctx: Context) -> Evidence:
         return Evidence(True, str(d["slack"]), ">= 0", detail, proof="; ".join(
             f"{k}: {r.method}" for k, r in steps.items()))
     failed = [k for k, r in steps.items() if r.status == "violated"]
-    return Evidence(None, str(d["slack"]), ">= 0", detail + (
+    return Evidence.unproven(str(d["slack"]), ">= 0", detail + (
         f"; the route does not prove this statement ({', '.join(failed) or 'no proof'}): not "
         "a counterexample, the exact checks decide"))
 
@@ -125,7 +123,7 @@ def _moments_case(ctx: Context, p: Fraction, u0: Fraction, T_val: int
     return avg, bound, inst
 
 
-@CLAIM.check("symbolic", "exact_enumeration")
+@CLAIM.check("exact", "exact_enumeration")
 def _floor_avg_corr_exact(ctx: Context) -> Evidence:
     """Rationals at the stated largest step: n = 2, p = 1/2, L = 4, T = 1..4 from w* and
     w* + 1 (all patterns); p = 99/100 from w* + 2, T = 1, 2 (the 2δ_0/(ηT) term's worst
@@ -196,7 +194,7 @@ def _floor_avg_corr_mc(ctx: Context) -> Evidence:
 _T_SEARCH = 64
 
 
-@CLAIM.check("symbolic", "adversarial_search")
+@CLAIM.check("exact", "adversarial_search")
 def _floor_avg_corr_search(ctx: Context) -> Evidence:
     """Search quadratics with one Hessian diag(1, μ) for all clients (h_1 = -h_2 = h, start
     u_0, p, θ = ηL(1+c) up to the stated limit, stated L in [1, 2], T <= 64) for the largest

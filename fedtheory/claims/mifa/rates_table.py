@@ -40,15 +40,29 @@ CLAIM = Claim(
         "false statement",
         "convex table, FedPGD row: the sampling floor ηL/(n-1)(n/b-1)σ_G² is inside the "
         "1/T(...), so the printed bound tends to 0 while FedPGD keeps a floor of order "
-        "η(n/b-1)/(n-1)σ_G² (measured 3.6 times the bound at n = 40, b = 4, T = 1000); moving "
-        "it out of the 1/T is not enough, since the floor carries the non-convex row's factor "
-        "L (ηLσ_G² is not an f-gap: for L < 1/3 at η = 1/(2L) the isotropic quadratic's "
-        "stationary gap ηV/(2(2 - ηL)) exceeds ηLV). The derived bound, floor outside, holds: "
-        "mifa.rates_table.corrected",
-        intended_holds=True),
+        "η(n/b-1)/(n-1)σ_G² (measured 3.6 times the bound at n = 40, b = 4, T = 1000, "
+        "η = 1/(2L)); moving it out of the 1/T is not enough, since the floor carries the "
+        "non-convex row's factor L (ηLσ_G² is not an f-gap: for L < 1/3 at η = 1/(2L) the "
+        "isotropic quadratic's stationary gap ηV/(2(2 - ηL)) exceeds ηLV), so no reading of "
+        "the printed row holds. A derived bound, floor outside and without L, holds: "
+        "mifa.rates_table.corrected. (The row 'SAGA/U-MIFA' is false for U-MIFA as printed "
+        "too: it diverges with the row's sampling and step, see mifa.saga_equivalence.)",
+        quote=(r"FedPGD $\mathcal{O}(\frac{1}{L})$ $\frac{1}{T}(\frac{1}{2\eta} \ x_0 - "
+               r"x^*\ ^2 + 2(f(x_0) - f(x^*)) + \frac{\eta L}{n-1}(\frac{n}{b} - 1)"
+               r"\sigma_G^2)$"),
+        location=("000, 'i) Convex and L-smooth objective', the table's FedPGD row (criterion "
+                  "min_t f(x_t) - f(x*) <= epsilon, b clients sampled without replacement)"),
+        intended_holds=False),
     finding=(
         'The convex FedPGD row puts its error floor inside the 1/T factor; the derived bound '
         'keeps it outside (mifa.rates_table.corrected).'
+    ),
+    restatement=(
+        "Only what can be measured is tested: the FedPGD rows as printed (eta = 1/(2L) "
+        "for 'O(1/L)'), and the complexities O(n) (FedGD) and O(n^{2/3}) (SAGA/U-MIFA) "
+        "read as log-log slopes of client-gradient evaluations to epsilon against n "
+        "(FedGD's within 0.1 of 1, SAGA's smaller); the constants inside O(.) and the "
+        "ZeroSarah row ('??' in the seed) are not tested."
     ),
     derivation=(
         r"What can be measured, each exactly as printed. (1) Non-convex FedPGD row: "
@@ -155,10 +169,25 @@ def _rates_convex(ctx: Context) -> Evidence:
     return ev
 
 
+def scaling_evidence(ctx: Context) -> Evidence:
+    """:func:`~fedtheory.experiments.mifa_runs.complexity_scaling_evidence`, judged as a
+    referee would: SAGA's slope significantly above FedGD's refutes the tables' ordering
+    (a concrete measurement); FedGD's own slope outside 1 ± 0.1 means the reading "O(n) is
+    slope 1 at these n" does not apply at these sizes: undecided, not a refutation of
+    O(n)."""
+    ev = complexity_scaling_evidence(ctx)
+    gd = ev.measured.get("fedgd_slope") if isinstance(ev.measured, dict) else None
+    if ev.passed is False and gd is not None and abs(gd - 1.0) > 0.1 \
+            and ev.measured["saga_slope"] < gd:
+        ev.passed, ev.counterexample = None, None
+        ev.undecided = "reading does not apply (FedGD's slope is not 1 at these n)"
+    return ev
+
+
 @CLAIM.check("monte_carlo", "complexity_scaling")
 def _rates_scaling(ctx: Context) -> Evidence:
     """Evaluations to ε as n grows: FedGD slope 1, SAGA (η = 1/(L n^{2/3}), b = 1) smaller."""
-    return complexity_scaling_evidence(ctx)
+    return scaling_evidence(ctx)
 
 
 @CLAIM.check("monte_carlo", "umifa_in_row")
@@ -195,7 +224,7 @@ def _rates_umifa(ctx: Context) -> Evidence:
             "problem": "QuadraticProblem.heterogeneous(n, 5, L=1, mu=0.1, sigma_G2=1)"})
 
 
-@CLAIM.check("symbolic", "adversarial_search")
+@CLAIM.check("exact", "adversarial_search")
 def _rates_search(ctx: Context) -> Evidence:
     """The non-convex FedPGD row on isotropic quadratics (L = 1, ||h_i||^2 = 1): maximise
     average/bound over η <= 1/L (where the descent lemma gives the row exactly), T,

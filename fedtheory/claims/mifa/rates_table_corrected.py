@@ -14,7 +14,7 @@ import sympy as sp
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
 from fedtheory.claims.stated import Stated
-from fedtheory.experiments.mifa_runs import complexity_scaling_evidence, convex_fedpgd_run
+from fedtheory.experiments.mifa_runs import convex_fedpgd_run
 from fedtheory.experiments.mifa_search import fedpgd_quadratic_average, huber_gd_average
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.fedpgd_convex import (
@@ -23,6 +23,9 @@ from fedtheory.symbolic.fedpgd_convex import (
     fedpgd_convex_slack,
 )
 from fedtheory.symbolic.mifa_symbols import L, T, eta, is_zero
+
+from ._common import derivation_evidence
+from .rates_table import scaling_evidence
 
 CLAIM = Claim(
     id="mifa.rates_table.corrected", family="mifa",
@@ -36,6 +39,10 @@ CLAIM = Claim(
     expected="confirmed",
     # the coefficients 1 of the two terms, the sampling factor, the step condition
     stated=Stated({"init": 1, "floor": 1}, factors=("(n/b-1)/(n-1)",), step="η <= 1/(2L)"),
+    restatement=(
+        "The O(n^{2/3}) complexity is read as SAGA's log-log slope of evaluations to "
+        "epsilon against n being smaller than FedGD's (measured about 0.7 against 1)."
+    ),
     derivation=(
         r"Convex FedPGD, derived with sympy (`derive_fedpgd_convex`): convexity, smoothness and "
         r"the without-replacement variance give $\mathbb E\|u_{t+1}\|^2 \le \|u_t\|^2"
@@ -85,15 +92,11 @@ def _rates_corr_symbolic(ctx: Context) -> Evidence:
     sign_ok = bool(sp.simplify(margin.subs(th, 1 / (1 + s_))).is_nonnegative)
     target = d["U0"] / (eta * T) + eta * d["V"]
     avg_ok = is_zero(d["avg_bound"] - target)
-    ok = coef_ok and sign_ok and avg_ok
-    return Evidence(passed=ok, measured=str(d["avg_bound"]), theoretical=str(target),
-                    detail=(f"step: E||u+||^2 <= {d['step_upper']}; coefficient of D_t "
-                            f"{d['coef_D']}; -coef - η at η = θ/(2L): {margin} (>= 0 for "
-                            f"θ <= 1); average bound {d['avg_bound']}"),
-                    counterexample=None if ok else {
-                        "coefficient_ok": coef_ok, "margin_sign_ok": sign_ok,
-                        "average_ok": avg_ok, "derived_average": str(d["avg_bound"]),
-                        "expected": str(target)})
+    return derivation_evidence(
+        coef_ok and sign_ok and avg_ok, str(d["avg_bound"]), str(target),
+        f"step: E||u+||^2 <= {d['step_upper']}; coefficient of D_t {d['coef_D']} "
+        f"({coef_ok}); -coef - η at η = θ/(2L): {margin} (>= 0 for θ <= 1: {sign_ok}); "
+        f"average bound {d['avg_bound']} ({avg_ok})")
 
 
 @CLAIM.check("symbolic", "bound_inequality")
@@ -113,8 +116,8 @@ def _rates_corr_inequality(ctx: Context) -> Evidence:
             "co-coercivity route, every link proved: " + ", ".join(
                 f"{k} ({r.method})" for k, r in links.items())))
     # a failed link is not a counterexample of the statement: the route just does not cover it
-    return Evidence(None, str(stated), "true bound", detail + "; the proof does not cover "
-                    "this statement (see the adversarial search for counterexamples)")
+    return Evidence.unproven(str(stated), "true bound", detail + "; the proof does not cover "
+                             "this statement (see the adversarial search for counterexamples)")
 
 
 @CLAIM.check("monte_carlo", "fedpgd_convex_long_run")
@@ -200,7 +203,7 @@ def _search_evidence(avg: Fraction, bound: Fraction, best: dict[str, Any],
                     ratio=float(r), instance=instance)
 
 
-@CLAIM.check("symbolic", "adversarial_search")
+@CLAIM.check("exact", "adversarial_search")
 def _rates_corr_search(ctx: Context) -> Evidence:
     """Maximise average/bound over quadratics with sampling noise and over Huber functions,
     η up to the stated limit (L = 1); the best instances re-checked in rationals."""
@@ -212,4 +215,4 @@ def _rates_corr_search(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo", "saga_scaling")
 def _rates_corr_saga(ctx: Context) -> Evidence:
     """SAGA's evaluations to ε grow more slowly in n than FedGD's (slope reported)."""
-    return complexity_scaling_evidence(ctx)
+    return scaling_evidence(ctx)

@@ -10,10 +10,10 @@ import sympy as sp
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.stated import Stated
+from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.mifa_aggregation_error import derive_conditional_means
-from fedtheory.symbolic.mifa_symbols import is_zero
 
-from ._common import exact_row_mean, fmt_frac, table_round
+from ._common import exact_row_mean, fmt_frac, identity_evidence, table_round
 
 CLAIM = Claim(
     id="mifa.umifa_unbiased", family="mifa", seed_ref="000, setup (iii), note after U-MIFA",
@@ -39,20 +39,23 @@ def _umifa_unbiased_symbolic(ctx: Context) -> Evidence:
     """Indicator algebra: E[G_t^i] = Δ_i for every client and E[G_t] = mean of Δ_i."""
     d = derive_conditional_means(3)
     c = sp.Rational(ctx.const("Delta coefficient"))
-    rows = all(is_zero(d["umifa_mean"][i] - c * d["Delta"][i]) for i in range(3))
-    agg = is_zero(d["umifa_aggregate_mean"] - c * sum(d["Delta"]) / 3)
-    ok = rows and agg
-    at = {d["p"][0]: sp.Rational(1, 3), d["Delta"][0]: 1, d["memory"][0]: 2}
-    return Evidence(passed=ok, measured=str(d["umifa_mean"]),
-                    theoretical=str([c * x for x in d["Delta"]]),
-                    detail=f"E[G_t^i] = {d['umifa_mean']}; E[G_t] = {d['umifa_aggregate_mean']}",
-                    counterexample=None if ok else {
-                        "p_1": "1/3", "Delta_1": 1, "G_prev_1": 2,
-                        "derived_mean": str(d["umifa_mean"][0].subs(at)),
-                        "stated_mean": str(c * 1)})
+    diff = sp.Matrix([*(d["umifa_mean"][i] - c * d["Delta"][i] for i in range(3)),
+                      d["umifa_aggregate_mean"] - c * sum(d["Delta"]) / 3])
+    at = {**{d["p"][i]: sp.Rational(1, i + 3) for i in range(3)},
+          **{d["Delta"][i]: i + 1 for i in range(3)},
+          **{d["memory"][i]: 2 * (i + 1) for i in range(3)}}
+    return identity_evidence(
+        prove_zero(diff, at), measured=str(d["umifa_mean"]),
+        theoretical=str([c * x for x in d["Delta"]]),
+        detail=(f"E[G_t^i] = {d['umifa_mean']}; E[G_t] = {d['umifa_aggregate_mean']}; minus "
+                f"the stated {c} Δ_i and its mean"),
+        counterexample={"p": ["1/3", "1/4", "1/5"], "Delta": [1, 2, 3], "G_prev": [2, 4, 6],
+                        "derived_mean": [str(sp.sympify(d["umifa_mean"][i]).subs(at))
+                                         for i in range(3)],
+                        "stated_mean": [str(c * (i + 1)) for i in range(3)]})
 
 
-@CLAIM.check("symbolic", "exact_enumeration")
+@CLAIM.check("exact", "exact_enumeration")
 def _umifa_unbiased_exact(ctx: Context) -> Evidence:
     """All 2^3 patterns, rational p = (1/10, 1/3, 3/4): exact E[G_t^i] == Δ_i."""
     delta, memory, p, mean = exact_row_mean("umifa")

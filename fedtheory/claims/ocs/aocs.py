@@ -149,9 +149,11 @@ def _only_sums_cross_network(ctx: Context) -> Evidence:
     )
 
 
-@CLAIM.check("figure")
+@CLAIM.check("monte_carlo")
 def _iterations_vs_n_m_spread(ctx: Context) -> Evidence:
-    """Iterations AOCS needs vs n, m and the spread; the seed's j_max = 4 (data + figure)."""
+    """Iterations AOCS needs vs n, m and the spread; the seed's j_max = 4 (data + figure).
+    It tests as well as draws (no run may exceed n - l + 1 iterations or miss the closed
+    form), so it is a simulation check, not a neutral figure."""
     rng = ctx.rng("study")
     ns = ctx.size(quick=(10, 100, 1000), full=(10, 100, 1000, 10_000))
     data = aocs_iteration_study(rng, ns, (0.01, 0.1, 0.3), (0.5, 1.0, 2.0, 3.0),

@@ -45,7 +45,15 @@ CLAIM = Claim(
         "typo",
         "Appendix B, Lemma 20 (eq. (33)): '||U~_(j)|| is the j-th largest' should read "
         "'the j-th smallest', as in eq. (7) of the main text and as the appendix's own later "
-        "step 'm ||U~_(n)|| <= sum_i ||U~_i||' (u_(n) the largest) uses",
+        "step 'm ||U~_(n)|| <= sum_i ||U~_i||' (u_(n) the largest) uses. As printed, the "
+        "condition on l holds for every l, so l = n and p = m u / sum_j u_j, infeasible as "
+        "soon as m max_i u_i > sum_j u_j (norms (1, 2), m = 2: p = (2/3, 4/3); with m < n: "
+        "norms (1, 1, 3), m = 2). The intended ordering gives the KKT point "
+        "(ocs.closed_form.corrected)",
+        quote=(r"\left\lVert\tilde{U}_{(j)}^{k}\right\rVert is the j-th largest value among "
+               r"the values \left\lVert\tilde{U}_{1}^{k}\right\rVert,\left\lVert\tilde{U}_"
+               r"{2}^{k}\right\rVert,\dots,\left\lVert\tilde{U}_{n}^{k}\right\rVert"),
+        location="002, Appendix B, Lemma 20, the sentence after eq. (33)",
         intended_holds=True),
     finding=(
         "Lemma 20's 'j-th largest' ordering gives infeasible probabilities (norms (1, 2), m = 2: "
@@ -169,9 +177,9 @@ def _add_reading_check(kind: str, name: str, run: Callable[[Context, str], Evide
 
 
 # each reading, "smallest" (eq. (7)) and "largest" (Lemma 20), exactly and against cvxpy
-_add_reading_check("symbolic", "main_text_reading_exact", _exact_reading_check, "smallest",
+_add_reading_check("exact", "main_text_reading_exact", _exact_reading_check, "smallest",
                    "Eq. (7) as printed (j-th smallest), exact rationals, vs the unique KKT point.")
-_add_reading_check("symbolic", "appendix_reading_exact", _exact_reading_check, "largest",
+_add_reading_check("exact", "appendix_reading_exact", _exact_reading_check, "largest",
                    "Lemma 20 as printed (j-th largest), exact rationals; smallest-counterexample "
                    "search.")
 _add_reading_check("convex", "main_text_reading_vs_cvxpy", _convex_reading_check, "smallest",

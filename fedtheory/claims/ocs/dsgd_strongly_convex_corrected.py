@@ -35,7 +35,17 @@ CLAIM = Claim(
     ),
     kind=ClaimKind.UPPER_BOUND,
     expected="confirmed",
-    stated=Stated(THEOREM_13_CORRECTED.constants, step=THEOREM_13_CORRECTED.step),
+    stated=Stated(THEOREM_13_CORRECTED.constants, step=THEOREM_13_CORRECTED.step,
+                  stronger=THEOREM_13_CORRECTED.stronger),
+    restatement=(
+        "Tested as the one-step bound conditional on a fixed iterate x^k (the case k = 0 "
+        "with x^0 deterministic, Monte Carlo replicas or every participation and noise "
+        "pattern enumerated) rather than with full expectations over the iterates: the "
+        "conditional bound for every x^k gives the stated one by the tower property, and "
+        "a fixed x^0 that violates it violates the stated recursion at k = 0; gamma^k is "
+        "exact in the exact checks and, in the Monte Carlo ones, taken at the end of its "
+        "confidence interval least favourable to a refutation."
+    ),
     derivation=r"""
 From the exact one-step identity, with $c = \frac{1+M}{\gamma} - 1 \ge 0$:
 $\mathbb E\|r^{k+1}\|^2 \le (1 - \mu\eta)\|r\|^2 - 2\eta(f - f^\star) +
@@ -74,7 +84,7 @@ def _dsgd_corrected_proof(ctx: Context) -> Evidence:
         "convexity, Bregman, ||grad f||^2 <= 2 L D)")
 
 
-@CLAIM.check("symbolic")
+@CLAIM.check("exact")
 def _dsgd_corrected_exact(ctx: Context) -> Evidence:
     """Exact rational evaluation of the corrected recursion at the original's counterexample."""
     return exact_check(ctx, THEOREM_13_CORRECTED, [CE13_CASE])
@@ -84,7 +94,7 @@ register_exact_checks(CLAIM, THEOREM_13_CORRECTED, DSGD_CORRECTED_CASES, DSGD_CO
                       "dsgd")
 
 
-@CLAIM.check("symbolic")
+@CLAIM.check("exact")
 def _dsgd_corrected_random_exact(ctx: Context) -> Evidence:
     """Exact search: random small rational instances, the corrected bound never fails."""
     rng = ctx.rng("exact-search")
@@ -104,13 +114,15 @@ def _dsgd_corrected_random_exact(ctx: Context) -> Evidence:
         case = ExactCase("random", LineInstance(w, [1] * n, c, x, m))
         out = evaluate_case(thm, case)
         if worst is None or out["ratio"] > worst:
-            worst, worst_case = out["ratio"], case.describe()
+            worst, worst_case = out["ratio"], {**case.describe(), "rhs": str(out["rhs"])}
         if not out["holds"] and failing is None:
             failing = {**case.describe(), "lhs": str(out["lhs"]), "rhs": str(out["rhs"])}
         orig_fail += not evaluate_case(THEOREM_13, case)["holds"]
     ok = failing is None
     return Evidence(
-        passed=ok, measured=None if worst is None else float(worst), theoretical="<= 1",
+        passed=ok, measured=None if worst is None else float(worst),
+        theoretical={"ratio": "<= 1", "stated rhs at the largest ratio":
+                     None if worst_case is None else worst_case["rhs"]},
         detail=(f"{trials} random instances (n = 2..3, d = 1, L = mu = 1, rational weights, "
                 f"centers, x^k, exact gradients): largest ratio (lhs - rhs + increment)/"
                 f"increment of the corrected recursion = "

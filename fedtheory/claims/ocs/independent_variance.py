@@ -79,7 +79,7 @@ def _indicator_algebra(ctx: Context) -> Evidence:
     )
 
 
-@CLAIM.check("symbolic")
+@CLAIM.check("exact")
 def _exact_enumeration(ctx: Context) -> Evidence:
     """All 2^n participation patterns, exact rationals: E||G - sum w U||^2 vs eq. (6)."""
     from fedtheory.sampling.designs import IndependentSampling
