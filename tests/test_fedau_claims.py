@@ -36,8 +36,15 @@ def test_stated_sides():
     assert weight_mean.CLAIM.stated.constants == {"one": Fraction(1)}
     assert weight_mean.CLAIM.stated.factors == ("1/p",)
     assert cutoff_choice.CLAIM.stated.constants == {"bound": 1, "c exponent": 2}
-    assert weight_error.CLAIM.stated.constants == {"bias exponent": 2}
+    assert cutoff_choice.CLAIM.stated.stronger == {"c exponent": "larger"}
+    assert weight_error.CLAIM.stated.constants == {"bias_exponent": 2}
+    assert weight_error.CLAIM.stated.stronger == {"bias_exponent": "larger"}
     assert weight_error.CLAIM.stated.factors == ("K",)
+    # the mutants strengthen: the exponents go up, the bound's constant down
+    scales = {m.target: m.scale for m in cutoff_choice.CLAIM.stated.mutants("upper bound")}
+    assert scales == {"bound": Fraction(7, 10), "c exponent": Fraction(13, 10)}
+    (m,) = [m for m in weight_error.CLAIM.stated.mutants("upper bound") if m.kind == "constant"]
+    assert m.scale == Fraction(13, 10)
     assert objective_inconsistency.CLAIM.stated.factors == ("p_n", "omega_n")
     assert participation_patterns.CLAIM.stated.factors == (participation_patterns.ADAPTIVE,)
 
@@ -50,15 +57,22 @@ def test_weight_mean_exact_chain_catches_the_mutants(mutant):
     assert ev.passed is False and ev.counterexample["pattern"] == "bernoulli"
 
 
-def test_cutoff_choice_tight_family_and_variant():
+def test_cutoff_choice_tight_family_and_variants():
     ev = cutoff_choice._tight(_ctx(cutoff_choice))
     assert ev.passed is True and ev.ratio == 1.0
     bound = cutoff_choice._tight(_ctx(cutoff_choice, Mutant("constant", "bound",
                                                             Fraction(7, 10))))
     assert bound.passed is False
+    # a larger exponent of c claims a smaller K suffices: refuted exactly on p = 1/2
+    stronger = cutoff_choice._tight(_ctx(cutoff_choice, Mutant("constant", "c exponent",
+                                                               Fraction(13, 10))))
+    assert stronger.passed is False and stronger.ratio > 1
+    ce = stronger.counterexample
+    assert Fraction(ce["ratio"]) > 1 and ce["K"] < math.log(ce["T"], 4)
+    # a smaller one is looser and proved
     variant = cutoff_choice._tight(_ctx(cutoff_choice, Mutant("constant", "c exponent",
                                                               Fraction(7, 10))))
-    assert variant.passed is True and variant.proof  # a looser, true statement
+    assert variant.passed is True and variant.proof
 
 
 def test_cutoff_K_with_the_stated_exponent_is_exact():
@@ -76,10 +90,16 @@ def test_objective_inconsistency_exact_enumeration_catches_dropped_factors(facto
     assert ev.passed is False
 
 
-def test_weight_error_bias_exponent_variant_is_proved():
+def test_weight_error_bias_exponent_mutants():
     ev = weight_error._bias(_ctx(weight_error))
     assert ev.passed is True and ev.ratio == 1.0
-    loose = weight_error._bias(_ctx(weight_error, Mutant("constant", "bias exponent",
+    # the strengthening mutant (exponent x 13/10) fails for every hidden constant: the
+    # T -> oo limit over the stated term is 2^{0.6 K} along p = 1/2, unbounded in K
+    strong = weight_error._bias(_ctx(weight_error, Mutant("constant", "bias_exponent",
+                                                          Fraction(13, 10))))
+    assert strong.passed is False
+    assert strong.counterexample["ratio_limit_in_K"] == "oo"
+    loose = weight_error._bias(_ctx(weight_error, Mutant("constant", "bias_exponent",
                                                          Fraction(7, 10))))
     assert loose.passed is True and loose.proof and loose.ratio < 1
 
@@ -118,6 +138,18 @@ def test_patterns_experiment_is_wired(monkeypatch):
     assert p.min() == pytest.approx(0.1) and p.max() == pytest.approx(0.9)
     with pytest.raises(ValueError, match="preset must be"):
         fp.patterns_table("huge")
+
+
+@pytest.mark.parametrize("module, check", [(weight_mean, "exact_chain"),
+                                           (weight_error, "variance_rate"),
+                                           (cutoff_choice, "exact_grid_and_search"),
+                                           (cutoff_choice, "tight_family"),
+                                           (objective_inconsistency, "exact_enumeration")])
+def test_exact_checks_are_labelled_exact(module, check):
+    """Exact rational (or exact-expectation) computations, no convex program: kind 'exact'."""
+    (chk,) = [c for c in module.CLAIM.checks if c.name == check]
+    assert chk.kind == "exact"
+    assert not [c for c in module.CLAIM.checks if c.kind == "convex"]
 
 
 def test_participating_weight_matches_the_enumeration_of_all_patterns():

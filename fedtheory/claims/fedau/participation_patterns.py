@@ -165,7 +165,7 @@ def _ordering_accuracy(ctx: Context) -> Evidence:
     return _paired(ctx, "accuracy")
 
 
-@CLAIM.check("convex", "implicit_weighting")
+@CLAIM.check("exact", "implicit_weighting")
 def _weighting(ctx: Context) -> Evidence:
     """Exact rationals: the client weighting each method targets in the long run, per
     pattern (renewal weights, verified against the exact chains in fedau.weight_mean);
