@@ -7,7 +7,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fedtheory.algorithms import RULES
 from fedtheory.claims import Context
 from fedtheory.claims.fedau import (
     cutoff_choice,
@@ -24,7 +23,6 @@ from fedtheory.experiments.fedau_runs import (
     quadratic_instance,
     weight_error_curves,
 )
-from fedtheory.participation import PROCESSES
 
 
 def _ctx(module, mutant=None):
@@ -120,31 +118,25 @@ def test_weight_error_curves_and_objectives():
                                                 if k.startswith("FedAU"))
 
 
-def test_patterns_experiment_is_wired(monkeypatch):
-    for rule, _ in fp.METHODS.values():
-        assert rule in RULES
-    for proc, _ in fp.PATTERNS.values():
-        assert proc in PROCESSES
-    monkeypatch.setitem(fp.PRESETS, "tiny", {"seeds": 3, "rounds": 6, "clients": 6,
-                                             "local_steps": 1})
-    tab = fp.patterns_table("tiny", 0)
-    assert set(tab["f_gap"]) == set(fp.PATTERNS)
-    for pat in fp.PATTERNS:
-        f = tab["f_gap"][pat]
-        assert all(v.shape == (3,) and np.all(np.isfinite(v)) for v in f.values())
-        # K = 50 and K = inf coincide before any interval reaches 50 (shared draws)
-        np.testing.assert_array_equal(f["FedAU (K=inf)"], f["FedAU (K=50)"])
-    p = tab["p"]
-    assert p.min() == pytest.approx(0.1) and p.max() == pytest.approx(0.9)
-    with pytest.raises(ValueError, match="preset must be"):
-        fp.patterns_table("huge")
+def test_patterns_claim_reads_its_experiment():
+    """The claim's comparisons and exact weighting, on the experiment's methods and patterns
+    (the experiment itself: tests/test_fedau_patterns.py)."""
+    assert set(participation_patterns.FEDAU) | set(participation_patterns.BIASED) | {
+        participation_patterns.KNOWN} == set(fp.METHODS)
+    assert set(participation_patterns._EXACT) == set(fp.PATTERNS)
+    n = participation_patterns.N_BETTER + participation_patterns.N_KNOWN
+    assert n == 36 and participation_patterns.ALPHA_EACH * n == pytest.approx(
+        participation_patterns.FAMILY_ALPHA)
+    assert participation_patterns.CLAIM.setup is not None
+    assert not participation_patterns.CLAIM.setup.missing()
 
 
 @pytest.mark.parametrize("module, check", [(weight_mean, "exact_chain"),
                                            (weight_error, "variance_rate"),
                                            (cutoff_choice, "exact_grid_and_search"),
                                            (cutoff_choice, "tight_family"),
-                                           (objective_inconsistency, "exact_enumeration")])
+                                           (objective_inconsistency, "exact_enumeration"),
+                                           (participation_patterns, "implicit_weighting")])
 def test_exact_checks_are_labelled_exact(module, check):
     """Exact rational (or exact-expectation) computations, no convex program: kind 'exact'."""
     (chk,) = [c for c in module.CLAIM.checks if c.name == check]
