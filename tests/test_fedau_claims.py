@@ -7,7 +7,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fedtheory.algorithms import RULES
 from fedtheory.claims import Context
 from fedtheory.claims.fedau import (
     cutoff_choice,
@@ -24,7 +23,6 @@ from fedtheory.experiments.fedau_runs import (
     quadratic_instance,
     weight_error_curves,
 )
-from fedtheory.participation import PROCESSES
 
 
 def _ctx(module, mutant=None):
@@ -36,8 +34,15 @@ def test_stated_sides():
     assert weight_mean.CLAIM.stated.constants == {"one": Fraction(1)}
     assert weight_mean.CLAIM.stated.factors == ("1/p",)
     assert cutoff_choice.CLAIM.stated.constants == {"bound": 1, "c exponent": 2}
-    assert weight_error.CLAIM.stated.constants == {"bias exponent": 2}
+    assert cutoff_choice.CLAIM.stated.stronger == {"c exponent": "larger"}
+    assert weight_error.CLAIM.stated.constants == {"bias_exponent": 2}
+    assert weight_error.CLAIM.stated.stronger == {"bias_exponent": "larger"}
     assert weight_error.CLAIM.stated.factors == ("K",)
+    # the mutants strengthen: the exponents go up, the bound's constant down
+    scales = {m.target: m.scale for m in cutoff_choice.CLAIM.stated.mutants("upper bound")}
+    assert scales == {"bound": Fraction(7, 10), "c exponent": Fraction(13, 10)}
+    (m,) = [m for m in weight_error.CLAIM.stated.mutants("upper bound") if m.kind == "constant"]
+    assert m.scale == Fraction(13, 10)
     assert objective_inconsistency.CLAIM.stated.factors == ("p_n", "omega_n")
     assert participation_patterns.CLAIM.stated.factors == (participation_patterns.ADAPTIVE,)
 
@@ -50,15 +55,22 @@ def test_weight_mean_exact_chain_catches_the_mutants(mutant):
     assert ev.passed is False and ev.counterexample["pattern"] == "bernoulli"
 
 
-def test_cutoff_choice_tight_family_and_variant():
+def test_cutoff_choice_tight_family_and_variants():
     ev = cutoff_choice._tight(_ctx(cutoff_choice))
     assert ev.passed is True and ev.ratio == 1.0
     bound = cutoff_choice._tight(_ctx(cutoff_choice, Mutant("constant", "bound",
                                                             Fraction(7, 10))))
     assert bound.passed is False
+    # a larger exponent of c claims a smaller K suffices: refuted exactly on p = 1/2
+    stronger = cutoff_choice._tight(_ctx(cutoff_choice, Mutant("constant", "c exponent",
+                                                               Fraction(13, 10))))
+    assert stronger.passed is False and stronger.ratio > 1
+    ce = stronger.counterexample
+    assert Fraction(ce["ratio"]) > 1 and ce["K"] < math.log(ce["T"], 4)
+    # a smaller one is looser and proved
     variant = cutoff_choice._tight(_ctx(cutoff_choice, Mutant("constant", "c exponent",
                                                               Fraction(7, 10))))
-    assert variant.passed is True and variant.proof  # a looser, true statement
+    assert variant.passed is True and variant.proof
 
 
 def test_cutoff_K_with_the_stated_exponent_is_exact():
@@ -76,10 +88,16 @@ def test_objective_inconsistency_exact_enumeration_catches_dropped_factors(facto
     assert ev.passed is False
 
 
-def test_weight_error_bias_exponent_variant_is_proved():
+def test_weight_error_bias_exponent_mutants():
     ev = weight_error._bias(_ctx(weight_error))
     assert ev.passed is True and ev.ratio == 1.0
-    loose = weight_error._bias(_ctx(weight_error, Mutant("constant", "bias exponent",
+    # the strengthening mutant (exponent x 13/10) fails for every hidden constant: the
+    # T -> oo limit over the stated term is 2^{0.6 K} along p = 1/2, unbounded in K
+    strong = weight_error._bias(_ctx(weight_error, Mutant("constant", "bias_exponent",
+                                                          Fraction(13, 10))))
+    assert strong.passed is False
+    assert strong.counterexample["ratio_limit_in_K"] == "oo"
+    loose = weight_error._bias(_ctx(weight_error, Mutant("constant", "bias_exponent",
                                                          Fraction(7, 10))))
     assert loose.passed is True and loose.proof and loose.ratio < 1
 
@@ -100,24 +118,30 @@ def test_weight_error_curves_and_objectives():
                                                 if k.startswith("FedAU"))
 
 
-def test_patterns_experiment_is_wired(monkeypatch):
-    for rule, _ in fp.METHODS.values():
-        assert rule in RULES
-    for proc, _ in fp.PATTERNS.values():
-        assert proc in PROCESSES
-    monkeypatch.setitem(fp.PRESETS, "tiny", {"seeds": 3, "rounds": 6, "clients": 6,
-                                             "local_steps": 1})
-    tab = fp.patterns_table("tiny", 0)
-    assert set(tab["f_gap"]) == set(fp.PATTERNS)
-    for pat in fp.PATTERNS:
-        f = tab["f_gap"][pat]
-        assert all(v.shape == (3,) and np.all(np.isfinite(v)) for v in f.values())
-        # K = 50 and K = inf coincide before any interval reaches 50 (shared draws)
-        np.testing.assert_array_equal(f["FedAU (K=inf)"], f["FedAU (K=50)"])
-    p = tab["p"]
-    assert p.min() == pytest.approx(0.1) and p.max() == pytest.approx(0.9)
-    with pytest.raises(ValueError, match="preset must be"):
-        fp.patterns_table("huge")
+def test_patterns_claim_reads_its_experiment():
+    """The claim's comparisons and exact weighting, on the experiment's methods and patterns
+    (the experiment itself: tests/test_fedau_patterns.py)."""
+    assert set(participation_patterns.FEDAU) | set(participation_patterns.BIASED) | {
+        participation_patterns.KNOWN} == set(fp.METHODS)
+    assert set(participation_patterns._EXACT) == set(fp.PATTERNS)
+    n = participation_patterns.N_BETTER + participation_patterns.N_KNOWN
+    assert n == 36 and participation_patterns.ALPHA_EACH * n == pytest.approx(
+        participation_patterns.FAMILY_ALPHA)
+    assert participation_patterns.CLAIM.setup is not None
+    assert not participation_patterns.CLAIM.setup.missing()
+
+
+@pytest.mark.parametrize("module, check", [(weight_mean, "exact_chain"),
+                                           (weight_error, "variance_rate"),
+                                           (cutoff_choice, "exact_grid_and_search"),
+                                           (cutoff_choice, "tight_family"),
+                                           (objective_inconsistency, "exact_enumeration"),
+                                           (participation_patterns, "implicit_weighting")])
+def test_exact_checks_are_labelled_exact(module, check):
+    """Exact rational (or exact-expectation) computations, no convex program: kind 'exact'."""
+    (chk,) = [c for c in module.CLAIM.checks if c.name == check]
+    assert chk.kind == "exact"
+    assert not [c for c in module.CLAIM.checks if c.kind == "convex"]
 
 
 def test_participating_weight_matches_the_enumeration_of_all_patterns():

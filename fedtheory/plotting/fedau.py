@@ -52,24 +52,26 @@ def plot_objectives(data: dict[str, Any], path: Any) -> list[str]:
 
 
 def plot_patterns_table(tab: dict[str, Any], path: Any) -> list[str]:
-    """Methods x patterns: mean ± std over seeds of :math:`f - f^\\star` (left) and of the
-    validation accuracy (right); ``tab`` from
+    r"""Methods x patterns: mean ± std over seeds of :math:`f - f^\star` (left), of the
+    training accuracy and of the test accuracy (the seed's table's metrics); ``tab`` from
     :func:`~fedtheory.experiments.fedau_patterns.patterns_table`."""
     patterns = list(tab["f_gap"])
     methods = list(tab["f_gap"][patterns[0]])
-    fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.0))
+    fig, axes = plt.subplots(1, 3, figsize=(15.0, 4.0))
     width = 0.8 / len(methods)
+    cfg = tab["config"]
     for ax, key, ylabel in ((axes[0], "f_gap", "f(x) - f*"),
-                            (axes[1], "accuracy", "validation accuracy")):
+                            (axes[1], "train_acc", "training accuracy"),
+                            (axes[2], "test_acc", "test accuracy")):
         for j, m in enumerate(methods):
             vals = np.array([tab[key][pat][m] for pat in patterns])  # (patterns, seeds)
             ax.bar(np.arange(len(patterns)) + (j - len(methods) / 2 + 0.5) * width,
                    vals.mean(axis=1), width, yerr=vals.std(axis=1, ddof=1), capsize=2,
                    label=m, color=f"C{j}")
         ax.set_xticks(range(len(patterns)), patterns)
-        cfg = tab["config"]
         label_axes(ax, "participation pattern", ylabel,
-                   f"digits, {cfg['seeds']} seeds, {cfg['rounds']} rounds (mean ± std)")
-    lo = min(float(np.min(tab["accuracy"][pat][m])) for pat in patterns for m in methods)
-    axes[1].set_ylim(max(0.0, lo - 0.02), 1.0)
+                   f"digits, {cfg['instances']} seeds, {cfg['rounds']} rounds (mean ± std)")
+        if key != "f_gap":
+            lo = min(float(np.min(tab[key][pat][m])) for pat in patterns for m in methods)
+            ax.set_ylim(max(0.0, lo - 0.02), 1.0)
     return save_figure(fig, path)

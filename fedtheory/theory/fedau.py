@@ -46,7 +46,11 @@ __all__ = [
     "chain_long_run_weight",
     "corollary4_K",
     "cyclic_long_run_weight",
+    "cyclic_offset_participating_weight",
     "implicit_weight",
+    "join_rate_chain",
+    "method_weighting",
+    "offset_cycle",
     "participating_weight",
     "expected_fixed_point",
     "expected_intervals",
@@ -128,11 +132,32 @@ def implicit_weight(pattern: str, p: Any, K: Any, **params: Any) -> Fraction:
     :math:`\mathbb E_m[m/(m + \lfloor (P-m)/K\rfloor)]`: exactly 1 without cutoff, although
     :math:`p\,\mathbb E[\omega_\infty] \ne 1` when :math:`pP` is not an integer.
 
+    The authors' patterns (:mod:`fedtheory.participation.fedau_sampler`): ``"markov_join"``
+    (``to_active``) is the Markov chain with its own correlation
+    :math:`\lambda = 1 - \text{join} - \text{leave}` (:func:`join_rate_chain`);
+    ``"cyclic_offset"`` (``period``) has the fixed on-run :math:`m` and off-run
+    :math:`\text{off}` of :func:`offset_cycle`, so its frequency is
+    :math:`m/(m+\text{off})`, its weight :math:`(m+\text{off})/(m+\lfloor
+    \text{off}/K\rfloor)` and this is :math:`m/(m+\lfloor\text{off}/K\rfloor)`: exactly 1
+    without cutoff, whatever the rounding of :math:`Pp`.
+
     >>> implicit_weight("cyclic", Fraction(1, 4), math.inf, period=10)
     Fraction(1, 1)
     >>> implicit_weight("bernoulli", Fraction(1, 2), 2)
     Fraction(3, 4)
+    >>> implicit_weight("cyclic_offset", Fraction(1, 50), 50, period=100)
+    Fraction(2, 3)
+    >>> implicit_weight("markov_join", Fraction(1, 50), math.inf, to_active=Fraction(1, 20))
+    Fraction(1, 1)
     """
+    if pattern == "markov_join":
+        join, leave = join_rate_chain(p, params["to_active"])
+        pf = Fraction(p)
+        return pf * markov_long_run_weight(pf, 1 - join - leave, K)
+    if pattern == "cyclic_offset":
+        m, off = offset_cycle(p, params["period"])
+        cuts = 0 if math.isinf(K) else off // int(K)
+        return Fraction(m, m + cuts)
     if pattern != "cyclic":
         return Fraction(p) * long_run_weight(pattern, p, K, **params)
     period = params["period"]
@@ -147,6 +172,110 @@ def implicit_weight(pattern: str, p: Any, K: Any, **params: Any) -> Fraction:
     return out
 
 
+def _fraction(x: Any) -> Fraction:
+    return Fraction(x) if not isinstance(x, float) else Fraction(x).limit_denominator(10**9)
+
+
+def join_rate_chain(p: Any, to_active: Any) -> tuple[Fraction, Fraction]:
+    r"""The authors' ``markov-q`` chain (:class:`~fedtheory.participation.fedau_sampler.
+    JoinRateMarkov`), exactly: join :math:`q`, leave :math:`q(1/p-1)`, both divided by the
+    leave probability when it exceeds 1. Returns ``(join, leave)``.
+
+    >>> join_rate_chain(Fraction(1, 50), Fraction(1, 20))
+    (Fraction(1, 49), Fraction(1, 1))
+    """
+    pf, q = _fraction(p), _fraction(to_active)
+    if not 0 < pf < 1 or not 0 < q <= 1:
+        raise ValueError(f"need 0 < p < 1 and 0 < to_active <= 1, got p={p!r}, "
+                         f"to_active={to_active!r}")
+    leave = q * (1 / pf - 1)
+    if leave > 1:
+        return q / leave, Fraction(1)
+    return q, leave
+
+
+def offset_cycle(p: Any, period: int) -> tuple[int, int]:
+    r"""The authors' ``cyclic-P`` runs (:class:`~fedtheory.participation.fedau_sampler.
+    OffsetCyclic`): on :math:`m = \max(1, \mathrm{round}(Pp))` rounds (half to even, as
+    numpy's round) and off :math:`\max(1, P - m)`.
+
+    >>> offset_cycle(Fraction(1, 40), 100), offset_cycle(0.9, 100)
+    ((2, 98), (90, 10))
+    """
+    x = _fraction(p) * int(period)
+    m = max(1, round(x))  # Fraction.__round__ rounds half to even
+    return m, max(1, int(period) - m)
+
+
+def method_weighting(method: str, pattern: str, p: Sequence[Any], K: Any = math.inf,
+                     **params: Any) -> list[Fraction] | None:
+    r"""The long-run client weighting :math:`\lim_t\mathbb E[1_t^n\,\omega_t^n]` (Theorem
+    1's :math:`\omega_np_n`, up to a common factor) that a method of the seed's table
+    targets under a pattern, exactly: ``"fedau"`` (cutoff ``K``,
+    :func:`implicit_weight`), ``"known"`` (:math:`\omega = 1/p_n`: the frequency over
+    :math:`p_n`), ``"all"`` (:math:`\omega = 1`: the frequency), ``"participating"``
+    (:func:`participating_weight` for Bernoulli and Markov patterns, whose clients are
+    independent with marginals :math:`p_n` in each round; None for cyclic ones, whose
+    rounds couple the clients through time: see
+    :func:`cyclic_offset_participating_weight`).
+
+    >>> method_weighting("known", "cyclic_offset", [Fraction(1, 40)], period=100)
+    [Fraction(4, 5)]
+    """
+    q = [_fraction(x) for x in p]
+
+    def freq(x: Fraction) -> Fraction:
+        if pattern == "cyclic_offset":
+            m, off = offset_cycle(x, params["period"])
+            return Fraction(m, m + off)
+        if pattern == "cyclic":
+            return x  # random phase: the stationary probability
+        return x
+
+    if method == "fedau":
+        return [implicit_weight(pattern, x, K, **params) for x in q]
+    if method == "known":
+        return [freq(x) / x for x in q]
+    if method == "all":
+        return [freq(x) for x in q]
+    if method == "participating":
+        if pattern in ("bernoulli", "markov", "markov_join"):
+            return participating_weight(q)
+        return None
+    raise ValueError(f"method must be 'fedau', 'known', 'all' or 'participating', got "
+                     f"{method!r}")
+
+
+def cyclic_offset_participating_weight(p: Sequence[float], period: int) -> np.ndarray:
+    r""""Average participating"'s long-run weighting :math:`N\,\mathbb E[1_n/|\mathcal A|]`
+    under the authors' cyclic pattern (float64): with every cycle of length :math:`P`, at a
+    round :math:`\tau` of the cycle the clients are independent, on with probability
+    :math:`q_n(\tau) = \#\{r < \text{off}_n : (\tau - r) \bmod P < m_n\}/\text{off}_n`
+    (the random offset), and the long run averages the Poisson-binomial expectation over
+    :math:`\tau`. Raises ``ValueError`` when some :math:`m_n = P` (cycles of two lengths)."""
+    P = int(period)
+    runs = [offset_cycle(float(x), P) for x in p]
+    if any(m + off != P for m, off in runs):
+        raise ValueError(f"every client's cycle must have length period={P}")
+    N = len(runs)
+    tau = np.arange(P)
+    q = np.empty((P, N))
+    for n, (m, off) in enumerate(runs):
+        r = np.arange(off)
+        q[:, n] = (((tau[:, None] - r[None, :]) % P) < m).mean(axis=1)
+    # law[t, n, k] = P(k of the clients other than n are on at cycle round t)
+    law = np.zeros((P, N, N))
+    law[:, :, 0] = 1.0
+    for k in range(N):
+        qk = q[:, k][:, None, None]
+        new = law * (1 - qk)
+        new[:, :, 1:] += law[:, :, :-1] * qk
+        new[:, k] = law[:, k]  # client k is not among the others of itself
+        law = new
+    e = q * np.einsum("tnk,k->tn", law, 1.0 / np.arange(1, N + 1))
+    return N * e.mean(axis=0)
+
+
 def participating_weight(p: Sequence[Any]) -> list[Fraction]:
     r"""The client weighting of "average participating" (the mean over the round's
     participants), :math:`N\,\mathbb E[1_n/|\mathcal A|]` up to the factor :math:`N`, exact,
@@ -156,24 +285,37 @@ def participating_weight(p: Sequence[Any]) -> list[Fraction]:
     .. math:: \mathbb E\Big[\frac{1_n}{|\mathcal A|}\Big]
         = p_n\sum_{k\ge0}\frac{P(S_{-n} = k)}{k+1},
 
-    :math:`S_{-n}` the number of the other clients taking part (Poisson-binomial law, built
-    client by client: :math:`O(N^2)` per client instead of the :math:`2^N` patterns).
+    :math:`S_{-n}` the number of the other clients taking part (Poisson-binomial law: the
+    generating polynomial of all clients, :math:`\prod_m(1-p_m+p_mz)`, divided exactly by
+    client :math:`n`'s factor; :math:`O(N^2)` in all instead of the :math:`2^N` patterns).
 
     >>> participating_weight([Fraction(1, 2), Fraction(1, 2)])
     [Fraction(3, 8), Fraction(3, 8)]
     """
-    q = [Fraction(x) if not isinstance(x, float) else Fraction(x).limit_denominator(10**9)
-         for x in p]
+    q = [_fraction(x) for x in p]
     if not q or any(not 0 <= x <= 1 for x in q):
         raise ValueError(f"p must be a non-empty sequence of probabilities in [0, 1], got {p!r}")
+    # integers throughout: p_m = u_m / den with a common denominator
+    den = math.lcm(*(x.denominator for x in q))
+    u = [int(x * den) for x in q]
+    full = [1]  # den^N prod_m (1 - p_m + p_m z), integer coefficients
+    for um in u:
+        full = [(full[k] if k < len(full) else 0) * (den - um)
+                + (full[k - 1] * um if k else 0) for k in range(len(full) + 1)]
+    D = len(q)
+    harmonic = math.lcm(*range(1, D + 1))  # sum_k law_k / (k + 1) over one denominator
     out = []
-    for n, pn in enumerate(q):
-        law = [Fraction(1)]  # P(S = k) over the clients added so far
-        for m, pm in enumerate(q):
-            if m != n:
-                law = [(law[k] if k < len(law) else 0) * (1 - pm)
-                       + (law[k - 1] * pm if k else 0) for k in range(len(law) + 1)]
-        out.append(pn * sum(w / (k + 1) for k, w in enumerate(law)))
+    for un in u:
+        if un == 0:
+            out.append(Fraction(0))
+            continue
+        a, b = den - un, un
+        law = [0] * D  # full / (a + b z): exact integer division, from the top down
+        law[D - 1] = full[D] // b
+        for k in range(D - 1, 0, -1):
+            law[k - 1] = (full[k] - a * law[k]) // b
+        num = sum(w * (harmonic // (k + 1)) for k, w in enumerate(law))
+        out.append(Fraction(un * num, den ** D * harmonic))
     return out
 
 
