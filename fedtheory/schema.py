@@ -115,6 +115,7 @@ CHECK_SCHEMA = _object({
     "undecided": _STR_OR_NULL,
     "solves": {"type": "array", "items": _object(
         {"problem": _STR, "solver": _STR, "status": _STR})},
+    "tests": {"type": "array", "items": {"type": "object"}},
 })
 
 ERRATUM_SCHEMA = _object({

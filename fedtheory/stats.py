@@ -381,7 +381,7 @@ def compare_paired(
               f"limits [{lower:.4g}, {upper:.4g}] ({test}, alpha={alpha:g} each side, {n} "
               f"paired seeds): {why}; smallest detectable effect {mde:.3g} at power "
               f"{power:g}")
-    record = {"test": test, "hypothesis": hypothesis, "margin": float(margin),
+    record = {"what": what, "test": test, "hypothesis": hypothesis, "margin": float(margin),
               "mean_gain": mean, "lower": lower, "upper": upper, "stderr": se, "pairs": n,
               "alpha": alpha, "detectable_effect": mde, "power": power,
               "higher_is_better": higher_is_better, "outcome": why}
@@ -390,7 +390,7 @@ def compare_paired(
         ce = _counterexample(counterexample, {k: record[k] for k in (
             "hypothesis", "margin", "mean_gain", "lower", "upper", "pairs", "outcome")})
     return Evidence(passed, mean, wanted, detail, tolerance=tq, alpha=alpha,
-                    counterexample=ce, data=record)
+                    counterexample=ce, data=record, tests=[record])
 
 
 def check_close(

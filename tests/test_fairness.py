@@ -257,3 +257,42 @@ def test_erratum_kinds_and_omitted_hypothesis():
     e = Erratum("omitted hypothesis", "Lemma 2", quote="the lemma", location="Sec. 4",
                 hypothesis="delta_min > 0", relied_on="Clearly, ...")
     assert e.to_dict()["hypothesis"] == "delta_min > 0"
+
+
+def test_comparison_records_reach_the_report():
+    """Each comparison a check decided on is in the report: test, margin, limits, level,
+    detectable effect, outcome; all_of names the part it came from."""
+    rng = np.random.default_rng(6)
+    base = rng.normal(size=12)
+
+    claim = Claim(id="toy.tests", family="toy", seed_ref="-", title="t", statement="s",
+                  kind=ClaimKind.QUALITATIVE)
+
+    @claim.check("monte_carlo", "ordering")
+    def _ordering(ctx):
+        return all_of([
+            ("alpha=0.3", compare_paired(base + 1, base, "better", 0.1, alpha=1e-3,
+                                         what="accuracy A - B")),
+            ("alpha=0.5", compare_paired(base, base, "equivalent", 0.1, alpha=1e-3)),
+        ])
+
+    (check,) = claim.verify().checks
+    assert [t["part"] for t in check.tests] == ["alpha=0.3", "alpha=0.5"]
+    first = check.tests[0]
+    assert first["what"] == "accuracy A - B" and first["hypothesis"] == "better"
+    assert first["margin"] == 0.1 and first["alpha"] == 1e-3 and first["pairs"] == 12
+    assert first["detectable_effect"] > 0 and first["lower"] > 0
+    assert check.to_dict()["tests"] == check.tests
+    assert claim.verify().verdict is Verdict.CONFIRMED
+
+
+def test_expected_full_pins_the_full_preset():
+    claim = Claim(id="toy.presets", family="toy", seed_ref="-", title="t", statement="s",
+                  kind=ClaimKind.QUALITATIVE, expected="inconclusive", expected_full="confirmed")
+    assert claim.expected_at("quick") is Verdict.INCONCLUSIVE
+    assert claim.expected_at("full") is Verdict.CONFIRMED
+    with pytest.raises(ValueError, match="preset must be one of"):
+        claim.expected_at("huge")
+    with pytest.raises(ValueError, match="expected_full needs expected"):
+        Claim(id="toy.x", family="toy", seed_ref="-", title="t", statement="s",
+              kind=ClaimKind.QUALITATIVE, expected_full="confirmed")

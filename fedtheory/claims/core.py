@@ -251,6 +251,10 @@ class Evidence:
     #: derivation does not reach the stated side: not a refutation), ``"not resolved"`` (an
     #: interval too wide), ...
     undecided: str | None = None
+    #: The statistical tests the check decided on, one small record each (the test, its
+    #: hypothesis and margin, the estimate and its limits, the level, the smallest detectable
+    #: effect, the outcome): :func:`fedtheory.stats.compare_paired` fills it; reports keep it.
+    tests: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def unproven(cls, measured: Any, theoretical: Any, detail: str,
@@ -311,6 +315,8 @@ class CheckResult:
     undecided: str | None = None
     #: The convex programs it solved (problem, solver, status): :mod:`fedtheory.solver_log`.
     solves: list[dict[str, Any]] = field(default_factory=list)
+    #: The statistical tests it decided on (:attr:`Evidence.tests`).
+    tests: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -404,6 +410,10 @@ class Claim:
         The verdict this claim reaches with the quick preset and seed 0, pinned: a refuted claim
         stays refuted unless someone shows why the seed is right after all, and a confirmed
         claim that starts failing is a regression (the test suite checks it).
+    expected_full:
+        The verdict the full preset reaches, where it differs from ``expected`` (the quick
+        preset too small to resolve what the full one does, say: the quick one is then honestly
+        ``inconclusive``); None when both presets reach ``expected``.
     stated:
         The statement's constants, factors and step condition (:class:`Stated`), read by the
         checks through the context, so that ``--power`` can mutate them.
@@ -427,6 +437,7 @@ class Claim:
     checks: list[Check] = field(default_factory=list)
     finding: str = ""
     expected: Verdict | None = None
+    expected_full: Verdict | None = None
     stated: Stated | None = None
     erratum: Erratum | None = None
     setup: SetupCard | None = None
@@ -438,6 +449,20 @@ class Claim:
         self.kind = ClaimKind(self.kind)
         if self.expected is not None:
             self.expected = Verdict(self.expected)
+        if self.expected_full is not None:
+            if self.expected is None:
+                raise ValueError(f"claim {self.id}: expected_full needs expected (the quick "
+                                 "preset's verdict)")
+            self.expected_full = Verdict(self.expected_full)
+
+    def expected_at(self, preset: str) -> Verdict | None:
+        """The pinned verdict of ``preset`` (``expected``, or ``expected_full`` for the full
+        preset when it is given)."""
+        if preset not in PRESETS:
+            raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
+        if preset == "full" and self.expected_full is not None:
+            return self.expected_full
+        return self.expected
 
     def check(
         self, kind: str, name: str | None = None
@@ -603,6 +628,7 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
         undecided=(None if ev.passed is not None or ev.neutral
                    else ev.undecided or "not resolved"),
         solves=list(solves),
+        tests=_jsonable(list(ev.tests)),
     )
 
 

@@ -79,6 +79,8 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
         reasons = [f"{name}: {ev.undecided or 'not resolved'}" for name, ev in parts
                    if ev.passed is None]
         undecided = "; ".join(reasons)
+    tests = [{**t, "part": f"{name}/{t['part']}" if t.get("part") else name}
+             for name, ev in parts for t in ev.tests]
     return Evidence(
         passed,
         {name: ev.measured for name, ev in parts},
@@ -92,4 +94,5 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
         instance=instance,
         proof="; ".join(f"[{n}] {ev.proof}" for n, ev in parts) if all(proofs) else None,
         undecided=undecided,
+        tests=tests,
     )

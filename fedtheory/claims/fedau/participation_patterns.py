@@ -195,7 +195,7 @@ CLAIM = Claim(
         "36 comparisons resolve. The earlier 'confirmed' ran outside the authors' regime "
         "(p in [0.1, 0.9], where K = 50 equals K = inf to 0.5%) and counted no significant "
         "reversal as confirmation."),
-    expected="inconclusive",
+    expected="inconclusive", expected_full="confirmed",
     stated=Stated(factors=(ADAPTIVE,)),
     setup=SETUP,
     restatement=(
