@@ -42,6 +42,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from fedtheory import verdicts
+
 __all__ = [
     "REPORT_FORMAT",
     "REPORT_SCHEMA",
@@ -307,31 +309,20 @@ def validate(doc: Any, source: str, only: str | None = None) -> None:
 
 def derived(entry: Mapping[str, Any]) -> dict[str, Any]:
     """What an entry's checks imply: its ``verdict``, ``counterexample``, ``errors`` and
-    ``tightness``, by the rules of :func:`fedtheory.claims.core.combine` and
-    :func:`fedtheory.claims.core.tightness` (refuted > error > inconclusive > confirmed; a
-    neutral figure that did not raise counts for nothing; the counterexample is the first failed
-    check's, with its name; a bound's tightness is its checks' largest ratio)."""
+    ``tightness``, by the rules of :mod:`fedtheory.verdicts` (the same that
+    :func:`fedtheory.claims.core.combine` and :func:`~fedtheory.claims.core.tightness` apply)."""
     checks = list(entry["checks"])
-    counted = [c for c in checks if not (c["neutral"] and c["error"] is None)]
+    verdict, k = verdicts.verdict_of([(c["passed"], c["error"] is not None, c["neutral"])
+                                      for c in checks])
     counterexample = None
-    failed = [c for c in counted if c["passed"] is False]
-    if not counted:
-        verdict = "inconclusive"
-    elif failed:
-        verdict = "refuted"
-        counterexample = dict(failed[0]["counterexample"] or {})
-        counterexample.setdefault("check", failed[0]["name"])
-    elif any(c["error"] is not None for c in counted):
-        verdict = "error"
-    elif any(c["passed"] is None for c in counted):
-        verdict = "inconclusive"
-    else:
-        verdict = "confirmed"
+    if k is not None:
+        counterexample = dict(checks[k]["counterexample"] or {})
+        counterexample.setdefault("check", checks[k]["name"])
     tight = None
     if entry["kind"] in BOUND_KINDS:
-        rated = [c for c in checks if c["ratio"] is not None]
-        if rated:
-            best = max(rated, key=lambda c: c["ratio"])
+        b = verdicts.tightest([c["ratio"] for c in checks])
+        if b is not None:
+            best = checks[b]
             tight = {"ratio": best["ratio"], "check": best["name"], "instance": best["instance"]}
     return {"verdict": verdict, "counterexample": counterexample,
             "errors": [{"check": c["name"], "detail": c["detail"]}

@@ -144,7 +144,7 @@ def test_what_the_toolkit_writes_is_valid_and_holds_up(report, results) -> None:
     assert doc["summary"] == schema.summary_of(doc["claims"])
 
 
-# ----------------------------------------------------- the copy of combine() is combine()
+# ------------------- derived() (reading a report) and combine() (verifying) agree on the rules
 
 _check = st.fixed_dictionaries({
     "passed": st.sampled_from([True, False, None]),

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import solver_log
+from fedtheory import solver_log, verdicts
 from fedtheory.claims.setup import SetupCard
 from fedtheory.claims.stated import Erratum, Mutant, Stated
 
@@ -553,10 +553,10 @@ def tightness(kind: ClaimKind, results: Sequence[CheckResult]) -> dict[str, Any]
     and the instance (None for other kinds, or when no check reported a ratio)."""
     if kind not in BOUND_KINDS:
         return None
-    rated = [r for r in results if r.ratio is not None]
-    if not rated:
+    k = verdicts.tightest([r.ratio for r in results])
+    if k is None:
         return None
-    best = max(rated, key=lambda r: r.ratio)
+    best = results[k]
     return {"ratio": best.ratio, "check": best.name, "instance": best.instance}
 
 
@@ -639,20 +639,13 @@ def combine(results: Sequence[CheckResult]) -> tuple[Verdict, dict[str, Any] | N
     kept and the errors are listed beside it (:attr:`ClaimResult.errors`). ``error`` means that
     a check raised and nothing refuted the claim.
     """
-    results = [r for r in results if not (r.neutral and r.error is None)]
-    if not results:
-        return Verdict.INCONCLUSIVE, None
-    failed = [r for r in results if r.passed is False]
-    if failed:
-        first = failed[0]
-        ce = dict(first.counterexample or {})
-        ce.setdefault("check", first.name)
-        return Verdict.REFUTED, ce
-    if any(r.error is not None for r in results):
-        return Verdict.ERROR, None
-    if any(r.passed is None for r in results):
-        return Verdict.INCONCLUSIVE, None
-    return Verdict.CONFIRMED, None
+    verdict, k = verdicts.verdict_of([(r.passed, r.error is not None, r.neutral)
+                                      for r in results])
+    if k is None:
+        return Verdict(verdict), None
+    ce = dict(results[k].counterexample or {})
+    ce.setdefault("check", results[k].name)
+    return Verdict(verdict), ce
 
 
 def _jsonable(obj: Any) -> Any:
