@@ -199,7 +199,7 @@ def _indicator_algebra(ctx: Context) -> Evidence:
              (n_sym - m_sym) / (m_sym * (n_sym - 1)), stated)})
 
 
-@CLAIM.check("symbolic")
+@CLAIM.check("exact")
 def _enumeration(ctx: Context) -> Evidence:
     """Exact enumeration of all C(n, m) subsets (rational arithmetic, n = 6, integer updates)
     against (n-m)/(m(n-1)) (1/n) sum ||g_i - g_bar||^2 for every m."""
