@@ -206,6 +206,7 @@ def test_sqrt_n_sweep_bookkeeping(monkeypatch):
         for j in range(len(sw.grids[n])):
             ev = stats.compare_paired(-sw.acc_gap[n][j], np.zeros(5), "not worse", sw.epsilon,
                                       alpha=0.05)
+            # bit-identical: the same compare_paired on the same numbers (negation is exact)
             np.testing.assert_allclose([sw.lower[n][j], sw.upper[n][j]],
                                        [-ev.data["upper"], -ev.data["lower"]], rtol=1e-12)
             assert sw.detectable[n][j] == pytest.approx(ev.data["detectable_effect"])
