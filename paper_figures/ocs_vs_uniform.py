@@ -29,7 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     per_round, per_bit = area_per_round(run, log_gap), area_per_bit(run, log_gap)
     cfg = run.config
     print(f"n = {cfg['n']} clients (sizes {cfg['sizes']}), d = {cfg['d']}, "
-          f"{cfg['rounds']} rounds, {cfg['replicas']} replicas")
+          f"{cfg['rounds']} rounds, {cfg['replicas']} replicas; local steps (tuned as the seed "
+          f"tunes them): " + ", ".join(f"{s} {lr:g}" for s, lr in zip(run.schemes,
+                                                                      cfg["local_lr"],
+                                                                      strict=True)))
     print(f"{'scheme':>8} {'final acc':>9} {'mean log gap/round':>19} {'per bit':>8} "
           f"{'bits (mean)':>12} {'senders/round':>13}")
     for i, s in enumerate(run.schemes):

@@ -152,6 +152,8 @@ def test_budget_lookup_and_areas():
         ({"rounds": 0}, "rounds must be a positive integer"),
         ({"replicas": 1.5}, "replicas must be a positive integer"),
         ({"local_lr": -1.0}, "local_lr must be"),
+        ({"local_lr": (1.0, np.nan, 1.0, 1.0)}, "local_lr must be"),
+        ({"local_lr": (1.0, 0.5)}, "local_lr must be"),
         ({"global_lr": np.inf}, "global_lr must be"),
         ({"batch_size": 0}, "batch_size must be"),
         ({"local_steps": 0}, "local_steps must be"),
@@ -171,9 +173,14 @@ def test_unbalanced_digits_federation():
     prob = ox.digits_problem(32, seed=0)
     # Section 5.2: every kept client is small (<= a) or large (>= b); medium ones are gone
     mean = round(1797 * 0.8) / 32
-    a, b = int(np.ceil(0.25 * mean)), int(np.ceil(1.5 * mean))
+    a, b = ox.SETUP["unbalance_a"], int(np.ceil(1.5 * mean))
     assert prob.n < 32
     assert np.all((prob.sizes <= a) | (prob.sizes >= b)), prob.sizes
+    # the concentration of the authors' FEMNIST Dataset 2: ~20% of clients hold ~90% of data
+    for seed in range(3):
+        sizes = np.sort(ox.digits_problem(32, seed=seed).sizes)[::-1]
+        top = sizes[:int(np.ceil(0.2 * sizes.size))].sum() / sizes.sum()
+        assert 0.85 <= top <= 0.95, (seed, top)
     assert prob.multinomial and prob.d == 650
     natural = ox.digits_problem(16, seed=0, unbalanced=False)
     assert natural.n == 16 and natural.sizes.sum() == round(1797 * 0.8)
@@ -193,8 +200,17 @@ def test_sqrt_n_sweep_bookkeeping(monkeypatch):
     for n in sw.ns:
         assert sw.acc_gap[n].shape == (3, 5)
         assert np.all(sw.lower[n] <= sw.upper[n])
-        ok = [m for m, up in zip(sw.grids[n], sw.upper[n], strict=True) if up <= sw.epsilon]
+        ok = [m for m, up in zip(sw.grids[n], sw.upper[n], strict=True) if up < sw.epsilon]
         assert sw.m_star[n] == (ok[0] if ok else None)
+        # the limits are Student-t ones (compare_paired), with the detectable effect
+        for j in range(len(sw.grids[n])):
+            ev = stats.compare_paired(-sw.acc_gap[n][j], np.zeros(5), "not worse", sw.epsilon,
+                                      alpha=0.05)
+            # bit-identical: the same compare_paired on the same numbers (negation is exact)
+            np.testing.assert_allclose([sw.lower[n][j], sw.upper[n][j]],
+                                       [-ev.data["upper"], -ev.data["lower"]], rtol=1e-12)
+            assert sw.detectable[n][j] == pytest.approx(ev.data["detectable_effect"])
+    assert sw.tests == 6
     assert [sw.seed_budget(n) for n in (8, 16, 32, 64, 128)] == [3, 5, 6, 9, 12]
 
 
@@ -205,3 +221,59 @@ def test_claim_is_registered_with_its_checks():
     assert kinds == {"between_per_round": "monte_carlo", "best_per_bit": "monte_carlo",
                      "aocs_matches_ocs": "monte_carlo", "sqrt_n_conjecture": "monte_carlo",
                      "ocs_vs_uniform_figure": "figure", "sqrt_n_figure": "figure"}
+
+
+def test_one_step_per_scheme_is_the_separate_runs(small):
+    """Steps per scheme: each scheme's run is the one it has alone with its step (the random
+    numbers do not depend on the schemes: paired), e.g. the tuned steps of the claim."""
+    both = ox.run_fedavg(small, m=2, schemes=("ocs", "uniform"), local_lr=(0.5, 0.25),
+                         rounds=3, replicas=4, rng=3)
+    for i, (scheme, lr) in enumerate((("ocs", 0.5), ("uniform", 0.25))):
+        alone = ox.run_fedavg(small, m=2, schemes=(scheme,), local_lr=lr, rounds=3, replicas=4,
+                              rng=3)
+        assert_close_normwise(both.loss[i], alone.loss[0], 1e-12)
+    np.testing.assert_array_equal(both.config["local_lr"], [0.5, 0.25])
+    assert ox.scheme_lrs(("full", "uniform", "ocs", "aocs")) == tuple(
+        ox.SETUP["local_lr"][s] for s in ("full", "uniform", "ocs", "aocs"))
+
+
+def test_tuning_extends_the_grid_until_the_best_is_interior(small):
+    res = ox.tune_local_lr(small, ("full", "uniform"), m=2, rounds=3, replicas=2,
+                           start=(2.0**-4, 2.0**-5), rng=1)
+    for scheme, scores in res["scores"].items():
+        tried = sorted(scores)
+        assert {2.0**-4, 2.0**-5} <= set(tried)
+        best = res["best"][scheme]
+        assert scores[best] == max(scores.values())
+        assert tried[0] < best < tried[-1], (scheme, scores)
+    assert res["extensions"] >= 1
+    with pytest.raises(ValueError, match="start must be positive"):
+        ox.tune_local_lr(small, m=2, rounds=1, replicas=1, start=(0.0,))
+    with pytest.raises(ValueError, match="rounds must be"):
+        ox.tune_local_lr(small, m=2, rounds=0, replicas=1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["main", "sweep"])
+def test_tuned_steps_are_reproduced(which):
+    """The steps of ox.SETUP are what the seed's tuning procedure gives (ox.TUNING)."""
+    t = ox.TUNING[which]
+    prob = ox.digits_problem(t["n_clients"], seed=t["seed"], unbalanced=t["unbalanced"])
+    res = ox.tune_local_lr(prob, t["schemes"], m=t["m"], rounds=t["rounds"],
+                           replicas=t["replicas"], rng=t["rng"])
+    assert res["best"] == t["best"]
+    if which == "main":
+        assert all(ox.SETUP["local_lr"][s] == v for s, v in t["best"].items())
+        assert ox.SETUP["local_lr"]["aocs"] == t["best"]["ocs"]
+    else:
+        assert set(t["best"].values()) == {ox.SETUP["sweep_local_lr"]}
+
+
+def test_the_card_states_the_tuned_steps():
+    from fedtheory.claims.ocs.experiment import CLAIM as EXPERIMENT
+
+    card = {r.aspect: r for r in EXPERIMENT.setup.rows}
+    text = card["hyper-parameters"].run
+    assert "full 2^1, uniform 2^-1, OCS and AOCS 2^1" in text
+    assert ox.SETUP["local_lr"] == {"full": 2.0, "uniform": 0.5, "ocs": 2.0, "aocs": 2.0}
+    assert "a = 2" in card["data"].run and ox.SETUP["unbalance_a"] == 2

@@ -344,13 +344,14 @@ def logistic_problem(n_clients: int = 10) -> Any:
 
 def run_methods(problem: Any, p: float, *, methods: Sequence[str] = SEED_METHODS,
                 rounds: int, replicas: int, eta: float, beta: float = DEFAULT_BETA,
-                seed: int = 0, x0: np.ndarray | None = None, record_every: int = 1
-                ) -> dict[str, Any]:
+                seed: int = 0, x0: np.ndarray | None = None, record_every: int = 1,
+                memory_init: str = "zeros") -> dict[str, Any]:
     r"""Run each rule with :func:`fedtheory.simulate.simulate` under Bernoulli(``p``).
 
     Every rule sees the same participation masks in replica :math:`r` (the simulator's
     per-replica streams), so results are paired across rules. Momentum rules (``"mifam"``,
-    ``"umifam"``) get ``beta``. Memory tables start at zero (the engine's default).
+    ``"umifam"``) get ``beta``. Memory tables start at zero (the engine's default) or, with
+    ``memory_init="full"``, at every client's update at :math:`w_0`.
 
     Returns ``{"rounds": (k,), "f_gap": {rule: (R, k)}, "grad_norm2": {rule: (R, k)},
     "seconds": {rule: float}}`` with overflowing runs left as ``inf``/``nan``.
@@ -362,8 +363,13 @@ def run_methods(problem: Any, p: float, *, methods: Sequence[str] = SEED_METHODS
     p = validate_p(p)
     out: dict[str, Any] = {"f_gap": {}, "grad_norm2": {}, "seconds": {}}
     proc = BernoulliParticipation(p, n=problem.n)
+    if memory_init not in ("zeros", "full"):
+        raise ValueError(f"memory_init must be 'zeros' or 'full', got {memory_init!r}")
     for name in methods:
-        rule = get_rule(name, beta=beta) if name in ("mifam", "umifam") else get_rule(name)
+        params: dict[str, Any] = {"beta": beta} if name in ("mifam", "umifam") else {}
+        if memory_init != "zeros":
+            params["memory_init"] = memory_init
+        rule = get_rule(name, **params)
         with np.errstate(over="ignore", invalid="ignore"):
             res = simulate(problem, rule, proc, rounds=rounds, replicas=replicas, lr=eta,
                            x0=x0, seed=seed, keep_replicas=True, record_every=record_every)
@@ -398,30 +404,36 @@ def seed_experiment(problem: Any, *, p_values: Sequence[float] = (0.01, 0.1, 0.5
                     rounds: int, replicas: int, eta: float = 0.02,
                     betas: Sequence[float] = (DEFAULT_BETA,), seed: int = 0,
                     x0: np.ndarray | None = None, record_every: int = 1,
+                    full_memory_p: Sequence[float] = (),
                     run_many: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None
                     = None) -> dict[str, Any]:
     r"""Seed 000's experiment: the five rules for each :math:`p`, and the momentum rules for
-    each :math:`\beta` in ``betas`` (the first is the main one). Each (p, rule, beta) is one
+    each :math:`\beta` in ``betas`` (the first is the main one); for each :math:`p` in
+    ``full_memory_p`` also the three table rules with their memory filled at :math:`w_0`
+    (``memory_init="full"``, the first :math:`\beta`). Each (p, rule, beta, memory) is one
     :func:`run_methods` call, all of them made by ``run_many`` (a list of keyword dicts to a
     list of results; default: here, one after the other; e.g. as tasks,
     :func:`fedtheory.tasks.gather_calls`).
 
     Returns ``{"p_values", "betas", "rounds", "runs": {p: {label: (R, k) f_gap}},
     "grad_norm2": {p: {label: (R, k)}}}``; labels are the rule names, with ``"@beta"``
-    appended for the extra momenta.
+    appended for the extra momenta and ``"/full"`` for the filled memory.
     """
     common = {"problem": problem, "rounds": rounds, "replicas": replicas, "eta": eta,
               "seed": seed, "x0": x0, "record_every": record_every}
-    # one run per (p, rule, beta), each a keyword dict of run_methods
-    labels = [(pv, name, b, name if b == betas[0] else f"{name}@{b:g}")
+    # one run per (p, rule, beta, memory), each a keyword dict of run_methods
+    labels = [(pv, name, b, "zeros", name if b == betas[0] else f"{name}@{b:g}")
               for pv in p_values
               for b in betas
               for name in (SEED_METHODS if b == betas[0] else ("mifam", "umifam"))]
-    specs = [{**common, "p": pv, "methods": (name,), "beta": b} for pv, name, b, _ in labels]
+    labels += [(pv, name, betas[0], "full", f"{name}/full") for pv in full_memory_p
+               for name in ("mifa", "umifa", "mifam", "umifam")]
+    specs = [{**common, "p": pv, "methods": (name,), "beta": b, "memory_init": mem}
+             for pv, name, b, mem, _ in labels]
     results = (run_many or (lambda ss: [run_methods(**x) for x in ss]))(specs)
     runs: dict[float, dict[str, np.ndarray]] = {pv: {} for pv in p_values}
     grads: dict[float, dict[str, np.ndarray]] = {pv: {} for pv in p_values}
-    for (pv, name, _, label), res in zip(labels, results, strict=True):
+    for (pv, name, _, _, label), res in zip(labels, results, strict=True):
         runs[pv][label] = res["f_gap"][name]
         grads[pv][label] = res["grad_norm2"][name]
     rounds_axis = results[0]["rounds"]
@@ -438,7 +450,9 @@ def seed_setting(kind: str, *, quick: bool, seed: int = 0,
     1000 rounds quick / 3000 full) or ``"logistic"`` (:func:`logistic_problem`,
     :math:`w_0 = 0`, 600 / 3000 rounds); both: 10 clients, :math:`p\in\{0.01, 0.1, 0.5\}`,
     :math:`\eta = 0.02`, :math:`\beta = 0.9` and 0.5, 24 seeds quick / 100 full, metrics
-    every 10 rounds. Returns :func:`seed_experiment`'s dict plus ``"problem"`` (its repr).
+    every 10 rounds; at the seed's :math:`p = 0.1` also the table rules with their memory
+    filled at :math:`w_0` (a sensitivity run: the seed does not say how the tables start).
+    Returns :func:`seed_experiment`'s dict plus ``"problem"`` (its repr).
     """
     if kind == "quadratic":
         prob = quadratic_problem(seed=seed)
@@ -452,7 +466,7 @@ def seed_setting(kind: str, *, quick: bool, seed: int = 0,
         raise ValueError(f"kind must be 'quadratic' or 'logistic', got {kind!r}")
     res = seed_experiment(prob, rounds=rounds, replicas=24 if quick else 100, eta=0.02,
                           betas=(DEFAULT_BETA, 0.5), seed=seed, x0=x0, record_every=10,
-                          run_many=run_many)
+                          full_memory_p=(0.1,), run_many=run_many)
     res["problem"] = repr(prob)
     return res
 

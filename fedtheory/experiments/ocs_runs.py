@@ -19,6 +19,7 @@ from fedtheory.experiments.ocs_fedavg import (
     FedAvgRun,
     digits_problem,
     run_fedavg,
+    scheme_lrs,
 )
 from fedtheory.tasks import dataset, gather, gather_groups, replica_chunks, task
 
@@ -41,13 +42,18 @@ class SqrtNSweep:
         Per :math:`n`, ``(len(grid), R)``: validation accuracy of full minus OCS(m), each
         averaged over the last ``tail`` fraction of rounds, per replica (paired).
     upper, lower:
-        Per :math:`n`, the one-sided upper and lower :math:`1 - \alpha` confidence limits of
-        the mean ``acc_gap``.
+        Per :math:`n`, the one-sided upper and lower :math:`1 - \alpha` Student-:math:`t`
+        confidence limits of the mean ``acc_gap``
+        (:func:`fedtheory.stats.compare_paired`, "not worse", margin ``epsilon``).
     m_star:
-        Per :math:`n`, the smallest :math:`m` in the grid with ``upper <= epsilon``
-        ("OCS(m) matches full participation"), or ``None``.
+        Per :math:`n`, the smallest :math:`m` in the grid with ``upper < epsilon``
+        ("OCS(m) matches full participation": non-inferior within ``epsilon``), or ``None``.
+    detectable:
+        Per :math:`n`, the smallest true gap each comparison detects at power 0.8
+        (:func:`fedtheory.stats.detectable_effect`).
     epsilon, alpha:
-        The matching tolerance (accuracy points) and the false-alarm level.
+        The matching tolerance (accuracy points) and the false-alarm level of each
+        comparison (:attr:`tests` of them: the sweep's level is ``tests * alpha``).
     sizes:
         Per :math:`n`, the client sizes.
     """
@@ -62,6 +68,12 @@ class SqrtNSweep:
     alpha: float
     sizes: dict[int, list[int]]
     config: dict[str, Any] = field(default_factory=dict)
+    detectable: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def tests(self) -> int:
+        """How many paired comparisons the sweep made (one per :math:`n` and grid :math:`m`)."""
+        return int(sum(len(self.grids[n]) for n in self.ns))
 
     def seed_budget(self, n: int) -> int:
         r""":math:`\lceil c \sqrt n \rceil` with the seed's constant :math:`c = 6/\sqrt{32}`
@@ -131,9 +143,12 @@ def _seed_budget(n: int) -> int:
 
 
 def _sweep_grid(n: int, preset: str) -> tuple[int, ...]:
-    """The budgets tried at ``n``: the preset's grid below ``n`` and the seed's budget."""
-    return tuple(sorted({m for m in PRESETS[preset]["sweep_grid"] if m < n}
-                        | {min(_seed_budget(n), n - 1)}))
+    r"""The budgets tried at ``n``: the preset's grid up to the seed's budget
+    :math:`b = \min(\lceil c\sqrt n\rceil, n - 1)`, and :math:`b` (a budget above :math:`b`
+    cannot change the verdict: if no :math:`m \le b` matches full participation, the seed's
+    constant is not confirmed at :math:`n` whatever larger budgets do)."""
+    b = min(_seed_budget(n), n - 1)
+    return tuple(sorted({m for m in PRESETS[preset]["sweep_grid"] if m <= b} | {b}))
 
 
 def sweep_point(n: int, *, preset: str, seed: int, replicas: int,
@@ -151,7 +166,7 @@ def sweep_point(n: int, *, preset: str, seed: int, replicas: int,
     tail = max(1, int(round(SETUP["match_tail"] * K)))
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     run = run_fedavg(prob, m=(n, *grid), schemes=("full",) + ("ocs",) * len(grid),
-                     rounds=K, replicas=replicas, local_lr=SETUP["local_lr"],
+                     rounds=K, replicas=replicas, local_lr=SETUP["sweep_local_lr"],
                      global_lr=SETUP["global_lr"], batch_size=SETUP["batch_size"],
                      rng=gen, dtype=SETUP["dtype"], measure_from=K - tail + 1)
     return {"grid": grid, "acc": run.accuracy[..., -tail:].mean(axis=-1),
@@ -160,18 +175,23 @@ def sweep_point(n: int, *, preset: str, seed: int, replicas: int,
 
 def _sweep(points: dict[int, dict[str, Any]], preset: str, seed: int, alpha: float,
            replicas: int) -> SqrtNSweep:
-    """The sweep judged from its points (``n -> sweep_point``, all replicas)."""
-    from fedtheory.stats import mean_interval
-
+    """The sweep judged from its points (``n -> sweep_point``, all replicas): per :math:`n`
+    and grid :math:`m`, OCS(m) against full participation by a paired non-inferiority
+    :math:`t`-test (:func:`fedtheory.stats.compare_paired`, margin ``match_epsilon``, level
+    ``alpha`` each)."""
     eps = SETUP["match_epsilon"]
-    grids, acc_gap, upper, lower, m_star, sizes = {}, {}, {}, {}, {}, {}
+    grids, acc_gap, upper, lower, m_star, sizes, mde = {}, {}, {}, {}, {}, {}, {}
     for n, pt in points.items():
         grid, acc = pt["grid"], pt["acc"]
         acc_gap[n] = acc[0][None, :] - acc[1:]
-        cis = [mean_interval(g, alpha, "one") for g in acc_gap[n]]
-        upper[n] = np.array([float(ci.upper) for ci in cis])
-        lower[n] = np.array([float(ci.lower) for ci in cis])
-        ok = [m for m, u in zip(grid, upper[n], strict=True) if u <= eps]
+        evs = [stats.compare_paired(acc[1 + j], acc[0], "not worse", eps, alpha=alpha,
+                                    what=f"acc OCS({m}) - acc full, n = {n}")
+               for j, m in enumerate(grid)]
+        # the gap full - OCS is minus the gain: its limits are the gain's, negated
+        upper[n] = np.array([-ev.data["lower"] for ev in evs])
+        lower[n] = np.array([-ev.data["upper"] for ev in evs])
+        mde[n] = np.array([ev.data["detectable_effect"] for ev in evs])
+        ok = [m for m, ev in zip(grid, evs, strict=True) if ev.passed is True]
         m_star[n] = ok[0] if ok else None
         grids[n] = grid
         sizes[n] = pt["sizes"]
@@ -180,7 +200,7 @@ def _sweep(points: dict[int, dict[str, Any]], preset: str, seed: int, alpha: flo
                       lower=lower, m_star=m_star, epsilon=eps, alpha=alpha, sizes=sizes,
                       config={"preset": preset, "seed": seed,
                               "rounds": PRESETS[preset]["sweep_rounds"], "replicas": replicas,
-                              "tail": tail})
+                              "tail": tail}, detectable=mde)
 
 
 def sqrt_n_sweep(preset: str = "quick", seed: int = 0, alpha: float = 1e-6,
@@ -192,11 +212,11 @@ def sqrt_n_sweep(preset: str = "quick", seed: int = 0, alpha: float = 1e-6,
     Shakespeare runs that motivated the conjecture). For each :math:`n`, full participation and
     OCS(m) for every :math:`m` of the grid below :math:`n` run on common random numbers
     (:func:`sweep_point`; here one generator for all, :math:`n` after :math:`n`).
-    "OCS(m) matches full" means: the one-sided upper :math:`1-\alpha` limit of
-    :math:`\mathbb E[\mathrm{acc}_{\rm full} - \mathrm{acc}_{\rm OCS(m)}]` (validation accuracy
-    averaged over the last 20% of rounds) is at most :math:`\varepsilon = 0.01` (one accuracy
-    point): a one-sided equivalence test, so a match is a positive finding with false-alarm
-    level :math:`\alpha`.
+    "OCS(m) matches full" means: the one-sided upper :math:`1-\alpha` Student-:math:`t` limit
+    of :math:`\mathbb E[\mathrm{acc}_{\rm full} - \mathrm{acc}_{\rm OCS(m)}]` (validation
+    accuracy averaged over the last 20% of rounds) is below :math:`\varepsilon = 0.01` (one
+    accuracy point): a paired non-inferiority test, so a match is a positive finding with
+    false-alarm level :math:`\alpha`.
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {preset!r}")
@@ -231,7 +251,7 @@ def _experiment_chunk(*, preset: str, seed: int, replicas: int,
     cfg = {**PRESETS[preset], "replicas": replicas}
     prob = digits_problem(SETUP["n_clients"], seed=seed)
     return run_fedavg(prob, m=SETUP["m"], rounds=cfg["rounds"], replicas=replicas,
-                      local_lr=SETUP["local_lr"], global_lr=SETUP["global_lr"],
+                      local_lr=scheme_lrs(SCHEMES), global_lr=SETUP["global_lr"],
                       batch_size=SETUP["batch_size"], j_max=SETUP["j_max"],
                       rng=np.random.default_rng(rng), dtype=SETUP["dtype"])
 
