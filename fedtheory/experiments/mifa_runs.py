@@ -24,7 +24,7 @@ from fedtheory.theory.mifa import heterogeneous, one_round, slopes
 __all__ = [
     "better_than_all", "complexity_scaling_evidence", "convex_fedpgd_run", "diverged",
     "error_samples", "evals_to_eps", "experiment", "figure_evidence", "floor_comparison",
-    "floor_evidence", "floor_verdicts", "logistic_setting", "long_run", "mc_state",
+    "logistic_setting", "long_run", "mc_state",
     "mifa_long_runs", "quadratic_setting", "same_mask_runs",
     "scaling_problem", "summary", "umifam_best_evidence",
 ]
@@ -107,46 +107,6 @@ def floor_comparison(ctx: Context, p_val: float, *, eta_val: float = 0.02,
 def diverged(v: np.ndarray) -> bool:
     """Whether some run overflowed (non-finite or above 1e100)."""
     return bool(not np.all(np.isfinite(v)) or np.max(v) > 1e100)
-
-
-def floor_evidence(out: dict[str, Any]) -> Evidence:
-    """'Keeps a floor' for FedAvg-IS, 'no floor' for MIFA and U-MIFA (see the derivation of
-    ``mifa.zero_floor``): FedAvg-IS's final E||∇f(w_T)||^2 at least F/2 (one-sided), MIFA's and
-    U-MIFA's at most F/100 (one-sided) or a diverged run (a failure, with its count); all of
-    them (:func:`fedtheory.claims.all_of`: the level is the sum of the three)."""
-    F = out["floor"]
-    final = {k: out[k][-1] for k in ("fedavg_is", "mifa", "umifa")}
-    ce = {"p": out["p"], "eta": out["eta"], "T": out["T"], "replicas": out["R"], "floor_F": F}
-    parts = [("FedAvg-IS keeps a floor",
-              stats.check_lower_bound(final["fedavg_is"], F / 2, counterexample=ce,
-                                      what="FedAvg-IS E||∇f(w_T)||^2"))]
-    for k in ("mifa", "umifa"):
-        v = final[k]
-        if diverged(v):
-            count = int(np.sum(~np.isfinite(v) | (v > 1e100)))
-            parts.append((f"{k} has no floor", Evidence(
-                False, "diverged", f"<= F/100 = {F / 100:.4g}",
-                f"{k}: diverged ({count}/{v.size} runs overflow by round {out['T']})",
-                counterexample={**ce, "rule": k, "diverged_runs": count})))
-            continue
-        parts.append((f"{k} has no floor",
-                       stats.check_upper_bound(v, F / 100, counterexample={**ce, "rule": k},
-                                               what=f"{k} E||∇f(w_T)||^2")))
-    ev = all_of(parts)
-    ev.detail = (f"p = {out['p']}, η = {out['eta']}, T = {out['T']}, F = {F:.4g}: "
-                 + ev.detail)
-    ev.data = {"fedavg_is": float(np.mean(final["fedavg_is"])), "floor": F,
-               **{k: "diverged" if diverged(final[k]) else float(np.mean(final[k]))
-                  for k in ("mifa", "umifa")}}
-    return ev
-
-
-def floor_verdicts(out: dict[str, Any]) -> tuple[bool | None, str, dict[str, Any]]:
-    """:func:`floor_evidence` as ``(passed, detail, data)`` (passed None when a part could not
-    decide, never False for an undecided part). Its level is the sum of three tests' levels:
-    callers that report one should use :func:`floor_evidence`."""
-    ev = floor_evidence(out)
-    return ev.passed, ev.detail, ev.data
 
 
 def same_mask_runs(ctx: Context, p_val: float, rounds: int, replicas: int, stream: str
