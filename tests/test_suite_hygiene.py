@@ -135,12 +135,17 @@ def test_the_scan_flags_the_pattern(source, flagged):
 
 def test_the_default_run_is_parallel():
     """The README's test command takes its options from pyproject.toml: pytest-xdist with one
-    worker per CPU (a serial run took 11.5 minutes on a 2-core machine; in parallel it stays
-    well under the 5 minutes the README promises)."""
+    worker per CPU (a serial run took 11.5 minutes on a 2-core machine), the tests of a claim
+    family on one worker (``--dist loadgroup``: each claim verified once, its family's cached
+    datasets shared, tests/_verified.py), and the slow checks left to CI's second, bounded
+    step."""
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11 (3.10 has no TOML reader)
 
     root = Path(__file__).resolve().parents[1]
     opts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     addopts = opts["addopts"]
     assert "-n" in addopts and addopts[addopts.index("-n") + 1] in ("auto", "logical")
+    assert "--dist" in addopts and addopts[addopts.index("--dist") + 1] == "loadgroup"
     assert "not slow" in addopts  # the full presets stay in the CI's second, bounded step
+    ci = (root / ".ci" / "run").read_text()
+    assert "-m slow" in ci and "timeout" in ci  # ... which runs every slow test, bounded
