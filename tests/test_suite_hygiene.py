@@ -149,3 +149,55 @@ def test_the_default_run_is_parallel():
     assert "not slow" in addopts  # the full presets stay in the CI's second, bounded step
     ci = (root / ".ci" / "run").read_text()
     assert "-m slow" in ci and "timeout" in ci  # ... which runs every slow test, bounded
+
+
+# ------------------------------------------------------------------ the shared verifications
+
+
+def _counting_claim(calls: list[int]):
+    from fedtheory.claims import Claim, ClaimKind, Evidence
+    from fedtheory.claims.stated import Stated
+
+    claim = Claim(id="demo.counted", family="demo", seed_ref="t", title="t", statement="x <= c",
+                  kind=ClaimKind.UPPER_BOUND, stated=Stated({"c": 1}), expected="confirmed")
+
+    @claim.check("exact")
+    def _bound(ctx):
+        calls.append(1)
+        c = ctx.const("c")
+        return Evidence(c >= 1, 1, float(c), "", ratio=1 / float(c),
+                        counterexample={"c": str(c)}, instance={"x": 1})
+
+    return claim
+
+
+def test_verified_runs_a_claim_once_and_hands_out_copies(tmp_path):
+    from ._verified import Verified
+
+    calls: list[int] = []
+    claim = _counting_claim(calls)
+    v = Verified(tmp_path / "figures")
+    a = v.result(claim)
+    a.checks[0].detail = "edited by a test"
+    b = v.result(claim)
+    assert len(calls) == 1 and b.checks[0].detail != "edited by a test"
+    assert [m["outcome"] for m in v.power(claim)] == ["caught"]  # base = the shared result
+    assert len(calls) == 2  # the mutant only
+    assert v.power(claim) == v.power(claim) and len(calls) == 2
+
+
+def test_verified_is_shared_between_workers_through_the_directory(tmp_path):
+    """Two workers (two Verified on one shared directory): the second reads the first's
+    results, bit for bit, and computes nothing."""
+    from ._verified import Verified
+
+    calls: list[int] = []
+    claim = _counting_claim(calls)
+    first = Verified(tmp_path / "f1", tmp_path / "shared")
+    second = Verified(tmp_path / "f2", tmp_path / "shared")
+    res, out = first.result(claim), first.power(claim)
+    assert len(calls) == 2 and first.computed
+    again = second.result(claim)
+    assert second.power(claim) == out and not second.computed and len(calls) == 2
+    assert again.to_dict() == res.to_dict()
+    assert second.result(claim, seed=1).seed == 1 and len(calls) == 3  # another key: computed
