@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pytest
 
 import fedtheory.cli
@@ -64,7 +65,8 @@ def test_figure_script_quick(script, tmp_path, monkeypatch, capsys):
 
     assert matplotlib.get_backend().lower() == "agg"
     try:
-        code = _run_as_main(script, ["--quick", "--out", str(tmp_path)], monkeypatch)
+        with matplotlib.rc_context(), np.errstate():  # what a script sets stays with it
+            code = _run_as_main(script, ["--quick", "--out", str(tmp_path)], monkeypatch)
     finally:
         plt.close("all")
     out = capsys.readouterr().out
