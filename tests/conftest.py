@@ -1,10 +1,13 @@
 import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
+from . import _xdist_groups
 from ._verified import Verified
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -25,6 +28,45 @@ def _isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home" / ".cache"))
     monkeypatch.chdir(tmp_path)
+
+
+# ------------------------------------------------------ xdist groups (tests/_xdist_groups.py)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller of a ``--dist loadgroup`` run makes the folder of the workers' group
+    files."""
+    if not hasattr(config, "workerinput") and config.getoption("dist", None) == "loadgroup":
+        config._xdist_groups = tempfile.mkdtemp(prefix="fedtheory-xdist-groups-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = getattr(config, "_xdist_groups", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    folder = getattr(node.config, "_xdist_groups", None)
+    if folder:
+        node.workerinput[_xdist_groups.KEY] = folder
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    folder = getattr(config, "_xdist_groups", None)
+    return _xdist_groups.MarkedGroups(config, log, folder) if folder else None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    folder = getattr(config, "workerinput", {}).get(_xdist_groups.KEY)
+    if folder:
+        _xdist_groups.write_groups(folder, config.workerinput["workerid"], items)
+
+
+# ---------------------------------------------------------------- per-test CPU time
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

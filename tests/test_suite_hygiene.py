@@ -201,3 +201,28 @@ def test_verified_is_shared_between_workers_through_the_directory(tmp_path):
     assert second.power(claim) == out and not second.computed and len(calls) == 2
     assert again.to_dict() == res.to_dict()
     assert second.result(claim, seed=1).seed == 1 and len(calls) == 3  # another key: computed
+
+
+def test_xdist_groups_reach_the_scheduler(tmp_path):
+    """The workers' group files (tests/_xdist_groups.py) put the tests of a group in one work
+    unit; unmarked tests stay alone, and an id that carries ``@group`` keeps xdist's rule."""
+    from types import SimpleNamespace
+
+    import pytest as pt
+
+    from . import _xdist_groups as xg
+
+    def item(nodeid, *groups):
+        marks = [pt.mark.xdist_group(g).mark for g in groups]
+        return SimpleNamespace(nodeid=nodeid, iter_markers=lambda name: iter(marks))
+
+    items = [item("t.py::a[ocs.x]", "ocs"), item("t.py::b[ocs_fig]", "ocs"), item("t.py::c"),
+             item("t.py::d", "mifa", "fdms")]
+    xg.write_groups(tmp_path, "gw0", items)
+    xg.write_groups(tmp_path, "gw1", items)
+    assert xg.read_groups(tmp_path) == {"t.py::a[ocs.x]": "ocs", "t.py::b[ocs_fig]": "ocs",
+                                        "t.py::d": "fdms_mifa"}
+    sched = xg.MarkedGroups.__new__(xg.MarkedGroups)  # the scope rule alone
+    sched._folder, sched._groups = tmp_path, None
+    scopes = [sched._split_scope(i.nodeid) for i in items] + [sched._split_scope("t.py::e@g")]
+    assert scopes == ["ocs", "ocs", "t.py::c", "fdms_mifa", "g"]
