@@ -7,8 +7,12 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from . import _xdist_groups
 from ._verified import Verified
+
+try:  # pytest-xdist (a dev dependency; the default run needs it)
+    from . import _xdist_groups
+except ImportError:  # pragma: no cover
+    _xdist_groups = None
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -36,7 +40,8 @@ def _isolated_home(tmp_path, monkeypatch):
 def pytest_configure(config: pytest.Config) -> None:
     """The controller of a ``--dist loadgroup`` run makes the folder of the workers' group
     files."""
-    if not hasattr(config, "workerinput") and config.getoption("dist", None) == "loadgroup":
+    if (_xdist_groups is not None and not hasattr(config, "workerinput")
+            and config.getoption("dist", None) == "loadgroup"):
         config._xdist_groups = tempfile.mkdtemp(prefix="fedtheory-xdist-groups-")
 
 
@@ -61,6 +66,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _xdist_groups is None:
+        return
     folder = getattr(config, "workerinput", {}).get(_xdist_groups.KEY)
     if folder:
         _xdist_groups.write_groups(folder, config.workerinput["workerid"], items)
