@@ -10,7 +10,6 @@ import pytest
 
 from fedtheory.claims import CATALOG, CHECK_KINDS, ClaimKind, Verdict, all_claims
 from fedtheory.claims.core import BOUND_KINDS
-from fedtheory.claims.power import power
 from fedtheory.claims.registry import get_claim, select
 
 CLAIMS_MD = Path(__file__).resolve().parents[2] / "shared" / "CLAIMS.md"
@@ -52,9 +51,24 @@ def test_every_registered_claim_has_a_pinned_verdict():
     assert not unpinned, f"claims without expected=...: {unpinned}"
 
 
-@pytest.mark.parametrize("claim", ALL, ids=[c.id for c in ALL])
-def test_quick_verdict(claim, tmp_path):
-    res = claim.verify(preset="quick", seed=0, figure_dir=tmp_path)
+def _by_family(claims, xfail: dict[str, str] | None = None):
+    """One parameter per claim, sent to the worker of its family (``--dist loadgroup``): the
+    tests of a claim then read its verification from the session's ``verified`` (run once),
+    and the datasets its family caches in memory are shared by the power runs and the figure
+    scripts (tests/test_scripts.py) of the same worker. ``xfail``: id -> reason (strict)."""
+    xfail = xfail or {}
+    return [pytest.param(c, id=c.id, marks=[
+        pytest.mark.xdist_group(c.family),
+        *([pytest.mark.xfail(reason=xfail[c.id], strict=True)] if c.id in xfail else [])])
+        for c in claims]
+
+
+@pytest.mark.parametrize("claim", _by_family(ALL))
+def test_quick_verdict(claim, verified):
+    """Every claim verifies (quick preset, seed 0) to its pinned verdict; its report is
+    readable and every counterexample replays bit for bit (the verification is run once per
+    session: ``verified``)."""
+    res = verified.result(claim)
     errors = [f"{c.name}: {c.error}" for c in res.checks if c.error]
     assert res.verdict is not Verdict.ERROR, "\n".join(errors)
     assert res.verdict is claim.expected, [
@@ -116,18 +130,16 @@ def test_every_statement_declares_what_mutants_change():
 #: marked xfail(strict) for them, so it fails the day they are fixed and must be updated.
 KNOWN_MISSED: dict[str, str] = {}
 
-CONFIRMED = [
-    pytest.param(c, id=c.id, marks=[pytest.mark.xfail(reason=KNOWN_MISSED[c.id], strict=True)]
-                 if c.id in KNOWN_MISSED else [])
-    for c in ALL if c.expected is Verdict.CONFIRMED and c.stated is not None
-]
+CONFIRMED = _by_family([c for c in ALL if c.expected is Verdict.CONFIRMED and c.stated is not None],
+                       xfail=KNOWN_MISSED)
 
 
 @pytest.mark.parametrize("claim", CONFIRMED)
-def test_no_confirmed_claim_misses_a_mutant(claim):
+def test_no_confirmed_claim_misses_a_mutant(claim, verified):
     """``verify --power`` (quick): every mutant of a confirmed statement is caught by a check,
-    or proved still true; none is missed and none errors (about a minute on two cores)."""
-    out = power(claim, "quick", 0)
+    or proved still true; none is missed and none errors (``power(claim, "quick", 0)``, on the
+    session's verification of the claim as its base)."""
+    out = verified.power(claim)
     assert out, "a declared stated side has mutants"
     bad = [(m["mutant"], m["outcome"], m.get("instance")) for m in out
            if m["outcome"] not in ("caught", "still true")]

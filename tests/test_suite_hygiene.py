@@ -135,12 +135,94 @@ def test_the_scan_flags_the_pattern(source, flagged):
 
 def test_the_default_run_is_parallel():
     """The README's test command takes its options from pyproject.toml: pytest-xdist with one
-    worker per CPU (a serial run took 11.5 minutes on a 2-core machine; in parallel it stays
-    well under the 5 minutes the README promises)."""
+    worker per CPU (a serial run took 11.5 minutes on a 2-core machine), the tests of a claim
+    family on one worker (``--dist loadgroup``: each claim verified once, its family's cached
+    datasets shared, tests/_verified.py), and the slow checks left to CI's second, bounded
+    step."""
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11 (3.10 has no TOML reader)
 
     root = Path(__file__).resolve().parents[1]
     opts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     addopts = opts["addopts"]
     assert "-n" in addopts and addopts[addopts.index("-n") + 1] in ("auto", "logical")
+    assert "--dist" in addopts and addopts[addopts.index("--dist") + 1] == "loadgroup"
     assert "not slow" in addopts  # the full presets stay in the CI's second, bounded step
+    ci = (root / ".ci" / "run").read_text()
+    assert "-m slow" in ci and "timeout" in ci  # ... which runs every slow test, bounded
+
+
+# ------------------------------------------------------------------ the shared verifications
+
+
+def _counting_claim(calls: list[int]):
+    from fedtheory.claims import Claim, ClaimKind, Evidence
+    from fedtheory.claims.stated import Stated
+
+    claim = Claim(id="demo.counted", family="demo", seed_ref="t", title="t", statement="x <= c",
+                  kind=ClaimKind.UPPER_BOUND, stated=Stated({"c": 1}), expected="confirmed")
+
+    @claim.check("exact")
+    def _bound(ctx):
+        calls.append(1)
+        c = ctx.const("c")
+        return Evidence(c >= 1, 1, float(c), "", ratio=1 / float(c),
+                        counterexample={"c": str(c)}, instance={"x": 1})
+
+    return claim
+
+
+def test_verified_runs_a_claim_once_and_hands_out_copies(tmp_path):
+    from ._verified import Verified
+
+    calls: list[int] = []
+    claim = _counting_claim(calls)
+    v = Verified(tmp_path / "figures")
+    a = v.result(claim)
+    a.checks[0].detail = "edited by a test"
+    b = v.result(claim)
+    assert len(calls) == 1 and b.checks[0].detail != "edited by a test"
+    assert [m["outcome"] for m in v.power(claim)] == ["caught"]  # base = the shared result
+    assert len(calls) == 2  # the mutant only
+    assert v.power(claim) == v.power(claim) and len(calls) == 2
+
+
+def test_verified_is_shared_between_workers_through_the_directory(tmp_path):
+    """Two workers (two Verified on one shared directory): the second reads the first's
+    results, bit for bit, and computes nothing."""
+    from ._verified import Verified
+
+    calls: list[int] = []
+    claim = _counting_claim(calls)
+    first = Verified(tmp_path / "f1", tmp_path / "shared")
+    second = Verified(tmp_path / "f2", tmp_path / "shared")
+    res, out = first.result(claim), first.power(claim)
+    assert len(calls) == 2 and first.computed
+    again = second.result(claim)
+    assert second.power(claim) == out and not second.computed and len(calls) == 2
+    assert again.to_dict() == res.to_dict()
+    assert second.result(claim, seed=1).seed == 1 and len(calls) == 3  # another key: computed
+
+
+def test_xdist_groups_reach_the_scheduler(tmp_path):
+    """The workers' group files (tests/_xdist_groups.py) put the tests of a group in one work
+    unit; unmarked tests stay alone, and an id that carries ``@group`` keeps xdist's rule."""
+    from types import SimpleNamespace
+
+    import pytest as pt
+
+    from . import _xdist_groups as xg
+
+    def item(nodeid, *groups):
+        marks = [pt.mark.xdist_group(g).mark for g in groups]
+        return SimpleNamespace(nodeid=nodeid, iter_markers=lambda name: iter(marks))
+
+    items = [item("t.py::a[ocs.x]", "ocs"), item("t.py::b[ocs_fig]", "ocs"), item("t.py::c"),
+             item("t.py::d", "mifa", "fdms")]
+    xg.write_groups(tmp_path, "gw0", items)
+    xg.write_groups(tmp_path, "gw1", items)
+    assert xg.read_groups(tmp_path) == {"t.py::a[ocs.x]": "ocs", "t.py::b[ocs_fig]": "ocs",
+                                        "t.py::d": "fdms_mifa"}
+    sched = xg.MarkedGroups.__new__(xg.MarkedGroups)  # the scope rule alone
+    sched._folder, sched._groups = tmp_path, None
+    scopes = [sched._split_scope(i.nodeid) for i in items] + [sched._split_scope("t.py::e@g")]
+    assert scopes == ["ocs", "ocs", "t.py::c", "fdms_mifa", "g"]

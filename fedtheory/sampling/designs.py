@@ -51,6 +51,7 @@ from __future__ import annotations
 import abc
 import itertools
 import math
+import threading
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -96,6 +97,83 @@ def _check_replicas(replicas: Any) -> int:
     if isinstance(replicas, bool) or not isinstance(replicas, (int, np.integer)) or replicas < 0:
         raise ValueError(f"replicas must be a non-negative integer, got {replicas!r}")
     return int(replicas)
+
+
+#: Per thread: the work arrays of :func:`_partial_shuffle`, by shape (``(n, k, rows)``).
+_SHUFFLE_WORK = threading.local()
+
+#: Work arrays for tables of up to this many entries (``rows * n``) are kept between calls (one
+#: chunk of the Monte Carlo sampler is far smaller); larger ones are made for the call.
+_SHUFFLE_KEEP = 1 << 18
+
+
+class _ShuffleWork:
+    """The arrays of one shape of :func:`_partial_shuffle`: the identity table ``(rows, n)``
+    (entry = its flat index; 16-bit integers while they fit, so that it stays in cache), its
+    pristine copy, the per-step constants and the buffers."""
+
+    def __init__(self, n: int, k: int, rows: int, keep: bool) -> None:
+        size = rows * n
+        dtype = np.int16 if size <= 1 << 15 else np.int32 if size <= 1 << 31 else np.int64
+        steps = np.arange(k, dtype=np.intp)
+        self.keep = keep  # reused: the table is restored after each call
+        self.template = np.arange(size, dtype=dtype).reshape(rows, n)
+        self.table = self.template.copy() if keep else self.template
+        self.span = (n - steps).astype(float)[:, None]  # n - j
+        self.top = (n - 1 - steps)[:, None]  # the largest offset, n - 1 - j
+        self.base = steps[:, None] + np.arange(rows, dtype=np.intp) * n  # r n + j
+        self.x = np.empty((k, rows))
+        self.pos = np.empty((k, rows), dtype=np.intp)
+        self.chosen = np.empty((k, rows), dtype=dtype)
+
+
+def _shuffle_work(n: int, k: int, rows: int) -> _ShuffleWork:
+    if rows * n > _SHUFFLE_KEEP:
+        return _ShuffleWork(n, k, rows, keep=False)
+    kept = getattr(_SHUFFLE_WORK, "kept", None)
+    if kept is None:
+        kept = _SHUFFLE_WORK.kept = {}
+    work = kept.get((n, k, rows))
+    if work is None:
+        if len(kept) >= 8:
+            kept.clear()
+        work = kept[(n, k, rows)] = _ShuffleWork(n, k, rows, keep=True)
+    return work
+
+
+def _partial_shuffle(u: np.ndarray, n: int) -> np.ndarray:
+    r"""The first :math:`k` positions of a partial Fisher--Yates shuffle of :math:`0..n-1`, per
+    row, as flat indices into a ``(rows, n)`` array: entry ``[j, r]`` is :math:`r n + v_{rj}`.
+
+    ``u`` has shape ``(rows, k)``, :math:`k \le n`: step :math:`j` swaps position :math:`j`
+    with position :math:`o_{rj} = j + \min(\lfloor u_{rj}(n-j)\rfloor, n-1-j)` of row
+    :math:`r`, and :math:`v_{rj}` is the value that lands at position :math:`j`.
+
+    The permutations of all rows are one table of shape ``(rows, n)`` whose entries start as
+    their own flat index :math:`r n + x` (so a value read off is already an index into the
+    ``(rows, n)`` result). Step :math:`j` gathers the entries at the :math:`o_{\cdot j}` (the
+    chosen values) and scatters the front column :math:`j` there; the front itself is never
+    read again, so it is not written: two array operations per step. The table (16-bit while
+    its entries fit, cache-resident for a sampler chunk) and the buffers are kept per thread
+    and shape, and the table is copied back from its pristine twin after each call.
+    """
+    rows, k = u.shape
+    work = _shuffle_work(n, k, rows)
+    np.multiply(u.T, work.span, out=work.x)  # (k, rows): u (n - j)
+    pos = work.pos
+    np.copyto(pos, work.x, casting="unsafe")  # truncation = floor (u >= 0)
+    np.minimum(pos, work.top, out=pos)  # against rounding up to n - j
+    pos += work.base  # flat index of (r, o) in the table
+    table, chosen = work.table, work.chosen
+    flat = table.reshape(-1)
+    try:
+        for j in range(k):
+            flat.take(pos[j], out=chosen[j], mode="clip")  # indices are in range
+            flat[pos[j]] = table[:, j]
+    finally:
+        if work.keep:
+            np.copyto(table, work.template)  # the identity again, for the next call
+    return chosen.astype(np.intp)
 
 
 class SamplingDesign(abc.ABC):
@@ -360,6 +438,7 @@ class UniformWithoutReplacement(SamplingDesign):
         :math:`j + \lfloor u (n-j) \rfloor` (clipped to :math:`n-1` against rounding); its
         departure from exact uniformity is of order :math:`n 2^{-53}`. It draws :math:`k`
         uniforms per row instead of the :math:`n` of thresholding at an order statistic.
+        The shuffle itself is :func:`_partial_shuffle`.
         """
         rows, n = out.shape
         k = min(self.b, n - self.b)
@@ -367,25 +446,8 @@ class UniformWithoutReplacement(SamplingDesign):
         out.fill(0 if take else 1)
         if k == 0 or rows == 0:
             return
-        u = rng.random((rows, k))
-        # positions x rows, so that step j reads and writes one contiguous row of positions
-        idx = np.repeat(np.arange(n, dtype=np.intp)[:, None], rows, axis=1)
-        flat = idx.reshape(-1)
-        cols = np.arange(rows, dtype=np.intp)
-        # every step's partner position at once, (k, rows): j + floor(u_j (n - j)), clipped
-        steps = np.arange(k, dtype=np.intp)
-        other = (u.T * (n - steps)[:, None]).astype(np.intp)
-        np.minimum(other, (n - 1 - steps)[:, None], out=other)
-        other += steps[:, None]
-        other *= rows
-        other += cols
-        held = np.empty(rows, dtype=np.intp)
-        for j in range(k):
-            held[:] = idx[j]
-            np.take(flat, other[j], out=idx[j])
-            flat[other[j]] = held
-        chosen = idx[:k].T + (cols * n)[:, None]
-        out.reshape(-1)[chosen.ravel()] = 1 if take else 0
+        chosen = _partial_shuffle(rng.random((rows, k)), n)
+        out.reshape(-1)[chosen.reshape(-1)] = 1 if take else 0
 
     def _sample(self, rng: np.random.Generator, replicas: int) -> np.ndarray:
         out = np.empty((replicas, self._n), dtype=bool)

@@ -90,6 +90,11 @@ _TINY_FLOAT_NORM = 2.0**-960
 #: underflow (the subnormal range starts at :math:`2^{-1022}`): its row is recomputed scaled up.
 _TINY_PRODUCT = 2.0**-1021
 
+#: Rows of at least this many norms with a large budget (:math:`8(\lfloor m\rfloor + 1) > n`)
+#: find the threshold by selection (:func:`_threshold_select`, :math:`O(n)`) instead of a full
+#: sort (:math:`O(n \log n)`); below it the sort is as fast, and vectorised over rows.
+_SELECT_MIN_N = 8192
+
 
 def _ceil_log2(n: int) -> int:
     r""":math:`\lceil \log_2 n \rceil` for :math:`n \ge 1`, in integer arithmetic."""
@@ -167,12 +172,24 @@ def _threshold_core(w: np.ndarray, m: float) -> tuple[Any, Any, Any, Any]:
     Only :math:`l > n - m` is admissible, so the :math:`T = \lfloor m\rfloor + 1` largest
     norms are the only ones that can be :math:`u_{(l)}`; when :math:`T \ll n` a partition
     (:math:`O(n)`) replaces the full sort, and the prefix sums start from the exact sum of
-    the :math:`n - T` smaller norms (no cancellation). ``risky`` flags rows whose two decisive
+    the :math:`n - T` smaller norms (no cancellation). Long rows with a large budget
+    (:data:`_SELECT_MIN_N`) bisect by selection instead, row by row
+    (:func:`_threshold_select`). ``risky`` flags rows whose two decisive
     comparisons (at :math:`l` and :math:`l+1`) had a product in the subnormal range, where
     rounding is coarse. The caller guarantees that no sum or product overflows.
     """
     n = w.shape[-1]
     t = min(n, int(np.floor(m)) + 1)
+    if 8 * t > n and n >= _SELECT_MIN_N:
+        if w.ndim == 1:
+            return _threshold_select(w, m)
+        rows = w.shape[:-1]
+        ell = np.empty(rows, dtype=np.intp)
+        s_l, sum_l = np.empty(rows), np.empty(rows)
+        risky = np.empty(rows, dtype=bool)
+        for r in np.ndindex(rows):  # each row as alone (the same bits), O(n) each
+            ell[r], s_l[r], sum_l[r], risky[r] = _threshold_select(w[r], m)
+        return ell, s_l, sum_l, risky
     if 8 * t <= n:
         part = np.partition(w, n - t, axis=-1)
         low = part[..., : n - t].sum(axis=-1)
@@ -228,6 +245,49 @@ def _threshold_core(w: np.ndarray, m: float) -> tuple[Any, Any, Any, Any]:
     k = np.sum(s <= s_l[..., None], axis=-1) - 1  # extend over ties, as above
     sum_l = np.take_along_axis(csum, k[..., None], axis=-1)[..., 0]
     return k + first, s_l, sum_l, risky
+
+
+def _threshold_select(w: np.ndarray, m: float) -> tuple[int, float, float, bool]:
+    r"""``(l, u_(l), S_l, risky)`` of one row by bisection over ranks, with selection in place
+    of the sort: :math:`O(n)` expected.
+
+    The same bisection as :func:`_threshold_core` (the admissible :math:`l` form an interval
+    starting at :math:`l_{\min} = n - \lceil m\rceil + 1`; its end is wanted), on a copy of
+    the row that is only *partitioned*: after ``partition`` at the rank being tested, the
+    entries below it are the smaller norms (in some order) and those above the larger, so
+    :math:`u_{(l)}` is read off and :math:`S_l` is the running sum plus the sum of the block
+    just passed. Each step partitions and sums only the block between the current bounds,
+    which halves: about :math:`2n` partition work and :math:`n` additions in all, against a
+    full sort. :math:`S_l` is summed block by block (pairwise within a block) instead of
+    left to right through the sorted row: the same number up to rounding, and as for the
+    sort, the threshold test carries a relative slack of :data:`_THRESHOLD_RTOL` for it.
+    Ties: the largest :math:`l` is extended over the norms equal to :math:`u_{(l)}`.
+    """
+    n = w.shape[-1]
+    lo = n - math.ceil(m)  # index of l_min (rank l is index l - 1)
+    buf = w.copy()
+    buf.partition(lo)  # buf[lo] is u_(l_min)
+    s_lo = float(buf[: lo + 1].sum())
+    hi = n
+    slack = 1.0 + _THRESHOLD_RTOL
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        buf[lo + 1 : hi].partition(mid - lo - 1)  # buf[mid] is u_(mid + 1)
+        s_mid = s_lo + float(buf[lo + 1 : mid + 1].sum())
+        if (m + (mid + 1 - n)) * float(buf[mid]) <= s_mid * slack:
+            lo, s_lo = mid, s_mid
+        else:
+            hi = mid
+    s_l = float(buf[lo])
+    risky = 0.0 < s_l and (m + (lo + 1 - n)) * s_l < _TINY_PRODUCT
+    if lo + 1 < n:
+        s_nx = float(buf[lo + 1])  # u_(l+1): hi = lo + 1 was a partition point
+        risky = risky or (0.0 < s_nx and (m + (lo + 2 - n)) * s_nx < _TINY_PRODUCT)
+        if s_nx == s_l:  # extend over ties with u_(l), as the sort path does
+            ties = int(np.count_nonzero(buf[lo + 1 :] == s_l))
+            lo += ties
+            s_lo += ties * s_l
+    return lo + 1, s_l, s_lo, bool(risky)
 
 
 def _threshold_scaled(u: np.ndarray, m: float,
@@ -288,8 +348,8 @@ def _probabilities(w: np.ndarray, m: float, ell: Any, s_l: Any, sum_l: Any) -> n
     with np.errstate(over="ignore"):
         p = w / safe
     p *= coef
-    np.minimum(p, 1.0, out=p)
-    np.copyto(p, 1.0, where=above)  # the n - l largest norms: exactly 1
+    np.minimum(p, 1.0, out=p)  # now 0 <= p <= 1 (never NaN: coef > 0, S_l > 0)
+    np.maximum(p, above, out=p)  # the n - l largest norms: exactly 1 (max(p, True) = 1)
     # a tight threshold, (m + l - n) u_(l) = S_l up to rounding (e.g. m at least the number of
     # non-zero norms, all equal): the block of ties at u_(l) has p = 1 exactly, not 1 - ulp
     tight = (np.asarray(s_l) > 0) & ((coef[..., 0] * s_l) * (1.0 + _THRESHOLD_RTOL) >= sum_l)
@@ -316,7 +376,8 @@ def ocs_threshold(norms: np.ndarray | Sequence[float], m: float) -> np.ndarray |
 
 
 def optimal_probabilities(norms: np.ndarray | Sequence[float], m: float) -> np.ndarray:
-    r"""Optimal independent-sampling probabilities of eq. (7), exact, :math:`O(n \log n)`.
+    r"""Optimal independent-sampling probabilities of eq. (7), exact; :math:`O(n \log n)`
+    (:math:`O(n)` expected for long rows: a partition or a selection replaces the sort).
 
     .. math::
 
