@@ -53,11 +53,7 @@ OUTSIDE = re.compile(r"\.\./shared|shared/seeds|shared/CLAIMS|\bCLAIMS\.md\b|/wo
 
 #: Files of other branches that still name them; the lead fixes them when merging (then
 #: remove them from here: the test fails while a listed file no longer names one).
-PENDING = {
-    "fedtheory/claims/core.py": "docstring: the id given in CLAIMS.md",
-    "fedtheory/claims/catalog.py": "docstring: CLAIMS.md, shared/seeds",
-    "tests/test_registry.py": "CLAIMS_MD = ... / 'shared' / 'CLAIMS.md'",
-}
+PENDING: dict[str, str] = {}
 
 _SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis",
               "build", "dist", ".fedtheory", ".ipynb_checkpoints", "out", "reports", "figures",

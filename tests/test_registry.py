@@ -12,17 +12,15 @@ from fedtheory.claims import CATALOG, CHECK_KINDS, ClaimKind, Verdict, all_claim
 from fedtheory.claims.core import BOUND_KINDS
 from fedtheory.claims.registry import get_claim, select
 
-CLAIMS_MD = Path(__file__).resolve().parents[2] / "shared" / "CLAIMS.md"
+#: The contract: the statements to verify (in the repository, so that a clone is complete).
+CLAIMS_DOC = Path(__file__).resolve().parents[1] / "docs" / "claims.md"
 ALL = all_claims()
 
 
-def test_catalog_matches_claims_md():
-    if not CLAIMS_MD.exists():
-        pytest.skip(f"{CLAIMS_MD} not present (only in the development checkout)")
-    ids = list(dict.fromkeys(re.findall(r"`([a-z]+\.[a-z_0-9]+)`", CLAIMS_MD.read_text())))
-    assert ids == [i for fam in CATALOG.values() for i in fam] or sorted(ids) == sorted(
-        i for fam in CATALOG.values() for i in fam
-    )
+def test_catalog_matches_the_contract():
+    ids = list(dict.fromkeys(re.findall(r"`([a-z]+\.[a-z_0-9]+)`", CLAIMS_DOC.read_text())))
+    assert len(ids) == 43
+    assert ids == [i for fam in CATALOG.values() for i in fam]
 
 
 STARTED = sorted({c.family for c in ALL})
@@ -107,12 +105,13 @@ def _without_seconds(d):
 @pytest.mark.slow
 @pytest.mark.parametrize("claim", ALL, ids=[c.id for c in ALL])
 def test_full_verdict(claim, tmp_path):
-    """The seed's own sizes reach the same verdict as the quick preset (about 40 CPU-minutes in
-    all; CI runs these with two workers)."""
+    """The seed's own sizes reach the verdict pinned for them: the quick preset's, or
+    ``expected_full`` where the quick preset is too small to resolve it (about 40 CPU-minutes
+    in all; CI runs these with two workers)."""
     res = claim.verify(preset="full", seed=0, figure_dir=tmp_path)
     errors = [f"{c.name}: {c.error}" for c in res.checks if c.error]
     assert res.verdict is not Verdict.ERROR, "\n".join(errors)
-    assert res.verdict is claim.expected, [
+    assert res.verdict is claim.expected_at("full"), [
         (c.name, c.passed, c.detail) for c in res.checks
     ]
 
@@ -128,7 +127,13 @@ def test_every_statement_declares_what_mutants_change():
 #: Confirmed claims whose checks cannot yet tell the statement from its mutants, and why. Each
 #: is a known defect of the checks (an open issue), not an accepted state: the test below is
 #: marked xfail(strict) for them, so it fails the day they are fixed and must be updated.
-KNOWN_MISSED: dict[str, str] = {}
+KNOWN_MISSED: dict[str, str] = {
+    "fdms.complexity_reduction.corrected": (
+        "log_coef x 7/10, log_p x 7/10, K^2 dropped and B_max dropped are neither caught nor "
+        "proved: Theta_t is conservative by about 10^4 on the tightest two-point instance "
+        "(exact elimination probability about 1e-4 p), so these mutants are most probably "
+        "true, but no derivation proves them and no instance refutes them"),
+}
 
 CONFIRMED = _by_family([c for c in ALL if c.expected is Verdict.CONFIRMED and c.stated is not None],
                        xfail=KNOWN_MISSED)

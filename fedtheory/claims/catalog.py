@@ -1,4 +1,4 @@
-"""Every claim id listed in ``CLAIMS.md``, by family: the contract, so that coverage can be
+"""Every claim id listed in ``docs/claims.md``, by family: the contract, so that coverage can be
 tested.
 
 Each id below becomes exactly one registered claim. Once a family has a registered claim, the
@@ -67,7 +67,7 @@ CATALOG: dict[str, tuple[str, ...]] = {
     ),
 }
 
-#: Seed files per family (in ``shared/seeds``).
+#: Seed files per family (numbers of :data:`fedtheory.papers.PAPERS`).
 SEEDS: dict[str, tuple[str, ...]] = {
     "is": ("000", "002", "003"),
     "mifa": ("000",),

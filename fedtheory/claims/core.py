@@ -1,9 +1,9 @@
 """Claim, Check, Evidence and Verdict: the vocabulary every family module uses.
 
 A :class:`Claim` is one statement of a seed document, registered once under the id that
-``CLAIMS.md`` gives it. Its checks are plain functions ``check(ctx) -> Evidence``; each gathers
-one kind of evidence (symbolic, convex, Monte Carlo or a figure). :meth:`Claim.verify` runs the
-checks and combines their evidence into a :class:`Verdict`:
+``docs/claims.md`` gives it. Its checks are plain functions ``check(ctx) -> Evidence``; each
+gathers one kind of evidence (symbolic, exact, convex, Monte Carlo or a figure).
+:meth:`Claim.verify` runs the checks and combines their evidence into a :class:`Verdict`:
 
 * ``confirmed``: every check passed;
 * ``refuted``: at least one check failed; the failing evidence carries a counterexample
@@ -389,7 +389,7 @@ class Claim:
     Parameters
     ----------
     id:
-        The id given in ``CLAIMS.md`` (e.g. ``"ocs.closed_form"``).
+        The id given in ``docs/claims.md`` (e.g. ``"ocs.closed_form"``).
     family:
         The family (``"is"``, ``"ocs"``, ...); the id's prefix.
     seed_ref:
