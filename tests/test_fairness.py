@@ -296,3 +296,50 @@ def test_expected_full_pins_the_full_preset():
     with pytest.raises(ValueError, match="expected_full needs expected"):
         Claim(id="toy.x", family="toy", seed_ref="-", title="t", statement="s",
               kind=ClaimKind.QUALITATIVE, expected_full="confirmed")
+
+
+def test_power_reruns_only_the_checks_a_mutant_can_change():
+    """Under a mutant, a check that read neither the mutated part nor the mutant itself keeps
+    its base result (it would give the same); the others run again."""
+    calls = {"reads_c": 0, "reads_d": 0, "looks_at_mutant": 0}
+    claim = Claim(id="toy.reuse", family="toy", seed_ref="-", title="t", statement="s",
+                  kind=ClaimKind.UPPER_BOUND, stated=Stated({"c": 1, "d": 1}))
+
+    @claim.check("exact", "reads_c")
+    def _c(ctx):
+        calls["reads_c"] += 1
+        return Evidence(float(ctx.const("c")) >= 1, 1.0, float(ctx.const("c")),
+                        counterexample={"c": float(ctx.const("c"))})
+
+    @claim.check("exact", "reads_d")
+    def _d(ctx):
+        calls["reads_d"] += 1
+        return Evidence(float(ctx.const("d")) >= 1, 1.0, float(ctx.const("d")),
+                        counterexample={"d": float(ctx.const("d"))})
+
+    @claim.check("exact", "looks_at_mutant")
+    def _m(ctx):
+        calls["looks_at_mutant"] += 1
+        return Evidence(True, 0, 0) if ctx.mutant is None else Evidence(True, 0, 0)
+
+    out = {m["target"]: m for m in power(claim)}
+    assert out["c"]["by"] == ["reads_c"] and out["d"]["by"] == ["reads_d"]
+    # the base run, then each check once per mutant that can change it
+    assert calls == {"reads_c": 2, "reads_d": 2, "looks_at_mutant": 3}
+
+
+def test_a_stated_part_read_by_shared_data_counts_for_every_check_that_uses_it():
+    claim = Claim(id="toy.sharedreads", family="toy", seed_ref="-", title="t", statement="s",
+                  kind=ClaimKind.UPPER_BOUND, stated=Stated({"c": 1}))
+
+    def data(ctx):
+        return ctx.shared("bound", lambda: float(ctx.const("c")))
+
+    claim.check("exact", "first")(lambda ctx: Evidence(data(ctx) >= 1, 1.0, data(ctx),
+                                                        counterexample={"c": data(ctx)}))
+    claim.check("exact", "second")(lambda ctx: Evidence(data(ctx) >= 1, 1.0, data(ctx),
+                                                         counterexample={"c": data(ctx)}))
+    res = claim.verify()
+    assert [c.reads for c in res.checks] == [["c"], ["c"]]
+    (m,) = power(claim, base=res)
+    assert m["outcome"] == "caught" and m["by"] == ["first", "second"]

@@ -200,8 +200,9 @@ def test_corrected_claim_is_tight_and_its_search_rechecks_exactly():
         Fraction(bad.counterexample["max_over_signs"])
 
 
-def test_refuted_claim_has_an_erratum_and_a_concrete_counterexample():
-    res = get_claim("is.independent_minimises_variance").verify()
+@pytest.mark.xdist_group("is")  # the family's worker holds its shared verifications
+def test_refuted_claim_has_an_erratum_and_a_concrete_counterexample(verified):
+    res = verified.result(get_claim("is.independent_minimises_variance"))
     assert res.verdict.value == "refuted"
     assert res.erratum["kind"] == "false statement" and res.erratum["intended_holds"] is False
     for c in res.checks:

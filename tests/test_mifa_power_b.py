@@ -10,7 +10,6 @@ import pytest
 import sympy as sp
 
 from fedtheory.claims import get_claim
-from fedtheory.claims.power import power
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_floor_search import (
     fedavg_is_moments_diag,
@@ -206,6 +205,7 @@ def test_tight_instances_reach_the_statements_worst_cases():
                                                               + F(1, 10**6))), rel=1e-12)
 
 
+@pytest.mark.xdist_group("mifa")  # the family's worker holds its shared verifications
 @pytest.mark.parametrize(("cid", "expected"), [
     # the descent coefficient is stronger when larger: x 13/10 promises more descent than
     # the exact expansion gives far from w* (caught); x 7/10 would only loosen the statement
@@ -221,8 +221,8 @@ def test_tight_instances_reach_the_statements_worst_cases():
     ("mifa.zero_floor.corrected", {"two_t1 x 7/10": "caught", "two_t0 x 7/10": "caught",
                                    "step condition relaxed x 2": "caught"}),
 ])
-def test_power_of_the_confirmed_floor_claims(cid, expected):
-    out = {m["mutant"]: m for m in power(get_claim(cid), "quick", 0)}
+def test_power_of_the_confirmed_floor_claims(cid, expected, verified):
+    out = {m["mutant"]: m for m in verified.power(get_claim(cid))}
     assert {k: m["outcome"] for k, m in out.items()} == expected
     for m in out.values():
         if m["outcome"] == "still true":

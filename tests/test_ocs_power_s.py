@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory.claims.power import power
+from fedtheory.claims.power import mutant_outcome, power
 from fedtheory.claims.registry import get_claim
 from fedtheory.experiments.ocs_runs import SqrtNSweep, sqrt_n_budget
 from fedtheory.sampling.ocs import closed_form_as_printed, optimal_probabilities
@@ -190,24 +190,31 @@ FAST = ["ocs.independent_variance", "ocs.closed_form.corrected", "ocs.kkt_deriva
         "ocs.optimal_variance"]
 
 
+@pytest.mark.xdist_group("ocs")  # the family's worker holds its shared verifications
 @pytest.mark.parametrize("claim_id", FAST)
-def test_every_mutant_of_the_sampling_identities_is_caught(claim_id):
-    claim = get_claim(claim_id)
-    out = power(claim)
+def test_every_mutant_of_the_sampling_identities_is_caught(claim_id, verified):
+    out = verified.power(get_claim(claim_id))
     assert out and all(m["outcome"] == "caught" for m in out), out
     for m in out:  # a concrete counterexample, never the core's placeholder
         assert "without a recorded counterexample" not in str(m["instance"])
 
 
-def test_closed_form_erratum_and_its_mutants():
+@pytest.mark.xdist_group("ocs")
+def test_closed_form_erratum_and_its_mutants(verified):
     claim = get_claim("ocs.closed_form")
     assert claim.erratum.kind == "typo" and claim.erratum.intended_holds is True
-    res = claim.verify()
+    res = verified.result(claim)
     assert res.verdict.value == "refuted" and res.counterexample["norms"] == [1, 2]
-    # the main-text reading's checks (which hold) catch each dropped factor by themselves
-    for m in power(claim):
-        assert m["outcome"] == "caught"
-        assert {"main_text_reading_exact", "main_text_reading_vs_cvxpy"} <= set(m["by"])
+    # a refuted statement gets no power table ...
+    assert verified.power(claim) == []
+    # ... yet the main-text reading's checks (which hold) catch each dropped factor by
+    # themselves: the reading the erratum keeps is tested with power
+    main = ["main_text_reading_exact", "main_text_reading_vs_cvxpy"]
+    mutants = claim.stated.mutants(claim.kind.value)
+    assert mutants
+    for m in mutants:
+        out = mutant_outcome(m, claim.verify(only=main, mutant=m))
+        assert out["outcome"] == "caught" and set(main) <= set(out["by"]), out
 
 
 @pytest.mark.slow

@@ -25,8 +25,8 @@ import enum
 import time
 import traceback
 import zlib
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -38,9 +38,9 @@ from fedtheory.claims.setup import SetupCard
 from fedtheory.claims.stated import Erratum, Mutant, Stated
 
 __all__ = [
-    "BOUND_KINDS", "CHECK_KINDS", "PRESETS", "Check", "CheckResult", "Claim", "ClaimKind",
-    "ClaimResult", "Context", "Evidence", "KindMismatch", "Verdict", "combine", "replay_command",
-    "tightness",
+    "BOUND_KINDS", "CHECK_KINDS", "MUTANT_READ", "PRESETS", "Check", "CheckResult", "Claim",
+    "ClaimKind", "ClaimResult", "Context", "Evidence", "KindMismatch", "Verdict", "combine",
+    "replay_command", "tightness",
 ]
 
 #: The kinds of evidence a check may gather (the ``kind`` field of the JSON report):
@@ -79,34 +79,59 @@ def _stable_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
-@dataclass
+#: What :attr:`Context.reads` records when a check looks at the running mutant itself
+#: (``ctx.mutant``): its outcome may then depend on any mutant.
+MUTANT_READ = "(the running mutant)"
+
+
+@dataclass(init=False)
 class Context:
     """What a check is given: the size preset, the seed, where figures go.
 
     The random streams are derived from ``(seed, claim id, stream name)`` with
     :class:`numpy.random.SeedSequence`, so a check sees the same numbers whatever other claims
     ran before it, and the same seed always gives the same report.
+
+    ``stated`` holds the claim's stated constants, factors and step condition (see
+    :mod:`fedtheory.claims.stated`), ``mutant`` the mutant of them being run (``--power``), if
+    any. :attr:`reads` records which stated parts a check read (and whether it looked at the
+    mutant itself): a check that read none of a mutant's part gives the same outcome under it,
+    which :func:`fedtheory.claims.power.power` uses to run only the checks a mutant can change.
     """
 
-    preset: str = "quick"
-    seed: int = 0
-    claim_id: str = ""
-    figure_dir: Path | None = None
+    preset: str
+    seed: int
+    claim_id: str
+    figure_dir: Path | None
     #: The claim's kind (what a Monte Carlo test of it must be: see :meth:`check_mean`).
-    kind: ClaimKind | None = None
-    #: The claim's stated constants, factors and step condition (see
-    #: :mod:`fedtheory.claims.stated`), and the mutant of them being run (``--power``), if any.
-    stated: Stated | None = None
-    mutant: Mutant | None = None
-    _shared: dict[Any, Any] = field(default_factory=dict, repr=False)
+    kind: ClaimKind | None
+    stated: Stated | None
+    _mutant: Mutant | None = field(repr=False)
+    _shared: dict[Any, Any] = field(repr=False)
+    _shared_reads: dict[Any, set[str]] = field(repr=False)
     #: The stated parts (constant, factor and step names) read since the check began.
-    reads: set[str] = field(default_factory=set, repr=False)
+    reads: set[str] = field(repr=False)
 
-    def __post_init__(self) -> None:
-        if self.preset not in PRESETS:
-            raise ValueError(f"preset must be one of {PRESETS}, got {self.preset!r}")
-        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+    def __init__(self, preset: str = "quick", seed: int = 0, claim_id: str = "",
+                 figure_dir: Path | None = None, kind: ClaimKind | None = None,
+                 stated: Stated | None = None, mutant: Mutant | None = None) -> None:
+        if preset not in PRESETS:
+            raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        self.preset, self.seed, self.claim_id = preset, seed, claim_id
+        self.figure_dir, self.kind, self.stated = figure_dir, kind, stated
+        self._mutant = mutant
+        self._shared = {}
+        self._shared_reads = {}
+        self.reads = set()
+
+    @property
+    def mutant(self) -> Mutant | None:
+        """The mutant being run (``--power``), or None; reading it is recorded (a check that
+        branches on it may change under any mutant)."""
+        self.reads.add(MUTANT_READ)
+        return self._mutant
 
     @property
     def quick(self) -> bool:
@@ -142,7 +167,7 @@ class Context:
                              f"(declared: {declared})")
         value = self.stated.constants[name]
         self.reads.add(name)
-        m = self.mutant
+        m = self._mutant
         if m is not None and m.kind == "constant" and m.target == name:
             return value * m.scale
         return value
@@ -155,7 +180,7 @@ class Context:
             raise ValueError(f"claim {self.claim_id!r} declares no factor {name!r} "
                              f"(declared: {declared})")
         self.reads.add(name)
-        m = self.mutant
+        m = self._mutant
         if m is not None and m.kind == "factor" and m.target == name:
             return value**0
         return value
@@ -166,7 +191,7 @@ class Context:
         if self.stated is None or self.stated.step is None:
             raise ValueError(f"claim {self.claim_id!r} declares no step condition")
         self.reads.add(self.stated.step)
-        m = self.mutant
+        m = self._mutant
         if m is not None and m.kind == "step":
             return value * (float(m.scale) if isinstance(value, float) else m.scale)
         return value
@@ -183,7 +208,13 @@ class Context:
         (42, 42, [1])
         """
         if key not in self._shared:
-            self._shared[key] = compute()
+            outer, self.reads = self.reads, set()
+            try:
+                self._shared[key] = compute()
+            finally:  # what the computation read is read by every check that uses it
+                self._shared_reads[key], self.reads = self.reads, outer | self.reads
+        else:
+            self.reads |= self._shared_reads[key]
         return self._shared[key]
 
     def check_mean(self, samples: Any, stated: Any, **kw: Any) -> Evidence:
@@ -486,9 +517,13 @@ class Claim:
         figure_dir: Path | str | None = None,
         only: Sequence[str] | None = None,
         mutant: Mutant | None = None,
+        reuse: Mapping[str, CheckResult] | None = None,
     ) -> ClaimResult:
         """Run the checks (all, or those named in ``only``) and return the verdict; with
         ``mutant``, against that mutant of the stated side (see :mod:`fedtheory.claims.power`).
+        ``reuse`` (check name -> result) gives results known to be the same for this run (a
+        check that did not read the part a mutant changes, in a run of the same preset and
+        seed): they are taken as they are instead of running the check again.
         """
         if only is not None:
             names = [c.name for c in self.checks]
@@ -510,6 +545,9 @@ class Claim:
         results: list[CheckResult] = []
         for chk in self.checks:
             if only is not None and chk.name not in only:
+                continue
+            if reuse is not None and chk.name in reuse:
+                results.append(replace(reuse[chk.name]))
                 continue
             ctx.reads = set()
             res = _run_check(chk, ctx)

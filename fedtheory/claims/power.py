@@ -22,7 +22,8 @@ For a claim that declares its stated side (:class:`~fedtheory.claims.stated.Stat
 
 The false-alarm level of every Monte Carlo check is unchanged under a mutant, so "caught" is
 as reliable as a refutation of the claim itself. An undecided check (``passed`` None, e.g. an
-``unproven`` derivation) catches nothing.
+``unproven`` derivation) catches nothing. Only the checks that read the mutated part (or
+looked at the mutant) run again under a mutant; the others' results are the statement's own.
 
 A refuted claim gets no power table: its statement already fails, so "caught" would say
 nothing (:func:`power` returns ``[]`` for it, and reports print "n/a").
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fedtheory.claims.core import Claim, ClaimResult, Verdict
+from fedtheory.claims.core import MUTANT_READ, Claim, ClaimResult, Verdict
 from fedtheory.claims.stated import Mutant
 
 __all__ = ["OUTCOMES", "mutant_outcome", "power"]
@@ -94,8 +95,17 @@ def power(claim: Claim, preset: str = "quick", seed: int = 0,
         base = claim.verify(preset=preset, seed=seed)
     if base.verdict is Verdict.REFUTED:
         return []
+    # A check that read neither the mutated part nor the mutant itself gives the same outcome
+    # under the mutant (its stated side is read through the context only, its shared data
+    # depend on the preset and seed only): its base result is reused, the others run again.
+    complete = (base.preset == preset and base.seed == seed
+                and [c.name for c in base.checks] == [c.name for c in claim.checks])
     out = []
     for mutant in claim.stated.mutants(claim.kind.value):
-        res = claim.verify(preset=preset, seed=seed, mutant=mutant)
+        reuse = None
+        if complete:
+            reuse = {c.name: c for c in base.checks if c.error is None
+                     and mutant.target not in c.reads and MUTANT_READ not in c.reads}
+        res = claim.verify(preset=preset, seed=seed, mutant=mutant, reuse=reuse)
         out.append(mutant_outcome(mutant, res, base))
     return out
