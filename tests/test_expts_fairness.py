@@ -9,6 +9,7 @@ import pytest
 
 from fedtheory.claims import Evidence, get_claim
 from fedtheory.claims.fedavg._common import combine
+from fedtheory.claims.mifa._floors import floor_evidence
 from fedtheory.claims.setup import REQUIRED_ASPECTS
 from fedtheory.experiments import mifa_runs
 from fedtheory.experiments.mifa_experiments import DIVERGED_LOG10
@@ -56,26 +57,23 @@ def _floor_out(fedavg_is, mifa, umifa, F=1.0):
 
 def test_floor_evidence_sums_the_levels_and_names_the_diverged_rule():
     rng = np.random.default_rng(0)
-    ok = mifa_runs.floor_evidence(_floor_out(1.0 + 0.01 * rng.random(100),
-                                             1e-6 * rng.random(100), 1e-6 * rng.random(100)))
+    ok = floor_evidence(_floor_out(1.0 + 0.01 * rng.random(100), 1e-6 * rng.random(100),
+                                   1e-6 * rng.random(100)), {"case": "ok"})
     assert ok.passed is True and ok.alpha == pytest.approx(3e-6)
-    bad = mifa_runs.floor_evidence(_floor_out(1.0 + 0.01 * rng.random(100),
-                                              1e-6 * rng.random(100), np.full(100, np.inf)))
-    assert bad.passed is False
-    assert bad.counterexample["rule"] == "umifa" and bad.counterexample["diverged_runs"] == 100
-    assert bad.data["umifa"] == "diverged"
+    bad = floor_evidence(_floor_out(1.0 + 0.01 * rng.random(100), 1e-6 * rng.random(100),
+                                    np.full(100, np.inf)), {"case": "bad"})
+    assert bad.passed is False and bad.counterexample["case"] == "U-MIFA has no floor"
+    assert bad.counterexample["rule"] == "U-MIFA"
+    assert bad.counterexample["runs_overflowed"] == 100
 
 
 def test_floor_evidence_keeps_an_undecided_part_undecided():
     """Too few replicas to decide is 'undecided', not a refutation (the old combiner's
     ``ok &= bool(None)`` made it one)."""
     rng = np.random.default_rng(1)
-    few = mifa_runs.floor_evidence(_floor_out(1.0 + 0.01 * rng.random(5),
-                                              1e-6 * rng.random(5), 1e-6 * rng.random(5)))
-    assert few.passed is None and few.undecided
-    passed, detail, data = mifa_runs.floor_verdicts(
-        _floor_out(1.0 + 0.01 * rng.random(5), 1e-6 * rng.random(5), 1e-6 * rng.random(5)))
-    assert passed is None and "FedAvg-IS" in detail and data["floor"] == 1.0
+    few = floor_evidence(_floor_out(1.0 + 0.01 * rng.random(5), 1e-6 * rng.random(5),
+                                    1e-6 * rng.random(5)), {})
+    assert few.passed is None and few.undecided and "FedAvg-IS" in few.detail
 
 
 def test_better_than_all_is_one_sided_with_a_margin_and_sums_levels():
