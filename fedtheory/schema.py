@@ -114,6 +114,7 @@ CHECK_SCHEMA = _object({
     "proof": _STR_OR_NULL,
     "search": _STR_OR_NULL,
     "reads": _STRINGS,
+    "mutated": _STRINGS,
     "undecided": _STR_OR_NULL,
     "solves": {"type": "array", "items": _object(
         {"problem": _STR, "solver": _STR, "status": _STR})},

@@ -150,20 +150,22 @@ def test_a_refuted_claim_gets_no_power_table():
 
 
 def test_a_catch_that_does_not_change_the_statement_says_so():
-    """A check that fails under a mutant although its stated value is the same as the
-    statement's (here: it fails under any mutant) is reported as such."""
+    """A check that fails under a mutant although the mutated part kept its value there (it
+    never read it, or read a factor equal to 1 on the instance) is reported as such."""
     claim = Claim(id="toy.unchanged", family="toy", seed_ref="-", title="t", statement="s",
-                  kind=ClaimKind.UPPER_BOUND, stated=Stated({"c": 1, "unused": 1}))
+                  kind=ClaimKind.UPPER_BOUND,
+                  stated=Stated({"c": 1, "unused": 1}, factors=("one_here",)))
 
     @claim.check("exact", "bound")
     def _bound(ctx):
-        ctx.const("unused")
-        stated = float(ctx.const("c"))
+        stated = float(ctx.const("c")) * ctx.factor("one_here", 1.0)
+        # fails under any mutant: whatever the mutant changed, or not
         return Evidence(ctx.mutant is None, 1.0, stated, counterexample={"c": stated})
 
     out = {m["target"]: m for m in power(claim)}
     assert out["c"]["outcome"] == "caught" and not out["c"]["statement_unchanged"]
     assert out["unused"]["outcome"] == "caught" and out["unused"]["statement_unchanged"]
+    assert out["one_here"]["outcome"] == "caught" and out["one_here"]["statement_unchanged"]
 
 
 # ------------------------------------------------------------------ comparisons

@@ -111,6 +111,9 @@ class Context:
     _shared_reads: dict[Any, set[str]] = field(repr=False)
     #: The stated parts (constant, factor and step names) read since the check began.
     reads: set[str] = field(repr=False)
+    #: The stated parts whose value the running mutant changed at a read (a factor dropped
+    #: where it was not 1, a constant or a step limit scaled where it was not 0).
+    changed: set[str] = field(repr=False)
 
     def __init__(self, preset: str = "quick", seed: int = 0, claim_id: str = "",
                  figure_dir: Path | None = None, kind: ClaimKind | None = None,
@@ -125,6 +128,7 @@ class Context:
         self._shared = {}
         self._shared_reads = {}
         self.reads = set()
+        self.changed = set()
 
     @property
     def mutant(self) -> Mutant | None:
@@ -169,6 +173,8 @@ class Context:
         self.reads.add(name)
         m = self._mutant
         if m is not None and m.kind == "constant" and m.target == name:
+            if value != 0:
+                self.changed.add(name)
             return value * m.scale
         return value
 
@@ -182,7 +188,10 @@ class Context:
         self.reads.add(name)
         m = self._mutant
         if m is not None and m.kind == "factor" and m.target == name:
-            return value**0
+            one = value**0
+            if _differs(one, value):
+                self.changed.add(name)
+            return one
         return value
 
     def step_limit(self, value: Any) -> Any:
@@ -193,7 +202,10 @@ class Context:
         self.reads.add(self.stated.step)
         m = self._mutant
         if m is not None and m.kind == "step":
-            return value * (float(m.scale) if isinstance(value, float) else m.scale)
+            relaxed = value * (float(m.scale) if isinstance(value, float) else m.scale)
+            if _differs(relaxed, value):
+                self.changed.add(self.stated.step)
+            return relaxed
         return value
 
     def shared(self, key: Any, compute: Callable[[], Any]) -> Any:
@@ -342,6 +354,8 @@ class CheckResult:
     search: str | None = None
     #: The stated constants, factors and step condition the check read (see ``--power``).
     reads: list[str] = field(default_factory=list)
+    #: Those of them whose value the running mutant changed where the check read them.
+    mutated: list[str] = field(default_factory=list)
     #: Why it could not decide, when ``passed`` is None (``"unproven"``, ...).
     undecided: str | None = None
     #: The convex programs it solved (problem, solver, status): :mod:`fedtheory.solver_log`.
@@ -549,9 +563,10 @@ class Claim:
             if reuse is not None and chk.name in reuse:
                 results.append(replace(reuse[chk.name]))
                 continue
-            ctx.reads = set()
+            ctx.reads, ctx.changed = set(), set()
             res = _run_check(chk, ctx)
             res.reads = sorted(ctx.reads)
+            res.mutated = sorted(ctx.changed)
             if res.passed is False:
                 # stamped here, once, so that no check has to: how to re-create this case
                 ce = res.counterexample = dict(res.counterexample or {})
@@ -617,6 +632,15 @@ def replay_command(claim_id: str, check: str, preset: str, seed: int) -> dict[st
 class KindMismatch(TypeError):
     """A check's evidence is not of the kind it declares (a ``convex`` check that solved no
     convex program)."""
+
+
+def _differs(a: Any, b: Any) -> bool:
+    """Whether two values of a stated part differ (numbers, arrays, sympy expressions; True
+    when they cannot be compared)."""
+    try:
+        return bool(np.any(np.asarray(a != b)))
+    except Exception:  # noqa: BLE001 - incomparable values count as different
+        return True
 
 
 def _run_check(chk: Check, ctx: Context) -> CheckResult:

@@ -5,9 +5,10 @@ For a claim that declares its stated side (:class:`~fedtheory.claims.stated.Stat
 (:meth:`Stated.mutants`) and classifies the outcome:
 
 * ``"caught"``: the mutant is refuted; ``by`` names the failing checks and ``instance`` is the
-  counterexample. When the failing checks' stated values are the same as for the statement
-  itself (the mutant did not change the statement on that instance), the entry says so
-  (``statement_unchanged``): the catch is then not evidence about the mutated part;
+  counterexample. When no failing check saw the mutated part take another value (it never
+  read it, or read a factor equal to 1, a constant equal to 0: the mutant did not change the
+  statement on that instance), the entry says so (``statement_unchanged``): the catch is then
+  not evidence about the mutated part;
 * ``"still true"``: no check failed and a check that read the mutated part (through
   :meth:`Context.const` / ``factor`` / ``step_limit``) *proved* the mutated statement exactly
   (:attr:`Evidence.proof`: a sympy sign argument or an exhaustive exact enumeration), so the
@@ -42,21 +43,15 @@ __all__ = ["OUTCOMES", "mutant_outcome", "power"]
 OUTCOMES = ("caught", "still true", "missed", "error")
 
 
-def mutant_outcome(mutant: Mutant, res: ClaimResult,
-                   base: ClaimResult | None = None) -> dict[str, Any]:
-    """Classify one mutant's verification result (see the module docstring); ``base``, the
-    result of the statement itself, tells whether a catch changed the statement."""
+def mutant_outcome(mutant: Mutant, res: ClaimResult) -> dict[str, Any]:
+    """Classify one mutant's verification result (see the module docstring)."""
     entry: dict[str, Any] = {"mutant": mutant.name, "kind": mutant.kind, "target": mutant.target,
                              "scale": str(mutant.scale)}
     failed = [c for c in res.checks if c.passed is False]
     if failed:
         entry.update(outcome="caught", by=[c.name for c in failed],
-                     instance=res.counterexample)
-        if base is not None:
-            stated = {c.name: c.theoretical for c in base.checks}
-            same = [c.name for c in failed if c.name in stated
-                    and stated[c.name] == c.theoretical]
-            entry["statement_unchanged"] = bool(same) and len(same) == len(failed)
+                     instance=res.counterexample,
+                     statement_unchanged=not any(mutant.target in c.mutated for c in failed))
         return entry
     if res.verdict is Verdict.ERROR:
         entry.update(outcome="error", by=[c.name for c in res.errors],
@@ -107,5 +102,5 @@ def power(claim: Claim, preset: str = "quick", seed: int = 0,
             reuse = {c.name: c for c in base.checks if c.error is None
                      and mutant.target not in c.reads and MUTANT_READ not in c.reads}
         res = claim.verify(preset=preset, seed=seed, mutant=mutant, reuse=reuse)
-        out.append(mutant_outcome(mutant, res, base))
+        out.append(mutant_outcome(mutant, res))
     return out
