@@ -83,6 +83,13 @@ def test_quick_verdict(claim, verified):
         assert res.tightness is not None, "a bound claim must report its tightness ratio"
         assert res.tightness["ratio"] >= 0 and res.tightness["instance"], res.tightness
     for c in res.checks:
+        # a check says what ran: 'convex' only where a convex program was solved, and its
+        # solver's status is in the report; a figure shows, it does not decide
+        if c.kind == "convex":
+            assert c.solves and all(s["status"] for s in c.solves), (c.name, c.solves)
+        if c.kind == "figure":
+            assert c.neutral or c.error, f"{c.name}: a figure check decides nothing"
+    for c in res.checks:
         if c.passed is not False:
             continue
         # every failure is a concrete counterexample, never the core's placeholder
