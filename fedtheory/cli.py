@@ -332,8 +332,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if not claims:
         print("no claims selected", file=sys.stderr)
         return 2
-    with contextlib.suppress(Exception):  # a convenience: never a reason for a run to fail
-        index.refresh()  # every claim is imported now: the index costs milliseconds
+    if getattr(sys.modules.get("fedtheory.claims.registry"), "_loaded", False):
+        with contextlib.suppress(Exception):  # a convenience: never a reason for a run to fail
+            index.refresh()  # every claim is imported now: the index costs milliseconds
     # Output paths are checked before any work: a bad one costs a second, not a run.
     if args.json:
         check_writable_file(args.json, "--json")

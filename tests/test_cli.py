@@ -106,13 +106,14 @@ def test_verify_writes_reports_and_a_record_with_provenance(tmp_path, capsys):
 
 def test_verify_power_reports_mutants_tightness_and_errata(tmp_path, capsys):
     js = tmp_path / "p.json"
-    rc = main(["verify", REFUTED, "ocs.improvement_factor", "--quick", "--power", "--json",
+    bound_id = "fdms.discovery_error.corrected"  # a bound attained exactly, cheap to mutate
+    rc = main(["verify", REFUTED, bound_id, "--quick", "--power", "--json",
                str(js), "--report", str(tmp_path / "rep"), "--no-progress", "--jobs", "1",
                "--no-record"])
     assert rc == 0
     out = capsys.readouterr().out
     assert "power (mutants of each claim's stated side):" in out
-    assert "ocs.improvement_factor: caught" in out and "NOT CAUGHT" not in out
+    assert f"{bound_id}: caught" in out and "NOT CAUGHT" not in out
     # a refuted statement already fails: no power table, said so
     assert f"{REFUTED}: n/a (refuted: the statement already fails)" in out
     refuted, bound = json.loads(js.read_text())["claims"]

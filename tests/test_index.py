@@ -77,6 +77,24 @@ def _imports(root: Path, *args: str) -> list[str]:
     return [m for m in line[0].split()[1:] if m.startswith(_HEAVY)]
 
 
+def test_verifying_one_claim_imports_its_module_alone(tmp_path: Path) -> None:
+    """``verify ID`` (and a worker's ``get_claim``) imports the claim's own module, not every
+    claim: the second demo claim is never imported, and the run's verdict is the claim's."""
+    root = demo_package(tmp_path, {n: _CLAIM.format(name=n, slow=False, what="")
+                                   for n in ("one", "two")})
+    mods = [m for m in _imports(root, "verify", "demo.one", "--quick", "--no-record",
+                                "--no-progress", "--jobs", "1")
+            if m.startswith("fedtheory.claims.demo.")]
+    assert mods == ["fedtheory.claims.demo.one"]
+    proc = _run(root, "verify", "demo.one", "--quick", "--no-record", "--no-progress")
+    assert proc.returncode == 0 and "confirmed: 1" in proc.stdout, proc.stderr[-2000:]
+    # a file holding another claim than its name says is refused, as by discovery
+    demo = root / "fedtheory" / "claims" / "demo"
+    (demo / "two.py").write_text(_CLAIM.format(name="one", slow=False, what=""))
+    proc = _run(root, "verify", "demo.two", "--quick", "--no-record", "--no-progress")
+    assert proc.returncode == 2 and "this file must hold 'demo.two'" in proc.stderr, proc.stderr
+
+
 def test_fast_commands_import_no_claim(tmp_path: Path) -> None:
     """--help, --version, an unknown id (in a fresh copy: no cache), then, once the cache is
     built, list and show ID: none imports a claim, numpy, sympy, scipy or cvxpy. A new claim

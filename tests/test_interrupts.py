@@ -159,6 +159,7 @@ def test_sigterm_to_the_group_with_nothing_to_keep_says_so(tree, tmp_path) -> No
                            "was kept (--no-record without --json)")
 
 
+@pytest.mark.slow  # a local Dask cluster's start costs 10 s; .ci/run's slow step runs it
 def test_ctrl_c_in_a_dask_run_closes_the_cluster_quietly(tree, tmp_path) -> None:
     pytest.importorskip("distributed")
     proc, pid = _interrupt(tree, tmp_path, signal.SIGINT, True, "--dask", "local:2")

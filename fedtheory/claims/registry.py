@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import Claim
-from fedtheory.index import claim_id_for_module, unknown_id_message
+from fedtheory.index import claim_id_for_module, file_ids, unknown_id_message
 
 __all__ = ["all_claims", "claim_modules", "discovered", "families", "get_claim", "register",
            "select"]
@@ -78,6 +78,28 @@ def _raise(name: str) -> None:
     raise ImportError(f"cannot import claim package {name}")
 
 
+def _import_claim_module(name: str) -> None:
+    """Import one claim module and register its ``CLAIM`` (if it has one); a claim not named
+    after its file is a ``ValueError``, an import error propagates (never skipped)."""
+    module = importlib.import_module(name)
+    claim = getattr(module, "CLAIM", None)
+    if claim is None:
+        return
+    want = claim_id_for_module(name)
+    if getattr(claim, "id", None) != want:
+        where = getattr(module, "__file__", None) or name
+        must = (f"this file must hold {want!r}" if want is not None else
+                "it must live in a family sub-package")
+        raise ValueError(
+            f"{where} defines claim {getattr(claim, 'id', claim)!r}, but a claim file "
+            f"is named after its claim: {must} (a claim lives in "
+            "fedtheory/claims/<family>/<name>.py as <family>.<name>; "
+            "<name>_corrected.py holds <family>.<name>.corrected)")
+    if _REGISTRY.get(claim.id) is not claim:
+        register(claim)
+    _DISCOVERED[claim.id] = name
+
+
 def _load() -> None:
     global _loaded
     if _loaded:
@@ -85,25 +107,24 @@ def _load() -> None:
     _loaded = True
     try:
         for name in claim_modules():
-            module = importlib.import_module(name)  # an import error propagates: never skipped
-            claim = getattr(module, "CLAIM", None)
-            if claim is None:
-                continue
-            want = claim_id_for_module(name)
-            if getattr(claim, "id", None) != want:
-                where = getattr(module, "__file__", None) or name
-                must = (f"this file must hold {want!r}" if want is not None else
-                        "it must live in a family sub-package")
-                raise ValueError(
-                    f"{where} defines claim {getattr(claim, 'id', claim)!r}, but a claim file "
-                    f"is named after its claim: {must} (a claim lives in "
-                    "fedtheory/claims/<family>/<name>.py as <family>.<name>; "
-                    "<name>_corrected.py holds <family>.<name>.corrected)")
-            register(claim)
-            _DISCOVERED[claim.id] = name
+            _import_claim_module(name)
     except BaseException:
         _loaded = False  # asked again, discovery raises again: never a partial registry
         raise
+
+
+def _load_one(claim_id: str) -> None:
+    """Import the module of ``claim_id`` alone, found by the file-name rule
+    (:func:`fedtheory.index.file_ids`): ``fedtheory verify ID`` and a worker process need one
+    claim, not every claim (whose imports cost seconds). Discovery of every claim still runs
+    where the file does not hold the claim it names (and then raises its error)."""
+    if _loaded or claim_id in _REGISTRY:
+        return
+    module = file_ids().get(claim_id)
+    if module is not None:
+        _import_claim_module(module)
+    if claim_id not in _REGISTRY:
+        _load()
 
 
 def discovered() -> dict[str, str]:
@@ -140,8 +161,11 @@ def families() -> list[str]:
 
 
 def get_claim(claim_id: str) -> Claim:
-    """Return the claim with this id; a ValueError lists the closest ids if there is none."""
-    _load()
+    """Return the claim with this id; a ValueError lists the closest ids if there is none.
+
+    Only the claim's own module is imported (and what it imports), unless every claim was
+    imported already."""
+    _load_one(claim_id)
     try:
         return _REGISTRY[claim_id]
     except KeyError:
