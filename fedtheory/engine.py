@@ -17,13 +17,15 @@ import numpy as np
 
 from fedtheory.algorithms import Participants, Rule
 from fedtheory.algorithms.base import scratch, take_rows
+from fedtheory.participation.base import RoundView
 
 if TYPE_CHECKING:  # fedtheory.problems is imported when an engine is built (it pulls scipy)
     from fedtheory.participation import ParticipationProcess
     from fedtheory.problems.base import Capability, Problem
     from fedtheory.problems.noise import NoiseSampler
 
-__all__ = ["BIT_GENERATORS", "METRICS", "Engine", "EngineConfig"]
+__all__ = ["BIT_GENERATORS", "METRICS", "Engine", "EngineConfig", "LocalSteps",
+           "LocalStepsDraw", "resolve_local_steps"]
 
 #: Bit generators a simulation may use (``bit_generator=``); PCG64 is numpy's default.
 BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
@@ -48,6 +50,83 @@ _MIN_BLOCK_ROWS = 8
 
 
 @dataclass(frozen=True)
+class LocalStepsDraw:
+    r"""Per-round random local work: every round, each (replica, client) pair draws its
+    :math:`\tau_{r,i}^t` uniformly from the integers :math:`\{\text{low}, \dots,
+    \text{high}\}` (both included), replica :math:`r` from its own stream
+    (``SeedSequence(seed, spawn_key=(r, 2))``, so chunking never changes the draws).
+
+    >>> LocalStepsDraw(1, 4).draw([np.random.default_rng(0)], 1, 3).shape
+    (1, 3)
+    """
+
+    low: int
+    high: int
+
+    def __post_init__(self) -> None:
+        for name in ("low", "high"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"LocalStepsDraw.{name} must be an integer >= 1, got {v!r}")
+        if self.high < self.low:
+            raise ValueError(f"LocalStepsDraw.high must be >= low={self.low}, got {self.high!r}")
+
+    @property
+    def max(self) -> int:
+        """The most steps a pair can take."""
+        return int(self.high)
+
+    @property
+    def mean(self) -> float:
+        """The expected number of steps."""
+        return (self.low + self.high) / 2
+
+    def draw(self, rngs: Sequence[np.random.Generator], replicas: int, n: int) -> np.ndarray:
+        """``(replicas, n)`` step counts, row ``r`` from ``rngs[r]``."""
+        out = np.empty((replicas, n), dtype=np.int64)
+        for r in range(replicas):
+            out[r] = rngs[r].integers(self.low, self.high + 1, size=n)
+        return out
+
+
+#: What ``local_steps`` may be: one int for every client, ``(n,)`` ints per client, a
+#: :class:`LocalStepsDraw`, or ``callable(rngs, replicas, n) -> (replicas, n)`` ints (row
+#: ``r`` drawn from ``rngs[r]``, one generator per replica, for chunk-independent results).
+LocalSteps = int | np.ndarray | LocalStepsDraw | Callable[..., np.ndarray]
+
+
+def _check_taus(taus: Any, shape: tuple[int, ...], name: str = "local_steps") -> np.ndarray:
+    """Integer step counts >= 1 of the given shape, or a ``ValueError`` naming ``name``."""
+    a = np.asarray(taus)
+    if a.shape != shape or not np.issubdtype(a.dtype, np.integer) or (a.size and a.min() < 1):
+        raise ValueError(f"{name} must be integers >= 1 of shape {shape}, got "
+                         f"{a.dtype} array of shape {a.shape}"
+                         + (f" with minimum {a.min()}" if a.size and a.dtype.kind in "iuf" else ""))
+    return a.astype(np.int64, copy=False)
+
+
+def resolve_local_steps(local_steps: Any, n: int) -> int | np.ndarray | Callable[..., np.ndarray]:
+    r"""Validate ``local_steps``: an int :math:`\tau \ge 1` (returned as int), an ``(n,)``
+    array of ints :math:`\ge 1` (returned as an int64 array; a constant array becomes its
+    int, the same run), a :class:`LocalStepsDraw` or a callable (returned as is, checked each
+    round). Otherwise a ``ValueError`` naming ``local_steps``."""
+    if isinstance(local_steps, LocalStepsDraw) or (callable(local_steps)
+                                                    and not isinstance(local_steps, np.ndarray)):
+        return local_steps
+    if isinstance(local_steps, (list, tuple, np.ndarray)):
+        a = _check_taus(local_steps, (n,))
+        if a.min() == a.max():
+            return int(a[0])
+        return a
+    if isinstance(local_steps, bool) or not isinstance(local_steps, (int, np.integer)) \
+            or local_steps < 1:
+        raise ValueError(f"local_steps must be an integer >= 1, got {local_steps!r} (or an "
+                         f"(n,) = ({n},) array of such integers, a LocalStepsDraw or a "
+                         f"callable(rngs, replicas, n))")
+    return int(local_steps)
+
+
+@dataclass(frozen=True)
 class EngineConfig:
     """Everything fixed for a run (validated by :func:`fedtheory.simulate.simulate`)."""
 
@@ -56,7 +135,8 @@ class EngineConfig:
     participation: ParticipationProcess
     rounds: int
     lr: float
-    local_steps: int
+    #: :data:`LocalSteps`, validated by :func:`resolve_local_steps`.
+    local_steps: Any
     global_lr: float
     momentum: float
     noise: NoiseSampler | None
@@ -147,6 +227,14 @@ class NormalStreams:
             src += np.arange(flat.size)
             np.take(self.buf.reshape(-1), src, out=flat)
         self.pos[present] = pos + need
+
+
+def _subset(part: Participants, idx: np.ndarray) -> Participants:
+    """The pairs ``idx`` (increasing) of ``part``, still sorted by replica."""
+    rows = part.rows[idx]
+    starts = np.zeros(part.replicas + 1, dtype=np.intp)
+    np.cumsum(np.bincount(rows, minlength=part.replicas), out=starts[1:])
+    return Participants(part.replicas, part.n, rows, part.cols[idx], starts)
 
 
 class Engine:
@@ -256,10 +344,23 @@ class Engine:
         from fedtheory.problems.base import Capability
 
         prob, caps = self.problem, self.capabilities
+        tau = self.local_steps
+        self.tau_clients = tau if isinstance(tau, np.ndarray) else None
+        self.tau_draw = None
+        if isinstance(tau, LocalStepsDraw):
+            self.tau_draw, self.tau_max = tau.draw, tau.max
+        elif callable(tau) and not isinstance(tau, np.ndarray):
+            self.tau_draw, self.tau_max = tau, 2  # unknown: assume local work happens
+        elif self.tau_clients is not None:
+            self.tau_max = int(self.tau_clients.max())
+        else:
+            self.tau_max = int(tau)
+        #: the one int every pair runs, or None when the steps vary by client or round
+        self.tau_fixed = int(tau) if isinstance(tau, (int, np.integer)) else None
         can_fuse = (Capability.FUSED_LOCAL_STEPS in caps and bool(prob.can_fuse_local_steps)
                     and self.noise_kind in ("none", "additive"))
         if self.fuse_local_steps is None:
-            self.fused = can_fuse and self.local_steps > 1
+            self.fused = can_fuse and self.tau_max > 1
         elif self.fuse_local_steps and not can_fuse:
             raise ValueError(
                 "fuse_local_steps=True needs a problem with closed-form local steps (declared "
@@ -270,7 +371,7 @@ class Engine:
         else:
             self.fused = bool(self.fuse_local_steps)
         self.stepper = None
-        if not self.fused and self.local_steps > 1 and Capability.LOCAL_STEPS in caps:
+        if not self.fused and self.tau_max > 1 and Capability.LOCAL_STEPS in caps:
             self.stepper = prob.local_steps
         self.grads_take_out = Capability.GRADIENTS_INTO_BUFFER in caps
 
@@ -308,10 +409,27 @@ class Engine:
         return tile[:K]
 
     # -- one round's local work -----------------------------------------------------------
+    def pair_steps(self, part: Participants, work: dict[str, Any]) -> np.ndarray | None:
+        """``(K,)`` local steps of the pairs of ``part`` this round, or None when every pair
+        runs the configuration's one :math:`\tau` (``work["taus"]``: the round's ``(R, n)``
+        draw)."""
+        if self.tau_fixed is not None:
+            return None
+        if self.tau_clients is not None:
+            return self.tau_clients[part.cols]
+        return work["taus"][part.rows, part.cols]
+
     def local_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
-                      rngs: list[np.random.Generator],
-                      work: dict[str, Any]) -> tuple[np.ndarray, int]:
-        """The active pairs' pseudo-gradients ``(K, d)`` and the gradient rows evaluated.
+                      rngs: list[np.random.Generator], work: dict[str, Any],
+                      taus: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+        r"""The active pairs' pseudo-gradients ``(K, d)`` and the gradient rows evaluated.
+
+        ``taus``: ``(K,)`` local steps per pair (None: the configuration's one :math:`\tau`).
+        A pair with :math:`\tau_k` steps reports :math:`\Delta_k = \sum_{j<\tau_k}(\nabla
+        f_{c_k}(y^j_k) + \xi^j_k + u_k)` (the sum of its gradients, not FedNova's normalised
+        :math:`\Delta_k/\tau_k`); pairs with fewer steps stop early by masking (no loop over
+        clients), and replica :math:`r` draws its noise for its still-running pairs, step
+        after step, so the draws do not depend on the other replicas of the block.
 
         The result lives in a work buffer of ``work`` (the caller may overwrite it), valid
         until the next call.
@@ -319,8 +437,14 @@ class Engine:
         K, cols, d, dt = part.size, part.cols, self.d, self.dtype
         if K == 0:
             return np.empty((0, d), dtype=dt), 0
+        tau: int = self.tau_fixed if taus is None else 0  # type: ignore[assignment]
+        if taus is not None:
+            lo, hi = int(taus.min()), int(taus.max())
+            if lo == hi:  # one tau for the block: the uniform path
+                tau = lo
+            else:
+                return self._varied_updates(x, part, corr, rngs, work, taus)
         y0 = self._start_points(x, part, work)
-        tau = self.local_steps
         if self.fused:
             z = self._normals(part, rngs, work) if self.noise_sd > 0 else None
             upd = self.problem.fused_local_steps(
@@ -360,6 +484,55 @@ class Engine:
                 g *= lr
                 y -= g
         return total, K * tau
+
+    def _varied_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
+                        rngs: Any, work: dict[str, Any],
+                        taus: np.ndarray) -> tuple[np.ndarray, int]:
+        """:meth:`local_updates` when the pairs' steps differ: the closed form per distinct
+        :math:`\tau` (fused: one normal per coordinate per pair, drawn for all pairs at once,
+        as in the uniform case), else the step loop with the finished pairs masked out."""
+        K, cols, d, dt = part.size, part.cols, self.d, self.dtype
+        y0 = self._start_points(x, part, work)
+        if self.fused:
+            z = self._normals(part, rngs, work) if self.noise_sd > 0 else None
+            upd = scratch(work, "upd", K, d, dt)
+            for tv in np.unique(taus).tolist():
+                idx = np.flatnonzero(taus == tv)
+                upd[idx] = self.problem.fused_local_steps(
+                    y0[idx], cols[idx], self.lr, int(tv),
+                    correction=None if corr is None else corr[idx],
+                    normals=None if z is None else z[idx], noise_sd=self.noise_sd)
+            return upd, K
+        y = scratch(work, "y", K, d, dt)
+        y[...] = y0
+        total = scratch(work, "total", K, d, dt)
+        lr = dt.type(self.lr)
+        top = int(taus.max())
+        for k in range(top):
+            if k == 0:  # every pair runs at least one step
+                g = self._gradients(y, cols, work)
+                if self.noise_kind != "none":
+                    self._add_noise(g, part, rngs, work)
+                if corr is not None:
+                    g += corr
+                total[...] = g
+                if top > 1:
+                    g *= lr
+                    y -= g
+                continue
+            idx = np.flatnonzero(taus > k)
+            sub = _subset(part, idx)
+            yk = y[idx]
+            g = self._gradients(yk, cols[idx], work)
+            if self.noise_kind != "none":
+                self._add_noise(g, sub, rngs, work)
+            if corr is not None:
+                g += corr[idx]
+            total[idx] += g
+            if k + 1 < top:
+                g *= lr
+                y[idx] = yk - g
+        return total, int(taus.sum())
 
     # -- metrics --------------------------------------------------------------------------
     def _f_gap(self, x64: np.ndarray) -> np.ndarray:
@@ -414,16 +587,26 @@ class Engine:
         rule, n, d = self.rule, self.n, self.d
         grad_evals = client_rounds = 0
         work: dict[str, Any] = {}  # scratch buffers reused from round to round
+        tau_rngs = self._streams(start, size, 2) if self.tau_draw is not None else None
+
+        def draw_taus() -> None:  # this round's (R, n) local steps, when they are drawn
+            if tau_rngs is not None:
+                work["taus"] = _check_taus(self.tau_draw(tau_rngs, size, n), (size, n),
+                                           "local_steps (the round's draw)")
+
         initial = None
         if rule.table and rule.memory_init == "full":
             full = Participants.full(size, n)
+            draw_taus()
             # a one-off round of every client (its work arrays are not kept)
-            upd, ge = self.local_updates(x, full, None, noise_rngs, {})
+            upd, ge = self.local_updates(x, full, None, noise_rngs, {},
+                                         self.pair_steps(full, work))
             initial = upd.reshape(size, n, d)
             grad_evals += ge
             client_rounds += full.size
         rstate = rule.init(size, n, d, p=self.p, weights=self.problem.weights, dtype=dt,
-                           initial=initial, local_steps=self.local_steps)
+                           initial=initial,
+                           local_steps=self.tau_fixed if self.tau_fixed is not None else 1)
         pstate = self.participation.init(part_rngs, size)
         bits = np.zeros(size, dtype=np.int64)
         if initial is not None:
@@ -449,9 +632,37 @@ class Engine:
             j = 1
         all_pairs = Participants.full(size, n) if rule.needs_all else None
         evals = [0]  # gradient rows evaluated in this round's blocks
+        proc = self.participation
+        sees_round = bool(getattr(proc, "sees_round", False))
+        seen: dict[str, Any] = {}  # this round's updates, when the process asked for them
+        view_work: dict[str, Any] = {}
+        weights = np.asarray(self.problem.weights, dtype=float)
+        sizes = getattr(self.problem, "sizes", None)
+        losses = None
+        if hasattr(self.problem, "client_losses"):
+            def losses() -> np.ndarray:
+                return np.asarray(self.problem.client_losses(x.astype(float, copy=False)))
+
+        def round_updates() -> np.ndarray:
+            """Every client's update of this round, for the process's view (counted)."""
+            if type(rule).correction is not Rule.correction:
+                raise ValueError(f"participation {proc.name!r} reads the clients' updates, which "
+                                 f"rule {rule.name!r} corrects during the local work: not "
+                                 "supported together")
+            full = Participants.full(size, n)
+            upd, ge = self.local_updates(x, full, None, noise_rngs, view_work,
+                                         self.pair_steps(full, work))
+            evals[0] += ge
+            seen["updates"] = upd
+            return upd.reshape(size, n, d)
 
         def block_updates(block: Participants, corr: np.ndarray | None) -> np.ndarray:
-            upd, ge = self.local_updates(x, block, corr, noise_rngs, work)
+            upd_all = seen.get("updates")
+            if upd_all is not None:  # the process's view computed them: the same numbers
+                return take_rows(upd_all, block.flat_index,
+                                 scratch(work, "upd_seen", block.size, d, dt))
+            upd, ge = self.local_updates(x, block, corr, noise_rngs, work,
+                                         self.pair_steps(block, work))
             evals[0] += ge
             return upd
 
@@ -460,13 +671,23 @@ class Engine:
         diverged = np.full(size, -1, dtype=np.int64)  # first round with a non-finite x_t
         watch = True  # some replica is still finite
         for t in range(1, self.rounds + 1):
-            work["round"] = t
-            mask, pstate = self.participation.step(pstate, part_rngs)
-            part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
+            work["round"] = view_work["round"] = t  # (the x_t tiles are per round)
+            draw_taus()
+            extra_floats = None
+            if sees_round:
+                seen.clear()
+                view = RoundView(t, x, weights, round_updates, losses, sizes)
+                sel, pstate = proc.select(pstate, part_rngs, view)
+                extra_floats = sel.extra_floats
+                part = all_pairs if all_pairs is not None else Participants.from_mask(
+                    np.asarray(sel.mask), sel.coef)
+            else:
+                mask, pstate = proc.step(pstate, part_rngs)
+                part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
             G = rule.run_round(rstate, part, block_updates, self.block_rows)
             grad_evals += evals[0]
             evals[0] = 0
-            client_rounds += part.size
+            client_rounds += size * n if seen.get("updates") is not None else part.size
             if v is not None:
                 v *= beta
                 v += G
@@ -481,6 +702,9 @@ class Engine:
                     diverged[rows] = t
                     watch = bool(np.any(diverged < 0))
             bits += part.counts * self.bits_per_update
+            if extra_floats is not None:
+                bits += np.rint(np.asarray(extra_floats, dtype=float)
+                                * self.bits_per_float).astype(np.int64)
             if j < T_rec and self.record[j] == t:
                 record(j)
                 j += 1

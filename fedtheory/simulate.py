@@ -94,6 +94,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import time
 import warnings
@@ -105,7 +106,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fedtheory.algorithms import Rule, get_rule
-from fedtheory.engine import BIT_GENERATORS, METRICS, Engine, EngineConfig
+from fedtheory.engine import (
+    BIT_GENERATORS,
+    METRICS,
+    Engine,
+    EngineConfig,
+    LocalSteps,
+    LocalStepsDraw,
+    resolve_local_steps,
+)
 from fedtheory.validation import finite_array, integer_at_least, positive_real
 
 if TYPE_CHECKING:  # fedtheory.problems is imported only when a run needs it (it pulls scipy)
@@ -113,8 +122,8 @@ if TYPE_CHECKING:  # fedtheory.problems is imported only when a run needs it (it
     from fedtheory.problems.base import Problem
     from fedtheory.problems.noise import NoiseSampler
 
-__all__ = ["BIT_GENERATORS", "METRICS", "DivergenceWarning", "SimulationResult", "Trace",
-           "max_threads", "simulate"]
+__all__ = ["BIT_GENERATORS", "DEFAULT_MAX_THREADS", "METRICS", "DivergenceWarning",
+           "LocalStepsDraw", "SimulationResult", "Trace", "max_threads", "simulate"]
 
 
 class DivergenceWarning(RuntimeWarning):
@@ -126,23 +135,29 @@ class DivergenceWarning(RuntimeWarning):
     """
 
 
-#: The most threads :func:`simulate` starts on its own (``workers=None``); see
-#: :func:`max_threads`.
-_MAX_THREADS = 2
+#: The most threads :func:`simulate` starts on its own (``workers=None``) unless a
+#: :func:`max_threads` block (or ``thread_limit=``) says otherwise.
+DEFAULT_MAX_THREADS = 2
+
+#: The limit of the current context (a :class:`contextvars.ContextVar`: scoped to the
+#: ``with`` block and to its thread or task, never a mutable module global).
+_THREAD_LIMIT: contextvars.ContextVar[int] = contextvars.ContextVar(
+    "fedtheory_simulate_thread_limit", default=DEFAULT_MAX_THREADS)
 
 
 @contextlib.contextmanager
 def max_threads(n: int) -> Iterator[None]:
     """Within the block, :func:`simulate` starts at most ``n`` threads on its own
     (``workers=None``; default 2). A worker process of a parallel run uses 1, so that the
-    run's parallelism is its workers'. Never changes the numbers."""
-    global _MAX_THREADS
+    run's parallelism is its workers'. Never changes the numbers. The limit is a context
+    variable: it holds in this thread (or asyncio task) until the block ends; ``simulate``'s
+    ``thread_limit=`` argument says the same for one call."""
     n = integer_at_least("n", n)
-    old, _MAX_THREADS = _MAX_THREADS, n
+    token = _THREAD_LIMIT.set(n)
     try:
         yield
     finally:
-        _MAX_THREADS = old
+        _THREAD_LIMIT.reset(token)
 
 
 #: Replicas named in a :class:`DivergenceWarning` before the list is shortened.
@@ -280,7 +295,7 @@ def simulate(
     rounds: int,
     replicas: int,
     lr: float,
-    local_steps: int = 1,
+    local_steps: LocalSteps = 1,
     global_lr: float = 1.0,
     momentum: float = 0.0,
     noise: NoiseSampler | None = None,
@@ -296,6 +311,7 @@ def simulate(
     fuse_local_steps: bool | None = None,
     extra_metrics: dict[str, Callable[[np.ndarray], np.ndarray]] | None = None,
     first_replica: int = 0,
+    thread_limit: int | None = None,
 ) -> SimulationResult:
     r"""Simulate ``replicas`` independent runs of federated optimisation for ``rounds`` rounds.
 
@@ -313,7 +329,14 @@ def simulate(
     lr
         Local learning rate :math:`\eta > 0` (the seed's :math:`\eta` when ``global_lr = 1``).
     local_steps
-        :math:`\tau \ge 1` local steps per round.
+        :math:`\tau \ge 1` local steps per round: one int for every client; an ``(n,)``
+        array of ints :math:`\tau_i \ge 1` per client; a
+        :class:`~fedtheory.engine.LocalStepsDraw` ``(low, high)``, every pair's
+        :math:`\tau^t_{r,i}` drawn uniformly each round; or ``callable(rngs, replicas, n)``
+        returning ``(replicas, n)`` ints (row :math:`r` from ``rngs[r]``). The update is
+        the sum of the :math:`\tau_i` gradients (see the module docstring), the same
+        convention as a uniform :math:`\tau`; a rule with a drift correction (SCAFFOLD)
+        needs one int.
     global_lr
         Server learning rate :math:`\eta_g > 0`: :math:`x_{t+1} = x_t - \eta_g\eta v_t`.
     momentum
@@ -348,6 +371,9 @@ def simulate(
         exact and :math:`\tau > 1`; see the module docstring).
     extra_metrics
         ``name -> f((R, d) iterates) -> (R,)``, recorded like the built-in metrics.
+    thread_limit
+        The most threads started when ``workers`` is None (default: the enclosing
+        :func:`max_threads` block's limit, else :data:`DEFAULT_MAX_THREADS`).
     first_replica
         Index of the first replica: replicas ``first_replica, ..., first_replica + R - 1``
         are simulated (their streams, see the module docstring). Runs over consecutive ranges,
@@ -371,7 +397,12 @@ def simulate(
     rule = get_rule(rule)
     rounds = integer_at_least("rounds", rounds, minimum=0)
     replicas = integer_at_least("replicas", replicas)
-    local_steps = integer_at_least("local_steps", local_steps)
+    local_steps = resolve_local_steps(local_steps, int(problem.n))
+    if not isinstance(local_steps, int) and type(rule).correction is not Rule.correction:
+        raise ValueError(f"local_steps must be one integer with rule {rule.name!r} (its drift "
+                         f"correction divides by tau), got {local_steps!r}")
+    limit = _THREAD_LIMIT.get() if thread_limit is None else integer_at_least(
+        "thread_limit", thread_limit)
     record_every = integer_at_least("record_every", record_every)
     bits_per_float = integer_at_least("bits_per_float", bits_per_float)
     lr = positive_real("lr", lr)
@@ -400,6 +431,12 @@ def simulate(
             f"participation must be a process over problem.n={n} clients, got "
             f"{participation!r} with n={getattr(participation, 'n', None)!r}"
         )
+    if getattr(participation, "sets_coefficients", False) and not rule.needs_all \
+            and not rule.pair_coefficients:
+        raise ValueError(
+            f"participation {participation!r} sets its own aggregation coefficients (e.g. "
+            f"w_i/p_i of this round): the rule must apply them (one with pair_coefficients, "
+            f"such as 'fedavg_is'), got rule {rule.name!r}")
     p = np.asarray(participation.stationary, dtype=float)
     if p.shape != (n,) or not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
         raise ValueError(f"participation.stationary must be n={n} probabilities, got {p!r}")
@@ -423,9 +460,14 @@ def simulate(
         if rule.table:  # one chunk's (chunk, n, d) table stays under 128 MiB of float64
             chunk = max(1, min(chunk, _TABLE_BUDGET // (n * d)))
         if workers is None:
-            work = replicas * expected_k * d * local_steps
+            tau_work = (local_steps if isinstance(local_steps, int) else
+                        float(np.mean(local_steps)) if isinstance(local_steps, np.ndarray)
+                        else getattr(local_steps, "mean", 1.0))
+            if getattr(participation, "sees_round", False):
+                expected_k = float(n)  # a process may ask for every client's update
+            work = replicas * expected_k * d * tau_work
             workers = 2 if (work >= 1 << 16 and replicas >= 2) else 1
-            workers = max(1, min(workers, os.cpu_count() or 1, _MAX_THREADS))
+            workers = max(1, min(workers, os.cpu_count() or 1, limit))
         if workers > 1:
             chunk = min(chunk, -(-replicas // workers))
     else:
@@ -457,7 +499,9 @@ def simulate(
                       stacklevel=2)
     config = {
         "problem": repr(problem), "rule": repr(rule), "participation": repr(participation),
-        "rounds": rounds, "replicas": replicas, "lr": lr, "local_steps": local_steps,
+        "rounds": rounds, "replicas": replicas, "lr": lr,
+        "local_steps": (local_steps if isinstance(local_steps, int) else local_steps.tolist()
+                        if isinstance(local_steps, np.ndarray) else repr(local_steps)),
         "global_lr": global_lr, "momentum": beta, "noise": repr(noise), "seed": int(seed),
         "dtype": dt.name, "chunk": chunk, "workers": workers, "bit_generator": bit_generator,
         "fused_local_steps": engine.fused, "bits_per_float": bits_per_float,

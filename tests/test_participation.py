@@ -46,6 +46,12 @@ DETERMINISTIC = {
 }
 
 
+#: Processes that see the round (stepped by the engine with a RoundView, not by step()):
+#: their own battery is tests/test_round_aware.py.
+ROUND_AWARE = {participation.OCSParticipation, participation.AOCSParticipation,
+               participation.PowerOfChoice, participation.CustomParticipation}
+
+
 def gens(seed, replicas, start=0):
     return [np.random.default_rng([seed, r]) for r in range(start, start + replicas)]
 
@@ -56,7 +62,8 @@ def test_every_process_is_registered_and_covered():
         if issubclass(obj, ParticipationProcess) and obj.name
     }
     assert classes == set(PROCESSES.values())
-    assert {type(make()) for make in (CASES | DETERMINISTIC).values()} == classes
+    assert {type(make()) for make in (CASES | DETERMINISTIC).values()} | ROUND_AWARE == classes
+    assert all(cls.sees_round for cls in ROUND_AWARE)
 
 
 @pytest.mark.parametrize("case", sorted(CASES | DETERMINISTIC))

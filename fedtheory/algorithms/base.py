@@ -122,6 +122,9 @@ class Rule:
         Vectors of :math:`d` floats a participant sends to the master (SCAFFOLD: 2).
     own_momentum
         Applies its own heavy-ball momentum (the engine's ``momentum`` must then be 0).
+    pair_coefficients
+        Aggregates with the per-pair coefficients a round-aware participation process may
+        set (``Participants.coef``, e.g. OCS's :math:`w_i/p_i^t`) when present.
     """
 
     name: ClassVar[str] = ""
@@ -130,6 +133,7 @@ class Rule:
     importance_weighted: ClassVar[bool] = False
     floats_per_update: ClassVar[int] = 1
     own_momentum: ClassVar[bool] = False
+    pair_coefficients: ClassVar[bool] = False
     #: "zeros" or "full" (tables filled with every client's update at the initial point).
     memory_init: str = "zeros"
 

@@ -72,6 +72,11 @@ class FedAvgIS(Rule):
     unbiased for :math:`\sum_i w_i \Delta_i` when client :math:`i` is active with probability
     :math:`p_i`; :math:`G_t = 0` without participants. No memory.
 
+    Pairs that carry their own coefficients (``Participants.coef``, set by a round-aware
+    participation process such as OCS with this round's :math:`a_i = w_i/p_i^t`) are
+    aggregated with them instead, :math:`G_t = \sum_{i\in\mathcal A(t)} a_i\Delta_i`
+    (``pair_coefficients``).
+
     >>> rule = FedAvgIS()
     >>> st = rule.init(1, 2, 1, p=[0.5, 1.0])
     >>> rule.step(st, np.array([True, True]), np.array([[1.0], [3.0]]))[0].tolist()
@@ -80,6 +85,7 @@ class FedAvgIS(Rule):
 
     name: ClassVar[str] = "fedavg_is"
     importance_weighted: ClassVar[bool] = True
+    pair_coefficients: ClassVar[bool] = True
 
     def begin(self, state: dict[str, Any], part: Participants,
               p: np.ndarray | None = None) -> dict[str, Any]:
@@ -90,7 +96,11 @@ class FedAvgIS(Rule):
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
                    updates: np.ndarray, consume: bool = False) -> None:
-        add_scaled_sums(acc["num"], updates, block, rows_coef(acc["coef"], block))
+        if block.coef is not None and self.pair_coefficients:
+            coef = block.coef.astype(state["dtype"], copy=False)[:, None]
+        else:
+            coef = rows_coef(acc["coef"], block)
+        add_scaled_sums(acc["num"], updates, block, coef)
 
     def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
         return acc["num"]

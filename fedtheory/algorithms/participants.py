@@ -49,6 +49,11 @@ class Participants:
         ``(K,)`` replica and client index of each pair; ``rows`` is non-decreasing.
     starts
         ``(R + 1,)`` offsets: the pairs of replica ``r`` are ``starts[r]:starts[r + 1]``.
+    coef
+        ``(K,)`` per-pair aggregation coefficients :math:`a_{r,i}` chosen by a round-aware
+        participation process (e.g. OCS's :math:`w_i/p_i^t`), or None (the rule's own
+        coefficients). Rules with ``pair_coefficients`` aggregate
+        :math:`G_r = \sum_{i \in \mathcal A_r} a_{r,i}\Delta_{r,i}` with them.
 
     Examples
     --------
@@ -62,10 +67,12 @@ class Participants:
     rows: np.ndarray
     cols: np.ndarray
     starts: np.ndarray
+    coef: np.ndarray | None = None
 
     @classmethod
-    def from_mask(cls, mask: np.ndarray) -> Participants:
-        """Compress a boolean participation mask of shape ``(R, n)``."""
+    def from_mask(cls, mask: np.ndarray, coef: np.ndarray | None = None) -> Participants:
+        """Compress a boolean participation mask of shape ``(R, n)``; ``coef``, ``(R, n)``
+        per-pair aggregation coefficients (read at the active pairs) or None."""
         mask = np.asarray(mask)
         if mask.ndim != 2 or mask.dtype != bool:
             raise ValueError(
@@ -76,7 +83,13 @@ class Participants:
         counts = np.count_nonzero(mask, axis=1)
         starts = np.zeros(mask.shape[0] + 1, dtype=np.intp)
         np.cumsum(counts, out=starts[1:])
-        return cls(mask.shape[0], mask.shape[1], rows, cols, starts)
+        pair = None
+        if coef is not None:
+            coef = np.asarray(coef, dtype=float)
+            if coef.shape != mask.shape:
+                raise ValueError(f"coef must have the mask's shape {mask.shape}, got {coef.shape}")
+            pair = coef[rows, cols]
+        return cls(mask.shape[0], mask.shape[1], rows, cols, starts, pair)
 
     @classmethod
     def full(cls, replicas: int, n: int) -> Participants:
@@ -167,7 +180,8 @@ class Participants:
                 else:
                     starts = np.zeros(R + 1, dtype=np.intp)
                     starts[r + 1:] = e - s
-                block = Participants(R, n, rows[s:e], cols[s:e], starts)
+                block = Participants(R, n, rows[s:e], cols[s:e], starts,
+                                     None if self.coef is None else self.coef[s:e])
                 block.__dict__["_only"] = r
                 yield block
             return
@@ -180,7 +194,8 @@ class Participants:
         lo = cuts[:-1, None]
         starts = np.minimum(np.maximum(self.starts, lo), cuts[1:, None]) - lo
         for j, (s, e) in enumerate(pairwise(cuts.tolist())):
-            yield Participants(R, n, rows[s:e], cols[s:e], starts[j])
+            yield Participants(R, n, rows[s:e], cols[s:e], starts[j],
+                               None if self.coef is None else self.coef[s:e])
 
     @property
     def mask(self) -> np.ndarray:

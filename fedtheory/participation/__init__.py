@@ -9,14 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from fedtheory.participation.aocs import AOCSParticipation
 from fedtheory.participation.base import (
     ParticipationProcess,
     RNGLike,
+    RoundAwareProcess,
+    RoundView,
+    Selection,
     uniforms,
     validate_n,
     validate_probability_vector,
 )
 from fedtheory.participation.bernoulli import BernoulliParticipation
+from fedtheory.participation.custom import CustomParticipation
 from fedtheory.participation.cyclic import CyclicParticipation
 from fedtheory.participation.dropout import (
     ClusterDropout,
@@ -25,11 +30,20 @@ from fedtheory.participation.dropout import (
 )
 from fedtheory.participation.grouped_dropout import GroupedDropout
 from fedtheory.participation.markov import MarkovParticipation
+from fedtheory.participation.ocs import OCSParticipation
+from fedtheory.participation.power_of_choice import PowerOfChoice
 from fedtheory.participation.replay import ReplayParticipation
 from fedtheory.participation.uniform import UniformParticipation
 
 __all__ = [
     "PROCESSES",
+    "AOCSParticipation",
+    "CustomParticipation",
+    "OCSParticipation",
+    "PowerOfChoice",
+    "RoundAwareProcess",
+    "RoundView",
+    "Selection",
     "BernoulliParticipation",
     "ClusterDropout",
     "CorrelatedDropout",
@@ -60,6 +74,10 @@ PROCESSES: dict[str, type[ParticipationProcess]] = {
         CorrelatedDropout,
         GroupedDropout,
         ReplayParticipation,
+        OCSParticipation,
+        AOCSParticipation,
+        PowerOfChoice,
+        CustomParticipation,
     )
 }
 

@@ -16,11 +16,53 @@ arithmetic.
 Each process exposes :attr:`ParticipationProcess.stationary`, the probability
 :math:`p_i = P(1_i^t = 1)` that client :math:`i` takes part in a round (the same in every
 round: chains start in their stationary law, cycles at a uniformly random phase).
+
+Processes that see the round
+----------------------------
+Some schemes choose the participants from the round itself: optimal client sampling (OCS,
+AOCS; seed 002) from the norms of the clients' updates, FL-FDMS's friend choice (seed 004)
+from their similarities, power-of-choice (Cho, Wang, Joshi 2020) from the clients' current
+losses. A :class:`RoundAwareProcess` (``sees_round = True``) is stepped by the engine with a
+read-only :class:`RoundView` of round :math:`t`::
+
+    selection, state = proc.select(state, rng, view)   # a Selection
+
+The view holds the iterates :math:`x_t` ``(R, d)`` and, **lazily, only when the process asks**
+(:meth:`RoundView.updates`, :meth:`RoundView.norms`, :meth:`RoundView.similarities`), every
+client's local update of this round
+
+.. math:: \Delta_{r,i} = \sum_{k<\tau_i}\big(\nabla f_i(y^k_{r,i}) + \xi^k_{r,i}\big),
+    \qquad y^0_{r,i} = x_{t,r},
+
+computed by the engine through its one local-work path (the same noise streams, in the same
+order, as when those clients take part), counted in ``grad_evals`` and ``client_rounds``
+(every client of every replica computed its update), and reused by the aggregation: the
+clients selected send the very updates the process looked at. The client losses
+:math:`f_i(x_{t,r})` (:meth:`RoundView.losses`) need no local work.
+
+A :class:`Selection` is the mask :math:`1^t_{r,i}` and, optionally, per-pair aggregation
+coefficients :math:`a_{r,i}` that a rule with ``pair_coefficients`` (``"fedavg_is"``) applies,
+
+.. math:: G_{t,r} = \sum_{i:\,1^t_{r,i}=1} a_{r,i}\,\Delta_{r,i},
+
+unbiased for :math:`\sum_i w_i\Delta_{r,i}` when :math:`a_{r,i} = w_i/p^t_{r,i}` and client
+:math:`i` is included with probability :math:`p^t_{r,i}` given the round
+(:math:`\mathbb E[G \mid x_t, \Delta] = \sum_i p^t_i\, w_i\Delta_i/p^t_i`; clients with
+:math:`p^t_i = 0` must have :math:`w_i\Delta_i = 0`, as OCS's zero norms do), and the floats
+each replica sent besides the updates (``extra_floats``, e.g. OCS's norms), which the engine
+adds to the ``bits`` metric.
+
+A process that never asks for the updates costs nothing more; the processes that do not see
+the round (Bernoulli, Markov, cyclic, dropout, ...) are stepped exactly as before, with
+bit-identical masks and costs. Determinism: a round-aware process draws from the same
+per-replica participation stream, and computes row :math:`r` from replica :math:`r`'s view
+only, so chunking the replicas never changes its choices.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,6 +72,9 @@ from fedtheory.validation import probabilities
 __all__ = [
     "ParticipationProcess",
     "RNGLike",
+    "RoundAwareProcess",
+    "RoundView",
+    "Selection",
     "uniforms",
     "validate_n",
     "validate_probability_vector",
@@ -118,4 +163,156 @@ class ParticipationProcess:
         """Add the process's arrays to ``state`` (stateless processes add nothing)."""
 
     def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
+        raise NotImplementedError
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+class RoundView:
+    r"""A read-only view of one round for a :class:`RoundAwareProcess`, vectorised over
+    replicas.
+
+    Attributes
+    ----------
+    t
+        The round :math:`t \ge 1` being decided.
+    x
+        The iterates :math:`x_t`, ``(R, d)``, read-only.
+    weights
+        The objective weights :math:`w_i`, ``(n,)``.
+    sizes
+        The clients' data sizes ``(n,)`` when the problem has them, else None.
+
+    Everything else is computed on first request and kept for the round: :meth:`updates`
+    (the engine's local work for every client, counted as such), :meth:`norms`,
+    :meth:`similarities`, :meth:`losses`.
+    """
+
+    def __init__(self, t: int, x: np.ndarray, weights: np.ndarray,
+                 compute_updates: Callable[[], np.ndarray],
+                 compute_losses: Callable[[], np.ndarray] | None = None,
+                 sizes: np.ndarray | None = None) -> None:
+        self.t = int(t)
+        self.x = _read_only(np.asarray(x))
+        self.weights = _read_only(np.asarray(weights, dtype=float))
+        self.sizes = None if sizes is None else _read_only(np.asarray(sizes))
+        self.replicas, self.d = self.x.shape
+        self.n = int(self.weights.shape[0])
+        self._compute_updates = compute_updates
+        self._compute_losses = compute_losses
+        self._cache: dict[str, np.ndarray] = {}
+
+    @property
+    def asked_updates(self) -> bool:
+        """Whether the process asked for the clients' updates this round."""
+        return "updates" in self._cache
+
+    def updates(self) -> np.ndarray:
+        r"""Every client's local update :math:`\Delta_{r,i}` of this round, ``(R, n, d)``,
+        read-only (computed once, by the engine's local work, and counted)."""
+        if "updates" not in self._cache:
+            upd = np.asarray(self._compute_updates())
+            if upd.shape != (self.replicas, self.n, self.d):
+                raise ValueError(f"the engine's updates must have shape "
+                                 f"{(self.replicas, self.n, self.d)}, got {upd.shape}")
+            self._cache["updates"] = _read_only(upd)
+        return self._cache["updates"]
+
+    def norms(self) -> np.ndarray:
+        r""":math:`\|\Delta_{r,i}\|`, ``(R, n)``, in float64."""
+        if "norms" not in self._cache:
+            u = self.updates().astype(float, copy=False)
+            self._cache["norms"] = _read_only(np.sqrt(np.einsum("rnd,rnd->rn", u, u)))
+        return self._cache["norms"]
+
+    def weighted_norms(self) -> np.ndarray:
+        r""":math:`u_{r,i} = w_i\|\Delta_{r,i}\|`, ``(R, n)`` (seed 002's norms of
+        :math:`\tilde U_i`)."""
+        return self.norms() * self.weights
+
+    def similarities(self) -> np.ndarray:
+        r"""Cosine similarities :math:`\langle\Delta_i,\Delta_j\rangle/(\|\Delta_i\|
+        \|\Delta_j\|)`, ``(R, n, n)``; 0 where a norm is 0."""
+        if "similarities" not in self._cache:
+            u = self.updates().astype(float, copy=False)
+            nrm = self.norms()
+            gram = np.einsum("rid,rjd->rij", u, u)
+            den = nrm[:, :, None] * nrm[:, None, :]
+            sim = np.zeros_like(gram)
+            np.divide(gram, den, out=sim, where=den > 0)
+            self._cache["similarities"] = _read_only(sim)
+        return self._cache["similarities"]
+
+    def losses(self) -> np.ndarray:
+        r"""The client losses :math:`f_i(x_{t,r})`, ``(R, n)`` (no local work)."""
+        if "losses" not in self._cache:
+            if self._compute_losses is None:
+                raise ValueError("this problem has no client_losses: the view cannot give the "
+                                 "clients' losses")
+            loss = np.asarray(self._compute_losses(), dtype=float)
+            if loss.shape != (self.replicas, self.n):
+                raise ValueError(f"client losses must have shape {(self.replicas, self.n)}, "
+                                 f"got {loss.shape}")
+            self._cache["losses"] = _read_only(loss)
+        return self._cache["losses"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    r"""What a :class:`RoundAwareProcess` decides for a round.
+
+    Attributes
+    ----------
+    mask
+        Bool ``(R, n)``: who takes part.
+    coef
+        ``(R, n)`` aggregation coefficients :math:`a_{r,i}` (read at the participants; e.g.
+        :math:`w_i/p^t_{r,i}`), applied by rules with ``pair_coefficients``; None: the rule's
+        own.
+    extra_floats
+        ``(R,)`` floats each replica's clients sent besides their updates this round (norms,
+        AOCS's messages, losses), counted in ``bits``; None: nothing.
+    """
+
+    mask: np.ndarray
+    coef: np.ndarray | None = None
+    extra_floats: np.ndarray | None = None
+
+
+class RoundAwareProcess(ParticipationProcess):
+    r"""Base class of processes that see the round (see the module docstring): subclasses
+    implement ``_select(state, rng, view) -> Selection``.
+
+    :attr:`stationary` is the process's *nominal* marginal (e.g. :math:`m/n` for a budget
+    :math:`m`): the per-round probabilities depend on the round, and the unbiased weights travel
+    with the selection (``Selection.coef``); the nominal marginal sizes the engine's chunks
+    and serves rules that read :math:`p` when the selection carries no coefficients.
+    """
+
+    sees_round: ClassVar[bool] = True
+    #: The selections carry aggregation coefficients (the rule must have ``pair_coefficients``).
+    sets_coefficients: ClassVar[bool] = False
+
+    def select(self, state: dict[str, Any], rng: RNGLike,
+               view: RoundView) -> tuple[Selection, dict[str, Any]]:
+        """The next round's :class:`Selection` given its :class:`RoundView`, and the state."""
+        sel = self._select(state, rng, view)
+        if not isinstance(sel, Selection):
+            sel = Selection(np.asarray(sel, dtype=bool))
+        mask = np.asarray(sel.mask)
+        if mask.dtype != bool or mask.shape != (state["replicas"], self.n):
+            raise ValueError(f"{type(self).__name__}'s mask must be bool of shape "
+                             f"{(state['replicas'], self.n)}, got {mask.dtype} {mask.shape}")
+        state["t"] += 1
+        return sel, state
+
+    def step(self, state: dict[str, Any], rng: RNGLike) -> tuple[np.ndarray, dict[str, Any]]:
+        raise ValueError(f"participation {type(self).__name__} sees the round: it is stepped by "
+                         "the engine (fedtheory.simulate) with a RoundView, through select()")
+
+    def _select(self, state: dict[str, Any], rng: RNGLike, view: RoundView) -> Selection:
         raise NotImplementedError
