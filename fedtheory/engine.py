@@ -643,22 +643,32 @@ class Engine:
             def losses() -> np.ndarray:
                 return np.asarray(self.problem.client_losses(x.astype(float, copy=False)))
 
-        def round_updates() -> np.ndarray:
-            """Every client's update of this round, for the process's view (counted)."""
+        def round_updates(only: np.ndarray | None) -> np.ndarray:
+            """The clients' updates of this round (all, or the pairs ``only``), for the
+            process's view: counted, and reused by the aggregation."""
             if type(rule).correction is not Rule.correction:
                 raise ValueError(f"participation {proc.name!r} reads the clients' updates, which "
                                  f"rule {rule.name!r} corrects during the local work: not "
                                  "supported together")
-            full = Participants.full(size, n)
-            upd, ge = self.local_updates(x, full, None, noise_rngs, view_work,
-                                         self.pair_steps(full, work))
+            some = Participants.full(size, n) if only is None else Participants.from_mask(only)
+            upd, ge = self.local_updates(x, some, None, noise_rngs, view_work,
+                                         self.pair_steps(some, work))
             evals[0] += ge
-            seen["updates"] = upd
-            return upd.reshape(size, n, d)
+            if only is None:
+                dense = upd.reshape(size, n, d)
+            else:
+                dense = np.zeros((size, n, d), dtype=dt)
+                dense[some.rows, some.cols] = upd
+            seen["updates"], seen["only"], seen["count"] = dense.reshape(-1, d), only, some.size
+            return dense
 
         def block_updates(block: Participants, corr: np.ndarray | None) -> np.ndarray:
             upd_all = seen.get("updates")
             if upd_all is not None:  # the process's view computed them: the same numbers
+                only = seen["only"]
+                if only is not None and not only[block.rows, block.cols].all():
+                    raise ValueError(f"participation {proc.name!r} selected clients whose "
+                                     "updates it did not ask for (RoundView.updates(only=))")
                 return take_rows(upd_all, block.flat_index,
                                  scratch(work, "upd_seen", block.size, d, dt))
             upd, ge = self.local_updates(x, block, corr, noise_rngs, work,
@@ -687,7 +697,7 @@ class Engine:
             G = rule.run_round(rstate, part, block_updates, self.block_rows)
             grad_evals += evals[0]
             evals[0] = 0
-            client_rounds += size * n if seen.get("updates") is not None else part.size
+            client_rounds += seen["count"] if seen.get("updates") is not None else part.size
             if v is not None:
                 v *= beta
                 v += G

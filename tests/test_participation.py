@@ -49,7 +49,8 @@ DETERMINISTIC = {
 #: Processes that see the round (stepped by the engine with a RoundView, not by step()):
 #: their own battery is tests/test_round_aware.py.
 ROUND_AWARE = {participation.OCSParticipation, participation.AOCSParticipation,
-               participation.PowerOfChoice, participation.CustomParticipation}
+               participation.PowerOfChoice, participation.CustomParticipation,
+               participation.FDMSFriendChoice}
 
 
 def gens(seed, replicas, start=0):

@@ -68,7 +68,7 @@ def test_aocs_probabilities_are_algorithm_2() -> None:
     prob = _problem()
     x = np.ones((2, prob.d))
     upd = prob.client_grads(x)
-    view = RoundView(1, x, prob.weights, lambda: upd)
+    view = RoundView(1, x, prob.weights, lambda only: upd)
     res = aocs_probabilities(prob.weights * np.linalg.norm(upd, axis=-1), 2.0, 1)
     proc = AOCSParticipation(prob.n, 2.0, j_max=1)
     rng = [np.random.default_rng(i) for i in range(2)]
@@ -83,7 +83,7 @@ def test_ocs_estimator_is_unbiased_by_exact_enumeration() -> None:
     prob = _problem(n=4)
     x = np.array([[0.3, -1.0, 2.0]])
     upd = prob.client_grads(x)
-    view = RoundView(1, x, prob.weights, lambda: upd)
+    view = RoundView(1, x, prob.weights, lambda only: upd)
     proc = OCSParticipation(prob.n, 1.5)
     p = proc.probabilities(view)[0]
     coef = np.where(p > 0, prob.weights / np.where(p > 0, p, 1), 0)
@@ -206,3 +206,22 @@ def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="reads the clients' updates"):
         simulate(prob, "scaffold", CustomParticipation(prob.n, lambda v, r, s: v.norms() > 0),
                  rounds=1, replicas=1, lr=0.1)
+
+
+@pytest.mark.parametrize("reduction", [None, {"horizon": 30, "max_friends": 2, "beta": 0.5,
+                                              "p": 0.5, "delta_f": 1.0, "scale": 0.5}])
+def test_fdms_friend_choice_is_the_fl_fdms_rule(reduction: dict | None) -> None:
+    from fedtheory.algorithms import FLFDMS
+    from fedtheory.participation import DropoutParticipation, FDMSFriendChoice
+
+    prob = _problem(n=6)
+    base = DropoutParticipation(6, 0.5)
+    kw = dict(rounds=15, replicas=3, lr=0.05, x0=np.ones(3), seed=2)
+    proc = FDMSFriendChoice(base, reduction=reduction)
+    a = simulate(prob, "fedavg_is", proc, **kw)
+    b = simulate(prob, FLFDMS(reduction=reduction), base, **kw)
+    np.testing.assert_allclose(a.x, b.x, rtol=1e-11)
+    # dropped clients compute nothing: the cost is the base process's
+    assert a.grad_evals == a.client_rounds == b.client_rounds
+    with pytest.raises(ValueError, match="base must be a participation process"):
+        FDMSFriendChoice(proc)

@@ -46,11 +46,13 @@ __all__ = [
     "choose_friends",
     "complexity_threshold",
     "count_computations",
+    "discovery_round",
     "init_candidates",
     "init_similarity",
     "mean_similarity",
     "prune_candidates",
     "similarity_matrix",
+    "substitution_coefficients",
     "update_similarity",
 ]
 
@@ -370,3 +372,69 @@ def prune_candidates(
         eliminate = known & (best - m >= th)
     new = c & ~eliminate
     return new, count_computations(new, active_next)
+
+
+def discovery_round(state: dict[str, Any], active: np.ndarray, updates: np.ndarray,
+                    similarity: str, theta: Callable[[int], float] | None) -> np.ndarray:
+    r"""One round of FL-FDMS's friend discovery on ``state`` (updated in place): the scores
+    of eq. (14) of the active pairs (only candidate pairs when ``theta`` is given), the running
+    means of eq. (15), the friends :math:`\phi_t` (:func:`choose_friends`) and, with the
+    complexity reduction, the pruning with :math:`\Theta_t` = ``theta(t)``.
+
+    ``state`` holds ``similarity_sum``, ``similarity_count``, ``candidates`` ``(R, n, n)``,
+    ``t`` and ``computations`` ``(R,)`` (as :class:`~fedtheory.algorithms.FLFDMS`'s state).
+    Returns the friends ``(R, n)`` (-1 for active clients). Used by the rule ``"fl_fdms"`` and
+    by the participation process :class:`~fedtheory.participation.FDMSFriendChoice`.
+    """
+    state["t"] += 1
+    cand = state["candidates"] if theta is not None else None
+    sims = similarity_matrix(updates, active, similarity)
+    computed = None if cand is None else (cand | np.swapaxes(cand, 1, 2))
+    sim = update_similarity({"sum": state["similarity_sum"],
+                             "count": state["similarity_count"]}, sims, active, computed)
+    state["similarity_sum"], state["similarity_count"] = sim["sum"], sim["count"]
+    state["computations"] = state["computations"] + count_computations(
+        state["candidates"], active)
+    mean = mean_similarity(sim)
+    friends = choose_friends(mean, active, cand)
+    if cand is not None and theta is not None:
+        state["candidates"], _ = prune_candidates(mean, cand, theta(state["t"]))
+    return friends
+
+
+def substitution_coefficients(active: np.ndarray, source: np.ndarray,
+                              weights: np.ndarray) -> np.ndarray:
+    r"""The coefficients :math:`a_{r,i}` of seed 004's eq. (5) on the active clients' own
+    updates, ``(R, n)`` (0 for dropped clients), so that the substituted aggregate is
+    :math:`\sum_i a_{r,i}\Delta^i` (:func:`fedtheory.algorithms.substitution.
+    substituted_aggregate`):
+
+    .. math:: a_i = w_i + \sum_{k\notin\mathcal S:\ s_k = i} w_k
+        + W_{\text{none}}\,\frac{w_i}{\sum_{j\in\mathcal S} w_j}\qquad (i\in\mathcal S),
+
+    :math:`s_k` = ``source[r, k]`` the active substitute of dropped client :math:`k` (-1: none,
+    then the weighted active mean substitutes; its weight :math:`W_{\text{none}}`).
+
+    >>> substitution_coefficients(np.array([[True, True, False]]), np.array([[-1, -1, 1]]),
+    ...                           np.full(3, 0.25)).tolist()
+    [[0.25, 0.5, 0.0]]
+    """
+    a = np.asarray(active, dtype=bool)
+    R, n = a.shape
+    w = np.asarray(weights, dtype=float)
+    src = np.asarray(source)
+    coef = np.where(a, w, 0.0)
+    W_act = coef.sum(axis=1)
+    dropped = ~a
+    has = dropped & (src >= 0)
+    rr, kk = np.nonzero(has)
+    if rr.size:
+        bad = ~a[rr, src[rr, kk]]
+        if bad.any():
+            r0, k0 = int(rr[bad][0]), int(kk[bad][0])
+            raise ValueError(f"source[{r0}, {k0}] = {int(src[r0, k0])} is not an active client")
+        np.add.at(coef, (rr, src[rr, kk]), w[kk])
+    W_none = np.where(dropped & (src < 0), w, 0.0).sum(axis=1)
+    scale = np.divide(W_none, W_act, out=np.zeros(R), where=W_act > 0)
+    coef += scale[:, None] * np.where(a, w, 0.0)
+    return coef

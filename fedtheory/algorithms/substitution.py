@@ -41,7 +41,10 @@ from fedtheory.algorithms import friend_selection as fs
 from fedtheory.algorithms.base import Participants, Rule
 from fedtheory.participation.dropout import validate_clusters
 
-__all__ = ["FLFDMS", "FriendOracle", "oracle_friends", "substituted_aggregate"]
+__all__ = ["FLFDMS", "FriendOracle", "oracle_friends", "substituted_aggregate",
+           "substitution_coefficients"]
+
+substitution_coefficients = fs.substitution_coefficients
 
 
 def substituted_aggregate(updates: np.ndarray, active: np.ndarray, source: np.ndarray,
@@ -74,23 +77,7 @@ def substituted_aggregate(updates: np.ndarray, active: np.ndarray, source: np.nd
     [[1.6666666666666665]]
     """
     a = np.asarray(active, dtype=bool)
-    R, n = a.shape
-    w = np.asarray(weights, dtype=float)
-    src = np.asarray(source)
-    coef = np.where(a, w, 0.0)
-    W_act = coef.sum(axis=1)
-    dropped = ~a
-    has = dropped & (src >= 0)
-    rr, kk = np.nonzero(has)
-    if rr.size:
-        bad = ~a[rr, src[rr, kk]]
-        if bad.any():
-            r0, k0 = int(rr[bad][0]), int(kk[bad][0])
-            raise ValueError(f"source[{r0}, {k0}] = {int(src[r0, k0])} is not an active client")
-        np.add.at(coef, (rr, src[rr, kk]), w[kk])
-    W_none = np.where(dropped & (src < 0), w, 0.0).sum(axis=1)
-    scale = np.divide(W_none, W_act, out=np.zeros(R), where=W_act > 0)
-    coef += scale[:, None] * np.where(a, w, 0.0)
+    coef = fs.substitution_coefficients(a, source, weights)
     u = np.where(a[:, :, None], np.asarray(updates), 0.0)
     return np.einsum("rn,rnd->rd", coef, u)
 
@@ -258,18 +245,8 @@ class FLFDMS(_Substitution):
 
     def _sources(self, state: dict[str, Any], active: np.ndarray,
                  dense: np.ndarray) -> np.ndarray:
-        state["t"] += 1
-        cand = state["candidates"] if self.reduction is not None else None
-        sims = fs.similarity_matrix(dense, active, self.similarity)
-        computed = None if cand is None else (cand | np.swapaxes(cand, 1, 2))
-        sim = fs.update_similarity({"sum": state["similarity_sum"],
-                                    "count": state["similarity_count"]}, sims, active, computed)
-        state["similarity_sum"], state["similarity_count"] = sim["sum"], sim["count"]
-        state["computations"] = state["computations"] + fs.count_computations(
-            state["candidates"], active)
-        mean = fs.mean_similarity(sim)
-        friends = fs.choose_friends(mean, active, cand)
-        if cand is not None:
-            theta = self.threshold(state["t"], state["n"])
-            state["candidates"], _ = fs.prune_candidates(mean, cand, theta)
-        return friends
+        theta = None
+        if self.reduction is not None:
+            def theta(t: int) -> float:
+                return self.threshold(t, state["n"])
+        return fs.discovery_round(state, active, dense, self.similarity, theta)

@@ -28,6 +28,10 @@ from fedtheory.participation.dropout import (
     CorrelatedDropout,
     DropoutParticipation,
 )
+
+# last: it reads the FL-FDMS rule's discovery (fedtheory.algorithms imports the dropout
+# processes above)
+from fedtheory.participation.fdms import FDMSFriendChoice  # noqa: E402
 from fedtheory.participation.grouped_dropout import GroupedDropout
 from fedtheory.participation.markov import MarkovParticipation
 from fedtheory.participation.ocs import OCSParticipation
@@ -39,6 +43,7 @@ __all__ = [
     "PROCESSES",
     "AOCSParticipation",
     "CustomParticipation",
+    "FDMSFriendChoice",
     "OCSParticipation",
     "PowerOfChoice",
     "RoundAwareProcess",
@@ -78,6 +83,7 @@ PROCESSES: dict[str, type[ParticipationProcess]] = {
         AOCSParticipation,
         PowerOfChoice,
         CustomParticipation,
+        FDMSFriendChoice,
     )
 }
 

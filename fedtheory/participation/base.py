@@ -193,7 +193,7 @@ class RoundView:
     """
 
     def __init__(self, t: int, x: np.ndarray, weights: np.ndarray,
-                 compute_updates: Callable[[], np.ndarray],
+                 compute_updates: Callable[[np.ndarray | None], np.ndarray],
                  compute_losses: Callable[[], np.ndarray] | None = None,
                  sizes: np.ndarray | None = None) -> None:
         self.t = int(t)
@@ -211,15 +211,33 @@ class RoundView:
         """Whether the process asked for the clients' updates this round."""
         return "updates" in self._cache
 
-    def updates(self) -> np.ndarray:
-        r"""Every client's local update :math:`\Delta_{r,i}` of this round, ``(R, n, d)``,
-        read-only (computed once, by the engine's local work, and counted)."""
-        if "updates" not in self._cache:
-            upd = np.asarray(self._compute_updates())
-            if upd.shape != (self.replicas, self.n, self.d):
-                raise ValueError(f"the engine's updates must have shape "
-                                 f"{(self.replicas, self.n, self.d)}, got {upd.shape}")
-            self._cache["updates"] = _read_only(upd)
+    def updates(self, only: np.ndarray | None = None) -> np.ndarray:
+        r"""The clients' local updates :math:`\Delta_{r,i}` of this round, ``(R, n, d)``,
+        read-only (computed once, by the engine's local work, and counted).
+
+        ``only``: bool ``(R, n)``, compute just these pairs' updates (the others' rows are 0):
+        e.g. FL-FDMS reads the updates of the clients that did not drop; the selection must
+        then stay within ``only``. One request per round (a second with another ``only`` is
+        an error: the noise of the round is drawn once)."""
+        if only is not None:
+            only = np.asarray(only)
+            if only.dtype != bool or only.shape != (self.replicas, self.n):
+                raise ValueError(f"only must be bool of shape {(self.replicas, self.n)}, got "
+                                 f"{only.dtype} {only.shape}")
+        if "updates" in self._cache:
+            before = self._cache.get("only")
+            if not (before is None and only is None) and (
+                    before is None or only is None or not np.array_equal(before, only)):
+                raise ValueError("updates were already computed this round for another set "
+                                 "of clients (only=): one request per round")
+            return self._cache["updates"]
+        upd = np.asarray(self._compute_updates(only))
+        if upd.shape != (self.replicas, self.n, self.d):
+            raise ValueError(f"the engine's updates must have shape "
+                             f"{(self.replicas, self.n, self.d)}, got {upd.shape}")
+        self._cache["updates"] = _read_only(upd)
+        if only is not None:
+            self._cache["only"] = _read_only(only.copy())
         return self._cache["updates"]
 
     def norms(self) -> np.ndarray:
