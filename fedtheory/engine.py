@@ -578,7 +578,10 @@ class Engine:
 
     def _run_chunk(self, start: int, size: int) -> dict[str, Any]:
         part_rngs = self._streams(start, size, 0)
-        noise_rngs: Any = self._streams(start, size, 1)
+        # the noise streams exist only when there is noise (creating one costs microseconds
+        # per replica: a noise-free run of many small replicas paid more for them than for
+        # its arithmetic)
+        noise_rngs: Any = self._streams(start, size, 1) if self.noise_kind != "none" else []
         if self.noise_kind in ("additive", "relative"):  # standard normals only: drawn ahead
             noise_rngs = NormalStreams(noise_rngs, self.dtype)
         dt = self.dtype

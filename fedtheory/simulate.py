@@ -2,8 +2,14 @@ r"""The vectorised federated-learning simulator: many independent replicas of a 
 
 One round :math:`t` of replica :math:`r` (all replicas advance together, as array axes):
 
-1. the participation process draws the mask :math:`1_i^t` of active clients;
-2. every *active* client :math:`i` runs :math:`\tau` local steps from :math:`x_t`,
+1. the participation process draws the mask :math:`1_i^t` of active clients (a process that
+   *sees the round*, :class:`~fedtheory.participation.RoundAwareProcess`, decides from a
+   read-only view of it: :math:`x_t` and, only if it asks, the clients' updates of step 2, their
+   norms and similarities, or the client losses; it may also set per-pair aggregation
+   coefficients, e.g. OCS's :math:`w_i/p_i^t`, that ``"fedavg_is"`` applies; see
+   :mod:`fedtheory.participation.base`);
+2. every *active* client :math:`i` runs :math:`\tau_i` local steps from :math:`x_t` (one
+   :math:`\tau` for all, or per client, or drawn per round: ``local_steps``),
 
    .. math:: y^{k+1} = y^k - \eta\,\big(\nabla f_i(y^k) + \xi^k + c_i\big),\qquad
        y^0 = x_t,
@@ -12,7 +18,10 @@ One round :math:`t` of replica :math:`r` (all replicas advance together, as arra
    :math:`\mathbb E\|\xi\|^2 = \sigma^2`, or :math:`M\|\nabla f_i\|^2 + \sigma^2` as in seed
    002's Assumptions 7/8) and a drift correction :math:`c_i` asked from the rule (SCAFFOLD;
    0 otherwise), and reports the pseudo-gradient
-   :math:`\Delta_i = (x_t - y^\tau)/\eta = \sum_k (\nabla f_i(y^k) + \xi^k + c_i)`;
+   :math:`\Delta_i = (x_t - y^{\tau_i})/\eta = \sum_{k<\tau_i} (\nabla f_i(y^k) + \xi^k + c_i)`
+   (the sum of its :math:`\tau_i` gradients whatever :math:`\tau_i`, not FedNova's
+   :math:`\Delta_i/\tau_i`: a client with more steps weighs more, as in plain FedAvg with
+   heterogeneous local work);
 3. the rule aggregates the updates into :math:`G_t` (:mod:`fedtheory.algorithms`);
 4. the server steps, with heavy-ball momentum :math:`\beta` (0 by default),
 
@@ -58,8 +67,16 @@ small protocol each, checked when the engine is built;
 A problem that declares nothing (only the :class:`~fedtheory.problems.Problem` protocol) gets
 repeated ``client_gradients`` and ``loss(x) - f_star``; undeclared methods are never called.
 
+Per-client local work: with ``local_steps`` an ``(n,)`` array or a per-round draw
+(:class:`~fedtheory.engine.LocalStepsDraw`, or a callable), the pairs of a block run together
+and those with fewer steps drop out of the step loop by masking (the gradients of step
+:math:`k` are computed for the pairs with :math:`\tau_i > k` only); on a diagonal quadratic
+the closed form runs once per distinct :math:`\tau` (exact, one normal per coordinate per
+pair). A constant array is the int run, bit for bit.
+
 Determinism: replica :math:`r` draws its participation from the stream
-``SeedSequence(seed, spawn_key=(r, 0))`` and its gradient noise from ``(r, 1)``, with the bit
+``SeedSequence(seed, spawn_key=(r, 0))``, its gradient noise from ``(r, 1)`` and its drawn
+local steps (if any) from ``(r, 2)``, with the bit
 generator named by ``bit_generator`` (PCG64, numpy's default, unless asked otherwise). Each
 replica's pairs are cut into the same pieces whichever replicas share its chunk (see
 :meth:`Participants.blocks`), and its sums run in the same order. So a seed gives bitwise
