@@ -225,3 +225,22 @@ def test_fdms_friend_choice_is_the_fl_fdms_rule(reduction: dict | None) -> None:
     assert a.grad_evals == a.client_rounds == b.client_rounds
     with pytest.raises(ValueError, match="base must be a participation process"):
         FDMSFriendChoice(proc)
+
+
+def test_engine_reproduces_ocs_fedavg_full_participation_local_gd() -> None:
+    """The engine runs seed 002's set-up: with full participation and local gradient descent
+    (no mini-batches, no randomness) it gives run_fedavg's iterates' losses; OCS with the
+    full budget is the same run."""
+    import fedtheory.experiments.ocs_fedavg as ox
+
+    prob = ox.digits_problem(8, seed=0, unbalanced=False)
+    rounds, lr, steps = 3, 0.5, 2
+    run = ox.run_fedavg(prob, m=prob.n, rounds=rounds, replicas=1, local_lr=lr,
+                        batch_size=None, local_steps=steps, schemes=("full",), rng=0)
+    res = simulate(prob, "full", BernoulliParticipation(1.0, n=prob.n), rounds=rounds,
+                   replicas=1, lr=lr, local_steps=steps, keep_replicas=True)
+    np.testing.assert_allclose(res.f_gap.replicas[0] + prob.f_star, run.loss[0, 0],
+                               rtol=1e-10)
+    ocs = simulate(prob, "fedavg_is", OCSParticipation(prob.n, prob.n), rounds=rounds,
+                   replicas=1, lr=lr, local_steps=steps)
+    np.testing.assert_allclose(ocs.x, res.x, rtol=1e-10, atol=1e-13)
