@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # fedtheory.problems is imported when an engine is built (it 
     from fedtheory.problems.noise import NoiseSampler
 
 __all__ = ["BIT_GENERATORS", "METRICS", "Engine", "EngineConfig", "LocalSteps",
-           "LocalStepsDraw", "resolve_local_steps"]
+           "LocalStepsDraw", "RoundRecord", "resolve_local_steps"]
 
 #: Bit generators a simulation may use (``bit_generator=``); PCG64 is numpy's default.
 BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
@@ -152,6 +152,35 @@ class EngineConfig:
     p: np.ndarray | None
     #: Index of the first replica simulated (its random streams are ``spawn_key=(r, ...)``).
     first_replica: int = 0
+    #: Called every round with a :class:`RoundRecord` (None: nothing is called).
+    observe: Callable[[RoundRecord], None] | None = None
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    r"""What an ``observe`` callback sees of round :math:`t` of a block of replicas
+    (read-only arrays, valid during the call only).
+
+    Attributes
+    ----------
+    start
+        Index (within the run) of the block's first replica: rows are replicas
+        ``start, start + 1, ...``.
+    t
+        The round, :math:`1 \le t \le T`.
+    x
+        :math:`x_{t-1}`, the iterates the round started from, ``(R_b, d)``.
+    mask
+        Who took part, bool ``(R_b, n)`` (every pair for a rule that ``needs_all``).
+    G
+        The rule's direction :math:`G_t`, ``(R_b, d)``, before the server's momentum.
+    """
+
+    start: int
+    t: int
+    x: np.ndarray
+    mask: np.ndarray
+    G: np.ndarray
 
 
 class NormalStreams:
@@ -701,6 +730,10 @@ class Engine:
             grad_evals += evals[0]
             evals[0] = 0
             client_rounds += seen["count"] if seen.get("updates") is not None else part.size
+            if self.observe is not None:
+                xv, Gv = x.view(), G.view()
+                xv.flags.writeable = Gv.flags.writeable = False
+                self.observe(RoundRecord(start, t, xv, part.mask, Gv))
             if v is not None:
                 v *= beta
                 v += G

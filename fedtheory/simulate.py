@@ -130,6 +130,7 @@ from fedtheory.engine import (
     EngineConfig,
     LocalSteps,
     LocalStepsDraw,
+    RoundRecord,
     resolve_local_steps,
 )
 from fedtheory.validation import finite_array, integer_at_least, positive_real
@@ -329,6 +330,7 @@ def simulate(
     extra_metrics: dict[str, Callable[[np.ndarray], np.ndarray]] | None = None,
     first_replica: int = 0,
     thread_limit: int | None = None,
+    observe: Callable[[RoundRecord], None] | None = None,
 ) -> SimulationResult:
     r"""Simulate ``replicas`` independent runs of federated optimisation for ``rounds`` rounds.
 
@@ -388,6 +390,12 @@ def simulate(
         exact and :math:`\tau > 1`; see the module docstring).
     extra_metrics
         ``name -> f((R, d) iterates) -> (R,)``, recorded like the built-in metrics.
+    observe
+        ``observe(record)`` is called every round of every block of replicas with a
+        :class:`~fedtheory.engine.RoundRecord` (:math:`x_{t-1}`, the mask, the direction
+        :math:`G_t`), for what the traces do not keep (e.g. realised staleness,
+        :math:`\|G_t\|^2`); from worker threads when ``workers > 1``. Never changes the
+        numbers.
     thread_limit
         The most threads started when ``workers`` is None (default: the enclosing
         :func:`max_threads` block's limit, else :data:`DEFAULT_MAX_THREADS`).
@@ -467,6 +475,8 @@ def simulate(
         p = None
     x0 = np.zeros(d) if x0 is None else finite_array(
         "x0", x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
+    if observe is not None and not callable(observe):
+        raise ValueError(f"observe must be callable(RoundRecord) or None, got {observe!r}")
     extra = dict(extra_metrics or {})
     clash = set(extra) & set(METRICS)
     if clash:
@@ -499,6 +509,7 @@ def simulate(
         bits_per_float=bits_per_float, bit_generator=bit_generator,
         fuse_local_steps=fuse_local_steps, extra_metrics=extra, p=p,
         first_replica=integer_at_least("first_replica", first_replica, minimum=0),
+        observe=observe,
     ))
     blocks = [(s, min(chunk, replicas - s)) for s in range(0, replicas, chunk)]
     if workers > 1 and len(blocks) > 1:

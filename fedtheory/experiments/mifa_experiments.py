@@ -14,11 +14,16 @@ step :math:`\eta`, :math:`f=\frac1n\sum_i f_i` :math:`L`-smooth, exact client gr
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from fedtheory.algorithms import RULES, get_rule
+from fedtheory.engine import RoundRecord
+from fedtheory.participation import BernoulliParticipation
+from fedtheory.simulate import DivergenceWarning, simulate
 from fedtheory.symbolic.enumeration import (
     all_masks,
     exact_expectation,
@@ -181,49 +186,45 @@ def pathwise_run(
     participation: Any = None,
     beta: float | None = None,
 ) -> dict[str, np.ndarray]:
-    r"""Run an aggregation rule with exact client gradients and record every round.
+    r"""Run an aggregation rule with exact client gradients and record every round: a call of
+    :func:`fedtheory.simulate.simulate` (one local step, ``lr = eta``, no noise) that also
+    keeps what the ``mifa`` claims need and the traces do not: the realised staleness and
+    :math:`\|G_t\|^2` per replica (read every round through ``simulate``'s ``observe``).
 
-    A thin loop over rounds around :mod:`fedtheory.algorithms` (the rule) and
-    :mod:`fedtheory.participation` (the masks) that keeps what the ``mifa`` claims need and the
-    simulator does not report: the realised staleness and :math:`\|G_t\|^2` per replica.
-    Round :math:`t` computes every client's gradient at :math:`w_t` (vectorised over
-    replicas and clients), draws :math:`\mathcal A(t)` (the process's ``step``), aggregates
-    with :meth:`~fedtheory.algorithms.Rule.run_round` (the engine's ``begin`` /
-    ``correction`` / ``accumulate`` / ``finish``; all pairs for a rule that ``needs_all``) and
-    steps :math:`w_{t+1} = w_t - \eta G_t`: the round of :func:`fedtheory.simulate.simulate`
-    with exact gradients, one local step and ``lr = eta``. Table rules start from a full
-    memory, :math:`G_{-1}^{(i)} = \nabla f_i(w_0)` (round 0 then sees fresh rows whatever its
-    mask: the memory-initialisation round of the seed's MIFA analysis).
+    Round :math:`t` draws :math:`\mathcal A(t)` from the process, aggregates the clients'
+    gradients at :math:`w_t` with the rule and steps :math:`w_{t+1} = w_t - \eta G_t`. Table
+    rules given by name start from a full memory, :math:`G_{-1}^{(i)} = \nabla f_i(w_0)`
+    (``memory_init="full"``: round 0 then sees fresh rows whatever its mask, the
+    memory-initialisation round of the seed's MIFA analysis).
 
     Parameters
     ----------
     problem:
-        A :class:`fedtheory.problems.base.Problem` (``client_grads``, ``grad``, ``loss``,
-        ``f_star``, ``x_star``).
+        A :class:`fedtheory.problems.base.Problem`.
     rule:
         A rule name or object of :mod:`fedtheory.algorithms` (``memory_init="full"`` is used
         for the rules given by name whose class keeps a ``table``); ``beta`` is passed to
         momentum rules.
     p:
-        Participation probability (Bernoulli(p) unless ``participation`` is given).
-    rounds, replicas, eta, rng, x0:
-        Horizon :math:`T`, number of independent runs, step, randomness, and the start
-        :math:`w_0` (the origin by default).
+        Participation probability: Bernoulli(p) unless ``participation`` is given, whose
+        stationary probabilities must then be ``p`` (the rules' :math:`p_i`).
+    rounds, replicas, eta, x0:
+        Horizon :math:`T`, number of independent runs, step and the start :math:`w_0` (the
+        origin by default).
+    rng:
+        Randomness: one draw from it seeds the run (``simulate``'s per-replica streams).
 
     Returns
     -------
     dict with ``grad_norm2`` and ``f_gap`` of shape ``(T + 1, R)`` (rounds 0..T),
     ``G_norm2`` ``(T, R)``, ``tau_max`` ``(R,)`` (largest staleness over rounds
-    :math:`0..T-1`), and ``x`` ``(R, d)`` the final iterates.
+    :math:`1..T-1`, counted from 0) and ``x`` ``(R, d)`` the final iterates.
     """
-    from fedtheory.algorithms import RULES, Participants, get_rule
-    from fedtheory.participation import BernoulliParticipation
-
     rounds = _positive_int("rounds", rounds)
     replicas = _positive_int("replicas", replicas)
     eta = positive_real("eta", eta)
     p = validate_p(p)
-    n, d = problem.n, problem.d
+    n = problem.n
     if isinstance(rule, str):
         params: dict[str, Any] = {}
         if rule in RULES and RULES[rule].table:
@@ -235,39 +236,27 @@ def pathwise_run(
     if getattr(proc, "n", None) != n:
         raise ValueError(f"participation must be a process over problem.n={n} clients, got "
                          f"{proc!r} with n={getattr(proc, 'n', None)!r}")
-    x = np.zeros((replicas, d)) if x0 is None else np.array(
-        np.broadcast_to(np.asarray(x0, dtype=float), (replicas, d)))
-    grads = problem.client_grads(x)
-    state = rule.init(replicas, n, d, p=np.full(n, p), initial=np.ascontiguousarray(grads))
-    pstate = proc.init(rng, replicas)
-    gn2 = np.empty((rounds + 1, replicas))
-    fgap = np.empty((rounds + 1, replicas))
+    if not np.allclose(np.asarray(proc.stationary, dtype=float), p, rtol=1e-12, atol=0):
+        raise ValueError(f"p must be the participation's stationary probabilities, got p={p!r} "
+                         f"and {proc!r}")
     Gn2 = np.empty((rounds, replicas))
     tau = np.zeros((replicas, n), dtype=np.int64)
     tau_max = np.zeros(replicas, dtype=np.int64)
-    all_pairs = Participants.full(replicas, n) if rule.needs_all else None
 
-    def local_updates(block: Participants, corr: np.ndarray | None) -> np.ndarray:
-        upd = grads[block.rows, block.cols]  # one exact local step: the gradients (a copy)
-        if corr is not None:
-            upd += corr
-        return upd
-
-    for t in range(rounds):
-        gn2[t] = np.sum(problem.grad(x) ** 2, axis=-1)
-        fgap[t] = problem.loss(x) - problem.f_star
-        mask, pstate = proc.step(pstate, rng)
-        if t > 0:
-            tau = np.where(mask, 0, tau + 1)
+    def observe(rec: RoundRecord) -> None:  # one block of all replicas (chunk = R)
+        nonlocal tau
+        Gn2[rec.t - 1] = np.einsum("rd,rd->r", rec.G, rec.G)
+        if rec.t > 1:
+            tau = np.where(rec.mask, 0, tau + 1)
             np.maximum(tau_max, tau.max(axis=1), out=tau_max)
-        part = all_pairs if all_pairs is not None else Participants.from_mask(mask)
-        G = rule.run_round(state, part, local_updates)
-        Gn2[t] = np.sum(G**2, axis=-1)
-        x = x - eta * G
-        grads = problem.client_grads(x)
-    gn2[rounds] = np.sum(problem.grad(x) ** 2, axis=-1)
-    fgap[rounds] = problem.loss(x) - problem.f_star
-    return {"grad_norm2": gn2, "f_gap": fgap, "G_norm2": Gn2, "tau_max": tau_max, "x": x}
+
+    with warnings.catch_warnings():  # a diverging run is the caller's to judge
+        warnings.simplefilter("ignore", DivergenceWarning)
+        res = simulate(problem, rule, proc, rounds=rounds, replicas=replicas, lr=eta,
+                       x0=x0, seed=int(rng.integers(2**63)), chunk=replicas, workers=1,
+                       keep_replicas=True, observe=observe)
+    return {"grad_norm2": res.grad_norm2.replicas.T.copy(), "f_gap": res.f_gap.replicas.T.copy(),
+            "G_norm2": Gn2, "tau_max": tau_max, "x": res.x}
 
 
 def isotropic_problem(n: int, d: int, *, L: float, sigma_G2_max: float,
