@@ -174,6 +174,9 @@ class RoundRecord:
         Who took part, bool ``(R_b, n)`` (every pair for a rule that ``needs_all``).
     G
         The rule's direction :math:`G_t`, ``(R_b, d)``, before the server's momentum.
+    rule_state
+        The rule's state after the round (e.g. a table rule's ``table``), to be read, never
+        written (copy what must outlive the call).
     """
 
     start: int
@@ -181,6 +184,7 @@ class RoundRecord:
     x: np.ndarray
     mask: np.ndarray
     G: np.ndarray
+    rule_state: dict[str, Any]
 
 
 class NormalStreams:
@@ -733,7 +737,7 @@ class Engine:
             if self.observe is not None:
                 xv, Gv = x.view(), G.view()
                 xv.flags.writeable = Gv.flags.writeable = False
-                self.observe(RoundRecord(start, t, xv, part.mask, Gv))
+                self.observe(RoundRecord(start, t, xv, part.mask, Gv, rstate))
             if v is not None:
                 v *= beta
                 v += G

@@ -10,9 +10,13 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.algorithms import get_rule
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
 from fedtheory.claims.stated import Stated
+from fedtheory.engine import RoundRecord
 from fedtheory.experiments.mifa_runs import same_mask_runs
+from fedtheory.participation import BernoulliParticipation
+from fedtheory.simulate import simulate
 from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.mifa_symbols import indicators, is_zero, prob_symbols, vec
 from fedtheory.symbolic.saga_umifa import derive_saga_umifa
@@ -103,33 +107,37 @@ def _row_difference(ctx: Context, active: Any, p_i: Any, gap: Any) -> Any:
 
 @CLAIM.check("monte_carlo", "synchronised_memory")
 def _saga_corr_sync(ctx: Context) -> Evidence:
-    """Engine: U-MIFA given SAGA's table each round returns SAGA's direction; p = 1 identical."""
-    from fedtheory.algorithms import get_rule
-    from fedtheory.participation import BernoulliParticipation
-
+    """Engine: U-MIFA given SAGA's table each round returns SAGA's direction (SAGA run by
+    :func:`~fedtheory.simulate.simulate`, U-MIFA stepped on its round records); p = 1
+    identical."""
     rng = ctx.rng("sync")
     prob = heterogeneous(rng)
     R, n, d_ = 64, prob.n, prob.d
-    x = np.broadcast_to(prob.x_star + 1.0, (R, d_)).copy()
-    saga = get_rule("saga", memory_init="full")
+    x0 = prob.x_star + 1.0
     umifa = get_rule("umifa", memory_init="full")
-    s_state = saga.init(R, n, d_, p=0.1, initial=np.ascontiguousarray(prob.client_grads(x)))
-    proc = BernoulliParticipation(0.1, n=n)
-    pst = proc.init(rng, R)
+    # the SAGA run is the engine's; every round, U-MIFA is given SAGA's table as it was
+    # before the round, the same active set and the same gradients
+    before = [np.ascontiguousarray(prob.client_grads(np.broadcast_to(x0, (R, d_))))]
     worst = worst_row = 0.0
-    for _ in range(50):
-        grads = prob.client_grads(x)
-        mask, pst = proc.step(pst, rng)
-        alpha = np.array(s_state["table"])
-        u_state = umifa.init(R, n, d_, p=0.1, initial=np.ascontiguousarray(s_state["table"]))
-        Gu, u_state = umifa.step(u_state, mask, grads)
-        Gs, s_state = saga.step(s_state, mask, grads)
+
+    def compare(rec: RoundRecord) -> None:
+        nonlocal worst, worst_row
+        alpha = before[0]
+        grads = prob.client_grads(np.asarray(rec.x))
+        u_state = umifa.init(R, n, d_, p=0.1, initial=alpha)
+        Gu, u_state = umifa.step(u_state, rec.mask, grads)
+        Gs = np.asarray(rec.G)
         worst = max(worst, float(np.max(np.abs(Gu - Gs) / (1.0 + np.abs(Gs)))))
         # the stored rows: U-MIFA's minus SAGA's against the stated difference
-        stated = _row_difference(ctx, mask[:, :, None].astype(float), 0.1, grads - alpha)
-        diff = np.asarray(u_state["table"]) - np.asarray(s_state["table"])
+        after = np.array(rec.rule_state["table"])
+        stated = _row_difference(ctx, rec.mask[:, :, None].astype(float), 0.1, grads - alpha)
+        diff = np.asarray(u_state["table"]) - after
         worst_row = max(worst_row, float(np.max(np.abs(diff - stated) / (1.0 + np.abs(diff)))))
-        x = x - 0.02 * Gs
+        before[0] = after
+
+    simulate(prob, get_rule("saga", memory_init="full"), BernoulliParticipation(0.1, n=n),
+             rounds=50, replicas=R, lr=0.02, x0=x0, seed=int(rng.integers(2**63)), chunk=R,
+             workers=1, observe=compare)
     full = same_mask_runs(ctx, 1.0, 50, 4, "p1")
     same_full = bool(np.allclose(full["saga"]["x"], full["umifa"]["x"], rtol=1e-12, atol=0))
     ok = worst < 1e-12 and worst_row < 1e-12 and same_full
