@@ -48,7 +48,7 @@ def test_per_client_steps_match_a_plain_loop(dense: bool, fuse: bool | None) -> 
     res = simulate(prob, "full", BernoulliParticipation(1.0, n=prob.n), rounds=4, replicas=2,
                    lr=0.05, x0=x0, local_steps=taus, fuse_local_steps=fuse)
     want = _reference(prob, x0, [taus] * 4, 0.05, 4)
-    np.testing.assert_allclose(res.x, np.broadcast_to(want, res.x.shape), rtol=1e-12)
+    np.testing.assert_allclose(res.x, np.broadcast_to(want, res.x.shape), rtol=1e-9)
     assert res.config["fused_local_steps"] == (fuse is None and not dense)
     assert res.grad_evals == 4 * 2 * (prob.n if res.config["fused_local_steps"] else taus.sum())
 
@@ -66,7 +66,7 @@ def test_drawn_steps_match_a_plain_loop() -> None:
     res = simulate(prob, "full", BernoulliParticipation(1.0, n=prob.n), rounds=3, replicas=1,
                    lr=0.05, x0=x0, local_steps=draw, fuse_local_steps=False)
     want = _reference(prob, x0, [d[0] for d in drawn], 0.05, 3)
-    np.testing.assert_allclose(res.x[0], want, rtol=1e-12)
+    np.testing.assert_allclose(res.x[0], want, rtol=1e-9)
 
 
 def test_constant_array_is_the_int_run_and_draws_are_chunk_free() -> None:
@@ -91,7 +91,7 @@ def test_fused_and_stepwise_agree_without_noise() -> None:
     proc = BernoulliParticipation(0.5, n=prob.n)
     a = simulate(prob, "fedavg", proc, fuse_local_steps=True, **kw)
     b = simulate(prob, "fedavg", proc, fuse_local_steps=False, **kw)
-    np.testing.assert_allclose(a.x, b.x, rtol=1e-12)
+    np.testing.assert_allclose(a.x, b.x, rtol=1e-9)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, np.array([1, 0, 1, 1, 1]), np.ones(4, int),

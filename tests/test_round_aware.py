@@ -60,7 +60,7 @@ def test_ocs_probabilities_are_the_closed_form_on_a_fixed_round() -> None:
     np.testing.assert_array_equal(upd, np.broadcast_to(grads, upd.shape))
     u = prob.weights * np.linalg.norm(grads, axis=1)
     np.testing.assert_allclose(p, np.broadcast_to(optimal_probabilities(u, 2.5), p.shape),
-                               rtol=1e-14)
+                               rtol=1e-10)
     assert p.sum(axis=1) == pytest.approx(2.5)
 
 
@@ -74,7 +74,7 @@ def test_aocs_probabilities_are_algorithm_2() -> None:
     rng = [np.random.default_rng(i) for i in range(2)]
     sel, state = proc.select(proc.init(rng, 2), rng, view)
     w_over_p = np.where(res.p > 0, prob.weights / np.where(res.p > 0, res.p, 1), 0)
-    np.testing.assert_allclose(sel.coef, w_over_p, rtol=1e-14)
+    np.testing.assert_allclose(sel.coef, w_over_p, rtol=1e-10)
     np.testing.assert_array_equal(sel.extra_floats, prob.n * (1 + 2 * res.iterations))
 
 
@@ -91,7 +91,7 @@ def test_ocs_estimator_is_unbiased_by_exact_enumeration() -> None:
     for bits in itertools.product([0, 1], repeat=prob.n):
         s = np.array(bits, dtype=bool)
         mean += np.prod(np.where(s, p, 1 - p)) * (coef[s, None] * upd[0, s]).sum(axis=0)
-    np.testing.assert_allclose(mean, prob.weights @ upd[0], rtol=1e-12)
+    np.testing.assert_allclose(mean, prob.weights @ upd[0], rtol=1e-10)
 
 
 def test_engine_aggregate_is_unbiased_monte_carlo() -> None:
@@ -220,7 +220,7 @@ def test_fdms_friend_choice_is_the_fl_fdms_rule(reduction: dict | None) -> None:
     proc = FDMSFriendChoice(base, reduction=reduction)
     a = simulate(prob, "fedavg_is", proc, **kw)
     b = simulate(prob, FLFDMS(reduction=reduction), base, **kw)
-    np.testing.assert_allclose(a.x, b.x, rtol=1e-11)
+    np.testing.assert_allclose(a.x, b.x, rtol=1e-9)
     # dropped clients compute nothing: the cost is the base process's
     assert a.grad_evals == a.client_rounds == b.client_rounds
     with pytest.raises(ValueError, match="base must be a participation process"):
