@@ -227,6 +227,7 @@ def test_fdms_friend_choice_is_the_fl_fdms_rule(reduction: dict | None) -> None:
         FDMSFriendChoice(proc)
 
 
+@pytest.mark.slow  # ~10 s: the digits federation and its f* (Newton)
 def test_engine_reproduces_ocs_fedavg_full_participation_local_gd() -> None:
     """The engine runs seed 002's set-up: with full participation and local gradient descent
     (no mini-batches, no randomness) it gives run_fedavg's iterates' losses; OCS with the
