@@ -470,6 +470,9 @@ class Engine:
         K, cols, d, dt = part.size, part.cols, self.d, self.dtype
         if K == 0:
             return np.empty((0, d), dtype=dt), 0
+        if taus is None and self.tau_fixed is None:
+            raise ValueError("taus must give the pairs' local steps: this engine's local_steps "
+                             f"vary by client or round ({self.local_steps!r}); see pair_steps")
         tau: int = self.tau_fixed if taus is None else 0  # type: ignore[assignment]
         if taus is not None:
             lo, hi = int(taus.min()), int(taus.max())
