@@ -209,3 +209,49 @@ def test_new_writes_a_skeleton_that_is_an_error_until_written(tmp_path: Path) ->
             skeleton(*bad)
     for kind in ("identity", "lower-bound", "closed-form", "qualitative"):
         compile(skeleton("mine.x", kind), "mine_x.py", "exec")
+
+
+LEMMAS = Path(__file__).resolve().parents[1] / "docs" / "lemmas"
+
+
+def test_the_worked_lemmas_run_from_outside_the_source_tree(tmp_path: Path) -> None:
+    """docs/lemmas.md's two worked lemmas, copied to a folder outside the repository: one
+    confirmed (its mutant caught), one refuted with its exact counterexample; the report names
+    each file and its hash, and the refutation's replay command re-runs it."""
+    for f in LEMMAS.glob("*.py"):
+        (tmp_path / f.name).write_text(f.read_text())
+    ran = _run(tmp_path, "verify", ".", "--quick", "--power", "--json", "w.json",
+               "--no-progress", "--no-record", "--jobs", "2")
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    doc = json.loads((tmp_path / "w.json").read_text())
+    by_id = {c["id"]: c for c in doc["claims"]}
+    assert {k: c["verdict"] for k, c in by_id.items()} == {
+        "hetero.fixed_point": "confirmed", "hetero.true_minimiser": "refuted"}
+    assert [m["outcome"] for m in by_id["hetero.fixed_point"]["power"]] == ["caught"]
+    ce = by_id["hetero.true_minimiser"]["counterexample"]
+    assert ce["limit"] == "40951/50951" and ce["x_star"] == "1/2"
+    for c in by_id.values():
+        path = Path(c["origin"]["path"])
+        assert path.parent == tmp_path.resolve()
+        assert c["origin"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    replay = _run(tmp_path, *ce["replay"]["command"].split()[1:])
+    assert replay.returncode == 0 and "passed:   False" in replay.stdout, replay.stderr
+
+
+def test_a_claim_file_in_a_git_work_tree_records_its_commit(lemmas: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=lemmas, check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+    git("init", "-q")
+    git("add", "mine_mean.py")
+    git("commit", "-qm", "a lemma")
+    for edit, dirty in ((False, False), (True, True)):
+        if edit:
+            (lemmas / "mine_mean.py").write_text(CONFIRMED + "\n# edited\n")
+        ran = _run(lemmas, "verify", "mine_mean.py", "--quick", "--json", "g.json",
+                   "--no-progress", "--no-record")
+        assert ran.returncode == 0, ran.stderr[-2000:]
+        origin = json.loads((lemmas / "g.json").read_text())["claims"][0]["origin"]
+        assert len(origin["commit"]) == 40 and origin["dirty"] is dirty
