@@ -50,6 +50,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ENV_VAR",
     "Origin",
+    "bundle",
     "claim_files",
     "claims_of_module",
     "entry_point_claims",
@@ -57,6 +58,7 @@ __all__ = [
     "file_origin",
     "load_file",
     "module_name_for",
+    "unpack",
 ]
 
 #: The entry-point group an installed package ships claims through.
@@ -235,3 +237,33 @@ def env_sources() -> list[str]:
     """The claim sources of this run as the environment passes them to workers."""
     raw = os.environ.get(ENV_VAR, "")
     return [s for s in raw.split(os.pathsep) if s]
+
+
+def bundle(paths: Iterable[str | Path]) -> dict[str, bytes]:
+    """The claim files of ``paths`` as ``{name: bytes}`` to send to machines that do not see
+    this file system (a Dask cluster's workers): each name is ``<k>/<path relative to its
+    source>``, ``k`` the source's index, so that two sources' files never collide."""
+    out: dict[str, bytes] = {}
+    for k, path in enumerate(paths):
+        base = Path(path).resolve()
+        for f in claim_files(base):
+            rel = f.name if base.is_file() else f.relative_to(base).as_posix()
+            out[f"{k}/{rel}"] = f.read_bytes()
+    return out
+
+
+def unpack(files: dict[str, bytes], folder: str | Path) -> list[str]:
+    """Write a :func:`bundle` under ``folder`` and return the sources to load (one folder per
+    original source). A name that would leave ``folder`` is a ``ValueError``."""
+    root = Path(folder).resolve()
+    sources: list[str] = []
+    for name, data in sorted(files.items()):
+        target = (root / name).resolve()
+        if root not in target.parents:
+            raise ValueError(f"claim file name {name!r} leaves the folder {root}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        src = str(root / name.split("/", 1)[0])
+        if src not in sources:
+            sources.append(src)
+    return sources
