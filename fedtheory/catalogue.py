@@ -304,13 +304,13 @@ def _papers_section(claims: Sequence[Claim]) -> list[str]:
         if paper.notes:
             rows.append(("Note", _md(paper.notes)))
         fams = [f for f in _family_order(claims) if key in SEEDS.get(f, ())]
-        fams += sorted({c.family for c in claims if key in seed_keys(c.seed_ref)} - set(fams))
+        fams += sorted({c.family for c in claims if key in _seed_keys(c)} - set(fams))
         fam_text = []
         for fam in fams:
             done = any(c.family == fam for c in claims)
             fam_text.append(f"[`{fam}`](#family-{fam})" + ("" if done else " (not yet verified)"))
         rows.append(("Families", ", ".join(fam_text) or "none"))
-        cited = [c.id for c in claims if key in seed_keys(c.seed_ref)]
+        cited = [c.id for c in claims if key in _seed_keys(c)]
         rows.append(("Claims", ", ".join(_claim_link(i) for i in cited) or "none registered"))
         pending = [
             i for f in fams for i in CATALOG.get(f, ()) if i not in registered
@@ -341,7 +341,7 @@ def _family_section(
     if claims:
         out += ["| claim | papers | kind | verdict |", "|---|---|---|---|"]
         for c in claims:
-            papers = ", ".join(_paper_link(PAPERS[k]) for k in seed_keys(c.seed_ref))
+            papers = ", ".join(_paper_link(PAPERS[k]) for k in _seed_keys(c))
             verdict = _md(verdicts.get(c.id, _NO_VERDICT)).replace("|", "\\|")
             out.append(f"| {_claim_link(c.id)} | {papers} | {c.kind.value} | {verdict} |")
     if pending:
@@ -354,6 +354,20 @@ def _family_section(
     return out
 
 
+def _cites_seeds(claim: Claim) -> bool:
+    """Whether ``claim`` cites the seed papers (its ``seed_ref`` starts with a seed number); a
+    claim from outside the package may cite anything, shown as written."""
+    return bool(re.match(r"\s*\d", claim.seed_ref))
+
+
+def _references(claim: Claim) -> tuple[tuple[Paper, str], ...]:
+    return references(claim.seed_ref) if _cites_seeds(claim) else ()
+
+
+def _seed_keys(claim: Claim) -> tuple[str, ...]:
+    return seed_keys(claim.seed_ref) if _cites_seeds(claim) else ()
+
+
 def _claim_section(
     claim: Claim, verdicts: Mapping[str, str], preset: str, ids: Iterable[str]
 ) -> list[str]:
@@ -362,8 +376,8 @@ def _claim_section(
     out.append("")
     source = "; ".join(
         _paper_link(paper, long=True) + (f", {_md(place)}" if place else "")
-        for paper, place in references(claim.seed_ref)
-    )
+        for paper, place in _references(claim)
+    ) or _md(claim.seed_ref)
     rows = [("Source", source), ("Kind", claim.kind.value)]
     rows.append((f"Verdict ({preset})", f"**{_md(verdicts.get(claim.id, _NO_VERDICT))}**"))
     if claim.id.endswith(".corrected"):

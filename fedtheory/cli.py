@@ -106,13 +106,42 @@ def _one_line(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
+def _looks_like_path(arg: str) -> bool:
+    """A ``verify`` argument naming a claim file or folder rather than a claim id."""
+    return arg.endswith(".py") or os.sep in arg or Path(arg).is_dir()
+
+
+def _add_sources(args: argparse.Namespace) -> list[Any]:
+    """Load the claim sources of the command into the registry (``--claims PATH`` first, then
+    a ``verify``'s PATH arguments); return every claim they define, in order (none without
+    sources). A file that fails to import is a ``ValueError`` naming it."""
+    paths = [*(getattr(args, "claims", None) or []), *getattr(args, "paths", [])]
+    if not paths:
+        return []
+    from fedtheory.claims.registry import add_sources
+
+    try:
+        return add_sources(paths)
+    except ImportError as exc:  # a claim file that fails to import: one line, its name
+        raise ValueError(str(exc)) from exc
+
+
+def _claims_of_paths(paths: Sequence[str]) -> list[Any]:
+    """The claims the (already loaded) claim files or folders ``paths`` define."""
+    from fedtheory.claims.registry import add_sources
+
+    return add_sources(paths) if paths else []
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     """One entry per claim: id, kind, then its title and seed reference wrapped to fit."""
     from fedtheory import index
 
+    extra = [index.info_from_claim(c) for c in [*index.load_entry_points(),
+                                                 *_add_sources(args)]]
     if args.family is not None:
         index.check_family(args.family)
-    claims = [c for c in index.load_index() or []
+    claims = [c for c in [*(index.load_index() or []), *extra]
               if args.family is None or c.family == args.family]
     w_id = max((len(c.id) for c in claims), default=0)
     w_kind = max((len(c.kind) for c in claims), default=0)
@@ -149,6 +178,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from fedtheory.index import lookup
     from fedtheory.schema import audit, claim_label, derived
 
+    _add_sources(args)
     c = lookup(args.id)
     if args.from_report:  # read the report first: a bad path is an error before any output
         doc = load_report(args.from_report, only=c.id)
@@ -285,7 +315,9 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> str:
     """The ``verify`` command of ``args`` that continues from the report at ``path``."""
-    parts = ["fedtheory", "verify", *args.ids]
+    parts = ["fedtheory", "verify", *args.targets]
+    for source in getattr(args, "claims", None) or []:
+        parts += ["--claims", str(source)]
     if args.family is not None:
         parts += ["--family", args.family]
     parts += ["--quick"] if preset == "quick" else ["--preset", preset]
@@ -311,9 +343,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from fedtheory import index
 
     preset = _preset(args)
+    _add_sources(args)  # --claims and PATH arguments: a bad file is an error now
+    from_paths = [c.id for c in _claims_of_paths(getattr(args, "paths", []))]
     index.check_ids(args.ids)  # an unknown id or family fails before the claims are imported
-    if args.family is not None and not args.ids:
+    if args.family is not None and not args.ids and not from_paths:
         index.check_family(args.family)
+    args.ids = list(dict.fromkeys([*from_paths, *args.ids]))
     from fedtheory.claims.registry import select
     from fedtheory.executors import make_executor
     from fedtheory.report import (
@@ -428,6 +463,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from fedtheory import index
 
     preset = _preset(args)
+    _add_sources(args)
     index.check_ids([args.id])
     from fedtheory.claims.registry import get_claim
     from fedtheory.runner import Job, verify_one
@@ -453,6 +489,7 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     from fedtheory.claims.registry import all_claims
 
     check_writable_file(args.out, "--out")
+    _add_sources(args)
     claims = all_claims()
     verdicts, prov = read_report(args.from_report, claims)
     if prov.get("preset") != "quick":
@@ -462,6 +499,17 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     prov = {k: prov[k] for k in CATALOGUE_PROVENANCE if k in prov}
     atomic_write_text(args.out, render_catalogue(claims, verdicts, prov))
     print(f"catalogue: {args.out}")
+    return 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    """Write a claim skeleton (:mod:`fedtheory.scaffold`) and say how to go on."""
+    from fedtheory.scaffold import write_skeleton
+
+    path = write_skeleton(args.id, args.kind, args.dir)
+    print(f"wrote {path}: fill in its statement and checks (each raises NotImplementedError "
+          f"until written, and the claim is reported as error), then\n"
+          f"  fedtheory verify {shlex.quote(str(path))} --quick")
     return 0
 
 
@@ -478,8 +526,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command", required=True)
+
+    def claims_option(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--claims", action="append", metavar="PATH", default=[],
+                        help="also load the claims of this file or folder (repeatable): a "
+                             "claim file defines CLAIM (or CLAIMS)")
     pl = sub.add_parser("list", help="list the registered claims")
     pl.add_argument("--family", help="only this family (is, ocs, mifa, fedavg, ...)")
+    claims_option(pl)
     pl.set_defaults(func=cmd_list)
 
     ps = sub.add_parser("show", help="show one claim, its checks and a recorded verdict")
@@ -487,6 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--from", dest="from_report", metavar="REPORT.json",
                     help="take the verdict from this JSON report (default: the run record "
                          f"{RECORD_PATH} of the last `fedtheory verify` in this directory)")
+    claims_option(ps)
     ps.set_defaults(func=cmd_show)
 
     def preset_options(sp: argparse.ArgumentParser) -> None:
@@ -496,7 +551,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
 
     pv = sub.add_parser("verify", help="run the checks and print the verdicts")
-    pv.add_argument("ids", nargs="*", help="claim ids (default: all)")
+    pv.add_argument("ids", nargs="*", metavar="ID_OR_PATH",
+                    help="claim ids, and claim files or folders (their claims), mixed freely "
+                         "(default: every claim)")
     pv.add_argument("--family", help="only this family (not together with ids)")
     preset_options(pv)
     pv.add_argument("--json", metavar="PATH",
@@ -518,25 +575,40 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--no-progress", action="store_true", help="no progress output")
     pv.add_argument("--no-record", action="store_true",
                     help=f"do not write the run record {RECORD_PATH} in this directory")
+    claims_option(pv)
     pv.set_defaults(func=cmd_verify)
 
     pr = sub.add_parser("replay", help="re-run one check of a claim and print what it measured")
     pr.add_argument("id")
     pr.add_argument("--check", required=True, help="the check's name (see `fedtheory show ID`)")
     preset_options(pr)
+    claims_option(pr)
     pr.set_defaults(func=cmd_replay)
 
     pc = sub.add_parser("catalogue", help="write the catalogue of claims (CATALOGUE.md)")
     pc.add_argument("--from", dest="from_report", required=True, metavar="REPORT.json",
                     help="the JSON report of `fedtheory verify --quick` giving the verdicts")
     pc.add_argument("--out", default="CATALOGUE.md", help="where to write (default CATALOGUE.md)")
+    claims_option(pc)
     pc.set_defaults(func=cmd_catalogue)
+
+    from fedtheory.scaffold import KINDS  # the standard library only
+
+    pn = sub.add_parser("new", help="write the skeleton of a claim file (FAMILY.NAME)")
+    pn.add_argument("id", metavar="FAMILY.NAME")
+    pn.add_argument("--kind", required=True, choices=list(KINDS))
+    pn.add_argument("--dir", default=".", help="where to write FAMILY_NAME.py (default: here)")
+    pn.set_defaults(func=cmd_new)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "verify":  # claim ids and claim files, mixed
+        args.targets = list(args.ids)
+        args.paths = [a for a in args.ids if _looks_like_path(a)]
+        args.ids = [a for a in args.ids if not _looks_like_path(a)]
     if getattr(args, "seed", 0) is not None and getattr(args, "seed", 0) < 0:
         parser.error(f"--seed must be non-negative, got {args.seed}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:

@@ -186,22 +186,45 @@ def _live_ids() -> set[str]:
     return set(getattr(reg, "_REGISTRY", {})) if reg is not None else set()
 
 
+def has_entry_points() -> bool:
+    """Whether an installed package ships claims (the ``fedtheory.claims`` entry-point group:
+    :mod:`fedtheory.claims.sources`); reading the installed metadata imports no claim."""
+    from importlib.metadata import entry_points
+
+    return bool(entry_points(group="fedtheory.claims"))
+
+
+def load_entry_points() -> list[Any]:
+    """Register the claims of every ``fedtheory.claims`` entry point (importing them) and
+    return them; none (and nothing imported) when no package ships claims."""
+    if not has_entry_points():
+        return []
+    from fedtheory.claims import registry
+
+    registry._load_entry_points()
+    return [c for c in registry.all_claims() if registry.origin_of(c.id) is not None
+            and registry.origin_of(c.id).kind == "entry point"]
+
+
 def check_ids(ids: Sequence[str]) -> None:
     """Raise ``ValueError`` for the first of ``ids`` that no claim file names (nor this process
-    registered), with the closest matches, without importing any claim."""
+    registered, nor an installed entry point ships), with the closest matches, without
+    importing any claim of the package."""
     known: dict[str, str] | None = None
     for claim_id in ids:
         if claim_id in _live_ids():
             continue
         if known is None:
             known = file_ids()
-        if claim_id not in known:
+        if claim_id not in known and not (load_entry_points() and claim_id in _live_ids()):
             raise ValueError(unknown_id_message(claim_id, [*known, *_live_ids()]))
 
 
 def check_family(family: str) -> None:
-    """Raise ``ValueError`` (the registry's wording) unless some claim file belongs to
-    ``family``."""
+    """Raise ``ValueError`` (the registry's wording) unless some claim file (or registered
+    claim, or entry point) belongs to ``family``."""
+    if family not in {i.split(".", 1)[0] for i in [*file_ids(), *_live_ids()]}:
+        load_entry_points()
     fams = sorted({i.split(".", 1)[0] for i in file_ids()}
                   | {i.split(".", 1)[0] for i in _live_ids()})
     if family not in fams:

@@ -30,6 +30,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -113,6 +114,10 @@ def _source_tree() -> dict[str, Any]:
         return {"commit": None, "dirty": None, "source": str(pkg)}
     commit = _git(["rev-parse", "HEAD"], pkg)
     status = _git(["status", "--porcelain", "--untracked-files=no"], pkg)
+    # an untracked claim file inside the package changes what runs: it counts as dirty
+    loose = _git(["ls-files", "--others", "--exclude-standard", "--", "claims"], pkg)
+    if status is not None and loose is not None:
+        status += "".join(line for line in loose.splitlines() if line.endswith(".py"))
     return {"commit": commit, "dirty": None if status is None else bool(status), "source": top}
 
 
@@ -252,10 +257,29 @@ def check_writable_dir(directory: Path | str, option: str) -> None:
 
 
 def entry(result: ClaimResult) -> dict[str, Any]:
-    """A claim's entry in a report: ``result.to_dict()`` and its ``digest``."""
+    """A claim's entry in a report: ``result.to_dict()``, where the claim was defined
+    (``origin``: :func:`fedtheory.claims.registry.origin_of`; the replay commands of a claim
+    from a file name that file) and its ``digest``."""
+    from fedtheory.claims.registry import origin_of
+
     d = result.to_dict()
+    origin = origin_of(d["id"])
+    if origin is not None:
+        d["origin"] = origin.to_dict()
+        if origin.kind == "file":
+            _replay_from_file(d, origin.path)
     d["digest"] = digest(d)
     return d
+
+
+def _replay_from_file(d: dict[str, Any], path: str | None) -> None:
+    """Make every replay command of the entry ``d`` load the claim file ``path`` first."""
+    for ce in [d.get("counterexample"), *(c.get("counterexample") for c in d["checks"])]:
+        replay = (ce or {}).get("replay")
+        if isinstance(replay, dict) and path and "--claims" not in replay.get("command", ""):
+            replay["command"] = f"{replay['command']} --claims {shlex.quote(path)}"
+            replay["python"] = (f"fedtheory.claims.registry.add_sources([{path!r}]); "
+                                f"{replay['python']}")
 
 
 def to_json(results: Sequence[ClaimResult | Mapping[str, Any]], seed: int, preset: str,
@@ -281,7 +305,7 @@ def to_json(results: Sequence[ClaimResult | Mapping[str, Any]], seed: int, prese
 
 
 #: The fields of a report that may differ between two runs of the same seed and preset.
-VOLATILE = ("provenance", "seconds", "figures", "digest")
+VOLATILE = ("provenance", "seconds", "figures", "digest", "origin")
 
 
 def without_volatile(doc: Any) -> Any:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -176,12 +177,21 @@ CLAIM_SCHEMA = _object({
     "erratum": _or_null(ERRATUM_SCHEMA),
     "setup": _or_null(SETUP_SCHEMA),
     "restatement": _STR,
+    "origin": _object({
+        "kind": {"enum": ["built in", "entry point", "file"]},
+        "module": _STR,
+        "path": _STR_OR_NULL,
+        "sha256": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
+        "entry_point": _STR_OR_NULL,
+        "commit": _STR_OR_NULL,
+        "dirty": {"type": ["boolean", "null"]},
+    }),
     "power": {"type": ["array", "null"], "items": POWER_SCHEMA},
     "preset": {"enum": list(PRESETS)},
     "seed": {"type": "integer", "minimum": 0},
     "seconds": {"type": "number", "minimum": 0},
     "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-})
+}, optional=("origin",))
 
 PROVENANCE_SCHEMA = _object({
     "fedtheory_version": _STR,
@@ -331,9 +341,20 @@ def derived(entry: Mapping[str, Any]) -> dict[str, Any]:
             "tightness": tight}
 
 
-def replay_command_text(claim_id: str, check: str, preset: str, seed: int) -> str:
-    """The shell command :func:`fedtheory.claims.core.replay_command` gives."""
-    return f"fedtheory replay {claim_id} --check {check} --preset {preset} --seed {seed}"
+def replay_command_text(claim_id: str, check: str, preset: str, seed: int,
+                        claims: str | None = None) -> str:
+    """The shell command :func:`fedtheory.claims.core.replay_command` gives; for a claim
+    defined in a file outside the package, with ``--claims FILE`` (what a report entry's
+    ``origin`` names), so that the command finds it."""
+    cmd = f"fedtheory replay {claim_id} --check {check} --preset {preset} --seed {seed}"
+    return cmd if claims is None else f"{cmd} --claims {shlex.quote(claims)}"
+
+
+def file_source(entry: Mapping[str, Any]) -> str | None:
+    """The claim file of an entry whose claim came from a file outside the package (its
+    ``origin``), else None."""
+    origin = entry.get("origin") or {}
+    return origin.get("path") if origin.get("kind") == "file" else None
 
 
 # ---------------------------------------------------------------------------------- digests
@@ -433,7 +454,8 @@ def audit(entry: Mapping[str, Any], *, preset: str, seed: int,
                             f"{'set' if c['error'] is not None else 'null'}")
         if c["passed"] is False:
             replay = (c["counterexample"] or {}).get("replay")
-            want = replay_command_text(cid, c["name"], entry["preset"], entry["seed"])
+            want = replay_command_text(cid, c["name"], entry["preset"], entry["seed"],
+                                       file_source(entry))
             if not isinstance(replay, dict) or replay.get("command") != want:
                 problems.append(f"{where}.counterexample.replay: not the command that re-runs "
                                 f"this check ({want})")

@@ -11,41 +11,133 @@ error, never skipped, and so is a ``CLAIM`` whose id is not the one its file nam
 (:func:`fedtheory.index.claim_id_for_module`): the command line relies on it to answer
 ``fedtheory show ID`` and an unknown id without importing every claim (:mod:`fedtheory.index`).
 :func:`register` adds a claim defined elsewhere (a test's, a notebook's) to this process only.
+
+Claims also come from outside the package (:mod:`fedtheory.claims.sources`): installed
+packages' ``fedtheory.claims`` entry points (loaded with the built-in claims) and claim files or
+directories (:func:`add_sources`, the command line's ``PATH`` arguments and ``--claims``). A
+family folder under the package without ``__init__.py`` is an error, never skipped. Every
+claim's origin (:func:`origin_of`) goes into its report entry.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import os
 import pkgutil
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import Claim
+from fedtheory.claims.sources import (
+    ENV_VAR,
+    Origin,
+    claim_files,
+    entry_point_claims,
+    env_sources,
+    file_origin,
+    load_file,
+)
 from fedtheory.index import claim_id_for_module, file_ids, unknown_id_message
 
-__all__ = ["all_claims", "claim_modules", "discovered", "families", "get_claim", "register",
-           "select"]
+__all__ = ["add_sources", "all_claims", "claim_modules", "discovered", "families", "get_claim",
+           "origin_of", "register", "select", "sources"]
 
 _REGISTRY: dict[str, Claim] = {}
 
 #: Claim id -> the module discovery found it in.
 _DISCOVERED: dict[str, str] = {}
 
+#: Claim id -> where it was defined (built-in claims: filled on demand by origin_of).
+_ORIGINS: dict[str, Origin] = {}
+
+#: Claim files and directories added in this process (absolute paths), in order.
+_SOURCES: list[str] = []
+
 #: Modules of :mod:`fedtheory.claims` that define the vocabulary, not claims.
-_INFRASTRUCTURE = frozenset({"core", "evidence", "registry", "catalog"})
+_INFRASTRUCTURE = frozenset({"core", "evidence", "registry", "catalog", "sources"})
 
 _loaded = False
 
 
-def register(claim: Claim) -> Claim:
-    """Add ``claim`` to the registry and return it. Ids are unique."""
+def register(claim: Claim, origin: Origin | None = None) -> Claim:
+    """Add ``claim`` to the registry and return it. Ids are unique across every source: a
+    second claim with the same id is a ``ValueError`` naming where both come from.
+    ``origin``: where it was defined (:mod:`fedtheory.claims.sources`); None for a claim made
+    in this process (a test's, a notebook's)."""
     if not isinstance(claim, Claim):
         raise TypeError(f"register() takes a Claim, got {type(claim).__name__}")
     if claim.id in _REGISTRY and _REGISTRY[claim.id] is not claim:
-        raise ValueError(f"claim id {claim.id!r} is registered twice")
+        first = _ORIGINS.get(claim.id)
+        here = f" ({origin.describe()})" if origin is not None else ""
+        there = f" ({first.describe()})" if first is not None else ""
+        raise ValueError(f"claim id {claim.id!r} is defined twice: first{there}, then{here}; "
+                         "ids are unique across the package, entry points and claim files")
     _REGISTRY[claim.id] = claim
+    if origin is not None:
+        _ORIGINS[claim.id] = origin
     return claim
+
+
+def origin_of(claim_id: str) -> Origin | None:
+    """Where the registered claim ``claim_id`` was defined (None: made in this process)."""
+    origin = _ORIGINS.get(claim_id)
+    if origin is None and claim_id in _DISCOVERED:  # built in: its file, hashed on demand
+        module = _DISCOVERED[claim_id]
+        path = getattr(sys.modules.get(module), "__file__", None)
+        origin = _ORIGINS[claim_id] = file_origin(path, "built in", module, git=False)
+    return origin
+
+
+def add_sources(paths: Iterable[str | Path]) -> list[Claim]:
+    """Load the claims of ``paths`` (claim files, or directories of them:
+    :func:`fedtheory.claims.sources.claim_files`), register them, and return them in order.
+
+    The paths are also put in the environment (:data:`~fedtheory.claims.sources.ENV_VAR`),
+    so that worker processes of this run find the same claims. Loading a file twice returns
+    its claims again (no clash with itself)."""
+    out: list[Claim] = []
+    builtin = file_ids()  # a file may not redefine a built-in claim (imported lazily)
+    for path in paths:
+        files = claim_files(path)
+        key = str(Path(path).resolve())
+        if key not in _SOURCES:
+            _SOURCES.append(key)
+        for f in files:
+            claims, origin = load_file(f)
+            for claim in claims:
+                if claim.id in builtin:
+                    raise ValueError(
+                        f"claim id {claim.id!r} is defined twice: built in "
+                        f"({builtin[claim.id]}), then ({origin.describe()}); ids are unique "
+                        "across the package, entry points and claim files")
+                if _REGISTRY.get(claim.id) is not claim:
+                    register(claim, origin)
+                out.append(claim)
+    if _SOURCES:
+        os.environ[ENV_VAR] = os.pathsep.join(_SOURCES)
+    return out
+
+
+def sources() -> list[str]:
+    """The claim files and directories added in this process (absolute paths)."""
+    return list(_SOURCES)
+
+
+def _load_env_sources() -> None:
+    """A worker process: load the claim files its parent's run added (from the environment)."""
+    todo = [s for s in env_sources() if s not in _SOURCES]
+    if todo:
+        add_sources(todo)
+
+
+def _load_entry_points() -> None:
+    for claims, origin in entry_point_claims():
+        for claim in claims:
+            if _REGISTRY.get(claim.id) is not claim:
+                register(claim, origin)
 
 
 def claim_modules(package: str = "fedtheory.claims") -> list[str]:
@@ -62,6 +154,8 @@ def claim_modules(package: str = "fedtheory.claims") -> list[str]:
     def private(name: str) -> bool:  # a `_` package is not entered, a `_` module not imported
         return any(part.startswith("_") for part in name.split(".")[depth:])
 
+    for root in pkg.__path__:
+        _refuse_folders_without_init(Path(root))
     for info in pkgutil.walk_packages(pkg.__path__, prefix=package + ".",
                                       onerror=_raise):
         if private(info.name):
@@ -72,6 +166,19 @@ def claim_modules(package: str = "fedtheory.claims") -> list[str]:
         if not info.ispkg:
             names.append(info.name)
     return sorted(names)
+
+
+def _refuse_folders_without_init(root: Path) -> None:
+    """A folder of claim files under the package without ``__init__.py`` would be skipped by
+    discovery without a word: a ``ValueError`` names it instead (nothing is ever skipped)."""
+    for folder in sorted(p for p in root.rglob("*") if p.is_dir()):
+        rel = folder.relative_to(root).parts
+        if any(part.startswith(("_", ".")) for part in rel):
+            continue
+        if any(folder.glob("*.py")) and not (folder / "__init__.py").is_file():
+            raise ValueError(
+                f"{folder} holds claim files but no __init__.py: a family is a package "
+                f"(add an empty {folder / '__init__.py'}), or give the folder with --claims")
 
 
 def _raise(name: str) -> None:
@@ -108,6 +215,8 @@ def _load() -> None:
     try:
         for name in claim_modules():
             _import_claim_module(name)
+        _load_entry_points()
+        _load_env_sources()
     except BaseException:
         _loaded = False  # asked again, discovery raises again: never a partial registry
         raise
@@ -123,6 +232,8 @@ def _load_one(claim_id: str) -> None:
     module = file_ids().get(claim_id)
     if module is not None:
         _import_claim_module(module)
+    if claim_id not in _REGISTRY:
+        _load_env_sources()
     if claim_id not in _REGISTRY:
         _load()
 
