@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
+from fedtheory.claims import checks
 from fedtheory.claims.core import Context, Evidence
 from fedtheory.problems import NoiseModel, QuadraticProblem, RelativeNoise
 from fedtheory.theory.ocs_one_step import (
@@ -201,7 +202,7 @@ def _mc_evidence(
                                          scenarios[i].name + "/step"]} for i in failing]}
     # only scenarios whose step sizes provably meet the theorem's conditions can refute it;
     # the Bonferroni correction still counts every scenario
-    ev = stats.check_upper_bound(X, B, alpha=alpha / 2, counterexample=ce, what=what)
+    ev = checks.check_upper_bound(X, B, alpha=alpha / 2, counterexample=ce, what=what)
     ev.passed = not failing
     if not failing:
         ev.counterexample = None
