@@ -24,7 +24,6 @@ from __future__ import annotations
 import enum
 import time
 import traceback
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
@@ -33,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import solver_log, verdicts
+from fedtheory import solver_log, streams, verdicts
 from fedtheory.claims import checks
 from fedtheory.claims.evidence import Evidence
 from fedtheory.claims.setup import SetupCard
@@ -75,10 +74,6 @@ class Verdict(str, enum.Enum):
     REFUTED = "refuted"
     INCONCLUSIVE = "inconclusive"
     ERROR = "error"
-
-
-def _stable_hash(text: str) -> int:
-    return zlib.crc32(text.encode("utf-8"))
 
 
 #: What :attr:`Context.reads` records when a check looks at the running mutant itself
@@ -148,13 +143,11 @@ class Context:
         return quick if self.quick else full
 
     def seed_sequence(self, stream: str = "") -> np.random.SeedSequence:
-        return np.random.SeedSequence(
-            [int(self.seed), _stable_hash(self.claim_id), _stable_hash(stream)]
-        )
+        return streams.seed_sequence(self.seed, self.claim_id, stream)
 
     def rng(self, stream: str = "") -> np.random.Generator:
         """A fresh generator for the named stream (PCG64, the numpy default)."""
-        return np.random.Generator(np.random.PCG64(self.seed_sequence(stream)))
+        return streams.stream_rng(self.seed, self.claim_id, stream)
 
     # -- the stated side, as the claim declares it (mutated under --power) ------------------
     def const(self, name: str) -> Fraction:
