@@ -432,8 +432,8 @@ def theorem_slack_data(quick: bool = True, seed: int = 0) -> dict[str, Any]:
     level :math:`10^{-6}` (two-sided) and the bound at the lower confidence limit of
     :math:`\gamma`.
     """
-    def rng(stream: str) -> np.random.Generator:
-        return stream_rng(seed, "ocs.theorem_slack", stream)
+    def stream(name: str) -> np.random.Generator:
+        return stream_rng(seed, "ocs.theorem_slack", name)
 
     def size(q: Any, f: Any) -> Any:
         return q if quick else f
@@ -450,19 +450,19 @@ def theorem_slack_data(quick: bool = True, seed: int = 0) -> dict[str, Any]:
         for t in ts:
             sc = FixedIterate(f"t={t:.3f}", two, exact, two.x_star + t, 1)
             lhs, b, row = dsgd_one_step_from_fixed_iterate(
-                sc, reps, rng(f"{theorem.name}/{t}/g"), rng(f"{theorem.name}/{t}/s"),
+                sc, reps, stream(f"{theorem.name}/{t}/g"), stream(f"{theorem.name}/{t}/s"),
                 level, theorem)
             pts.append({"t": float(t), **_point(lhs, b, row, level)})
         out[f"thm{theorem.name}"] = pts
 
-    rng = rng("problems")
+    rng = stream("problems")
     tight = QuadraticProblem(np.ones((6, 2)), rng.standard_normal((6, 2)))
     scales = np.linspace(0.25, 3.0, size(8, 23))
     pts = []
     for s in scales:
         sc = FixedIterate("tight", tight, RelativeNoise(0.5, 0.3), tight.x_star, 2, eta_scale=s)
         lhs, b, row = dsgd_one_step_from_fixed_iterate(
-            sc, reps, rng(f"15/{s}/g"), rng(f"15/{s}/s"), level, THEOREM_15)
+            sc, reps, stream(f"15/{s}/g"), stream(f"15/{s}/s"), level, THEOREM_15)
         pts.append({"eta_scale": float(s), **_point(lhs, b, row, level)})
     out["thm15"] = pts
 
@@ -474,8 +474,8 @@ def theorem_slack_data(quick: bool = True, seed: int = 0) -> dict[str, Any]:
             sc = FixedIterate(f"n={n}", prob, exact, prob.x_star, 1, 2)
             key = theorem.name
             lhs, b, row = fedavg_one_step_from_fixed_iterate(
-                sc, reps, rng(f"{key}/{n}/g"), rng(f"{key}/{n}/s"), level, theorem,
-                rng_pilot=rng(f"{key}/{n}/p"))
+                sc, reps, stream(f"{key}/{n}/g"), stream(f"{key}/{n}/s"), level, theorem,
+                rng_pilot=stream(f"{key}/{n}/p"))
             pts.append({"n": n, **_point(lhs, b, row, level)})
         out[f"thm{theorem.name}"] = pts
 
@@ -486,8 +486,8 @@ def theorem_slack_data(quick: bool = True, seed: int = 0) -> dict[str, Any]:
     for s in np.linspace(0.1, 1.0, size(6, 19)):
         sc = FixedIterate("indefinite", indef, RelativeNoise(0.5, 0.5), x0, 3, 2, eta_scale=s)
         lhs, b, row = fedavg_one_step_from_fixed_iterate(
-            sc, reps, rng(f"18/{s}/g"), rng(f"18/{s}/s"), level, THEOREM_18,
-            rng_pilot=rng(f"18/{s}/p"))
+            sc, reps, stream(f"18/{s}/g"), stream(f"18/{s}/s"), level, THEOREM_18,
+            rng_pilot=stream(f"18/{s}/p"))
         pts.append({"eta_scale": float(s), **_point(lhs, b, row, level)})
     out["thm18"] = pts
     return out
