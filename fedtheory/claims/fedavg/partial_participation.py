@@ -298,8 +298,9 @@ def _floor_amplification(ctx: Context) -> Evidence:
                        and np.allclose(per_stated, per_stated[:1], rtol=1e-9))
     ev = combine(evs, f"exact part / ((n-m)/(m(n-1))) = {np.round(per_factor, 8).tolist()} "
                        f"for m = {m_part} (constant), exact part 0 at m = n: {prop}")
-    if ev.passed and not (prop and stated_prop):
-        ev.passed = False
+    if ev.passed is not False and not (prop and stated_prop):  # an exact failure refutes,
+        # even beside an undecided Monte Carlo part (as all_of would)
+        ev.passed, ev.undecided = False, None
         ev.counterexample = {"m": m, "exact part": exact, "factor": data["factor"],
                              "stated factor": stated,
                              "exact part / stated factor": np.divide(
