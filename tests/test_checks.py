@@ -80,3 +80,22 @@ def test_proportion_upper_bound_false_alarm_power_and_degenerate_cases():
     assert checks.check_proportion_upper_bound(50, 50, 0.0).passed is False
     with pytest.raises(ValueError, match="k <= n"):
         checks.check_proportion_upper_bound(3, 2, 0.5)
+
+
+def test_an_exact_failure_refutes_beside_an_undecided_monte_carlo_part(monkeypatch):
+    """fedavg.local_steps: too few replicas leave the Monte Carlo identity undecided; unequal
+    exact values must still refute (an undecided part never hides an exact failure)."""
+    import fedtheory.claims.fedavg.local_steps as mod
+    from fedtheory.claims import Context
+
+    grid = (2, 4)
+    data = {"params": {"rounds_grid": grid, "local_steps": 3},
+            "exact_fedavg": np.array([1.0, 0.5]), "exact_sgd": np.array([1.0, 0.6]),
+            "fedavg": np.ones((2, 5)), "sgd": np.ones((2, 5)),  # 5 replicas: undecided
+            "bits_fedavg": np.array([1.0, 1.0]), "bits_sgd": np.array([3.0, 3.0])}
+    monkeypatch.setattr(mod, "local_steps_data", lambda preset, seed: ({}, data))
+    ctx = Context(claim_id=mod.CLAIM.id, kind=mod.CLAIM.kind, stated=mod.CLAIM.stated)
+    ev = mod._same_error_fewer_rounds(ctx)
+    assert ev.passed is False and ev.undecided is None and ev.counterexample
+    data["exact_sgd"] = data["exact_fedavg"].copy()  # equal exact values: undecided, as before
+    assert mod._same_error_fewer_rounds(ctx).passed is None
