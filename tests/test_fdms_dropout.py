@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fedtheory import stats
+from fedtheory.claims import checks
 from fedtheory.experiments.fdms_constants import assumption5_holds
 from fedtheory.participation.grouped_dropout import GroupedDropout
 
@@ -68,7 +68,7 @@ def test_group_counts_have_the_exact_law(alpha):
     cs = sorted(law)
     onehot = (counts[..., None] == np.array(cs)).reshape(2 * R, 5 * len(cs)).astype(float)
     theory = np.tile([float(law[c]) for c in cs], 5)
-    ev = stats.check_identity(onehot, theory, rtol=0.0, what="P(c_j = c)")
+    ev = checks.check_identity(onehot, theory, rtol=0.0, what="P(c_j = c)")
     assert ev.passed, ev.detail
     labels = np.repeat(np.arange(5), 4)
     friends = (labels[:, None] == labels[None, :]) & ~np.eye(20, dtype=bool)
@@ -90,7 +90,7 @@ def test_mask_law_exact_on_a_small_federation():
     codes = drawn.astype(np.int64) @ (1 << np.arange(7, -1, -1))
     support = [i for i, p in enumerate(probs) if p]
     onehot = (codes[:, None] == np.array(support)).astype(float)
-    ev = stats.check_identity(onehot, [float(probs[i]) for i in support], rtol=0.0,
+    ev = checks.check_identity(onehot, [float(probs[i]) for i in support], rtol=0.0,
                               what="P(mask)")
     assert ev.passed, ev.detail
     assert onehot.sum(axis=1).min() == 1  # never an inadmissible mask
@@ -103,7 +103,7 @@ def test_frequencies_determinism_and_chunking():
     proc = GroupedDropout(20, 0.5, full_first=False)
     R, T = 400, 30
     masks = proc.sample(gens(7, R), R, T).astype(float)
-    ev = stats.check_identity(masks.mean(axis=0), proc.stationary)
+    ev = checks.check_identity(masks.mean(axis=0), proc.stationary)
     assert ev.passed, ev.detail
     assert proc.expected_participants == pytest.approx(10.0)
     whole = GroupedDropout(20, 0.5).sample(gens(3, 6), 6, 9)

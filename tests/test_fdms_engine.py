@@ -6,9 +6,9 @@ import itertools
 import numpy as np
 import pytest
 
-from fedtheory import stats
 from fedtheory.algorithms import get_rule
 from fedtheory.algorithms.substitution import oracle_friends, substituted_aggregate
+from fedtheory.claims import checks
 from fedtheory.participation import DropoutParticipation
 from fedtheory.participation.dropout import (
     ClusterDropout,
@@ -61,7 +61,7 @@ def test_frequencies_match_stationary(name):
     if name == "cluster_fixed":  # deterministic: exactly p_i in every round
         np.testing.assert_array_equal(masks.mean(axis=(0, 1)), p)
         return
-    ev = stats.check_identity(masks.mean(axis=0), p)
+    ev = checks.check_identity(masks.mean(axis=0), p)
     assert ev.passed, ev.detail
 
 

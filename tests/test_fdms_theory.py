@@ -20,6 +20,7 @@ from fedtheory.algorithms.friend_selection import (
     similarity_matrix,
     update_similarity,
 )
+from fedtheory.claims import checks
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
 from fedtheory.theory import fdms as th
@@ -375,7 +376,7 @@ def test_spread_friends_chain_matches_the_simulated_algorithm():
         sim = ff.simulate_discovery(model, mask, R, np.random.default_rng(m), fr, theta=theta)
         hits = (sim["eliminated"] >= 0).astype(float)
         assert 0.05 < exact < 0.95
-        ev = stats.check_identity(hits, exact, rtol=0.0, what=f"P(eliminated), m = {m}")
+        ev = checks.check_identity(hits, exact, rtol=0.0, what=f"P(eliminated), m = {m}")
         assert ev.passed, ev.detail
     with pytest.raises(ValueError, match="active must be"):
         ff.spread_elimination_probability(q, np.ones(5), np.zeros(5, dtype=bool))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory import stats
+from fedtheory.claims import checks
 from fedtheory.convex import eso as eso_mod
 from fedtheory.convex.eso import (
     ESOSolverError,
@@ -153,10 +153,10 @@ def test_sampler_matches_exact_moments(design):
     w = np.array([float(x) for x in w])
     X = sample_estimator(design, w, zeta, np.random.default_rng(11), 200_000)
     mean = estimator_mean(design, w, zeta)
-    ev = stats.check_identity(X, mean, alpha=1e-6)
+    ev = checks.check_identity(X, mean, alpha=1e-6)
     assert ev.passed, ev.detail
     sq = np.sum((X - mean) ** 2, axis=1)
-    ev = stats.check_identity(sq, estimator_variance(design, w, zeta), alpha=1e-6)
+    ev = checks.check_identity(sq, estimator_variance(design, w, zeta), alpha=1e-6)
     assert ev.passed, ev.detail
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fedtheory import stats
+from fedtheory.claims import checks
 from fedtheory.problems import GaussianNoise, RelativeNoise
 
 from ._tolerance import assert_close_sum
@@ -20,9 +20,9 @@ def test_zero_mean_and_exact_second_moment(make, distribution):
     reps = 20_000
     xi = model.sample(np.broadcast_to(grads, (reps, 3, 3)), rng)
     assert xi.shape == (reps, 3, 3)
-    assert stats.check_identity(xi.reshape(reps, -1), np.zeros(9)).passed
+    assert checks.check_identity(xi.reshape(reps, -1), np.zeros(9)).passed
     sq = np.sum(xi**2, axis=-1)
-    assert stats.check_identity(sq, model.variance(grads)).passed
+    assert checks.check_identity(sq, model.variance(grads)).passed
     if distribution == "sphere":  # |xi|^2 is the variance: a sum of squares, no cancellation
         var = np.broadcast_to(model.variance(grads), sq.shape)
         assert_close_sum(sq, var, var)

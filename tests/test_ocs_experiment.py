@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fedtheory import stats
+from fedtheory.claims import checks
 from fedtheory.experiments import ocs_fedavg as ox
 from fedtheory.experiments import ocs_runs
 from fedtheory.problems.logistic import make_logistic_problem
@@ -94,7 +94,7 @@ def test_aggregate_is_unbiased(small, scheme):
          "aocs": ox.aocs_probabilities(u, 2.0, 4).p}[scheme]
     send = np.random.default_rng(11).random((4000, small.n)) < p
     xs = np.where(send, small.weights / p, 0.0) @ y
-    ev = stats.check_identity(xs, x_full, alpha=1e-6, what=f"E[x^1_{scheme}]")
+    ev = checks.check_identity(xs, x_full, alpha=1e-6, what=f"E[x^1_{scheme}]")
     assert ev.passed, ev.detail
 
 
@@ -204,7 +204,7 @@ def test_sqrt_n_sweep_bookkeeping(monkeypatch):
         assert sw.m_star[n] == (ok[0] if ok else None)
         # the limits are Student-t ones (compare_paired), with the detectable effect
         for j in range(len(sw.grids[n])):
-            ev = stats.compare_paired(-sw.acc_gap[n][j], np.zeros(5), "not worse", sw.epsilon,
+            ev = checks.compare_paired(-sw.acc_gap[n][j], np.zeros(5), "not worse", sw.epsilon,
                                       alpha=0.05)
             # bit-identical: the same compare_paired on the same numbers (negation is exact)
             np.testing.assert_allclose([sw.lower[n][j], sw.upper[n][j]],

@@ -2,7 +2,7 @@
 evaluation (fedtheory.theory.ocs_exact), the theorem forms read through a check's context,
 the proofs of the bounds as inequalities (fedtheory.symbolic.ocs_dsgd_proofs,
 fedtheory.symbolic.ocs_fedavg_proofs), the exact-instance checks and the adversarial search
-(fedtheory.experiments.ocs_theorems)."""
+(fedtheory.claims.ocs._theorems on fedtheory.experiments.ocs_theorem_exact)."""
 
 from fractions import Fraction as F
 
@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 
 from fedtheory import stats
+from fedtheory.claims import Claim, ClaimKind
 from fedtheory.claims.core import Context
+from fedtheory.claims.ocs._theorems import (
+    adversarial_search,
+    dsgd_check,
+    exact_check,
+    proof_check,
+    register_exact_checks,
+)
 from fedtheory.claims.stated import Mutant, Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE13_CASE,
@@ -18,10 +26,9 @@ from fedtheory.experiments.ocs_theorem_exact import (
     DSGD_CONVEX_SEARCH,
     DSGD_NONCONVEX_CASES,
     DSGD_UNIFORM_TIGHT_CASES,
-    adversarial_search,
     evaluate_case,
-    exact_check,
 )
+from fedtheory.experiments.ocs_theorems import FixedIterate
 from fedtheory.sampling.ocs import optimal_probabilities
 from fedtheory.symbolic.ocs_dsgd_proofs import (
     prove_dsgd_corrected_recursion,
@@ -253,7 +260,6 @@ def test_adversarial_search_is_seeded_and_rechecks_exactly():
 
 
 def test_proof_check_proves_or_leaves_undecided_never_refutes():
-    from fedtheory.experiments.ocs_theorem_exact import proof_check
     thm = THEOREM_13_CORRECTED
     ev = proof_check(_ctx(thm), thm, prove_dsgd_corrected_recursion, "chain")
     assert ev.passed is True and ev.proof
@@ -263,8 +269,6 @@ def test_proof_check_proves_or_leaves_undecided_never_refutes():
 
 
 def test_register_exact_checks_adds_the_two_named_checks():
-    from fedtheory.claims import Claim, ClaimKind
-    from fedtheory.experiments.ocs_theorem_exact import register_exact_checks
     claim = Claim(id="demo.t15", family="demo", seed_ref="t", title="t", statement="s",
                   kind=ClaimKind.UPPER_BOUND, stated=Stated(THEOREM_15.constants,
                                                             factors=THEOREM_15.factors))
@@ -276,7 +280,6 @@ def test_register_exact_checks_adds_the_two_named_checks():
 
 
 def test_monte_carlo_check_reports_its_tightness():
-    from fedtheory.experiments.ocs_theorems import FixedIterate, dsgd_check
     inst = DSGD_NONCONVEX_CASES[0].instance  # attained at x*: the ratio is 1 up to noise
     sc = FixedIterate("tight", inst.problem(), inst.noise(), np.zeros(1), inst.m)
     ev = dsgd_check(_ctx(THEOREM_15), [sc], THEOREM_15)

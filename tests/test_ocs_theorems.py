@@ -177,3 +177,48 @@ def test_theorem15_step_maximises_the_descent_term():
 def test_exact_rationals_are_fractions():
     out = exact_dsgd_counterexample(CE13["weights"], CE13["centers"], CE13["x"], CE13["m"])
     assert out["lhs"] == Fraction(93, 2048) and out["rhs"] == Fraction(327, 8192)
+
+
+def test_one_step_runs_is_pure_and_named_by_streams():
+    """experiments.ocs_theorems computes on named streams, without a claim context."""
+    from fedtheory.experiments.ocs_theorems import nonconvex_scenarios, one_step_runs
+    from fedtheory.streams import stream_rng
+
+    scen = nonconvex_scenarios(np.random.default_rng(0), quick=True, R=1)[:2]
+
+    def streams(name):
+        return stream_rng(3, "demo", name)
+
+    a = one_step_runs(scen, THEOREM_15, 200, streams)
+    b = one_step_runs(scen, THEOREM_15, 200, streams)
+    assert a.samples.shape == (200, 2) and a.bounds.shape == (2,)
+    np.testing.assert_array_equal(a.samples, b.samples)
+    assert a.level_gamma == stats.DEFAULT_ALPHA / 4
+    assert [r["scenario"] for r in a.rows] == [sc.name for sc in scen]
+    with pytest.raises(ValueError, match="scenarios"):
+        one_step_runs([], THEOREM_15, 200, streams)
+    with pytest.raises(ValueError, match="reps"):
+        one_step_runs(scen, THEOREM_15, 1, streams)
+
+
+def test_scenario_builders_take_a_generator_and_check_their_input():
+    from fedtheory.experiments.ocs_theorems import (
+        dsgd_strongly_convex_scenarios,
+        fedavg_strongly_convex_scenarios,
+    )
+
+    quick = dsgd_strongly_convex_scenarios("uniform", np.random.default_rng(1))
+    full = dsgd_strongly_convex_scenarios("uniform", np.random.default_rng(1), quick=False)
+    assert len(full) == len(quick) + 1
+    assert all(sc.R == 1 for sc in quick)
+    assert {sc.R for sc in fedavg_strongly_convex_scenarios(np.random.default_rng(1))} == {2, 3}
+    with pytest.raises(ValueError, match="weights"):
+        dsgd_strongly_convex_scenarios("skewed", np.random.default_rng(1))
+
+
+def test_hill_climb_is_seeded_and_pure():
+    from fedtheory.experiments.ocs_theorem_exact import DSGD_CONVEX_SEARCH, hill_climb
+
+    a = hill_climb(THEOREM_13, DSGD_CONVEX_SEARCH, (2, 5), np.random.default_rng(4))
+    b = hill_climb(THEOREM_13, DSGD_CONVEX_SEARCH, (2, 5), np.random.default_rng(4))
+    assert a == b and a.evaluations == 2 * 6 and a.restarts == 2

@@ -7,7 +7,8 @@ import inspect
 import numpy as np
 import pytest
 
-from fedtheory import participation, stats
+from fedtheory import participation
+from fedtheory.claims import checks
 from fedtheory.participation import (
     PROCESSES,
     BernoulliParticipation,
@@ -87,10 +88,10 @@ def test_empirical_frequencies_match_stationary(case):
     proc = CASES[case]()
     R, T = 400, 60
     masks = proc.sample(gens(7, R), R, T).astype(float)  # (T, R, n)
-    ev = stats.check_identity(masks.mean(axis=0), proc.stationary)
+    ev = checks.check_identity(masks.mean(axis=0), proc.stationary)
     assert ev.passed, ev.detail
     # the first round is already stationary (chains and cycles start in their stationary law)
-    ev0 = stats.check_identity(masks[0], proc.stationary)
+    ev0 = checks.check_identity(masks[0], proc.stationary)
     assert ev0.passed, ev0.detail
 
 
@@ -112,7 +113,7 @@ def test_uniform_is_b_of_n_with_pair_probabilities():
     m = proc.sample(np.random.default_rng(0), 2000, 3).reshape(-1, 6)
     assert (m.sum(axis=1) == 3).all()
     pair = (m[:, :, None] & m[:, None, :]).astype(float)[:, 0, 1:]
-    ev = stats.check_identity(pair, np.full(5, 3 * 2 / (6 * 5)))
+    ev = checks.check_identity(pair, np.full(5, 3 * 2 / (6 * 5)))
     assert ev.passed, ev.detail
     assert UniformParticipation(4, 4).sample(np.random.default_rng(0), 3, 2).all()
 
@@ -124,7 +125,7 @@ def test_markov_correlation_and_transitions():
     p = proc.stationary
     # E[1^t 1^{t+1}] = p^2 + lambda p (1 - p), per replica averaged over time
     joint = (prev * nxt).mean(axis=0)
-    ev = stats.check_identity(joint, p**2 + 0.8 * p * (1 - p))
+    ev = checks.check_identity(joint, p**2 + 0.8 * p * (1 - p))
     assert ev.passed, ev.detail
     np.testing.assert_allclose(proc.p_on / (proc.p_on + proc.p_off), p)
     assert MarkovParticipation(1.0, n=3).sample(np.random.default_rng(0), 2, 5).all()

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
 from fedtheory.claims.power import mutant_outcome, power
 from fedtheory.claims.stated import Erratum, Mutant, Stated
 from fedtheory.report import power_summary, write_markdown
@@ -194,7 +193,7 @@ def test_no_tightness_for_identities_and_lower_bound_counterexample_signs():
 
     @claim.check("monte_carlo")
     def _c(ctx: Context) -> Evidence:
-        ev = stats.check_identity(np.ones(100), 1.0)
+        ev = checks.check_identity(np.ones(100), 1.0)
         ev.ratio = 1.0
         return ev
 

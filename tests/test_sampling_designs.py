@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedtheory import stats
+from fedtheory.claims import checks
 from fedtheory.sampling import designs as D
 from fedtheory.sampling.designs import (
     DESIGN_CLASSES,
@@ -125,12 +125,12 @@ def test_enumerate_consistent_with_p_and_P(design):
 @pytest.mark.parametrize("design", DESIGNS, ids=IDS)
 def test_empirical_marginals_and_pairs(design):
     masks = design.sample(np.random.default_rng(2024), REPLICAS).astype(float)
-    ev = stats.check_identity(masks, design.p, alpha=ALPHA, what="marginals")
+    ev = checks.check_identity(masks, design.p, alpha=ALPHA, what="marginals")
     assert ev.passed, ev.detail
     iu = np.triu_indices(design.n, 1)
     if iu[0].size:
         pairs = masks[:, iu[0]] * masks[:, iu[1]]
-        ev = stats.check_identity(pairs, design.P[iu], alpha=ALPHA, what="pairs")
+        ev = checks.check_identity(pairs, design.P[iu], alpha=ALPHA, what="pairs")
         assert ev.passed, ev.detail
 
 
@@ -143,7 +143,7 @@ def test_empirical_subset_frequencies(design):
     assert np.all(idx >= 0), "a sampled subset has probability 0"
     onehot = np.zeros((REPLICAS, len(probs)))
     onehot[np.arange(REPLICAS), idx] = 1.0
-    ev = stats.check_identity(onehot, probs, alpha=ALPHA, what="subset frequencies")
+    ev = checks.check_identity(onehot, probs, alpha=ALPHA, what="subset frequencies")
     assert ev.passed, ev.detail
 
 

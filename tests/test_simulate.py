@@ -4,8 +4,8 @@ reductions to gradient descent, the exact fused local steps, validation."""
 import numpy as np
 import pytest
 
-from fedtheory import stats
 from fedtheory.algorithms import get_rule
+from fedtheory.claims import checks
 from fedtheory.participation import (
     BernoulliParticipation,
     CyclicParticipation,
@@ -212,9 +212,9 @@ def test_local_step_noise_has_the_right_variance(prob, fuse):
     var = lr**2 / N**2 * np.sum(s2 / D * sum(m ** (2 * j) for j in range(tau)), axis=0)
     mean = simulate(prob, "fedavg", BernoulliParticipation(1.0, n=N), rounds=1, replicas=1,
                     lr=lr, local_steps=tau, x0=X0).x[0]
-    ev = stats.check_identity(res.x - mean, np.zeros(D))
+    ev = checks.check_identity(res.x - mean, np.zeros(D))
     assert ev.passed, ev.detail
-    ev = stats.check_identity((res.x - mean) ** 2, var)
+    ev = checks.check_identity((res.x - mean) ** 2, var)
     assert ev.passed, ev.detail
 
 

@@ -1,10 +1,15 @@
 """Claims: the statements of the seeds, their checks, and the registry.
 
+Checking happens here only: :mod:`fedtheory.claims.checks` turns statistics
+(:mod:`fedtheory.stats`) into :class:`Evidence`, :func:`all_of` combines several outcomes of
+one check, :meth:`Claim.verify` turns evidence into a :class:`Verdict`.
+
 >>> from fedtheory.claims import get_claim
 >>> get_claim("ocs.closed_form").family
 'ocs'
 """
 
+from fedtheory.claims import checks
 from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import (
     CHECK_KINDS,
@@ -39,6 +44,7 @@ __all__ = [
     "Verdict",
     "all_claims",
     "all_of",
+    "checks",
     "combined_alpha",
     "families",
     "get_claim",

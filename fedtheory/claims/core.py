@@ -24,7 +24,6 @@ from __future__ import annotations
 import enum
 import time
 import traceback
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
@@ -33,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import solver_log, verdicts
+from fedtheory import solver_log, streams, verdicts
+from fedtheory.claims import checks
+from fedtheory.claims.evidence import Evidence
 from fedtheory.claims.setup import SetupCard
 from fedtheory.claims.stated import Erratum, Mutant, Stated
 
@@ -73,10 +74,6 @@ class Verdict(str, enum.Enum):
     REFUTED = "refuted"
     INCONCLUSIVE = "inconclusive"
     ERROR = "error"
-
-
-def _stable_hash(text: str) -> int:
-    return zlib.crc32(text.encode("utf-8"))
 
 
 #: What :attr:`Context.reads` records when a check looks at the running mutant itself
@@ -146,13 +143,11 @@ class Context:
         return quick if self.quick else full
 
     def seed_sequence(self, stream: str = "") -> np.random.SeedSequence:
-        return np.random.SeedSequence(
-            [int(self.seed), _stable_hash(self.claim_id), _stable_hash(stream)]
-        )
+        return streams.seed_sequence(self.seed, self.claim_id, stream)
 
     def rng(self, stream: str = "") -> np.random.Generator:
         """A fresh generator for the named stream (PCG64, the numpy default)."""
-        return np.random.Generator(np.random.PCG64(self.seed_sequence(stream)))
+        return streams.stream_rng(self.seed, self.claim_id, stream)
 
     # -- the stated side, as the claim declares it (mutated under --power) ------------------
     def const(self, name: str) -> Fraction:
@@ -234,19 +229,17 @@ class Context:
 
         Upper bound: one-sided, refuted when the lower confidence limit exceeds ``stated``;
         lower bound: the mirror image; identity and closed form: two-sided. Keyword arguments
-        go to :func:`fedtheory.stats.check_upper_bound` / ``check_lower_bound`` /
+        go to :func:`fedtheory.claims.checks.check_upper_bound` / ``check_lower_bound`` /
         ``check_identity``.
         """
-        from fedtheory import stats
-
         if self.kind is ClaimKind.UPPER_BOUND:
-            return stats.check_upper_bound(samples, stated, **kw)
+            return checks.check_upper_bound(samples, stated, **kw)
         if self.kind is ClaimKind.LOWER_BOUND:
-            return stats.check_lower_bound(samples, stated, **kw)
+            return checks.check_lower_bound(samples, stated, **kw)
         if self.kind in (ClaimKind.IDENTITY, ClaimKind.CLOSED_FORM):
-            return stats.check_identity(samples, stated, **kw)
+            return checks.check_identity(samples, stated, **kw)
         raise ValueError(f"claim {self.claim_id!r} of kind {self.kind} has no default Monte "
-                         "Carlo test: call the one of fedtheory.stats that fits")
+                         "Carlo test: call the one of fedtheory.claims.checks that fits")
 
     def figure_path(self, name: str) -> Path | None:
         """Where a figure named ``name`` (without suffix) goes, or None to skip saving."""
@@ -255,66 +248,6 @@ class Context:
         self.figure_dir.mkdir(parents=True, exist_ok=True)
         safe = self.claim_id.replace(".", "_")
         return self.figure_dir / f"{safe}__{name}"
-
-
-@dataclass
-class Evidence:
-    """What one check measured, beside what theory says it should be.
-
-    ``passed`` is True (the statement survived), False (it failed: give a
-    ``counterexample``, an admissible instance where the statement fails) or None (this check
-    could not decide; ``undecided`` says why, e.g. ``"unproven"``).
-    ``alpha`` is the per-check false-alarm level of a statistical check: the probability
-    that it reports a failure when the statement is true.
-    """
-
-    passed: bool | None
-    measured: Any
-    theoretical: Any
-    detail: str = ""
-    tolerance: float | None = None
-    alpha: float | None = None
-    counterexample: dict[str, Any] | None = None
-    figures: list[str] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
-    #: A figure that shows rather than tests: it neither confirms nor refutes (``passed`` None)
-    #: and does not make the verdict inconclusive.
-    neutral: bool = False
-    #: Tightness of a bound check: the largest measured/stated over its instances (for a lower
-    #: bound stated/measured; 1 = attained), and the instance where it is reached.
-    ratio: float | None = None
-    instance: dict[str, Any] | None = None
-    #: How the check proved the statement exactly (sympy sign argument, exact enumeration of
-    #: every admissible case), if it did; a proof is what lets a mutant count as "still true".
-    proof: str | None = None
-    #: An exact adversarial search that found no violation: what it covered and the largest
-    #: ratio (weaker than a proof, yet evidence that a mutant it could not refute holds).
-    search: str | None = None
-    #: Why an undecided check (``passed`` None) could not decide: ``"unproven"`` (the
-    #: derivation does not reach the stated side: not a refutation), ``"not resolved"`` (an
-    #: interval too wide), ...
-    undecided: str | None = None
-    #: The statistical tests the check decided on, one small record each (the test, its
-    #: hypothesis and margin, the estimate and its limits, the level, the smallest detectable
-    #: effect, the outcome): :func:`fedtheory.stats.compare_paired` fills it; reports keep it.
-    tests: list[dict[str, Any]] = field(default_factory=list)
-
-    @classmethod
-    def unproven(cls, measured: Any, theoretical: Any, detail: str,
-                 data: dict[str, Any] | None = None) -> Evidence:
-        """The outcome of a check whose derivation does not reach the stated side (the stated
-        bound is sharper than what the argument gives): "not implied by our derivation" is
-        *unproven*, never false. It neither confirms nor refutes the claim, and does not
-        catch a mutant; a refutation needs an admissible counterexample."""
-        return cls(None, measured, theoretical, detail, data=dict(data or {}),
-                   undecided="unproven")
-
-    @classmethod
-    def illustration(cls, figures: Sequence[str], measured: Any = None, detail: str = "",
-                     data: dict[str, Any] | None = None) -> Evidence:
-        """The outcome of a figure check: what it drew and the numbers it drew, no verdict."""
-        return cls(None, measured, "figure", detail, figures=list(figures),
-                   data=dict(data or {}), neutral=True)
 
 
 @dataclass(frozen=True)

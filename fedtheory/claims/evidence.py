@@ -1,4 +1,7 @@
-r"""Evidence helpers every claim uses: one way to combine sub-results of a check.
+r"""Evidence, what one check found, and the one way to combine sub-results of a check.
+
+:class:`Evidence` (re-exported by :mod:`fedtheory.claims.core` and :mod:`fedtheory.claims`)
+is what a check returns.
 
 A check often tests a statement on several instances or sub-statements ("all of these must
 hold"). :func:`all_of` combines their evidence with one rule:
@@ -21,10 +24,73 @@ Figure checks return :meth:`Evidence.illustration` (neutral: they show, they do 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from fedtheory.claims.core import Evidence
+__all__ = ["Evidence", "all_of", "combined_alpha"]
 
-__all__ = ["all_of", "combined_alpha"]
+
+@dataclass
+class Evidence:
+    """What one check measured, beside what theory says it should be.
+
+    ``passed`` is True (the statement survived), False (it failed: give a
+    ``counterexample``, an admissible instance where the statement fails) or None (this check
+    could not decide; ``undecided`` says why, e.g. ``"unproven"``).
+    ``alpha`` is the per-check false-alarm level of a statistical check: the probability
+    that it reports a failure when the statement is true.
+    """
+
+    passed: bool | None
+    measured: Any
+    theoretical: Any
+    detail: str = ""
+    tolerance: float | None = None
+    alpha: float | None = None
+    counterexample: dict[str, Any] | None = None
+    figures: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    #: A figure that shows rather than tests: it neither confirms nor refutes (``passed`` None)
+    #: and does not make the verdict inconclusive.
+    neutral: bool = False
+    #: Tightness of a bound check: the largest measured/stated over its instances (for a lower
+    #: bound stated/measured; 1 = attained), and the instance where it is reached.
+    ratio: float | None = None
+    instance: dict[str, Any] | None = None
+    #: How the check proved the statement exactly (sympy sign argument, exact enumeration of
+    #: every admissible case), if it did; a proof is what lets a mutant count as "still true".
+    proof: str | None = None
+    #: An exact adversarial search that found no violation: what it covered and the largest
+    #: ratio (weaker than a proof, yet evidence that a mutant it could not refute holds).
+    search: str | None = None
+    #: Why an undecided check (``passed`` None) could not decide: ``"unproven"`` (the
+    #: derivation does not reach the stated side: not a refutation), ``"not resolved"`` (an
+    #: interval too wide), ...
+    undecided: str | None = None
+    #: The statistical tests the check decided on, one small record each (the test, its
+    #: hypothesis and margin, the estimate and its limits, the level, the smallest detectable
+    #: effect, the outcome): :func:`fedtheory.claims.checks.compare_paired` fills it; reports
+    #: keep it.
+    tests: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def unproven(cls, measured: Any, theoretical: Any, detail: str,
+                 data: dict[str, Any] | None = None) -> Evidence:
+        """The outcome of a check whose derivation does not reach the stated side (the stated
+        bound is sharper than what the argument gives): "not implied by our derivation" is
+        *unproven*, never false. It neither confirms nor refutes the claim, and does not
+        catch a mutant; a refutation needs an admissible counterexample."""
+        return cls(None, measured, theoretical, detail, data=dict(data or {}),
+                   undecided="unproven")
+
+    @classmethod
+    def illustration(cls, figures: Sequence[str], measured: Any = None, detail: str = "",
+                     data: dict[str, Any] | None = None) -> Evidence:
+        """The outcome of a figure check: what it drew and the numbers it drew, no verdict."""
+        return cls(None, measured, "figure", detail, figures=list(figures),
+                   data=dict(data or {}), neutral=True)
+
+
 
 
 def combined_alpha(parts: Sequence[Evidence]) -> float | None:

@@ -36,12 +36,16 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
+from math import comb
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
+from fedtheory.algorithms import Participants, get_rule
 from fedtheory.algorithms import friend_selection as fs
+from fedtheory.engine import Engine, EngineConfig
+from fedtheory.participation import BernoulliParticipation
 
 __all__ = [
     "assumption5_holds",
@@ -237,8 +241,6 @@ def assumption5_probability(n: int, clusters: int, n_drop: int) -> Fraction:
     >>> str(assumption5_probability(4, 2, 2))  # 2 of the 6 pairs are whole clusters
     '2/3'
     """
-    from math import comb
-
     if n % clusters:
         raise ValueError(f"clusters must divide n={n}, got {clusters!r}")
     if not 0 <= n_drop < n:
@@ -284,10 +286,6 @@ def measure_constants(problem: Any, points: np.ndarray, *, lr: float, local_step
     ``sigma_F2``, ``mu`` (averaged over the points: the seed's :math:`\mu^{k,i}` is an
     expectation over rounds) with its standard error, and :func:`gap_constants`.
     """
-    from fedtheory.algorithms import Participants, get_rule
-    from fedtheory.engine import Engine, EngineConfig
-    from fedtheory.participation import BernoulliParticipation
-
     pts = np.atleast_2d(np.asarray(points, dtype=float))
     n, d = problem.n, problem.d
     R = int(samples)

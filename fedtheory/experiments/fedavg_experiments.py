@@ -18,6 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.participation import UniformParticipation
+from fedtheory.problems import GaussianNoise
+from fedtheory.simulate import simulate
+from fedtheory.stats import z_quantile
 from fedtheory.theory.fedavg import (
     FedAvgMoments,
     _participants,
@@ -80,10 +84,6 @@ def _simulate_uniform(problem: Any, rule: str, *, participants: int | None, lr: 
     r"""The engine with uniform ``m``-of-``n`` participation (all clients when ``participants``
     is None) and additive Gaussian noise of :math:`\mathbb E\|\xi\|^2 = \sigma^2` (none when
     ``sigma2 == 0``)."""
-    from fedtheory.participation import UniformParticipation
-    from fedtheory.problems import GaussianNoise
-    from fedtheory.simulate import simulate
-
     m = _participants(participants, problem.n)
     return simulate(problem, rule, UniformParticipation(problem.n, m), rounds=rounds,
                     replicas=replicas, lr=lr, local_steps=local_steps,
@@ -487,8 +487,6 @@ def mean_interval(samples: Rows, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     >>> mean.tolist(), bool(hw[1] < hw[0])
     ([2.0, 3.0], True)
     """
-    from fedtheory.stats import z_quantile
-
     mean, var, n = _row_stats(_as_rows(samples))
     z = z_quantile(alpha, "two", len(n))
     return mean, z * np.sqrt(var) / np.sqrt(n)

@@ -30,6 +30,7 @@ from fedtheory.symbolic.enumeration import (
     fractions,
     mask_probabilities,
 )
+from fedtheory.theory.mifa import isotropic_problem  # moved there: theory sits below experiments
 from fedtheory.validation import positive_real, probability
 
 __all__ = [
@@ -257,46 +258,6 @@ def pathwise_run(
                        keep_replicas=True, observe=observe)
     return {"grad_norm2": res.grad_norm2.replicas.T.copy(), "f_gap": res.f_gap.replicas.T.copy(),
             "G_norm2": Gn2, "tau_max": tau_max, "x": res.x}
-
-
-def isotropic_problem(n: int, d: int, *, L: float, sigma_G2_max: float,
-                      rng: np.random.Generator) -> Any:
-    r"""A quadratic with every Hessian :math:`LI` and :math:`\|h_i\|^2 = \sigma_G^2` for all
-    clients, :math:`x^\star = 0`.
-
-    Then :math:`\nabla f_i(x) - \nabla f(x) = h_i` is constant, so the seed's per-client
-    assumption :math:`\|\nabla f_i - \nabla f\|^2\le\sigma_G^2` holds with equality at every
-    :math:`x`, and the :math:`L`-smoothness upper model is exact.
-
-    >>> prob = isotropic_problem(4, 3, L=2.0, sigma_G2_max=1.0, rng=np.random.default_rng(0))
-    >>> h = prob.client_grads(prob.x_star)
-    >>> np.allclose(np.sum(h**2, -1), 1.0), np.allclose(h.sum(0), 0.0), prob.L
-    (True, True, 2.0)
-    """
-    from fedtheory.problems.quadratic import QuadraticProblem
-
-    n = _positive_int("n", n)
-    d = _positive_int("d", d)
-    L = positive_real("L", L)
-    if n < 2:
-        raise ValueError(f"n must be at least 2 for heterogeneous clients, got {n!r}")
-    if not (np.isfinite(sigma_G2_max) and sigma_G2_max >= 0):
-        raise ValueError(f"sigma_G2_max must be a non-negative real number, got {sigma_G2_max!r}")
-    # n unit vectors summing to zero: pairs +-v, plus (n odd) three at 120 degrees in a plane
-    k = n // 2 - (n % 2)
-    v = rng.standard_normal((k, d))
-    v /= np.linalg.norm(v, axis=1, keepdims=True)
-    parts = [v, -v]
-    if n % 2:
-        if d < 2:
-            raise ValueError(f"d must be at least 2 for an odd number of clients, got d={d!r}")
-        q, _ = np.linalg.qr(rng.standard_normal((d, 2)))
-        ang = np.array([0.0, 2 * np.pi / 3, 4 * np.pi / 3])
-        parts.append(np.cos(ang)[:, None] * q[:, 0] + np.sin(ang)[:, None] * q[:, 1])
-    h = np.concatenate(parts)
-    h = h * np.sqrt(sigma_G2_max)
-    # grad f_i(x) = L (x - c_i) = L x + h_i  =>  c_i = -h_i / L ; x* = mean c = 0
-    return QuadraticProblem(np.full((n, d), L), -h / L)
 
 
 # ---------------------------------------------------------------------------- experiments

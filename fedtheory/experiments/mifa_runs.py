@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
+from fedtheory.claims import checks
 from fedtheory.claims.core import Context, Evidence
 from fedtheory.claims.evidence import all_of
 from fedtheory.experiments import mifa_experiments as mx
@@ -170,7 +171,7 @@ def better_than_all(runs: dict[str, np.ndarray], best: str, others: list[str],
     is shown to be below it, e.g. when it is significantly worse); all of them
     (:func:`fedtheory.claims.all_of`: the level is the sum, ``len(others) * alpha``)."""
     m_best = mx.tail_log10(runs[best])
-    parts = [(f"{best} better than {o}", stats.compare_paired(
+    parts = [(f"{best} better than {o}", checks.compare_paired(
         m_best, mx.tail_log10(runs[o]), "better", BETTER_MARGIN_DECADES, alpha=alpha,
         higher_is_better=False, counterexample={**(counterexample or {}), "other": o},
         what=f"tail log10 gap: {best} vs {o}")) for o in others]
@@ -309,7 +310,7 @@ def complexity_scaling_evidence(ctx: Context) -> Evidence:
                   f"FedGD evals {[int(e[0]) for e in r['fedgd']]}: slope {s_gd[0]:.3f} (1 within "
                   f"{SLOPE_TOLERANCE})", counterexample=None if gd_ok else ce)
     # SAGA's slope per replica against FedGD's: few replicas, so Student's t
-    saga = stats.compare_paired(s_sg, s_gd, "better", SLOPE_MARGIN, alpha=ALPHA,
+    saga = checks.compare_paired(s_sg, s_gd, "better", SLOPE_MARGIN, alpha=ALPHA,
                                 higher_is_better=False, counterexample=ce,
                                 what="slope of evaluations in n: SAGA vs FedGD")
     ev = all_of([("FedGD slope 1", gd), ("SAGA's slope below FedGD's", saga)])

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
+from fedtheory.claims import checks
 from fedtheory.claims.core import Context
 from fedtheory.experiments.ocs_fedavg import (
     PRESETS,
@@ -44,7 +45,7 @@ class SqrtNSweep:
     upper, lower:
         Per :math:`n`, the one-sided upper and lower :math:`1 - \alpha` Student-:math:`t`
         confidence limits of the mean ``acc_gap``
-        (:func:`fedtheory.stats.compare_paired`, "not worse", margin ``epsilon``).
+        (:func:`fedtheory.claims.checks.compare_paired`, "not worse", margin ``epsilon``).
     m_star:
         Per :math:`n`, the smallest :math:`m` in the grid with ``upper < epsilon``
         ("OCS(m) matches full participation": non-inferior within ``epsilon``), or ``None``.
@@ -177,14 +178,14 @@ def _sweep(points: dict[int, dict[str, Any]], preset: str, seed: int, alpha: flo
            replicas: int) -> SqrtNSweep:
     """The sweep judged from its points (``n -> sweep_point``, all replicas): per :math:`n`
     and grid :math:`m`, OCS(m) against full participation by a paired non-inferiority
-    :math:`t`-test (:func:`fedtheory.stats.compare_paired`, margin ``match_epsilon``, level
+    :math:`t`-test (:func:`fedtheory.claims.checks.compare_paired`, margin ``match_epsilon``, level
     ``alpha`` each)."""
     eps = SETUP["match_epsilon"]
     grids, acc_gap, upper, lower, m_star, sizes, mde = {}, {}, {}, {}, {}, {}, {}
     for n, pt in points.items():
         grid, acc = pt["grid"], pt["acc"]
         acc_gap[n] = acc[0][None, :] - acc[1:]
-        evs = [stats.compare_paired(acc[1 + j], acc[0], "not worse", eps, alpha=alpha,
+        evs = [checks.compare_paired(acc[1 + j], acc[0], "not worse", eps, alpha=alpha,
                                     what=f"acc OCS({m}) - acc full, n = {n}")
                for j, m in enumerate(grid)]
         # the gap full - OCS is minus the gain: its limits are the gain's, negated

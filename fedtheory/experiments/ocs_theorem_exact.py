@@ -1,25 +1,24 @@
-r"""Seed 002, Theorems 13, 15, 17 and 18 on exact instances: catalogues, search, proof checks.
+r"""Seed 002, Theorems 13, 15, 17 and 18 on exact instances: catalogues and search.
 
 Where :mod:`fedtheory.experiments.ocs_theorems` estimates a theorem's one-step conditional
 expectation by Monte Carlo from a fixed iterate, this module evaluates it exactly: on the
 one-dimensional rational instances of :mod:`fedtheory.theory.ocs_exact` (every participation
 pattern enumerated), in catalogues of named cases (the counterexamples CE13 and CE17 and the
-cases where a bound is attained), by a seeded adversarial search over instance parameters whose
-best point is re-checked in exact arithmetic, and by the symbolic proof checks of the corrected
-theorems. :func:`register_exact_checks` adds these checks to a theorem's claim.
+cases where a bound is attained) and by a seeded adversarial search over instance parameters
+(:func:`hill_climb`). Pure computation: the checks that judge these results (the exact cases,
+the search's best point re-checked in exact arithmetic, the symbolic proof chains) and
+``register_exact_checks`` are in :mod:`fedtheory.claims.ocs._theorems`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from fedtheory.claims.core import Context, Evidence
-from fedtheory.experiments.ocs_theorems import INCREMENT_TEXT
 from fedtheory.experiments.search import rationalize
 from fedtheory.theory.ocs_exact import LineInstance, dsgd_exact, fedavg_exact
 from fedtheory.theory.ocs_theorems import (
@@ -43,12 +42,10 @@ __all__ = [
     "FEDAVG_NONCONVEX_CASES",
     "FEDAVG_NONCONVEX_SEARCH",
     "SearchFamily",
-    "adversarial_search",
+    "SearchResult",
     "evaluate_case",
-    "exact_check",
-    "proof_check",
-    "register_exact_checks",
-    "search_budget",
+    "exact_strings",
+    "hill_climb",
 ]
 
 
@@ -87,51 +84,13 @@ def evaluate_case(theorem: DsgdTheorem | FedavgTheorem, case: ExactCase,
     return fedavg_exact(theorem, case.instance, case.R, theta, g, exact)
 
 
-def _exact_strings(out: dict[str, Any]) -> dict[str, Any]:
+def exact_strings(out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with its exact fractions as strings (for a report).
+
+    >>> exact_strings({"lhs": Fraction(1, 3), "ok": True})
+    {'lhs': '1/3', 'ok': True}
+    """
     return {k: (str(v) if isinstance(v, Fraction) else v) for k, v in out.items()}
-
-
-def exact_check(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
-                cases: Sequence[ExactCase]) -> Evidence:
-    r"""The theorem as the claim states it (:meth:`DsgdTheorem.restated`: under ``--power`` a
-    mutant of it) on named instances, in exact rational arithmetic: it fails on the first case
-    where the bounded quantity exceeds the right-hand side; ``ratio`` is the largest
-    (lhs - rhs + increment)/increment (1 = the bound attained)."""
-    thm = theorem.restated(ctx)
-    rows, failing, best, stated = [], [], None, {}
-    for case in cases:
-        out = evaluate_case(thm, case)
-        ratio = out["ratio"]
-        stated[case.name] = str(out["rhs"])
-        rows.append(f"{case.name}: {thm.bounds.label} = {float(out['lhs']):.6g} vs "
-                    f"{float(out['rhs']):.6g} (ratio {float(ratio):.4f}, gamma = "
-                    f"{float(out['gamma']):.4g})")
-        if out.get("ok", True) and (best is None or ratio > best[0]):
-            best = (ratio, case, out)
-        if not out["holds"]:
-            failing.append((case, out))
-    ce = None
-    if failing:
-        case, out = failing[0]
-        ce = {**case.describe(), "theorem": thm.label, "lhs": str(out["lhs"]),
-              "rhs": str(out["rhs"]), "lhs_float": float(out["lhs"]),
-              "rhs_float": float(out["rhs"]), "gamma": str(out["gamma"]),
-              "eta": str(out["eta"]), "constants": {k: str(v) for k, v in thm.constants.items()}}
-    ratio, case, out = best if best is not None else (None, None, {})
-    return Evidence(
-        passed=not failing, measured=None if ratio is None else float(ratio),
-        # the statement's right-hand side on every case (what a mutant changes), beside the
-        # ratio it must not exceed
-        theoretical={"ratio": "<= 1", "stated rhs": stated},
-        detail=(f"{thm.label}, exact rational arithmetic (every noise sign pattern and the "
-                f"sampling's closed-form moments enumerated, gamma exact), {len(cases)} cases: "
-                + "; ".join(rows) + f". Ratio = (lhs - rhs + increment)/increment, the increment "
-                f"being {INCREMENT_TEXT}"),
-        counterexample=ce, ratio=None if ratio is None else float(ratio),
-        instance=None if case is None else {**case.describe(), **_exact_strings(
-            {k: out[k] for k in ("lhs", "rhs", "gamma", "eta")})},
-        data={"cases": [c.name for c in cases]},
-    )
 
 
 # ----------------------------------------------------------------------------- the search
@@ -195,21 +154,30 @@ def _float_ratio(theorem: DsgdTheorem | FedavgTheorem, case: ExactCase) -> float
     return float(out["ratio"])
 
 
-def adversarial_search(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
-                       family: SearchFamily, budget: tuple[int, int]) -> Evidence:
-    r"""Seeded hill climbing for the instance that makes the stated bound tightest.
+@dataclass(frozen=True)
+class SearchResult:
+    """What :func:`hill_climb` found: the best admissible case (None if none was) with its
+    float ratio, and how many float evaluations it took."""
 
-    ``budget = (restarts, steps)`` per preset's choice. Each restart draws a client count, a
-    budget :math:`m`, the local steps, a noise kind (none, relative :math:`M`, additive
-    :math:`\sigma^2`; FedAvg with :math:`nR > 6` noise-free, to keep the :math:`2^{nR}` noise
-    patterns few) and, for identical curvatures, their sign; then climbs the float ratio
+    case: ExactCase | None
+    float_ratio: float
+    evaluations: int
+    restarts: int
+
+
+def hill_climb(theorem: DsgdTheorem | FedavgTheorem, family: SearchFamily,
+               budget: tuple[int, int], rng: np.random.Generator) -> SearchResult:
+    r"""Seeded hill climbing for the instance that makes ``theorem``'s bound tightest.
+
+    ``budget = (restarts, steps)``. Each restart draws a client count, a budget :math:`m`, the
+    local steps, a noise kind (none, relative :math:`M`, additive :math:`\sigma^2`; FedAvg
+    with :math:`nR > 6` noise-free, to keep the :math:`2^{nR}` noise patterns few) and, for
+    identical curvatures, their sign; then climbs the float ratio
     (lhs - rhs + increment)/increment over the weights, curvatures, centres, iterate, noise
     level, step multiple and :math:`\eta_g` multiple (Gaussian proposals, step halved after
-    misses). The best instance found is re-checked in exact rational arithmetic, which alone
-    decides: a ratio above 1 there is a counterexample.
+    misses). The caller re-checks the best case exactly (:func:`evaluate_case`).
     """
-    thm = theorem.restated(ctx)
-    rng = ctx.rng("adversarial-search/" + theorem.name)
+    thm = theorem
     restarts, steps = budget
     best: tuple[float, ExactCase] | None = None
     evaluations = 0
@@ -239,46 +207,12 @@ def adversarial_search(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
         if np.isfinite(cur) and (best is None or cur > best[0]):
             best = (cur, case)
     if best is None:
-        return Evidence(None, None, "<= 1", f"{thm.label}: no admissible instance found in "
-                        f"{evaluations} evaluations")
-    out = evaluate_case(thm, best[1])
-    ratio = out["ratio"]
-    ce = None
-    if not out["holds"]:
-        ce = {**best[1].describe(), "theorem": thm.label, "lhs": str(out["lhs"]),
-              "rhs": str(out["rhs"]), "lhs_float": float(out["lhs"]),
-              "rhs_float": float(out["rhs"]), "gamma": str(out["gamma"]),
-              "eta": str(out["eta"]), "constants": {k: str(v) for k, v in thm.constants.items()}}
-    return Evidence(
-        passed=bool(out["holds"]), measured=float(ratio),
-        theoretical={"ratio": "<= 1", "stated rhs at the instance": str(out["rhs"])},
-        detail=(f"{thm.label}: adversarial search, {restarts} seeded hill-climbing restarts, "
-                f"{evaluations} float evaluations over one-dimensional instances "
-                f"({family.curvature} curvatures, n in {list(family.ns)}"
-                + (f", R in {list(family.Rs)}" if family.Rs else "")
-                + f"); the best (float ratio {best[0]:.6f}) re-checked exactly: ratio "
-                f"{float(ratio):.6f} ({'holds' if out['holds'] else 'VIOLATED'}); ratio = "
-                f"(lhs - rhs + increment)/increment, the increment being {INCREMENT_TEXT}"),
-        counterexample=ce, ratio=float(ratio),
-        instance={**best[1].describe(), **_exact_strings(
-            {k: out[k] for k in ("lhs", "rhs", "gamma", "eta")})},
-        search=None if ce else (
-            f"{thm.label}: {restarts} hill-climbing restarts, {evaluations} evaluations over "
-            f"one-dimensional {family.curvature}-curvature instances (n in {list(family.ns)}"
-            + (f", R in {list(family.Rs)}" if family.Rs else "")
-            + f"), the best re-checked exactly: largest ratio {float(ratio):.4f} < 1"),
-    )
+        return SearchResult(None, -np.inf, evaluations, restarts)
+    return SearchResult(best[1], best[0], evaluations, restarts)
 
 
 # ----------------------------------------------------------------------------- the catalogue
 _F = Fraction
-
-
-def search_budget(ctx: Context, method: str) -> tuple[int, int]:
-    """``(restarts, steps)`` of :func:`adversarial_search` for ``"dsgd"`` or ``"fedavg"``."""
-    quick = {"dsgd": (6, 25), "fedavg": (40, 40)}
-    full = {"dsgd": (30, 60), "fedavg": (300, 80)}
-    return ctx.size(quick, full)[method]
 
 
 def _line_case(name: str, weights: Sequence[Any], curvatures: Sequence[Any],
@@ -373,52 +307,3 @@ FEDAVG_CONVEX_SEARCH = SearchFamily("convex", (2, 3), Rs=(2, 3))
 FEDAVG_NONCONVEX_SEARCH = SearchFamily("identical", (2, 3), Rs=(2, 3), full_m=True)
 
 
-# ----------------------------------------------------------------------------- claim checks
-def proof_check(ctx: Context, theorem: DsgdTheorem | FedavgTheorem,
-                prove: Callable[..., Any], chain: str) -> Evidence:
-    r"""A theorem's bound proved as an inequality from its proof's lemmas, with the constants,
-    factors and step limit *as the claim states them* (a mutant under ``--power``).
-
-    ``prove(constants, [step_scale=...], [factor=...])`` returns an object with ``proved``,
-    ``proof`` and ``summary`` (:mod:`fedtheory.symbolic.ocs_dsgd_proofs`,
-    :mod:`fedtheory.symbolic.ocs_fedavg_proofs`). Passed with the proof when proved;
-    *unproven* (:meth:`Evidence.unproven`) otherwise: a point where the abstract chain fails is
-    no instance of the theorem, so this check never refutes.
-    """
-    consts = {k: ctx.const(k) for k in theorem.constants}
-    kw: dict[str, Any] = {}
-    if theorem.step is not None:
-        kw["step_scale"] = ctx.step_limit(Fraction(1))
-    if theorem.factors:
-        kw["factor"] = ctx.factor
-    res = prove(consts, **kw)
-    steps = (f"steps up to {kw['step_scale']} x the stated limit" if "step_scale" in kw
-             else "every step")
-    detail = (f"{theorem.label}, {chain}; constants "
-              f"{ {k: str(v) for k, v in consts.items()} }, {steps}: {res.summary}. A "
-              "statement the chain does not prove is left undecided by this check (no "
-              "abstract point is an instance of the theorem)")
-    if not res.proved:
-        return Evidence.unproven("not proved", "slack >= 0", detail)
-    return Evidence(passed=True, measured="proved", theoretical="slack >= 0", detail=detail,
-                    proof=res.proof)
-
-
-def register_exact_checks(claim: Any, theorem: DsgdTheorem | FedavgTheorem,
-                          cases: Sequence[ExactCase], family: SearchFamily, method: str) -> None:
-    """Add a theorem claim's checks ``exact_instances`` (:func:`exact_check` on ``cases``)
-    and ``adversarial_search`` (:func:`adversarial_search` over ``family``, budget
-    :func:`search_budget` of ``method``)."""
-
-    def _exact_instances(ctx: Context) -> Evidence:
-        """Exact rational evaluation on named one-dimensional instances (the tightest the
-        statement admits, and its counterexamples)."""
-        return exact_check(ctx, theorem, cases)
-
-    def _adversarial_search(ctx: Context) -> Evidence:
-        """Seeded hill climbing over one-dimensional instances for the largest ratio, the best
-        re-checked exactly."""
-        return adversarial_search(ctx, theorem, family, search_budget(ctx, method))
-
-    claim.check("exact", "exact_instances")(_exact_instances)
-    claim.check("exact", "adversarial_search")(_adversarial_search)

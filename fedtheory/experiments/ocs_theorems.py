@@ -10,10 +10,12 @@ the replicas of the left-hand side from another, and evaluate the theorem's step
 right-hand side (a :class:`~fedtheory.theory.ocs_theorems.DsgdTheorem` or
 :class:`~fedtheory.theory.ocs_theorems.FedavgTheorem` of
 :mod:`fedtheory.theory.ocs_theorems`) at the least favourable end of that interval.
-:func:`dsgd_check` / :func:`fedavg_check` turn a list of scenarios into one check's evidence
-(one-sided test, Bonferroni over scenarios). :func:`theorem_slack_data` is the data of the
-figure ``paper_figures/ocs_theorem_slack.py``. The exact instances, the adversarial search and
-the proof checks are in :mod:`fedtheory.experiments.ocs_theorem_exact`.
+:func:`one_step_runs` runs a list of scenarios on named streams (the claims' checks,
+:mod:`fedtheory.claims.ocs._theorems`, judge them: one-sided test, Bonferroni over
+scenarios). :func:`theorem_slack_data` is the data of the figure
+``paper_figures/ocs_theorem_slack.py``. The exact instances and the adversarial search are in
+:mod:`fedtheory.experiments.ocs_theorem_exact`. Pure computation: nothing here imports the
+claim machinery.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
-from fedtheory.claims.core import Context, Evidence
 from fedtheory.problems import NoiseModel, QuadraticProblem, RelativeNoise
+from fedtheory.streams import stream_rng
 from fedtheory.theory.ocs_one_step import (
     GammaInterval,
     alpha_terms,
@@ -45,18 +47,20 @@ from fedtheory.theory.ocs_theorems import (
     DsgdTheorem,
     FedavgTheorem,
 )
+from fedtheory.validation import integer_at_least
 
 __all__ = [
-    "FixedIterate",
     "INCREMENT_TEXT",
+    "REPLICAS",
+    "FixedIterate",
+    "ScenarioRuns",
     "choose_fedavg_steps",
-    "dsgd_check",
     "dsgd_one_step_from_fixed_iterate",
     "dsgd_strongly_convex_scenarios",
-    "fedavg_check",
     "fedavg_one_step_from_fixed_iterate",
     "fedavg_strongly_convex_scenarios",
     "nonconvex_scenarios",
+    "one_step_runs",
     "theorem_slack_data",
 ]
 
@@ -164,85 +168,6 @@ def choose_fedavg_steps(
     return {"eta_l": eta_l, "eta_g": eta_g, "eta": eta, "gamma": final, "ok": ok}
 
 
-def _mc_evidence(
-    ctx: Context,
-    scenarios: Sequence[FixedIterate],
-    run: Callable[[FixedIterate, np.random.Generator, np.random.Generator, float],
-                  tuple[np.ndarray, float, dict[str, Any]]],
-    what: str,
-) -> Evidence:
-    """Run every scenario, then one-sided test of all recursions together (Bonferroni)."""
-    alpha = stats.DEFAULT_ALPHA
-    level_gamma = alpha / 2 / len(scenarios)
-    cols, bounds, rows, undecided = [], [], [], []
-    for sc in scenarios:
-        samples, bound, info = run(sc, ctx.rng(sc.name + "/gamma"), ctx.rng(sc.name + "/step"),
-                                   level_gamma)
-        cols.append(samples)
-        bounds.append(bound)
-        rows.append(info)
-        if not info.get("steps_ok", True):
-            undecided.append(sc.name)
-    X = np.stack(cols, axis=1)
-    B = np.asarray(bounds)
-    ci = stats.mean_interval(X, alpha / 2, "one")
-    certified = [i for i, sc in enumerate(scenarios) if sc.name not in undecided]
-    failing = [i for i in certified if ci.lower[i] > B[i] + 1e-12]
-    for i, row in enumerate(rows):
-        inc = row["increment"]
-        row.update({"mean": float(ci.mean[i]), "lower_limit": float(ci.lower[i]),
-                    "stderr": float(ci.stderr[i]), "bound": float(B[i]),
-                    "ratio": (float((ci.mean[i] - B[i] + inc) / inc) if inc > 0 else None)})
-    ce = None
-    if failing:
-        ce = {"seed": ctx.seed, "claim": ctx.claim_id, "alpha": alpha,
-              "scenarios": [{**scenarios[i].describe(), **rows[i],
-                             "streams": [scenarios[i].name + "/gamma",
-                                         scenarios[i].name + "/step"]} for i in failing]}
-    # only scenarios whose step sizes provably meet the theorem's conditions can refute it;
-    # the Bonferroni correction still counts every scenario
-    ev = stats.check_upper_bound(X, B, alpha=alpha / 2, counterexample=ce, what=what)
-    ev.passed = not failing
-    if not failing:
-        ev.counterexample = None
-    z90 = ci.z + stats.z_quantile(0.1, "one")
-    ref = np.array([r.get("reference", 0.0) for r in rows])
-    detectable = float(np.max(z90 * ci.stderr / np.maximum(np.abs(B - ref), 1e-300)))
-    power_note = (
-        f"Power: an excess of the mean over the bound of {z90:.1f} standard errors is "
-        f"detected with probability 0.9; that is at most {detectable:.2%} of the bound "
-        f"(measured from f(x^k) for function values) in every scenario."
-    )
-    table = "; ".join(
-        f"{r['scenario']}: mean {r['mean']:.5g} (lower {r['lower_limit']:.5g}) vs bound "
-        f"{r['bound']:.5g}, gamma in [{r['gamma_lower']:.4g}, {r['gamma_upper']:.4g}]"
-        for r in rows
-    )
-    ev.detail = (
-        f"{what} <= theorem's bound at fixed x^k, {len(scenarios)} scenarios, "
-        f"{ci.replicas} replicas each; gamma intervals at level {level_gamma:.2g} each from "
-        f"independent streams, bound and step sizes at the least favourable end; one-sided test "
-        f"at {alpha / 2:g} (Bonferroni over scenarios; total false-alarm level {alpha:g}). "
-        f"{power_note} Per scenario: {table}"
-    )
-    ev.data = {"scenarios": rows}
-    ev.alpha = alpha  # gamma intervals (alpha/2 over all scenarios) + the bound test (alpha/2)
-    rated = [i for i in certified if rows[i]["ratio"] is not None]
-    if rated:
-        top = max(rated, key=lambda i: rows[i]["ratio"])
-        ev.ratio = rows[top]["ratio"]
-        ev.instance = {**scenarios[top].describe(), "eta": rows[top]["eta"],
-                       "gamma_lower": rows[top]["gamma_lower"]}
-        ev.detail += (f". Tightness: (mean - bound + increment)/increment, the increment being "
-                      f"{INCREMENT_TEXT}; largest {ev.ratio:.4f} ({scenarios[top].name})")
-    if undecided:
-        ev.detail += (f". Step-size conditions not certified (left out of the verdict) for: "
-                      f"{', '.join(undecided)}")
-        if not failing:
-            ev.passed = None
-    return ev
-
-
 def _one_step_replicas(sc: FixedIterate, theorem: DsgdTheorem | FedavgTheorem,
                        step: Callable[[int], np.ndarray], reps: int) -> np.ndarray:
     """``reps`` replicas of the quantity ``theorem`` bounds, one step from ``sc.x`` each
@@ -252,7 +177,7 @@ def _one_step_replicas(sc: FixedIterate, theorem: DsgdTheorem | FedavgTheorem,
 
 def _scenario_row(sc: FixedIterate, theorem: DsgdTheorem | FedavgTheorem, eta: float,
                   gi: GammaInterval, increment: float, **steps: Any) -> dict[str, Any]:
-    """The row describing one scenario's run (completed by :func:`_mc_evidence`);
+    """The row describing one scenario's run (completed by the check that judges it);
     ``increment`` is the bound's increment (see :class:`DsgdTheorem`), for the ratio."""
     return {"scenario": sc.name, "eta": eta, **steps, "gamma_lower": gi.lower,
             "gamma_upper": gi.upper, "gamma_hat": gi.gamma, "increment": increment,
@@ -321,7 +246,8 @@ def fedavg_one_step_from_fixed_iterate(
                                      eta_g=steps["eta_g"], steps_ok=steps["ok"])
 
 
-_REPS = {"quick": 20_000, "full": 200_000}
+#: Replicas per scenario of the Monte Carlo checks, per preset.
+REPLICAS = {"quick": 20_000, "full": 200_000}
 
 #: How the tightness ratio of a Monte Carlo or exact check is measured.
 INCREMENT_TEXT = ("the bound's terms beyond its contraction or descent (eta^2 (beta_1/gamma - "
@@ -340,12 +266,15 @@ def _line(weights: Sequence[float], centers: Sequence[float]) -> QuadraticProble
                             weights=np.asarray(weights, float))
 
 
-def dsgd_strongly_convex_scenarios(ctx: Context, weights: str) -> list[FixedIterate]:
-    """Fixed iterates for Theorem 13 with uniform (``"uniform"``) or non-uniform weights."""
-    rng = ctx.rng("problems/" + weights)
+def dsgd_strongly_convex_scenarios(weights: str, rng: np.random.Generator, quick: bool = True
+                                   ) -> list[FixedIterate]:
+    """Fixed iterates for Theorem 13 with uniform (``"uniform"``) or non-uniform
+    (``"weighted"``) weights, drawn from ``rng`` (the full preset's when not ``quick``)."""
+    if weights not in ("uniform", "weighted"):
+        raise ValueError(f"weights must be 'uniform' or 'weighted', got {weights!r}")
     noisy = RelativeNoise(0.5, 0.5)
     exact = RelativeNoise(0.0, 0.0)
-    n, d, m = ctx.size((10, 5, 3), (20, 10, 5))
+    n, d, m = (10, 5, 3) if quick else (20, 10, 5)
     if weights == "uniform":
         prob = QuadraticProblem.heterogeneous(n, d, 1.0, 0.2, 1.0, rng)
         two = _line([0.5, 0.5], [0.0, 1.0])
@@ -355,7 +284,7 @@ def dsgd_strongly_convex_scenarios(ctx: Context, weights: str) -> list[FixedIter
             FixedIterate("uniform/at-x*-exact-gradients", prob, exact, prob.x_star, m),
             FixedIterate("uniform/n=2-at-x*-tight", two, exact, two.x_star, 1),
         ]
-        if not ctx.quick:
+        if not quick:
             dense = QuadraticProblem.heterogeneous(n, d, 1.0, 0.05, 2.0, rng, diagonal=False)
             out += [FixedIterate("uniform/dense-near", dense, RelativeNoise(1.0, 0.2, "sphere"),
                                  _direction(dense, 0.2, rng), m)]
@@ -373,10 +302,11 @@ def dsgd_strongly_convex_scenarios(ctx: Context, weights: str) -> list[FixedIter
     ]
 
 
-def nonconvex_scenarios(ctx: Context, R: int = 1) -> list[FixedIterate]:
-    """Fixed iterates for Theorems 15 and 18: identical Hessians (finite rho), PD and indefinite."""
-    rng = ctx.rng("problems")
-    n, d, m = ctx.size((10, 5, 3), (20, 10, 5))
+def nonconvex_scenarios(rng: np.random.Generator, quick: bool = True, R: int = 1
+                        ) -> list[FixedIterate]:
+    """Fixed iterates for Theorems 15 (``R = 1``) and 18: identical Hessians (finite rho), PD
+    and indefinite, drawn from ``rng``."""
+    n, d, m = (10, 5, 3) if quick else (20, 10, 5)
     noisy = RelativeNoise(0.5, 0.5)
     tight = QuadraticProblem(np.ones((6, 2)), rng.standard_normal((6, 2)))  # A_i = L I
     indef = QuadraticProblem.heterogeneous(n, d, 1.0, 0.0, 1.0, rng, identical_hessians=True,
@@ -395,7 +325,7 @@ def nonconvex_scenarios(ctx: Context, R: int = 1) -> list[FixedIterate]:
     if R == 1:  # Theorem 15 allows any step: also twice the minimiser of its right-hand side
         out.append(FixedIterate("skew/indefinite-far-2eta", indef_w, noisy,
                                 _direction(indef_w, 3.0, rng), m, R, eta_scale=2.0))
-    if not ctx.quick:
+    if not quick:
         dense = QuadraticProblem.heterogeneous(n, d, 1.0, 0.0, 2.0, rng, identical_hessians=True,
                                                indefinite=True, diagonal=False,
                                                weights=rng.dirichlet(np.ones(n)))
@@ -413,10 +343,11 @@ def nonconvex_scenarios(ctx: Context, R: int = 1) -> list[FixedIterate]:
     return out
 
 
-def fedavg_strongly_convex_scenarios(ctx: Context) -> list[FixedIterate]:
-    """Fixed iterates for Theorem 17 (``R = 2, 3``), uniform and non-uniform weights."""
-    rng = ctx.rng("problems")
-    n, d, m = ctx.size((10, 5, 3), (20, 10, 5))
+def fedavg_strongly_convex_scenarios(rng: np.random.Generator, quick: bool = True
+                                     ) -> list[FixedIterate]:
+    """Fixed iterates for Theorem 17 (``R = 2, 3``), uniform and non-uniform weights, drawn
+    from ``rng``."""
+    n, d, m = (10, 5, 3) if quick else (20, 10, 5)
     noisy = RelativeNoise(0.5, 0.5)
     eight = _line(np.full(8, 1 / 8), [1.0, -1.0] * 4)
     prob = QuadraticProblem.heterogeneous(n, d, 1.0, 0.2, 1.0, rng)
@@ -429,32 +360,52 @@ def fedavg_strongly_convex_scenarios(ctx: Context) -> list[FixedIterate]:
         FixedIterate("uniform/near", prob, noisy, _direction(prob, 0.1, rng), m, 2),
         FixedIterate("dirichlet/far", prob_w, noisy, _direction(prob_w, 3.0, rng), m, 3),
     ]
-    if not ctx.quick:
+    if not quick:
         out.append(FixedIterate("dirichlet/near", prob_w, RelativeNoise(1.0, 0.2, "sphere"),
                                 _direction(prob_w, 0.1, rng), m, 2))
     return out
 
 
-def dsgd_check(ctx: Context, scenarios: list[FixedIterate], theorem: DsgdTheorem) -> Evidence:
-    """One Monte Carlo check of a DSGD ``theorem`` (e.g. ``THEOREM_13``) over ``scenarios``."""
-    reps = _REPS[ctx.preset]
+@dataclass(frozen=True)
+class ScenarioRuns:
+    r"""One step from each scenario's fixed iterate: the replicas of the bounded quantity
+    ``samples`` (replicas, scenarios), the theorem's right-hand side ``bounds`` per scenario
+    (at the lower limit of its :math:`\gamma` interval, level ``level_gamma`` each) and one
+    row per scenario describing the run."""
 
-    def run(sc: FixedIterate, rg: np.random.Generator, rs: np.random.Generator, level: float):
-        return dsgd_one_step_from_fixed_iterate(sc, reps, rg, rs, level, theorem)
+    samples: np.ndarray
+    bounds: np.ndarray
+    rows: list[dict[str, Any]]
+    level_gamma: float
 
-    return _mc_evidence(ctx, scenarios, run, theorem.bounds.label)
 
-
-def fedavg_check(ctx: Context, scenarios: list[FixedIterate], theorem: FedavgTheorem
-                 ) -> Evidence:
-    """One Monte Carlo check of a FedAvg ``theorem`` (e.g. ``THEOREM_17``) over ``scenarios``."""
-    reps = _REPS[ctx.preset]
-
-    def run(sc: FixedIterate, rg: np.random.Generator, rs: np.random.Generator, level: float):
-        return fedavg_one_step_from_fixed_iterate(sc, reps, rg, rs, level, theorem,
-                                                  rng_pilot=ctx.rng(sc.name + "/pilot"))
-
-    return _mc_evidence(ctx, scenarios, run, theorem.bounds.label)
+def one_step_runs(scenarios: Sequence[FixedIterate], theorem: DsgdTheorem | FedavgTheorem,
+                  reps: int, streams: Callable[[str], np.random.Generator],
+                  alpha: float = stats.DEFAULT_ALPHA) -> ScenarioRuns:
+    r"""Run :func:`dsgd_one_step_from_fixed_iterate` (a DSGD ``theorem``) or
+    :func:`fedavg_one_step_from_fixed_iterate` (a FedAvg one) on every scenario, with
+    ``reps`` replicas each and the streams ``streams(name)`` named ``<scenario>/gamma``,
+    ``<scenario>/step`` (and ``<scenario>/pilot`` for FedAvg); the :math:`\gamma` intervals
+    share :math:`\alpha/2` over the scenarios (level :math:`\alpha / (2 S)` each).
+    """
+    if not scenarios:
+        raise ValueError("scenarios must not be empty, got none")
+    reps = integer_at_least("reps", reps, 2)
+    level_gamma = alpha / 2 / len(scenarios)
+    cols, bounds, rows = [], [], []
+    for sc in scenarios:
+        if isinstance(theorem, DsgdTheorem):
+            samples, bound, info = dsgd_one_step_from_fixed_iterate(
+                sc, reps, streams(sc.name + "/gamma"), streams(sc.name + "/step"),
+                level_gamma, theorem)
+        else:
+            samples, bound, info = fedavg_one_step_from_fixed_iterate(
+                sc, reps, streams(sc.name + "/gamma"), streams(sc.name + "/step"),
+                level_gamma, theorem, rng_pilot=streams(sc.name + "/pilot"))
+        cols.append(samples)
+        bounds.append(bound)
+        rows.append(info)
+    return ScenarioRuns(np.stack(cols, axis=1), np.asarray(bounds), rows, level_gamma)
 
 
 def _point(lhs: np.ndarray, bound: float, row: dict[str, Any], level: float) -> dict[str, Any]:
@@ -481,37 +432,41 @@ def theorem_slack_data(quick: bool = True, seed: int = 0) -> dict[str, Any]:
     level :math:`10^{-6}` (two-sided) and the bound at the lower confidence limit of
     :math:`\gamma`.
     """
-    preset = "quick" if quick else "full"
-    ctx = Context(preset=preset, seed=seed, claim_id="ocs.theorem_slack")
-    reps = ctx.size(4_000, 50_000)
+    def stream(name: str) -> np.random.Generator:
+        return stream_rng(seed, "ocs.theorem_slack", name)
+
+    def size(q: Any, f: Any) -> Any:
+        return q if quick else f
+
+    reps = size(4_000, 50_000)
     level = stats.DEFAULT_ALPHA
     out: dict[str, Any] = {"replicas": reps, "level": level, "seed": seed}
 
     two = _line([0.75, 0.25], [0.0, 1.0])
     exact = RelativeNoise(0.0, 0.0)
-    ts = np.linspace(-0.5, 0.75, ctx.size(11, 26))
+    ts = np.linspace(-0.5, 0.75, size(11, 26))
     for theorem in (THEOREM_13, THEOREM_13_CORRECTED):
         pts = []
         for t in ts:
             sc = FixedIterate(f"t={t:.3f}", two, exact, two.x_star + t, 1)
             lhs, b, row = dsgd_one_step_from_fixed_iterate(
-                sc, reps, ctx.rng(f"{theorem.name}/{t}/g"), ctx.rng(f"{theorem.name}/{t}/s"),
+                sc, reps, stream(f"{theorem.name}/{t}/g"), stream(f"{theorem.name}/{t}/s"),
                 level, theorem)
             pts.append({"t": float(t), **_point(lhs, b, row, level)})
         out[f"thm{theorem.name}"] = pts
 
-    rng = ctx.rng("problems")
+    rng = stream("problems")
     tight = QuadraticProblem(np.ones((6, 2)), rng.standard_normal((6, 2)))
-    scales = np.linspace(0.25, 3.0, ctx.size(8, 23))
+    scales = np.linspace(0.25, 3.0, size(8, 23))
     pts = []
     for s in scales:
         sc = FixedIterate("tight", tight, RelativeNoise(0.5, 0.3), tight.x_star, 2, eta_scale=s)
         lhs, b, row = dsgd_one_step_from_fixed_iterate(
-            sc, reps, ctx.rng(f"15/{s}/g"), ctx.rng(f"15/{s}/s"), level, THEOREM_15)
+            sc, reps, stream(f"15/{s}/g"), stream(f"15/{s}/s"), level, THEOREM_15)
         pts.append({"eta_scale": float(s), **_point(lhs, b, row, level)})
     out["thm15"] = pts
 
-    ns = list(range(2, ctx.size(14, 20) + 1, 2))
+    ns = list(range(2, size(14, 20) + 1, 2))
     for theorem in (THEOREM_17, THEOREM_17_CORRECTED):
         pts = []
         for n in ns:
@@ -519,8 +474,8 @@ def theorem_slack_data(quick: bool = True, seed: int = 0) -> dict[str, Any]:
             sc = FixedIterate(f"n={n}", prob, exact, prob.x_star, 1, 2)
             key = theorem.name
             lhs, b, row = fedavg_one_step_from_fixed_iterate(
-                sc, reps, ctx.rng(f"{key}/{n}/g"), ctx.rng(f"{key}/{n}/s"), level, theorem,
-                rng_pilot=ctx.rng(f"{key}/{n}/p"))
+                sc, reps, stream(f"{key}/{n}/g"), stream(f"{key}/{n}/s"), level, theorem,
+                rng_pilot=stream(f"{key}/{n}/p"))
             pts.append({"n": n, **_point(lhs, b, row, level)})
         out[f"thm{theorem.name}"] = pts
 
@@ -528,11 +483,11 @@ def theorem_slack_data(quick: bool = True, seed: int = 0) -> dict[str, Any]:
                                            indefinite=True)
     x0 = _direction(indef, 0.5, rng)
     pts = []
-    for s in np.linspace(0.1, 1.0, ctx.size(6, 19)):
+    for s in np.linspace(0.1, 1.0, size(6, 19)):
         sc = FixedIterate("indefinite", indef, RelativeNoise(0.5, 0.5), x0, 3, 2, eta_scale=s)
         lhs, b, row = fedavg_one_step_from_fixed_iterate(
-            sc, reps, ctx.rng(f"18/{s}/g"), ctx.rng(f"18/{s}/s"), level, THEOREM_18,
-            rng_pilot=ctx.rng(f"18/{s}/p"))
+            sc, reps, stream(f"18/{s}/g"), stream(f"18/{s}/s"), level, THEOREM_18,
+            rng_pilot=stream(f"18/{s}/p"))
         pts.append({"eta_scale": float(s), **_point(lhs, b, row, level)})
     out["thm18"] = pts
     return out

@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from scipy.optimize import minimize
 
 __all__ = ["SearchResult", "maximize", "rationalize"]
 
@@ -32,8 +33,6 @@ def maximize(fun: Callable[[np.ndarray], float], bounds: Sequence[tuple[float, f
     >>> round(float(r["x"][0]), 4), r["value"] > -1e-8
     (0.3, True)
     """
-    from scipy.optimize import minimize
-
     if starts < 1:
         raise ValueError(f"starts must be at least 1, got {starts!r}")
     lo = np.array([b[0] for b in bounds], dtype=float)

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.problems import QuadraticProblem
 from fedtheory.validation import integer_at_least, nonnegative_real, positive_real
 
 __all__ = [
@@ -488,8 +489,6 @@ def fedavg_final_moments(
 
 def _example_problem() -> Any:
     """A small diagonal quadratic for the examples (3 clients, 2 coordinates)."""
-    from fedtheory.problems import QuadraticProblem
-
     return QuadraticProblem(np.array([[1.0, 0.5], [2.0, 1.0], [0.5, 1.5]]),
                             np.array([[1.0, -1.0], [0.0, 2.0], [-2.0, 0.5]]))
 
@@ -514,8 +513,6 @@ def make_problem(
     :math:`x` and Assumption 2 of the lecture holds with equality everywhere,
     :math:`\frac1n\sum_i\|\nabla f_i(x) - \nabla f(x)\|^2 = \zeta^2`.
     """
-    from fedtheory.problems import QuadraticProblem
-
     return QuadraticProblem.heterogeneous(
         n, d, L=L, mu=mu, sigma_G2=nonnegative_real("zeta2", zeta2),
         rng=np.random.default_rng(problem_seed), identical_hessians=identical_hessians,

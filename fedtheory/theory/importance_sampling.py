@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory import solver_log
 from fedtheory.sampling.designs import (
     ExplicitSampling,
     IndependentSampling,
@@ -336,9 +337,7 @@ def worst_direction_sdp(design: SamplingDesign, solver: str = "CLARABEL"
 
     Raises ``RuntimeError`` when the solver reports no optimal solution.
     """
-    import cvxpy as cp
-
-    from fedtheory import solver_log
+    import cvxpy as cp  # heavy (about a second to import); only this solve needs it
 
     p = design.p
     n = p.size

@@ -4,6 +4,8 @@ One engine round from a fixed memory table, the rows of seed 000's definitions i
 arithmetic, the quadratics of the floor checks, and exact enumerations over every
 participation sequence of small rational instances (FedAvg-IS, MIFA, SAGA vs U-MIFA). Used by
 the claims in :mod:`fedtheory.claims.mifa` and by :mod:`fedtheory.experiments.mifa_runs`.
+Theory sits below the experiments: this module imports none of them
+(:func:`isotropic_problem`, the problem of seed 000's experiments, lives here for that reason).
 """
 
 from __future__ import annotations
@@ -13,12 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.algorithms import get_rule
+from fedtheory.participation import BernoulliParticipation
+from fedtheory.problems.quadratic import QuadraticProblem
+from fedtheory.symbolic.enumeration import (
+    all_masks,
+    exact_expectation,
+    fractions,
+    mask_probabilities,
+)
+from fedtheory.validation import positive_real
 
 __all__ = [
     "TINY", "ZF_TINY", "c_of", "condition", "exact_error2", "exact_fedavg_is_1d",
     "exact_mifa_paths", "exact_rows", "exact_saga_umifa", "exact_state", "floor_problems",
-    "heterogeneous", "one_round", "one_step_fedavg_is", "slopes", "step_bound", "tiny_sigma2",
+    "heterogeneous", "isotropic_problem", "one_round", "one_step_fedavg_is", "slopes",
+    "step_bound", "tiny_sigma2",
 ]
 
 
@@ -30,9 +42,6 @@ def one_round(rule_name: str, delta: np.ndarray, memory: np.ndarray, p: Any, rep
     ``delta`` (n, d) from its active clients, drawn by Bernoulli(p) participation. Returns the
     directions ``(R, d)``, the new tables ``(R, n, d)`` and the masks ``(R, n)``.
     """
-    from fedtheory.algorithms import get_rule
-    from fedtheory.participation import BernoulliParticipation
-
     n, d = delta.shape
     rule = get_rule(rule_name, memory_init="full")
     # a C-contiguous initial table (the engine writes rows through a reshaped view)
@@ -58,8 +67,8 @@ def exact_rows(rule_name: str, mask: np.ndarray, delta: np.ndarray, memory: np.n
 
 def exact_state(n: int = 3) -> tuple[np.ndarray, np.ndarray, list[Fraction]]:
     """A small rational state: updates, memory (n, 2) and probabilities (for enumeration)."""
-    delta = mx.fractions([[1, -2], ["1/2", 3], [-4, "2/3"], [2, 2], [0, 1]][:n])
-    memory = mx.fractions([[3, 1], [-1, "5/2"], [1, "-1/3"], [0, 0], [1, 1]][:n])
+    delta = fractions([[1, -2], ["1/2", 3], [-4, "2/3"], [2, 2], [0, 1]][:n])
+    memory = fractions([[3, 1], [-1, "5/2"], [1, "-1/3"], [0, 0], [1, 1]][:n])
     p = [Fraction(1, 10), Fraction(1, 3), Fraction(3, 4), Fraction(1, 2), Fraction(1, 5)][:n]
     return delta, memory, p
 
@@ -79,7 +88,7 @@ def exact_error2(rule_name: str) -> tuple[np.ndarray, np.ndarray, Fraction, Frac
         G = exact_rows(rule_name, m, grads, memory, pl).sum(axis=0) / 3
         return sum((gbar - G) ** 2)
 
-    return grads, memory, p_val, mx.exact_expectation(err2, 3, p_val)
+    return grads, memory, p_val, exact_expectation(err2, 3, p_val)
 
 
 def c_of(n: int, p_val: float) -> float:
@@ -88,15 +97,57 @@ def c_of(n: int, p_val: float) -> float:
 
 def heterogeneous(rng: np.random.Generator, n: int = 10, d: int = 5) -> Any:
     """The heterogeneous quadratic of the checks: L = 1, μ = 0.1, σ_G² = 1."""
-    from fedtheory.problems.quadratic import QuadraticProblem
-
     return QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.1, sigma_G2=1.0, rng=rng)
+
+
+def _positive_int(name: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    return int(v)
+
+
+def isotropic_problem(n: int, d: int, *, L: float, sigma_G2_max: float,
+                      rng: np.random.Generator) -> Any:
+    r"""A quadratic with every Hessian :math:`LI` and :math:`\|h_i\|^2 = \sigma_G^2` for all
+    clients, :math:`x^\star = 0`.
+
+    Then :math:`\nabla f_i(x) - \nabla f(x) = h_i` is constant, so the seed's per-client
+    assumption :math:`\|\nabla f_i - \nabla f\|^2\le\sigma_G^2` holds with equality at every
+    :math:`x`, and the :math:`L`-smoothness upper model is exact.
+
+    >>> prob = isotropic_problem(4, 3, L=2.0, sigma_G2_max=1.0, rng=np.random.default_rng(0))
+    >>> h = prob.client_grads(prob.x_star)
+    >>> np.allclose(np.sum(h**2, -1), 1.0), np.allclose(h.sum(0), 0.0), prob.L
+    (True, True, 2.0)
+    """
+    n = _positive_int("n", n)
+    d = _positive_int("d", d)
+    L = positive_real("L", L)
+    if n < 2:
+        raise ValueError(f"n must be at least 2 for heterogeneous clients, got {n!r}")
+    if not (np.isfinite(sigma_G2_max) and sigma_G2_max >= 0):
+        raise ValueError(f"sigma_G2_max must be a non-negative real number, got {sigma_G2_max!r}")
+    # n unit vectors summing to zero: pairs +-v, plus (n odd) three at 120 degrees in a plane
+    k = n // 2 - (n % 2)
+    v = rng.standard_normal((k, d))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    parts = [v, -v]
+    if n % 2:
+        if d < 2:
+            raise ValueError(f"d must be at least 2 for an odd number of clients, got d={d!r}")
+        q, _ = np.linalg.qr(rng.standard_normal((d, 2)))
+        ang = np.array([0.0, 2 * np.pi / 3, 4 * np.pi / 3])
+        parts.append(np.cos(ang)[:, None] * q[:, 0] + np.sin(ang)[:, None] * q[:, 1])
+    h = np.concatenate(parts)
+    h = h * np.sqrt(sigma_G2_max)
+    # grad f_i(x) = L (x - c_i) = L x + h_i  =>  c_i = -h_i / L ; x* = mean c = 0
+    return QuadraticProblem(np.full((n, d), L), -h / L)
 
 
 def floor_problems(rng: np.random.Generator, n: int = 10, d: int = 5) -> list[tuple[str, Any]]:
     """The quadratics of the FedAvg-IS floor checks: isotropic and heterogeneous Hessians."""
     return [
-        ("isotropic", mx.isotropic_problem(n, d, L=1.0, sigma_G2_max=1.0, rng=rng)),
+        ("isotropic", isotropic_problem(n, d, L=1.0, sigma_G2_max=1.0, rng=rng)),
         ("heterogeneous", heterogeneous(rng, n, d)),
     ]
 
@@ -104,8 +155,6 @@ def floor_problems(rng: np.random.Generator, n: int = 10, d: int = 5) -> list[tu
 def one_step_fedavg_is(problem: Any, w: np.ndarray, masks: np.ndarray, p_val: float,
                         eta_val: float) -> np.ndarray:
     """f(w - η G) - f(w) for each mask row (engine FedAvg-IS, exact client gradients)."""
-    from fedtheory.algorithms import get_rule
-
     R = masks.shape[0]
     rule = get_rule("fedavg_is")
     state = rule.init(R, problem.n, problem.d, p=p_val)
@@ -132,8 +181,8 @@ def exact_fedavg_is_1d(T_val: int, eta_r: Fraction, L_r: Fraction, centers: list
     f_i = (L/2)(w - c_i)^2, by enumerating every participation sequence (merging equal w)."""
     n = len(centers)
     cbar = sum(centers) / n
-    probs = mx.mask_probabilities(mx.all_masks(n), p_r, exact=True)
-    masks = mx.all_masks(n)
+    probs = mask_probabilities(all_masks(n), p_r, exact=True)
+    masks = all_masks(n)
     dist: dict[Fraction, Fraction] = {w0: Fraction(1)}
     total = Fraction(0)
     for t in range(T_val):
@@ -177,7 +226,7 @@ def exact_mifa_paths(T_val: int, eta_r: Fraction, A: list[Fraction], centers: li
         return sum(a * (w - c) ** 2 / 2 for a, c in zip(A, centers, strict=True)) / n
 
     fstar = f(xstar)
-    masks = mx.all_masks(n)
+    masks = all_masks(n)
     paths = []
     for seq in np.ndindex(*([len(masks)] * (T_val - 1))):
         w = w0
@@ -253,7 +302,7 @@ def exact_error2_at(rule_name: str, grads: np.ndarray, memory: np.ndarray, p: An
     arrays of :class:`~fractions.Fraction`, shape (n, d)), over all :math:`2^n` patterns of
     independent Bernoulli(``p``) participation (``p`` a Fraction, or one per client).
 
-    >>> g = mx.fractions([[1], [3]]); m = mx.fractions([[0], [0]])
+    >>> g = fractions([[1], [3]]); m = fractions([[0], [0]])
     >>> exact_error2_at("mifa", g, m, Fraction(1, 2))  # (1/4)(1/4)(16 + 9 + 1 + 0)
     Fraction(13, 8)
     """
@@ -267,4 +316,4 @@ def exact_error2_at(rule_name: str, grads: np.ndarray, memory: np.ndarray, p: An
         G = exact_rows(rule_name, m, grads, memory, pl).sum(axis=0) / n
         return sum((gbar - G) ** 2)
 
-    return mx.exact_expectation(err2, n, pl)
+    return exact_expectation(err2, n, pl)

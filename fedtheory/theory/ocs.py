@@ -155,6 +155,8 @@ def compare_with_cvxpy(u: np.ndarray, m: float, p: Sequence[float]) -> dict[str,
     accuracy on :math:`p` is reported (``max_dp``), never used as the criterion; a solve that
     returns no point (status other than optimal / optimal_inaccurate) is reported as such.
     """
+    # cvxpy (imported by fedtheory.convex) costs about a second to import: only the convex
+    # comparison needs it, not the closed forms and instances this module is mostly used for
     from fedtheory.convex.ocs import kkt_certificate, solve_ocs_convex
 
     p = np.asarray(p, dtype=float)

@@ -3,7 +3,7 @@ Section 6): the set-up card, the level and margins of the paired comparisons, an
 comparisons themselves, on :func:`fedtheory.experiments.fdms_paper.paper_data`. Not
 discovered (``_`` prefix).
 
-Every comparison is :func:`fedtheory.stats.compare_paired` over the seeds (common random
+Every comparison is :func:`fedtheory.claims.checks.compare_paired` over the seeds (common random
 numbers: every method of a seed sees the same split and the same dropout masks), at the
 per-test level :data:`LEVEL`: the family-wise level :data:`FAMILY_LEVEL` split by Bonferroni
 over the :data:`N_TESTS` tests of the experiment claim.
@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import stats
 from fedtheory.algorithms.friend_selection import complexity_threshold
-from fedtheory.claims import Context, Evidence, all_of
+from fedtheory.claims import Context, Evidence, all_of, checks
 from fedtheory.claims.setup import SetupCard, SetupRow
 from fedtheory.experiments.fdms_paper import (
     ALPHAS,
@@ -77,7 +76,7 @@ def better(ctx: Context, setting: str, metric: str) -> Evidence:
         a = fn(_acc(d, setting, stream, "FL-FDMS"))
         for base in ("Dropout", "Stale"):
             b = fn(_acc(d, setting, stream, base))
-            parts.append((f"alpha={alpha} vs {base}", stats.compare_paired(
+            parts.append((f"alpha={alpha} vs {base}", checks.compare_paired(
                 a, b, "better", BETTER_MARGIN, alpha=LEVEL, what=f"{metric}: FL-FDMS - {base}",
                 counterexample={"setting": setting, "alpha": alpha, "metric": metric,
                                 "baseline": base, "FL-FDMS": float(a.mean()),
@@ -94,7 +93,7 @@ def close_to_full(ctx: Context, setting: str = "clustered") -> Evidence:
         for metric, fn in METRICS.items():
             a = fn(_acc(d, setting, f"alpha={alpha}", "FL-FDMS"))
             b = fn(_acc(d, setting, "Full", "Full"))
-            parts.append((f"alpha={alpha} {metric}", stats.compare_paired(
+            parts.append((f"alpha={alpha} {metric}", checks.compare_paired(
                 a, b, "equivalent", EQUIV_MARGIN, alpha=LEVEL, what=f"{metric}: FL-FDMS - Full",
                 counterexample={"setting": setting, "alpha": alpha, "metric": metric,
                                 "FL-FDMS": float(a.mean()), "Full": float(b.mean())})))
@@ -111,7 +110,7 @@ def friends(ctx: Context) -> Evidence:
     other = lab[:, None] != lab[None, :]
     intra = np.nanmean(np.where(same, heat, np.nan), axis=(1, 2))
     inter = np.nanmean(np.where(other, heat, np.nan), axis=(1, 2))
-    ev = stats.compare_paired(intra, inter, "better", 0.0, alpha=LEVEL,
+    ev = checks.compare_paired(intra, inter, "better", 0.0, alpha=LEVEL,
                               what="mean R^(i,j) within - across groups",
                               counterexample={"setting": "clustered", "alpha": 0.5})
     # every client's least similar group-mate above its most similar other client
@@ -166,7 +165,7 @@ def complexity(ctx: Context) -> Evidence:
         if theta_T[name] >= gap:
             parts.append((f"{name} saves", too_short(name, name)))
             continue
-        parts.append((f"{name} saves", stats.compare_paired(
+        parts.append((f"{name} saves", checks.compare_paired(
             saved[name], np.full_like(saved[name], SAVING_MARGIN), "better", 0.0, alpha=LEVEL,
             what=f"share of similarity scores saved by {name} - {SAVING_MARGIN}",
             counterexample={"setting": "clustered", "alpha": 0.5, "run": name,
@@ -174,7 +173,7 @@ def complexity(ctx: Context) -> Evidence:
     a_plain = final_accuracy(_acc(data(ctx), "clustered", "alpha=0.5", "FL-FDMS"))
     for name in CR_RUNS:
         a = final_accuracy(_acc(data(ctx), "clustered", "alpha=0.5", name))
-        parts.append((f"{name} accuracy", stats.compare_paired(
+        parts.append((f"{name} accuracy", checks.compare_paired(
             a, a_plain, "equivalent", EQUIV_MARGIN, alpha=LEVEL,
             what=f"test accuracy: {name} - no reduction",
             counterexample={"setting": "clustered", "alpha": 0.5, "run": name})))
@@ -182,7 +181,7 @@ def complexity(ctx: Context) -> Evidence:
         parts.append(("0.5 Theta_t sooner than Theta_t",
                       too_short("0.5 Theta_t", "0.5 Theta_t against Theta_t")))
     else:
-        parts.append(("0.5 Theta_t sooner than Theta_t", stats.compare_paired(
+        parts.append(("0.5 Theta_t sooner than Theta_t", checks.compare_paired(
             saved["0.5 Theta_t"], saved["Theta_t"], "better", 0.0, alpha=LEVEL,
             what="share saved: 0.5 Theta_t - Theta_t",
             counterexample={"setting": "clustered", "alpha": 0.5})))
@@ -216,12 +215,12 @@ def observations(ctx: Context) -> dict[str, Any]:
         for alpha in ALPHAS:
             a = mean_accuracy(s["acc"][(f"alpha={alpha}", "FL-FDMS")])
             b = mean_accuracy(s["acc"][(f"alpha={alpha}", "Stale (updates)")])
-            comps[f"alpha={alpha} FL-FDMS vs Stale (updates)"] = stats.compare_paired(
+            comps[f"alpha={alpha} FL-FDMS vs Stale (updates)"] = checks.compare_paired(
                 a, b, "better", BETTER_MARGIN, alpha=LEVEL).data
         if ("uniform 0.7", "FL-FDMS") in s["acc"]:
             a = mean_accuracy(s["acc"][("uniform 0.7", "FL-FDMS")])
             b = mean_accuracy(s["acc"][("uniform 0.7", "Dropout")])
-            comps["uniform 0.7 FL-FDMS vs Dropout"] = stats.compare_paired(
+            comps["uniform 0.7 FL-FDMS vs Dropout"] = checks.compare_paired(
                 a, b, "better", BETTER_MARGIN, alpha=LEVEL).data
         out[setting] = {"runs": rows, "comparisons": comps,
                         "same-group substitutes": {k: float(np.mean(v))
@@ -347,7 +346,7 @@ CARD = SetupCard(
                   "superiority', 'significantly reduce the computation complexity while still "
                   "achieving a similar learning performance')",
             paper_where="Section 6",
-            run=f"paired Student t over the seeds per comparison (stats.compare_paired), "
+            run=f"paired Student t over the seeds per comparison (checks.compare_paired), "
                 f"family-wise level {FAMILY_LEVEL} split by Bonferroni over {N_TESTS} tests "
                 f"({LEVEL:.2g} each); 'better': margin {BETTER_MARGIN:.4f} (one test image of "
                 f"299); 'close to Full', 'similar learning performance': equivalence (TOST) "

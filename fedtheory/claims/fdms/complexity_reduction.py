@@ -19,9 +19,9 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims.checks import check_proportion_upper_bound
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
-from fedtheory.stats import check_proportion_upper_bound
 from fedtheory.symbolic import fdms_bounds as fb
 from fedtheory.tasks import Dataset, dataset, gather, task
 from fedtheory.theory import fdms as th

@@ -10,8 +10,7 @@ import numpy as np
 import sympy as sp
 from scipy import stats as _st
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
@@ -134,9 +133,9 @@ def simulated(ctx: Context) -> Evidence:
     exact value and one-sided against eq. (16), every dropout round."""
     s = _orthogonal(40)
     e2 = _simulated(ctx.preset, ctx.seed)["e2"]
-    ident = stats.check_identity(e2, s["e2"], ALPHA / 2, what="simulated vs exact E||e_t||^2")
+    ident = checks.check_identity(e2, s["e2"], ALPHA / 2, what="simulated vs exact E||e_t||^2")
     bound = _bound(ctx, s, s["drop"])
-    up = stats.check_upper_bound(e2, bound, ALPHA / 2, what="E||e_t||^2 vs eq. (16)")
+    up = checks.check_upper_bound(e2, bound, ALPHA / 2, what="E||e_t||^2 vs eq. (16)")
     ratio = e2.mean(axis=0) / bound
     j = int(np.argmax(ratio))
     up.ratio, up.instance = float(ratio[j]), {"instance": f"orthogonal_instance({Q}, {GROUP})",

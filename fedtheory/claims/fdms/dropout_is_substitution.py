@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
 from fedtheory.algorithms import get_rule
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.participation import DropoutParticipation
 
@@ -93,9 +92,9 @@ def _engine(ctx: Context) -> Evidence:
         worst = int(np.argmax(np.abs(G - full).max(axis=1)))
         ce = {"alpha": alpha, "replica": worst, "mask": masks[worst].astype(int).tolist(),
               "updates": U[worst].tolist()}
-        ev_rule = stats.check_close(G, full, rtol=0.0, atol=atol, counterexample=ce,
+        ev_rule = checks.check_close(G, full, rtol=0.0, atol=atol, counterexample=ce,
                                     what="Dropout rule - substitution form")
-        ev_eq4 = stats.check_close(lhs, full, rtol=0.0, atol=atol, counterexample=ce,
+        ev_eq4 = checks.check_close(lhs, full, rtol=0.0, atol=atol, counterexample=ce,
                                    what="eq. (4) - eq. (5)")
         for ev, got in ((ev_rule, G), (ev_eq4, lhs)):  # the report: the gap, not R x d numbers
             ev.measured = {"max |difference|": float(np.abs(got - full).max()), "replicas": R}

@@ -48,7 +48,7 @@ every method of a seed on the same masks (common random numbers: paired comparis
 numbers per run and seed, both read off the test-accuracy curve: *test accuracy*, its mean
 over the last 10 % of the rounds; *convergence speed*, its mean over all rounds (the
 normalised area under the curve). Each comparison is a paired Student $t$ test over the
-seeds (`stats.compare_paired`) at {LEVEL:.2g} (family-wise {FAMILY_LEVEL}, Bonferroni over
+seeds (`checks.compare_paired`) at {LEVEL:.2g} (family-wise {FAMILY_LEVEL}, Bonferroni over
 {N_TESTS} tests): FL-FDMS *better* than Dropout and than Stale (one-sided, margin one test
 image, {BETTER_MARGIN:.4f}: refuted when its advantage is shown below the margin), per
 setting, $\alpha$ and metric; *close to Full* (equivalence within {EQUIV_MARGIN}, both

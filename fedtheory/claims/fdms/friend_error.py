@@ -9,9 +9,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
 from fedtheory.algorithms.substitution import oracle_friends
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import fdms_constants as fc
 from fedtheory.experiments.search import maximize, rationalize
@@ -195,9 +194,9 @@ def _engine(ctx: Context) -> Evidence:
     S2 = fc.pairwise_sigma2(m3, v3)
     bound = float(_bound(ctx, 1 / 3, S2[0, 1]))
     inst = {"K": 3, "alpha": "1/3", "means": m3.tolist(), "var": v3.tolist(), "drop": [0]}
-    ident = stats.check_identity(err, S2[0, 1] / 9, rtol=0.0, what="E||e_t||^2 (exact)",
+    ident = checks.check_identity(err, S2[0, 1] / 9, rtol=0.0, what="E||e_t||^2 (exact)",
                                  counterexample=inst)
-    up = stats.check_upper_bound(err, bound, what="E||e_t||^2 (bound)", counterexample=inst)
+    up = checks.check_upper_bound(err, bound, what="E||e_t||^2 (bound)", counterexample=inst)
     ev = all_of([("exact", ident), ("bound", up)])
     ev.ratio, ev.instance = float(err.mean() / bound), inst
     parts.append(("K=3 tight", ev))
@@ -214,7 +213,7 @@ def _engine(ctx: Context) -> Evidence:
         masks = masks[fc.assumption5_holds(masks, F)]
         err = engine_error2("oracle", mc, vc, masks, ctx.rng(f"u{alpha}"), labels=labels)
         bound = float(_bound(ctx, alpha, sF))
-        ev = stats.check_upper_bound(err, bound, what="E||e_t||^2", counterexample={
+        ev = checks.check_upper_bound(err, bound, what="E||e_t||^2", counterexample={
             "K": 20, "alpha": alpha, "labels": labels.tolist(), "sigma_F2": sF})
         ev.ratio, ev.instance = float(err.mean() / bound), {"K": 20, "alpha": alpha,
                                                              "rounds_with_A5": len(err)}

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import fdms_constants as fc
 from fedtheory.experiments.search import maximize, rationalize
@@ -263,9 +262,9 @@ def _engine(ctx: Context) -> Evidence:
 
 
 def _pair(err: np.ndarray, exact: float, bound: float, inst: dict[str, Any]) -> Evidence:
-    ident = stats.check_identity(err, exact, rtol=0.0, what="E||e_t||^2 (exact)",
+    ident = checks.check_identity(err, exact, rtol=0.0, what="E||e_t||^2 (exact)",
                                  counterexample=inst)
-    up = stats.check_upper_bound(err, bound, what="E||e_t||^2 (bound)", counterexample=inst)
+    up = checks.check_upper_bound(err, bound, what="E||e_t||^2 (bound)", counterexample=inst)
     ev = all_of([("exact", ident), ("bound", up)])
     ev.ratio, ev.instance = float(err.mean() / bound), inst
     return ev

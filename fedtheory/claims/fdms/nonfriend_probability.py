@@ -7,11 +7,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
+from fedtheory.claims.checks import check_proportion_upper_bound
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
-from fedtheory.stats import check_proportion_upper_bound
 from fedtheory.theory import fdms as th
 
 from ._friends import (
@@ -112,7 +111,7 @@ def simulated(ctx: Context) -> Evidence:
     data = _simulations(ctx.preset, ctx.seed)
     tight, cl = data["tight"], data["clusters"]
     exact = np.array([float(ff.lemma_tight_probability(Q_TIGHT, int(n))) for n in tight["N"]])
-    ident = stats.check_identity(tight["hits"].astype(float), exact, ALPHA / 3,
+    ident = checks.check_identity(tight["hits"].astype(float), exact, ALPHA / 3,
                                  what="simulated vs exact P(non-friend), tight instance")
     R = tight["hits"].shape[0]
     inst = ff.lemma_tight_instance(Q_TIGHT)

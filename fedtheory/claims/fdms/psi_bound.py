@@ -10,8 +10,7 @@ import numpy as np
 import sympy as sp
 from scipy import stats as _st
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
@@ -163,8 +162,8 @@ def simulated(ctx: Context) -> Evidence:
     s = _orthogonal(60)
     samples = _simulated(ctx.preset, ctx.seed)
     psi, bound, inst = _psi_case(ctx, s, 60)
-    ident = stats.check_identity(samples, psi, ALPHA / 2, what="simulated vs exact Psi")
-    up = stats.check_upper_bound(samples, bound, ALPHA / 2, what="Psi vs eq. (17)")
+    ident = checks.check_identity(samples, psi, ALPHA / 2, what="simulated vs exact Psi")
+    up = checks.check_upper_bound(samples, bound, ALPHA / 2, what="Psi vs eq. (17)")
     up.ratio, up.instance = float(samples.mean()) / bound, inst
     return all_of([("exact", ident), ("bound", up)])
 

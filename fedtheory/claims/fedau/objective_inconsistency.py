@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_runs import fixed_point_run, quadratic_instance
 from fedtheory.symbolic.fedau_derivations import derive_fixed_point, is_zero
@@ -183,10 +182,10 @@ def _engine(ctx: Context) -> Evidence:
     x_f = expected_fixed_point(A, c, np.ones(6), np.ones(6), lr)  # argmin f (one step)
     d_is = np.sum((finals["omega = 1/p"] - x_f) ** 2, axis=1)
     d_one = np.sum((finals["omega = 1"] - x_f) ** 2, axis=1)
-    parts.append(("1/p closer to argmin f than 1", stats.check_less(
+    parts.append(("1/p closer to argmin f than 1", checks.check_less(
         d_is, d_one, what="||x_T - argmin f||^2: omega=1/p minus omega=1 (paired)")))
     # leaning: the first coordinate's optimum grows with p, so omega = 1 moves x_1 up
     lean = finals["omega = 1"][:, 0] - x_f[0]
-    parts.append(("omega = 1 leans to frequent participants", stats.check_lower_bound(
+    parts.append(("omega = 1 leans to frequent participants", checks.check_lower_bound(
         lean, 0.0, what="x_T[0] - argmin f[0] under omega = 1 (p_n grows with c_n[0])")))
     return all_of(parts)

@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.setup import SetupCard, SetupRow
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_patterns import (
@@ -217,7 +216,7 @@ per-method learning rates tuned on separate instances as the authors tuned their
 is an instance (its split, multiplier, records and mini-batches); within it all methods of a
 pattern share the records and the mini-batches, so every comparison is paired over the seeds.
 
-**Tests** (`fedtheory.stats.compare_paired`, Student $t$ on the per-seed differences). For
+**Tests** (`fedtheory.claims.checks.compare_paired`, Student $t$ on the per-seed differences). For
 each pattern, FedAU variant and accuracy (training, test): FedAU **better** than average
 participating and than average all (one-sided: confirmed when the lower limit of the gain is
 above 0, refuted when its upper limit is below the margin of 0.5 points); FedAU **not worse**
@@ -261,7 +260,7 @@ def _fedau(ctx: Context, tab: dict[str, Any], metric: str, pattern: str, variant
 def _objective_beside(ctx: Context, tab: dict[str, Any], pattern: str, variant: str,
                       base: str) -> dict[str, Any]:
     """The same paired comparison on f - f* (lower is better), reported, not decisive."""
-    ev = stats.compare_paired(_fedau(ctx, tab, "f_gap", pattern, variant),
+    ev = checks.compare_paired(_fedau(ctx, tab, "f_gap", pattern, variant),
                               tab["f_gap"][pattern][base], "better", 0.0, alpha=ALPHA_EACH,
                               higher_is_better=False, what="f - f*")
     d = ev.data
@@ -297,7 +296,7 @@ def _compare(ctx: Context, hypothesis: str, baselines: tuple[str, ...]) -> Evide
     lines = []
     for pat, variant, base, metric in itertools.product(PATTERNS, FEDAU, baselines, ACCURACY):
         name = f"{variant} vs {base}, {pat}, {ACCURACY[metric]}"
-        ev = stats.compare_paired(
+        ev = checks.compare_paired(
             _fedau(ctx, tab, metric, pat, variant), tab[metric][pat][base], hypothesis,
             MARGIN, alpha=ALPHA_EACH, what=f"{ACCURACY[metric]} gain",
             counterexample={"pattern": pat, "fedau": variant, "baseline": base,

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_runs import weight_error_samples
 from fedtheory.symbolic.fedau_derivations import K as K_sym
@@ -229,7 +228,7 @@ def _simulated(ctx: Context) -> Evidence:
     for K in (3.0, float("inf")):
         s = weight_error_samples(p, K, T, R, ctx.rng(f"K={K}"))
         exact = float(np.mean([np.mean(bernoulli_weight_error(x, K, T)) for x in p]))
-        parts.append((f"K={K}", stats.check_identity(
+        parts.append((f"K={K}", checks.check_identity(
             s, exact, what=f"weight error, p={p.tolist()}, T={T}",
             counterexample={"K": K, "p": p.tolist(), "T": T, "replicas": R})))
     return all_of(parts)

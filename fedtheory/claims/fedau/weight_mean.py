@@ -9,9 +9,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
 from fedtheory.algorithms.fedau import fedau_state
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.fedau_runs import omega_after_intervals, sample_masks
 from fedtheory.participation import CyclicParticipation, MarkovParticipation
@@ -201,7 +200,7 @@ def _algorithm2(ctx: Context) -> Evidence:
         masks = sample_masks(proc, ctx.rng(name), R2, T)
         st = fedau_state(masks, K)
         exact = expected_intervals(name, float(proc.p[0]), K, T, **kw)
-        parts.append((f"{name} intervals", stats.check_identity(
+        parts.append((f"{name} intervals", checks.check_identity(
             st["intervals"][:, -1, 0], exact[-1], what=f"E[M_T], {name}, T={T}, K={K}",
             counterexample={"pattern": name, **kw, "p": float(proc.p[0]), "K": K, "T": T})))
         long_run[name] = {"omega_T_mean": float(st["omega"][:, -1, 0].mean()),

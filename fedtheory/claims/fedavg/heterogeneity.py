@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, SetupCard, SetupRow
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, SetupCard, SetupRow, checks
 from fedtheory.claims.fedavg._common import (
     ALPHA,
     NOTES,
@@ -247,7 +246,7 @@ def _fedavg_floor_exact(ctx: Context) -> Evidence:
     for name, data in (("full participation, K = 5", heterogeneity_data(ctx.preset, ctx.seed)[0]),
                        ("m = 2 of 10, K = 1", heterogeneity_data(ctx.preset, ctx.seed)[1])):
         F = data["dist2"]["fedavg"]
-        evs.append(stats.check_identity(
+        evs.append(checks.check_identity(
             F.T, data["exact_fedavg"], alpha=ALPHA / 2, rtol=1e-9,
             counterexample=_replay(data),
             what=f"FedAvg E||x_R - x*||^2 per zeta^2 {data['levels'].tolist()} ({name})"))
@@ -280,7 +279,7 @@ def _fedavg_floor_grows(ctx: Context) -> Evidence:
             hypothesis = "better" if term[j + 1] > term[j] else "equivalent"
             ce = _replay(data) if hypothesis == "better" else {
                 **_replay(data), "stated": "no change (no zeta term)"}
-            evs.append(stats.compare_paired(F[j + 1], F[j], hypothesis, margin, alpha=ALPHA / k,
+            evs.append(checks.compare_paired(F[j + 1], F[j], hypothesis, margin, alpha=ALPHA / k,
                                             counterexample=ce, what=what))
     return combine(evs, f"{k} paired comparisons (the error at the higher level is the larger: "
                         f"one-sided t-tests, margin {GROWTH_MARGIN:.0%} of the exact floor at "
@@ -303,7 +302,7 @@ def _memory_removes_dependence(ctx: Context) -> Evidence:
             margin = REMOVAL_MARGIN * float(rise[j])
             what = f"{rule}: err(zeta^2={data['levels'][j]:g}) - err(0)"
             names.append(what)
-            evs.append(stats.compare_paired(X[j], X[0], "equivalent", margin, alpha=ALPHA / k,
+            evs.append(checks.compare_paired(X[j], X[0], "equivalent", margin, alpha=ALPHA / k,
                                             counterexample=_replay(data), what=what))
         fed = data["dist2"]["fedavg"]
         details.append(

@@ -9,7 +9,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory import stats
-from fedtheory.claims import Context, Evidence
+from fedtheory.claims import Context, Evidence, checks
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import sample_estimator
 from fedtheory.symbolic.identity import IdentityResult
@@ -38,9 +38,9 @@ def power_note(ev: Evidence, theory: float) -> str:
 
 def check_identity(samples: np.ndarray, theory: Any, *, alpha: float, what: str,
                    counterexample: dict[str, Any], scale: float | None = None) -> Evidence:
-    """:func:`fedtheory.stats.check_identity` (two-sided), its detail followed by the
+    """:func:`fedtheory.claims.checks.check_identity` (two-sided), its detail followed by the
     :func:`power_note` relative to ``scale`` (default: ``theory``)."""
-    ev = stats.check_identity(samples, theory, alpha=alpha, what=what,
+    ev = checks.check_identity(samples, theory, alpha=alpha, what=what,
                               counterexample=counterexample)
     ev.detail += power_note(ev, theory if scale is None else scale)
     return ev

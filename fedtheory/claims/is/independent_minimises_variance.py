@@ -8,8 +8,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Erratum
 from fedtheory.sampling.designs import IndependentSampling, UniformWithoutReplacement
 from fedtheory.sampling.moments import enumerate_moments, estimator_variance, sample_estimator
@@ -189,7 +188,7 @@ def _minimises_monte_carlo(ctx: Context) -> Evidence:
     xi = sample_estimator(ind, w, zeta, ctx.rng("ind"), replicas)
     xs = sample_estimator(wor, w, zeta, ctx.rng("wor"), replicas)
     diff = sq_dev(xi, target) - sq_dev(xs, target)
-    ev = stats.check_upper_bound(
+    ev = checks.check_upper_bound(
         diff, 0.0, alpha=ALPHA, what="Var_ind - Var_S",
         counterexample={"n": n, "b": b, "p": b / n, "w": w, "zeta": zeta, "seed": ctx.seed,
                         "exact_variance_independent": estimator_variance(ind, w, zeta),

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.convex.eso import eso_min_eigenvalue, smallest_eso
 from fedtheory.sampling.designs import (
@@ -380,12 +379,12 @@ def _arbitrary_monte_carlo(ctx: Context) -> Evidence:
         target = w @ zeta
         var = max(float(variance_formula(design.P, _stated_A(ctx, w, design.p, zeta))), 0.0)
         ce = {**design_desc(design), "w": w, "zeta": zeta, "seed": ctx.seed}
-        ev_m = stats.check_identity(X, target, alpha=a, what="E X", counterexample=ce)
+        ev_m = checks.check_identity(X, target, alpha=a, what="E X", counterexample=ce)
         sq = sq_dev(X, target)
         ev_v = check_identity(sq, var, alpha=a, what="variance", counterexample=ce)
         v = smallest_eso(design, bound_coefficients(design.p, w, zeta)).v
         bound = _stated_bound(ctx, design.p, v, w, zeta)
-        ev_b = stats.check_upper_bound(sq, bound, alpha=a, what="variance <= bound (5)",
+        ev_b = checks.check_upper_bound(sq, bound, alpha=a, what="variance <= bound (5)",
                                        counterexample={**ce, "v": v})
         ev_b.ratio = float(np.mean(sq)) / bound if bound > 0 else float("inf")
         ev_b.instance = {**design_desc(design), "w": w, "zeta": zeta, "v": v}

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.convex.eso import smallest_eso
 from fedtheory.experiments.importance_sampling import variance_curves
@@ -232,7 +231,7 @@ def _wor_monte_carlo(ctx: Context) -> Evidence:
     ce = {"n": n, "b": b, "g": g, "seed": ctx.seed}
     ev1 = check_identity(sq, seed, alpha=ALPHA / 2, what="variance", counterexample=ce)
     bound = float(_stated_bound(ctx, float(n), float(b), sigma2))
-    ev2 = stats.check_upper_bound(sq, bound, alpha=ALPHA / 2, what="variance <= bound",
+    ev2 = checks.check_upper_bound(sq, bound, alpha=ALPHA / 2, what="variance <= bound",
                                   counterexample={**ce, "sigma_G^2": sigma2})
     ev2.ratio, ev2.instance = float(np.mean(sq)) / bound, {"n": n, "b": b, "sigma_G^2": sigma2}
     ev2.detail += (f"; variance / bound {ev2.ratio:.3f}: sigma_G^2 = max_i ||g_i - Gbar||^2 is "
@@ -254,7 +253,7 @@ def _wor_tight_monte_carlo(ctx: Context) -> Evidence:
     sq = sq_dev(X, gbar)
     sigma2 = float(np.max(np.sum((g - gbar) ** 2, axis=1)))
     bound = float(_stated_bound(ctx, float(n), float(b), sigma2))
-    ev = stats.check_upper_bound(sq, bound, alpha=ALPHA, what="variance <= bound (tight)",
+    ev = checks.check_upper_bound(sq, bound, alpha=ALPHA, what="variance <= bound (tight)",
                                  counterexample={"n": n, "b": b, "g": g, "sigma_G^2": sigma2,
                                                  "seed": ctx.seed})
     ev.ratio = float(np.mean(sq)) / bound

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fedtheory import stats
-from fedtheory.claims import Claim, Context, Evidence, all_of
+from fedtheory.claims import Claim, Context, Evidence, all_of, checks
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_runs import error_samples, mc_state
 from fedtheory.symbolic.identity import IdentityResult
@@ -161,7 +161,7 @@ def pathwise_upper_bound(r: dict[str, Any], eta_val: float, lhs: np.ndarray, rhs
     Returns the evidence, the event (per path) and the number of violating paths."""
     cond = condition(eta_val, r["L"], r["tau_max"]) >= 0
     viol = int(np.sum(cond & (lhs > rhs * (1 + rtol))))
-    ev = stats.check_upper_bound(lhs[cond], float(np.max(rhs)), counterexample=ce, what=what)
+    ev = checks.check_upper_bound(lhs[cond], float(np.max(rhs)), counterexample=ce, what=what)
     if viol:  # a path of the event where the bound fails: a concrete counterexample
         ev.passed = False
         ev.counterexample = {**ce, "pathwise_violations": viol}

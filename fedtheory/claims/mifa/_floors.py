@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Context, Evidence, all_of
+from fedtheory.claims import Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Erratum, exact_like
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.inequality import InequalityResult
@@ -126,7 +125,7 @@ def floor_evidence(out: dict[str, Any], ce: dict[str, Any]) -> Evidence:
 
     F = out["floor"]
     final = {k: out[k][-1] for k in ("fedavg_is", "mifa", "umifa")}
-    parts = [("FedAvg-IS keeps a floor", stats.check_lower_bound(
+    parts = [("FedAvg-IS keeps a floor", checks.check_lower_bound(
         final["fedavg_is"], F / 2, what="FedAvg-IS E||∇f(w_T)||^2 >= F/2", counterexample=ce))]
     for k, name in (("mifa", "MIFA"), ("umifa", "U-MIFA")):
         v = final[k]
@@ -138,7 +137,7 @@ def floor_evidence(out: dict[str, Any], ce: dict[str, Any]) -> Evidence:
                 counterexample={**ce, "rule": name, "runs_overflowed": bad,
                                 "replicas": int(v.size)})))
             continue
-        parts.append((f"{name} has no floor", stats.check_upper_bound(
+        parts.append((f"{name} has no floor", checks.check_upper_bound(
             v, F / 100, what=f"{name} E||∇f(w_T)||^2 <= F/100", counterexample={
                 **ce, "rule": name})))
     ev = all_of(parts)

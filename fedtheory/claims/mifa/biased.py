@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.mifa_aggregation_error import derive_conditional_means
@@ -107,7 +106,7 @@ def _biased_mc(ctx: Context) -> Evidence:
     rd = table_round(ctx, "mifa", "biased")
     table, delta, R, ce = rd.table, rd.delta, rd.replicas, rd.counterexample
     theory = _stated_mean(ctx, rd.p[:, None], delta, rd.memory)
-    ev = stats.check_identity(table, theory, counterexample=ce, what="E[G_t^i] (n x d)")
+    ev = checks.check_identity(table, theory, counterexample=ce, what="E[G_t^i] (n x d)")
     rejected, zmin, zthr = z_reject(table, delta)
     ev.detail += (f"; E[G_t^i] = Δ_i rejected in all {table[0].size} components: {rejected} "
                   f"(smallest |z| = {zmin:.1f} > {zthr:.2f}; power: the expected |z| of "

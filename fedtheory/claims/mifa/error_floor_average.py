@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
 from fedtheory.claims.stated import Erratum, Stated, exact_like
 from fedtheory.experiments.mifa_runs import long_run
 from fedtheory.symbolic.error_floor import (
@@ -143,7 +142,7 @@ def _floor_avg_mc(ctx: Context) -> Evidence:
     ce = {"seed": ctx.seed, "n": 10, "d": 5, "p": p_val, "eta": eta_val, "L": 1.0,
           "sigma_G2": 1.0, "T": r["T"], "replicas": r["R"], "w0": "w*",
           "problem": "isotropic quadratic, Hessians I, ||h_i||^2 = 1 (isotropic_problem)"}
-    ev = stats.check_upper_bound(r["avg"], bound, counterexample=ce,
+    ev = checks.check_upper_bound(r["avg"], bound, counterexample=ce,
                                  what="E[(1/T)Σ||∇f(w_t)||^2]")
     ev.detail += (f"; exact expectation (isotropic recursion) {r['exact_avg']:.6g}; "
                   f"ηL(1+c) = {eta_val * (1 + c):.3g} <= 1")

@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.mifa_floor_search import fedavg_is_moments_diag
 from fedtheory.experiments.mifa_runs import long_run
@@ -180,7 +179,7 @@ def _floor_avg_corr_mc(ctx: Context) -> Evidence:
                       for r, e in zip(runs, etas, strict=True)])
     ce = {"seed": ctx.seed, "n": 10, "p": p_val, "eta": etas, "starts": [0.0, 3.0],
           "T": runs[0]["T"], "replicas": runs[0]["R"]}
-    ev = stats.check_upper_bound(samples, bound, counterexample=ce,
+    ev = checks.check_upper_bound(samples, bound, counterexample=ce,
                                  what="E[(1/T)Σ||∇f(w_t)||^2] (two runs)")
     ev.detail += f"; exact expectations {[round(r['exact_avg'], 6) for r in runs]}"
     ratios = samples.mean(axis=0) / bound

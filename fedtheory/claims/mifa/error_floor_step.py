@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_floor_search import fedavg_is_step_1d
@@ -242,7 +241,7 @@ def _floor_step_mc(ctx: Context) -> Evidence:
     samples = one_step_fedavg_is(prob, w, masks, p_val, eta)
     ce = {"seed": ctx.seed, "problem": name, "w": w, "p": p_val, "eta": eta,
           "sigma_G2": s2, "replicas": R}
-    ev = stats.check_upper_bound(samples, bound, counterexample=ce,
+    ev = checks.check_upper_bound(samples, bound, counterexample=ce,
                                  what="E f(w_{t+1}) - f(w_t)")
     ev.ratio = _ratio(ctx, float(np.mean(samples)), eta, prob.L, c, g2, s2)
     ev.instance = {k: ce[k] for k in ("problem", "p", "eta", "sigma_G2")}

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_search import mifa_error_expectation
@@ -227,8 +226,8 @@ def _mifa_error_mc(ctx: Context) -> Evidence:
     for name, (err2, e, ce) in (("random state", error_round(ctx, "mifa", "mifa_error", p_val)),
                                 ("equal e_i", _equal_error_round(ctx, p_val))):
         exact, bound = _exact_and_bound(ctx, e, p_val)
-        ident = stats.check_identity(err2, exact, counterexample=ce, what="E||∇f - G_t||^2")
-        up = stats.check_upper_bound(err2, bound, counterexample=ce, what="E||∇f - G_t||^2")
+        ident = checks.check_identity(err2, exact, counterexample=ce, what="E||∇f - G_t||^2")
+        up = checks.check_upper_bound(err2, bound, counterexample=ce, what="E||∇f - G_t||^2")
         ev = identity_and_bound(ident, up, {"exact": exact, "bound": bound}, "Bound: ")
         ev.ratio = float(np.mean(err2) / bound)
         ev.instance = {"n": 10, "p": p_val, "replicas": len(err2), "e": e.tolist()}

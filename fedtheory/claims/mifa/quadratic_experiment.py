@@ -47,7 +47,7 @@ SHARED_ROWS = (
         paper="'Empirical results suggest that U-MIFAm works better in practice.'",
         paper_where=f"{WHERE}, line 55",
         run=(f"per p, U-MIFAm against FedAvg-IS, MIFA, U-MIFA and MIFAm: paired one-sided "
-             f"t-tests (fedtheory.stats.compare_paired, 'better'), margin "
+             f"t-tests (fedtheory.claims.checks.compare_paired, 'better'), margin "
              f"{BETTER_MARGIN_DECADES} decade, alpha = 1e-6 each (4e-6 per p, 1.2e-5 for the "
              f"claim); confirmed if better than all four, refuted if its advantage over one is "
              f"shown below the margin, inconclusive otherwise"),

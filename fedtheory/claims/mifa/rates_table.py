@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_runs import (
@@ -136,9 +135,9 @@ def _rates_fedpgd(ctx: Context) -> Evidence:
                      "stationary_over_factor": stationary / factor if factor else None})
     samples = np.stack(avgs, axis=1)
     ce = {"seed": ctx.seed, "configs": configs, "eta": eta_val, "T": T_val, "replicas": R}
-    ident = stats.check_identity(samples, np.array(exact), counterexample=ce,
+    ident = checks.check_identity(samples, np.array(exact), counterexample=ce,
                                  what="E[(1/T)Σ||∇f||^2] per (n, b)")
-    up = stats.check_upper_bound(samples, np.array(bounds), counterexample=ce,
+    up = checks.check_upper_bound(samples, np.array(bounds), counterexample=ce,
                                  what="the row's bound per (n, b)")
     ev = identity_and_bound(ident, up, {"exact": exact, "row_bound": bounds},
                             data={"configs": rows})
@@ -163,7 +162,7 @@ def _rates_convex(ctx: Context) -> Evidence:
     ce = {"seed": ctx.seed, "n": n, "b": b, "d": d, "eta": eta_val, "L": L_val, "T": T_val,
           "replicas": R, "sigma_G2": 1.0, "x0": "x* + unit vector",
           "problem": "isotropic quadratic (isotropic_problem)"}
-    ev = stats.check_upper_bound(mins, bound, counterexample=ce,
+    ev = checks.check_upper_bound(mins, bound, counterexample=ce,
                                  what="E[min_{t<=T} f(x_t) - f*]")
     ev.ratio, ev.instance = float(np.mean(mins) / bound), ce
     return ev

@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.mifa_runs import convex_fedpgd_run
 from fedtheory.experiments.mifa_search import fedpgd_quadratic_average, huber_gd_average
@@ -130,7 +129,7 @@ def _rates_corr_convex(ctx: Context) -> Evidence:
     bound = _stated(ctx, 1.0, eta_val, T_val, (n / b - 1) / (n - 1), 1.0)
     ce = {"seed": ctx.seed, "n": n, "b": b, "d": d, "eta": eta_val, "T": T_val,
           "replicas": R}
-    ev = stats.check_upper_bound(avg, bound, counterexample=ce,
+    ev = checks.check_upper_bound(avg, bound, counterexample=ce,
                                  what="E[(1/T)Σ_{t<T} f(x_t) - f*]")
     ev.ratio, ev.instance = float(np.mean(avg) / bound), {**ce, "L": 1.0, "sigma_G2": 1.0,
                                                            "x0": "x* + unit vector"}

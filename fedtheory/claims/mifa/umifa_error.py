@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.mifa_aggregation_error import derive_error_terms
@@ -102,5 +101,5 @@ def _umifa_error_mc(ctx: Context) -> Evidence:
     """Engine U-MIFA, n = 10, p = 0.1: E||∇f - G_t||^2 two-sided against the seed's value."""
     p_val = 0.1
     err2, e, ce = error_round(ctx, "umifa", "umifa_error", p_val)
-    return stats.check_identity(err2, _stated(ctx, e, p_val), counterexample=ce,
+    return checks.check_identity(err2, _stated(ctx, e, p_val), counterexample=ce,
                                 what="E||∇f - G_t||^2")

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.mifa_aggregation_error import derive_conditional_means
@@ -77,5 +76,5 @@ def _umifa_unbiased_mc(ctx: Context) -> Evidence:
     samples = np.concatenate([rd.table.reshape(rd.replicas, -1), rd.G], axis=1)
     theory = float(ctx.const("Delta coefficient")) * np.concatenate(
         [rd.delta.ravel(), rd.delta.mean(axis=0)])
-    return stats.check_identity(samples, theory, counterexample=rd.counterexample,
+    return checks.check_identity(samples, theory, counterexample=rd.counterexample,
                                 what="E[G_t^i] (n x d) and E[G_t] (d)")

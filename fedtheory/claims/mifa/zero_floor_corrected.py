@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.mifa_floor_search import mifa_paths_1d
 from fedtheory.experiments.mifa_runs import (
@@ -271,7 +270,7 @@ def _zf_corr_floors(ctx: Context) -> Evidence:
                 True, "diverged", f">= F/100 = {F / 100:.4g}",
                 f"p = {p_val}: U-MIFA diverged (overflow by round {out['T']})")))
             continue
-        parts.append((f"p = {p_val}: U-MIFA has no zero floor", stats.check_lower_bound(
+        parts.append((f"p = {p_val}: U-MIFA has no zero floor", checks.check_lower_bound(
             v, F / 100, what=f"p = {p_val}: U-MIFA E||∇f(w_T)||^2",
             counterexample={**base, "p": p_val, "T": out["T"], "replicas": out["R"],
                             "rule": "U-MIFA"})))

@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.ocs._theorems import (
+    dsgd_check,
+    nonconvex_scenarios,
+    proof_check,
+    register_exact_checks,
+)
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     DSGD_NONCONVEX_CASES,
     DSGD_NONCONVEX_SEARCH,
-    proof_check,
-    register_exact_checks,
 )
-from fedtheory.experiments.ocs_theorems import dsgd_check, nonconvex_scenarios
 from fedtheory.symbolic.ocs_dsgd_descent import derive_dsgd_descent
 from fedtheory.symbolic.ocs_dsgd_proofs import prove_dsgd_descent
 from fedtheory.theory.ocs_theorems import THEOREM_15

@@ -6,16 +6,19 @@ from __future__ import annotations
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.ocs._theorems import (
+    dsgd_check,
+    dsgd_strongly_convex_scenarios,
+    exact_check,
+    register_exact_checks,
+)
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE13_CASE,
     CE13_NOISY_CASE,
     DSGD_CONVEX_SEARCH,
     DSGD_UNIFORM_TIGHT_CASES,
-    exact_check,
-    register_exact_checks,
 )
-from fedtheory.experiments.ocs_theorems import dsgd_check, dsgd_strongly_convex_scenarios
 from fedtheory.symbolic.ocs_dsgd_step_error import derive_dsgd_step_error
 from fedtheory.symbolic.ocs_dsgd_uniform_rate import derive_remark14
 from fedtheory.theory.ocs_counterexamples import CE13_LATEX

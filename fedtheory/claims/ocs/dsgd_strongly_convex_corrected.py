@@ -6,6 +6,13 @@ from __future__ import annotations
 from fractions import Fraction
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.ocs._theorems import (
+    dsgd_check,
+    dsgd_strongly_convex_scenarios,
+    exact_check,
+    proof_check,
+    register_exact_checks,
+)
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE13_CASE,
@@ -13,11 +20,7 @@ from fedtheory.experiments.ocs_theorem_exact import (
     DSGD_CORRECTED_CASES,
     ExactCase,
     evaluate_case,
-    exact_check,
-    proof_check,
-    register_exact_checks,
 )
-from fedtheory.experiments.ocs_theorems import dsgd_check, dsgd_strongly_convex_scenarios
 from fedtheory.symbolic.ocs_dsgd_proofs import prove_dsgd_corrected_recursion
 from fedtheory.theory.ocs_exact import LineInstance
 from fedtheory.theory.ocs_theorems import THEOREM_13, THEOREM_13_CORRECTED

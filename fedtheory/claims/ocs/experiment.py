@@ -18,7 +18,16 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, SetupCard, SetupRow, all_of
+from fedtheory.claims import (
+    Claim,
+    ClaimKind,
+    Context,
+    Evidence,
+    SetupCard,
+    SetupRow,
+    all_of,
+    checks,
+)
 from fedtheory.experiments import ocs_fedavg as ox
 from fedtheory.experiments.ocs_runs import experiment_run, sweep_run
 
@@ -278,7 +287,7 @@ iteration of Algorithm 2. The loss is the suboptimality $f(x^k) - f^\star$ of th
 objective (the seed plots the clients' "(local) training loss"); accuracy is on the hold-out.
 Quick preset: 30 rounds, 60 replicas; full: 151 rounds (Appendix F.1), 100 replicas.
 
-Tests: paired Student-$t$ comparisons (`fedtheory.stats.compare_paired`) at
+Tests: paired Student-$t$ comparisons (`fedtheory.claims.checks.compare_paired`) at
 $\alpha = 10^{-6}$ each, a check's level the sum over its comparisons (`all_of`). Per replica
 two summaries of each curve: the mean over rounds (or over 64 bit budgets evenly spread up to
 the largest budget every partial scheme reached, a scheme's value at budget $b$ being that of
@@ -377,7 +386,7 @@ def _compare(ctx: Context, values: np.ndarray, a: str, b: str, hypothesis: str,
     i, j = run.index(a), run.index(b)
     margin = (_EQ_MARGIN if hypothesis == "equivalent" else _MARGIN)[metric]
     what = f"{metric} per {per}: {_NAMES[a]} - {_NAMES[b]}"
-    return stats.compare_paired(
+    return checks.compare_paired(
         values[i], values[j], hypothesis, margin, alpha=ALPHA,
         higher_is_better=metric == "accuracy",
         counterexample=_replay(ctx, comparison=f"{_NAMES[a]} {hypothesis} {_NAMES[b]}",

@@ -4,13 +4,16 @@ descent (29)."""
 from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.ocs._theorems import (
+    fedavg_check,
+    nonconvex_scenarios,
+    register_exact_checks,
+)
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     FEDAVG_NONCONVEX_CASES,
     FEDAVG_NONCONVEX_SEARCH,
-    register_exact_checks,
 )
-from fedtheory.experiments.ocs_theorems import fedavg_check, nonconvex_scenarios
 from fedtheory.symbolic.ocs_fedavg_descent import derive_fedavg_descent
 from fedtheory.theory.ocs_theorems import THEOREM_18
 

@@ -4,15 +4,18 @@ convex objectives, one-round recursion (27)."""
 from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.ocs._theorems import (
+    exact_check,
+    fedavg_check,
+    fedavg_strongly_convex_scenarios,
+    register_exact_checks,
+)
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE17_CASE,
     CE17_FAMILY,
     FEDAVG_CONVEX_SEARCH,
-    exact_check,
-    register_exact_checks,
 )
-from fedtheory.experiments.ocs_theorems import fedavg_check, fedavg_strongly_convex_scenarios
 from fedtheory.symbolic.ocs_fedavg_z_coefficient import derive_fedavg_z_coefficient
 from fedtheory.theory.ocs_counterexamples import CE17_LATEX
 from fedtheory.theory.ocs_theorems import THEOREM_17

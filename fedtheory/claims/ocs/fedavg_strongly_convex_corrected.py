@@ -4,16 +4,19 @@ convex quadratics."""
 from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.ocs._theorems import (
+    exact_check,
+    fedavg_check,
+    fedavg_strongly_convex_scenarios,
+    proof_check,
+    register_exact_checks,
+)
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE17_CASE,
     FEDAVG_CONVEX_CASES,
     FEDAVG_CONVEX_SEARCH,
-    exact_check,
-    proof_check,
-    register_exact_checks,
 )
-from fedtheory.experiments.ocs_theorems import fedavg_check, fedavg_strongly_convex_scenarios
 from fedtheory.symbolic.ocs_fedavg_corrected_constants import derive_fedavg_corrected_constants
 from fedtheory.symbolic.ocs_fedavg_proofs import prove_fedavg_corrected_recursion
 from fedtheory.theory.ocs_theorems import THEOREM_17_CORRECTED

@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.sampling.improvement import alpha_spread_study, alpha_upper_bound, improvement_factor
 from fedtheory.sampling.ocs import ocs_threshold, optimal_probabilities
@@ -315,7 +314,7 @@ def _empirical_variance_ratio(ctx: Context) -> Evidence:
         info.append(f"spread {spread}: l = {ocs_threshold(u, m)}, alpha = "
                     f"{improvement_factor(u, m):.4f}, c bound = {bound:.4f}, MC ratio "
                     f"{e_opt.mean() / e_uni.mean():.4f}")
-    ev = stats.check_upper_bound(np.column_stack(cols), 0.0,
+    ev = checks.check_upper_bound(np.column_stack(cols), 0.0,
                                  what=f"E||e_OCS||^2 - c bound E||e_U||^2 (c = {c_bound:g})",
                                  counterexample={"seed": ctx.seed, "n": n, "m": m, "d": d,
                                                  "replicas": replicas, "c": c_bound,

@@ -10,7 +10,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.symbolic.ocs_independent_variance import derive_independent_variance
 
@@ -125,7 +125,7 @@ def _bernoulli_masks(ctx: Context) -> Evidence:
     err2 = np.sum((coef @ U) ** 2, axis=1)
     norms2 = np.sum(U**2, axis=1)
     theory = float(np.sum(_term(ctx, w, p, norms2)))
-    ev = stats.check_identity(err2, theory, alpha=stats.DEFAULT_ALPHA, what="E||G - sum w U||^2",
+    ev = checks.check_identity(err2, theory, alpha=stats.DEFAULT_ALPHA, what="E||G - sum w U||^2",
                               counterexample={"seed": ctx.seed, "n": n, "d": d, "U": U, "w": w,
                                               "p": p, "replicas": replicas})
     se = ev.data["stderr"]

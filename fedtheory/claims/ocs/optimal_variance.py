@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated
 from fedtheory.sampling.improvement import uniform_variance
 from fedtheory.sampling.ocs import (
@@ -202,7 +201,7 @@ def _empirical_mse_at_optimum(ctx: Context) -> Evidence:
     masks = IndependentSampling(p).sample(rng, replicas)
     err2 = np.sum(((masks / p - 1.0) @ Ut) ** 2, axis=1)
     theory = float(stated_optimal_variance(list(u), m, _coefficient(ctx)))
-    ev = stats.check_identity(err2, theory, what="E||G - sum U~||^2 at the optimal p",
+    ev = checks.check_identity(err2, theory, what="E||G - sum U~||^2 at the optimal p",
                               counterexample={"seed": ctx.seed, "norms": u, "m": m,
                                               "replicas": replicas})
     ev.detail += (f"; n={n}, m={m}, l={ell} (truncation: {n - ell} clients at p = 1); power: "

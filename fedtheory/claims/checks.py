@@ -1,0 +1,354 @@
+r"""The statistics-to-verdict step of Monte Carlo and numerical checks: records to Evidence.
+
+:mod:`fedtheory.stats` computes intervals and tests (records); the functions here decide what
+they say about a statement and return the check's :class:`~fedtheory.claims.evidence.Evidence`
+(``passed`` True, False or None, the counterexample of a failure, the level, the tightness).
+Combining several of them is :func:`fedtheory.claims.evidence.all_of` (levels add up).
+
+Bounds are checked one-sided, identities two-sided:
+
+* an upper bound :math:`\mathbb E X \le B` is refuted when the lower confidence limit exceeds
+  :math:`B` (:func:`check_upper_bound`; :func:`check_lower_bound` is its mirror image);
+* an identity :math:`\mathbb E X = T` is refuted when :math:`T` lies outside the two-sided
+  interval (plus a floating-point allowance ``atol + rtol |T|``, documented per check:
+  :func:`check_identity`);
+* with fewer than :data:`fedtheory.stats.MIN_REPLICAS` replicas a Monte Carlo check is
+  inconclusive;
+* a qualitative comparison "A is smaller than B" is confirmed when the upper limit of the
+  paired difference is below 0, refuted when its lower limit is above 0, and inconclusive
+  otherwise (:func:`check_less`, normal quantiles: many replicas);
+* an experiment's comparison over few paired seeds (:func:`compare_paired`, Student's
+  :math:`t`) says which hypothesis it tests: "A is better than B" (one-sided), "A is not worse
+  than B by more than a margin" (non-inferiority) or "A and B are equal within a margin"
+  (equivalence, two one-sided tests), with the margin stated by the claim; a difference it
+  cannot resolve is ``inconclusive``, never a confirmation, and every comparison reports the
+  smallest effect its run could detect;
+* an upper bound on probabilities :math:`P_j \le B_j` (one per round, say) is refuted where
+  the exact one-sided Clopper--Pearson lower limit of the observed frequency exceeds
+  :math:`B_j`, at level :math:`\alpha` split over the :math:`j` (Bonferroni:
+  :func:`check_proportion_upper_bound`);
+* :func:`check_close` is the deterministic comparison of floating-point values.
+
+Examples
+--------
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> x = rng.normal(1.0, 1.0, size=10_000)
+>>> ev = check_identity(x, 1.0)
+>>> ev.passed
+True
+>>> check_upper_bound(x, 0.5).passed
+False
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fedtheory.claims.evidence import Evidence
+from fedtheory.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_POWER,
+    MIN_REPLICAS,
+    MeanInterval,
+    mean_interval,
+    paired_t_test,
+    proportion_limits,
+)
+
+__all__ = [
+    "COMPARISONS",
+    "check_close",
+    "check_identity",
+    "check_less",
+    "check_lower_bound",
+    "check_proportion_upper_bound",
+    "check_upper_bound",
+    "compare_paired",
+]
+
+
+def _scalar(a: np.ndarray) -> Any:
+    a = np.asarray(a)
+    return a.item() if a.size == 1 else a
+
+
+def _counterexample(given: dict[str, Any] | None, found: dict[str, Any]) -> dict[str, Any]:
+    """A failed check's counterexample: the caller's inputs, then what the check measured."""
+    return {**(given or {}), **found}
+
+
+def _too_few(ci: MeanInterval, reference: np.ndarray) -> Evidence:
+    """The inconclusive outcome of a Monte Carlo check with under :data:`MIN_REPLICAS`."""
+    return Evidence(None, _scalar(ci.mean), _scalar(reference), "too few replicas",
+                    alpha=ci.alpha)
+
+
+def _interval_evidence(ok: bool, ci: MeanInterval, reference: np.ndarray, detail: str,
+                       counterexample: dict[str, Any] | None,
+                       found: dict[str, Any]) -> Evidence:
+    """The outcome of a Monte Carlo check decided on ``ci``; ``found`` joins the counterexample
+    when it failed."""
+    return Evidence(
+        ok, _scalar(ci.mean), _scalar(reference), detail, tolerance=float(ci.z), alpha=ci.alpha,
+        counterexample=None if ok else _counterexample(counterexample, found),
+        data={"stderr": _scalar(ci.stderr), "replicas": ci.replicas},
+    )
+
+
+def check_identity(
+    samples: np.ndarray,
+    theory: Any,
+    alpha: float = DEFAULT_ALPHA,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "E[X]",
+) -> Evidence:
+    """Two-sided check of ``E[samples] == theory`` (componentwise, Bonferroni-corrected)."""
+    theory = np.asarray(theory, dtype=float)
+    ci = mean_interval(samples, alpha, "two")
+    if ci.replicas < MIN_REPLICAS:
+        return _too_few(ci, theory)
+    allowance = atol + rtol * np.abs(theory)
+    dev = np.abs(ci.mean - theory)
+    ok = bool(np.all(dev <= ci.z * ci.stderr + allowance))
+    zmax = float(np.max(dev / np.maximum(ci.stderr, 1e-300)))
+    detail = (
+        f"{what}: mean {_fmt(ci.mean)} vs theory {_fmt(theory)}; max |z| = {zmax:.2f} "
+        f"(threshold {ci.z:.2f}, two-sided, alpha={alpha:g}, {ci.replicas} replicas)"
+    )
+    return _interval_evidence(ok, ci, theory, detail, counterexample,
+                              {"measured_mean": ci.mean, "stderr": ci.stderr, "theory": theory})
+
+
+def check_upper_bound(
+    samples: np.ndarray,
+    bound: Any,
+    alpha: float = DEFAULT_ALPHA,
+    atol: float = 1e-12,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "E[X]",
+) -> Evidence:
+    """One-sided check of ``E[samples] <= bound``: refuted when the lower limit exceeds it."""
+    bound = np.asarray(bound, dtype=float)
+    ci = mean_interval(samples, alpha, "one")
+    if ci.replicas < MIN_REPLICAS:
+        return _too_few(ci, bound)
+    ok = bool(np.all(ci.lower <= bound + atol))
+    detail = (
+        f"{what}: mean {_fmt(ci.mean)}, lower limit {_fmt(ci.lower)} vs bound {_fmt(bound)} "
+        f"(one-sided, alpha={alpha:g}, {ci.replicas} replicas); "
+        f"slack bound - mean = {_fmt(bound - ci.mean)}"
+    )
+    return _interval_evidence(ok, ci, bound, detail, counterexample,
+                              {"measured_mean": ci.mean, "lower_limit": ci.lower, "bound": bound})
+
+
+def check_lower_bound(
+    samples: np.ndarray,
+    bound: Any,
+    alpha: float = DEFAULT_ALPHA,
+    atol: float = 1e-12,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "E[X]",
+) -> Evidence:
+    """One-sided check of ``E[samples] >= bound``: refuted when the upper limit is below it
+    (the mirror image of :func:`check_upper_bound`; a counterexample reports the measured mean,
+    its upper limit and the bound, with their own signs)."""
+    bound = np.asarray(bound, dtype=float)
+    ci = mean_interval(samples, alpha, "one")
+    if ci.replicas < MIN_REPLICAS:
+        return _too_few(ci, bound)
+    ok = bool(np.all(ci.upper >= bound - atol))
+    detail = (
+        f"{what}: mean {_fmt(ci.mean)}, upper limit {_fmt(ci.upper)} vs lower bound "
+        f"{_fmt(bound)} (one-sided, alpha={alpha:g}, {ci.replicas} replicas)"
+    )
+    return _interval_evidence(ok, ci, bound, detail, counterexample,
+                              {"measured_mean": ci.mean, "upper_limit": ci.upper, "bound": bound})
+
+
+def check_less(
+    a: np.ndarray,
+    b: np.ndarray,
+    alpha: float = DEFAULT_ALPHA,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "E[A - B]",
+) -> Evidence:
+    """Paired comparison "E[a] < E[b]": confirmed, refuted or inconclusive (see module doc)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    ci = mean_interval(d, alpha, "two")
+    upper, lower = np.max(ci.upper), np.min(ci.lower)
+    if upper < 0:
+        passed: bool | None = True
+    elif lower > 0:
+        passed = False
+    else:
+        passed = None
+    detail = (
+        f"{what}: mean difference {_fmt(ci.mean)}, interval [{_fmt(ci.lower)}, {_fmt(ci.upper)}] "
+        f"(two-sided, alpha={alpha:g}, {ci.replicas} paired replicas)"
+    )
+    ce = None
+    if passed is False:
+        ce = _counterexample(counterexample, {"mean_difference": ci.mean, "lower_limit": ci.lower})
+    return Evidence(passed, _scalar(ci.mean), "< 0", detail, tolerance=float(ci.z), alpha=alpha,
+                    counterexample=ce)
+
+
+#: The hypotheses :func:`compare_paired` tests.
+COMPARISONS = ("better", "not worse", "equivalent")
+
+def compare_paired(
+    a: Any,
+    b: Any,
+    hypothesis: str,
+    margin: float,
+    alpha: float = DEFAULT_ALPHA,
+    higher_is_better: bool = True,
+    power: float = DEFAULT_POWER,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "A - B",
+) -> Evidence:
+    r"""Decide "A is better than B", "A is not worse than B" or "A and B are equivalent" from
+    paired per-seed values ``a`` and ``b`` (common random numbers), with Student's :math:`t`.
+
+    The gain :math:`d_r = a_r - b_r` (or :math:`b_r - a_r` when lower is better) has one-sided
+    limits :math:`\bar d \mp t_{1-\alpha, n-1}\,s/\sqrt n`, each at level ``alpha``:
+
+    * ``"better"`` (one-sided superiority): confirmed when the lower limit is above 0;
+      refuted when the upper limit is below ``margin``, the smallest advantage the claim
+      calls an improvement (B is better, or A's advantage is shown to be smaller than the
+      margin); otherwise inconclusive;
+    * ``"not worse"`` (non-inferiority): confirmed when the lower limit is above
+      :math:`-` ``margin``; refuted when the upper limit is below :math:`-` ``margin``;
+    * ``"equivalent"`` (TOST): confirmed when both limits lie inside
+      :math:`(-\text{margin}, \text{margin})`; refuted when one lies wholly outside.
+
+    An undecided comparison is ``inconclusive`` (``passed`` None), never confirmed. Each
+    outcome reports the mean gain, its interval, the margin, the level and the smallest
+    effect the run could detect at ``power`` (:func:`fedtheory.stats.detectable_effect`). The
+    false-alarm level of a confirmation and of a refutation is ``alpha`` each (a TOST's two
+    tests share it: each at ``alpha``, the intersection-union test has level ``alpha``).
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> base = rng.normal(size=20)
+    >>> compare_paired(base + 1.0 + 0.1 * rng.normal(size=20), base, "better", 0.5,
+    ...                alpha=0.01).passed
+    True
+    >>> compare_paired(base + 0.01 * rng.normal(size=20), base, "better", 0.5,
+    ...                alpha=0.01).passed   # shown to gain less than the margin
+    False
+    >>> compare_paired(base + 0.01 * rng.normal(size=20), base, "equivalent", 0.5,
+    ...                alpha=0.01).passed
+    True
+    >>> compare_paired(base + rng.normal(size=20), base, "equivalent", 0.05,
+    ...                alpha=0.01).passed is None   # too noisy to tell
+    True
+    """
+    if hypothesis not in COMPARISONS:
+        raise ValueError(f"hypothesis must be one of {COMPARISONS}, got {hypothesis!r}")
+    if not (isinstance(margin, (int, float, np.floating)) and np.isfinite(margin)
+            and margin >= 0):
+        raise ValueError(f"margin must be a finite number >= 0, got {margin!r}")
+    if hypothesis == "equivalent" and margin == 0:
+        raise ValueError("an equivalence test needs margin > 0, got 0")
+    r = paired_t_test(a, b, alpha, higher_is_better, power, what)
+    mean, se, tq, lower, upper = r.mean, r.stderr, r.t, r.lower, r.upper
+    n, mde = r.pairs, r.detectable_effect
+    if hypothesis == "better":
+        passed: bool | None = True if lower > 0 else False if upper < margin else None
+        wanted = "gain > 0"
+        why = {True: "significantly better",
+               False: ("significantly worse" if upper < 0 else
+                       f"advantage shown to be below the margin {margin:g}"),
+               None: "not resolved"}[passed]
+    elif hypothesis == "not worse":
+        passed = True if lower > -margin else False if upper < -margin else None
+        wanted = f"gain > -{margin:g}"
+        why = {True: f"not worse by more than {margin:g}",
+               False: f"worse by more than {margin:g}", None: "not resolved"}[passed]
+    else:
+        passed = (True if (lower > -margin and upper < margin)
+                  else False if (lower > margin or upper < -margin) else None)
+        wanted = f"|gain| < {margin:g}"
+        why = {True: f"equivalent within {margin:g}", False: f"differ by more than {margin:g}",
+               None: "not resolved"}[passed]
+    test = {"better": "one-sided paired t-test", "not worse": "paired non-inferiority t-test",
+            "equivalent": "paired TOST (two one-sided t-tests)"}[hypothesis]
+    detail = (f"{what}: {hypothesis} (margin {margin:g}): mean gain {mean:.4g}, one-sided "
+              f"limits [{lower:.4g}, {upper:.4g}] ({test}, alpha={alpha:g} each side, {n} "
+              f"paired seeds): {why}; smallest detectable effect {mde:.3g} at power "
+              f"{power:g}")
+    record = {"what": what, "test": test, "hypothesis": hypothesis, "margin": float(margin),
+              "mean_gain": mean, "lower": lower, "upper": upper, "stderr": se, "pairs": n,
+              "alpha": alpha, "detectable_effect": mde, "power": power,
+              "higher_is_better": higher_is_better, "outcome": why}
+    ce = None
+    if passed is False:
+        ce = _counterexample(counterexample, {k: record[k] for k in (
+            "hypothesis", "margin", "mean_gain", "lower", "upper", "pairs", "outcome")})
+    return Evidence(passed, mean, wanted, detail, tolerance=tq, alpha=alpha,
+                    counterexample=ce, data=record, tests=[record])
+
+
+def check_close(
+    measured: Any,
+    theory: Any,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "value",
+) -> Evidence:
+    """Deterministic check ``|measured - theory| <= atol + rtol |theory|`` (elementwise)."""
+    m = np.asarray(measured, dtype=float)
+    t = np.asarray(theory, dtype=float)
+    if m.shape != t.shape:
+        raise ValueError(f"measured shape {m.shape} differs from theory shape {t.shape}")
+    err = np.abs(m - t)
+    ok = bool(np.all(err <= atol + rtol * np.abs(t)))
+    rel = float(np.max(err / np.maximum(np.abs(t), atol))) if err.size else 0.0
+    detail = f"{what}: max abs error {float(np.max(err, initial=0.0)):.3g}, max rel error {rel:.3g}"
+    ce = None if ok else _counterexample(counterexample, {"measured": m, "theory": t})
+    return Evidence(ok, _scalar(m), _scalar(t), detail, tolerance=rtol, counterexample=ce)
+
+
+def check_proportion_upper_bound(hits: Any, n: Any, bound: Any, alpha: float = DEFAULT_ALPHA,
+                                 what: str = "P", instance: dict[str, Any] | None = None
+                                 ) -> Evidence:
+    r"""Probabilities :math:`P_j \le B_j` from ``hits`` successes in ``n`` trials each: refuted
+    where the Clopper--Pearson lower limit (level ``alpha`` split over the :math:`j`) exceeds
+    :math:`B_j`. Reports the tightness, the largest frequency / bound, and where it is.
+
+    >>> check_proportion_upper_bound([5, 40], [100, 100], [0.1, 0.1], 1e-3).passed
+    False
+    """
+    instance = dict(instance or {})
+    lim = proportion_limits(hits, n, bound, alpha)
+    n, bound, lo, rate, ratio = lim.trials, lim.bound, lim.lower, lim.rate, lim.ratio
+    j = lim.tightest
+    bad = lim.exceeded
+    detail = (f"{what}: largest measured/bound {ratio[j]:.3g} at index {j} (measured "
+              f"{rate[j]:.4g}, Clopper-Pearson lower {lo[j]:.4g}, bound {bound[j]:.4g}); "
+              f"{int(bad.sum())} of {lim.hits.size} with lower limit > bound "
+              f"(one-sided, alpha={alpha:g} over all of them)")
+    ce = None
+    if bad.any():
+        k = int(np.argmax(np.where(bad, lo - bound, -np.inf)))
+        ce = {**instance, "index": k, "measured": float(rate[k]), "lower_limit": float(lo[k]),
+              "bound": float(bound[k]), "trials": int(n[k])}
+    return Evidence(not bool(bad.any()), float(rate[j]), float(bound[j]), detail, alpha=alpha,
+                    counterexample=ce, ratio=float(ratio[j]), instance={**instance, "index": j})
+
+
+def _fmt(x: Any) -> str:
+    a = np.asarray(x, dtype=float)
+    if a.size == 1:
+        return f"{a.item():.6g}"
+    if a.size <= 6:
+        return "[" + ", ".join(f"{v:.4g}" for v in a.ravel()) + "]"
+    return f"array{a.shape} (max {np.max(a):.4g}, min {np.min(a):.4g})"
