@@ -46,36 +46,17 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from fedtheory.claims.core import CheckResult, ClaimResult, Verdict
-from fedtheory.claims.registry import get_claim
-from fedtheory.runner import Job, verify_one
+__all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "make_executor"]
 
-__all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "error_result",
-           "make_executor"]
-
-OnResult = Callable[[int, ClaimResult], None]
 #: ``on_result(index, value)``; may return further items to run (see :meth:`Executor.map`).
 OnItem = Callable[[int, Any], "Sequence[Any] | None"]
 Lost = Callable[[int, str], Any]
 
 
-def error_result(job: Job, reason: str) -> ClaimResult:
-    """The result of a job that could not be run to the end: verdict ``error``, one check
-    ``worker`` carrying ``reason``, no evidence (never a verdict on partial data)."""
-    claim = get_claim(job.claim_id)
-    check = CheckResult(name="worker", kind="monte_carlo", passed=None, measured=None,
-                        theoretical=None, detail=reason, error=reason)
-    return ClaimResult(
-        id=claim.id, family=claim.family, seed_ref=claim.seed_ref, kind=claim.kind.value,
-        statement=claim.statement, verdict=Verdict.ERROR, checks=[check], counterexample=None,
-        preset=job.preset, seed=job.seed, seconds=0.0, title=claim.title,
-        derivation=claim.derivation,
-    )
-
-
 class Executor:
-    """Runs jobs; ``run(jobs, on_result)`` calls ``on_result(index, result)`` as each job
-    finishes and returns nothing (the caller orders the results)."""
+    """Runs picklable work items (:meth:`map`), handing each result to a callback as it
+    finishes (the caller orders the results). Knows nothing of claims: the run
+    (:func:`fedtheory.runner.run_jobs`) gives it claims and tasks as items."""
 
     name = "executor"
     workers = 1
@@ -95,13 +76,6 @@ class Executor:
         ``RuntimeError``), handed to ``on_result`` like a value; ``label(index)`` names it in
         :attr:`reruns`."""
         raise NotImplementedError
-
-    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
-        """Verify ``jobs`` (:func:`~fedtheory.runner.verify_one`); a claim lost with its
-        worker after the retries gets verdict ``error`` (:func:`error_result`)."""
-        self.map(verify_one, list(jobs), on_result,
-                 lost=lambda k, reason: error_result(jobs[k], reason),
-                 label=lambda k: jobs[k].claim_id)
 
     def describe(self) -> str:
         return f"{self.name} ({self.workers} worker{'s' if self.workers != 1 else ''})"

@@ -1,6 +1,6 @@
 r"""Claim-side glue of ``fdms.experiment`` and ``fdms.experiment.corrected`` (seed 004,
 Section 6): the set-up card, the level and margins of the paired comparisons, and the
-comparisons themselves, on :func:`fedtheory.experiments.fdms_paper.paper_data`. Not
+comparisons themselves, on :func:`fedtheory.claims.fdms._data.paper_data`. Not
 discovered (``_`` prefix).
 
 Every comparison is :func:`fedtheory.stats.compare_paired` over the seeds (common random
@@ -18,6 +18,7 @@ import numpy as np
 from fedtheory import stats
 from fedtheory.algorithms.friend_selection import complexity_threshold
 from fedtheory.claims import Context, Evidence, all_of
+from fedtheory.claims.fdms._data import paper_data
 from fedtheory.claims.setup import SetupCard, SetupRow
 from fedtheory.experiments.fdms_paper import (
     ALPHAS,
@@ -27,7 +28,6 @@ from fedtheory.experiments.fdms_paper import (
     final_accuracy,
     mean_accuracy,
     pair_probability,
-    paper_data,
     params,
     rounds_to,
 )
@@ -58,8 +58,8 @@ METRICS = {"test accuracy": final_accuracy, "convergence speed": mean_accuracy}
 
 
 def data(ctx: Context) -> dict[str, Any]:
-    """The runs of the preset and seed (computed once per verification)."""
-    return ctx.shared("paper", lambda: paper_data(ctx.preset, ctx.seed))
+    """The runs of the preset and seed (the claims' dataset, built once in the run's cache)."""
+    return paper_data(ctx)
 
 
 def _acc(d: dict[str, Any], setting: str, stream: str, method: str) -> np.ndarray:

@@ -11,8 +11,8 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.mifa._runs import long_run
 from fedtheory.claims.stated import Erratum, Stated, exact_like
-from fedtheory.experiments.mifa_runs import long_run
 from fedtheory.symbolic.error_floor import (
     STEP_SYMBOLS,
     derive_summed_floor,

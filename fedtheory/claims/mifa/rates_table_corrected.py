@@ -13,8 +13,8 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims.mifa._runs import convex_fedpgd_run
 from fedtheory.claims.stated import Stated
-from fedtheory.experiments.mifa_runs import convex_fedpgd_run
 from fedtheory.experiments.mifa_search import fedpgd_quadratic_average, huber_gd_average
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.fedpgd_convex import (

@@ -11,8 +11,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims.mifa._runs import same_mask_runs
 from fedtheory.claims.stated import Stated
-from fedtheory.experiments.mifa_runs import same_mask_runs
 from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.mifa_symbols import indicators, is_zero, prob_symbols, vec
 from fedtheory.symbolic.saga_umifa import derive_saga_umifa
