@@ -143,6 +143,8 @@ TEST_FRACTION = 1 / 6
 
 
 # ------------------------------------------------------------------------------ data
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @functools.lru_cache(maxsize=2)
 def digits_split(seed: int = 0) -> dict[str, np.ndarray]:
     """The digits data: a fixed random test set (:data:`TEST_FRACTION`), features standardised

@@ -171,6 +171,8 @@ def sharper_union(ctx: Context) -> dict[str, Any]:
             "factors kept": kept}
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @lru_cache(maxsize=8)
 def _elimination_setting(T: int) -> dict[str, Any]:
     s = orthogonal_setting(Q, GROUP, T, WARMUP)
@@ -209,21 +211,18 @@ def elimination_run(*, instance: str, preset: str, seed: int,
     return sim["eliminated"]
 
 
-@lru_cache(maxsize=32)
-def _eliminations_here(instance: str, preset: str, seed: int,
-                       thetas: tuple[float, ...]) -> np.ndarray:
-    return elimination_run(instance=instance, preset=preset, seed=seed, thetas=thetas)
-
-
 def _eliminations(ctx: Context, shared: Dataset, instance: str,
                   thetas: tuple[float, ...]) -> np.ndarray:
     """The run of ``instance`` with ``thetas``: from the dataset ``shared`` (thetas -> result)
-    when they are its thresholds (the stated side unmutated), else computed here (cached)."""
+    when they are its thresholds (the stated side unmutated), else computed here (once per
+    run: the context's cache, keyed by the instance, the preset, the seed and the thresholds)."""
     if ctx.mutant is None:
         runs = shared(ctx)
         if thetas in runs:
             return runs[thetas]
-    return _eliminations_here(instance, ctx.preset, ctx.seed, thetas)
+    key = ("fdms.complexity_reduction/eliminations", instance, ctx.preset, ctx.seed, thetas)
+    return ctx.cache.get(key, lambda: elimination_run(instance=instance, preset=ctx.preset,
+                                                      seed=ctx.seed, thetas=thetas))
 
 
 def _elimination_theta(ctx: Context) -> np.ndarray:
