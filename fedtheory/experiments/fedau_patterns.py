@@ -56,6 +56,11 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.algorithms.fedau import fedau_state
+from fedtheory.participation import BernoulliParticipation
+from fedtheory.participation.fedau_sampler import JoinRateMarkov, OffsetCyclic
+from fedtheory.problems.datasets import load_dataset
+
 __all__ = [
     "AUTHORS",
     "GLOBAL_GRID",
@@ -149,7 +154,6 @@ TEST_FRACTION = 1 / 6
 def digits_split(seed: int = 0) -> dict[str, np.ndarray]:
     """The digits data: a fixed random test set (:data:`TEST_FRACTION`), features standardised
     on the training samples plus a bias column. ``{"X", "y", "X_test", "y_test"}``."""
-    from fedtheory.problems.datasets import load_dataset
 
     X, y = load_dataset("digits")
     gen = np.random.default_rng(np.random.SeedSequence([int(seed), 0xD161]))
@@ -255,8 +259,6 @@ def make_instance(y: np.ndarray, n_clients: int, seed_seq: np.random.SeedSequenc
 
 def make_process(pattern: str, p: np.ndarray) -> Any:
     """The participation process of a pattern label (:data:`PATTERNS`) over clients ``p``."""
-    from fedtheory.participation import BernoulliParticipation
-    from fedtheory.participation.fedau_sampler import JoinRateMarkov, OffsetCyclic
 
     if pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {list(PATTERNS)}, got {pattern!r}")
@@ -320,7 +322,6 @@ def _coefficients(kind: str, params: dict[str, Any], masks: np.ndarray, p: np.nd
                   ) -> np.ndarray:
     """Per round and client the factor of Delta_n in the server's sum, ``(T, S, N)``
     (0 for absent clients)."""
-    from fedtheory.algorithms.fedau import fedau_state
 
     T, S, N = masks.shape
     m = masks.astype(float)

@@ -17,9 +17,12 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
+from fedtheory.algorithms import get_rule
 from fedtheory.claims.core import Context, Evidence
 from fedtheory.claims.evidence import all_of
 from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.participation import BernoulliParticipation, UniformParticipation
+from fedtheory.simulate import simulate
 from fedtheory.tasks import Plan, dataset, task
 from fedtheory.theory.mifa import heterogeneous, one_round, slopes
 
@@ -199,9 +202,6 @@ def convex_fedpgd_run(ctx: Context, eta_val: float = 0.5) -> dict[str, Any]:
 
     Returns the sizes, the replicas of f(x_t) - f* ``(R, T + 1)`` and f(x_0) - f*.
     """
-    from fedtheory.algorithms import get_rule
-    from fedtheory.participation import UniformParticipation
-    from fedtheory.simulate import simulate
 
     n, b, d = 40, 4, 50
     L_val = 1.0
@@ -221,9 +221,6 @@ def scaling_problem(ctx: Context, n: int) -> Any:
 
 def evals_to_eps(ctx: Context, ns: list[int]) -> dict[str, Any]:
     """Client-gradient evaluations until ||∇f||^2 <= 1e-6 ||∇f(x_0)||^2: FedGD and SAGA."""
-    from fedtheory.algorithms import get_rule
-    from fedtheory.participation import BernoulliParticipation, UniformParticipation
-    from fedtheory.simulate import simulate
 
     R = ctx.size(quick=8, full=32)
     out: dict[str, Any] = {"n": ns, "fedgd": [], "saga": []}
@@ -252,6 +249,7 @@ def figure_evidence(ctx: Context, kind: str) -> Evidence:
     figs: list[str] = []
     path = ctx.figure_path(f"{kind}_rules")
     if path is not None:
+        # plotting sits above the claims (and needs matplotlib): imported only to draw
         from fedtheory.plotting.mifa import plot_seed_experiment
 
         figs = plot_seed_experiment(res, title=f"seed 000, {kind} problem", path=path)
