@@ -26,8 +26,8 @@ written into a value after it is stored.
 >>> calls = []
 >>> c.get(("x", 1), lambda: calls.append(1) or 42), c.get(("x", 1), lambda: 0), calls
 (42, 42, [1])
->>> ("x", 1) in c, len(c)
-(True, 1)
+>>> ("x", 1) in c, len(c), c.keys()
+(True, 1, [('x', 1)])
 """
 
 from __future__ import annotations
@@ -70,6 +70,10 @@ class Cache:
 
     def __len__(self) -> int:
         return len(self._values)
+
+    def keys(self) -> list[Hashable]:
+        """The keys of the values stored, in the order they were stored."""
+        return list(self._values)
 
     def clear(self) -> None:
         """Forget every value (and every task result)."""

@@ -226,7 +226,7 @@ def test_a_claims_checks_read_only_the_datasets_it_declares():
     claim = get_claim("fedavg.partial_participation")
     cache = Cache()
     claim.verify(preset="quick", seed=0, cache=cache)
-    built = {k[1:3] for k in cache._values if k[0] == "dataset"}
+    built = {k[1:3] for k in cache.keys() if k[0] == "dataset"}
     assert built == {(d.owner, d.name) for d in claim.datasets}
 
 

@@ -44,7 +44,7 @@ def replica_pieces(specs: list[dict[str, Any]], task_seconds: float = TASK_SECON
 
     >>> prob = fx.make_problem(1.0, n=4, d=2, mu=0.5, L=1.0, problem_seed=0)
     >>> spec = {"problem": prob, "rounds": 10, "local_steps": 1, "replicas": 5}
-    >>> [name for name, _, _ in replica_pieces([spec], task_seconds=2e-6)[0]]
+    >>> [name for name, _, _ in replica_pieces([spec], task_seconds=2.5e-6)[0]]
     ['run0-r0', 'run0-r3']
     """
     if not task_seconds > 0:
