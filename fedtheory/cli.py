@@ -349,6 +349,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.family is not None and not args.ids and not from_paths:
         index.check_family(args.family)
     args.ids = list(dict.fromkeys([*from_paths, *args.ids]))
+    from fedtheory.claims import registry
     from fedtheory.claims.registry import select
     from fedtheory.executors import make_executor
     from fedtheory.report import (
@@ -377,7 +378,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         check_writable_dir(args.report, "--report")
     fig_dir = str(Path(args.report) / "figures") if args.report else None
     jobs_n = _jobs(args)
-    executor = make_executor(jobs_n, args.dask)
+    plugins = []
+    if args.dask is not None and registry.sources():  # the claim files, sent to every worker
+        from fedtheory.claims.sources import bundle
+        from fedtheory.dask_claims import ClaimFiles  # imports distributed: only for --dask
+
+        plugins.append(ClaimFiles(bundle(registry.sources())))
+    executor = make_executor(jobs_n, args.dask, plugins)
     done: dict[str, ClaimResult] = {}
     if args.resume:
         plan = resume_plan(args.resume, claims, args.seed, preset, args.power)

@@ -46,36 +46,17 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from fedtheory.claims.core import CheckResult, ClaimResult, Verdict
-from fedtheory.claims.registry import get_claim
-from fedtheory.runner import Job, verify_one
+__all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "make_executor"]
 
-__all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "error_result",
-           "make_executor"]
-
-OnResult = Callable[[int, ClaimResult], None]
 #: ``on_result(index, value)``; may return further items to run (see :meth:`Executor.map`).
 OnItem = Callable[[int, Any], "Sequence[Any] | None"]
 Lost = Callable[[int, str], Any]
 
 
-def error_result(job: Job, reason: str) -> ClaimResult:
-    """The result of a job that could not be run to the end: verdict ``error``, one check
-    ``worker`` carrying ``reason``, no evidence (never a verdict on partial data)."""
-    claim = get_claim(job.claim_id)
-    check = CheckResult(name="worker", kind="monte_carlo", passed=None, measured=None,
-                        theoretical=None, detail=reason, error=reason)
-    return ClaimResult(
-        id=claim.id, family=claim.family, seed_ref=claim.seed_ref, kind=claim.kind.value,
-        statement=claim.statement, verdict=Verdict.ERROR, checks=[check], counterexample=None,
-        preset=job.preset, seed=job.seed, seconds=0.0, title=claim.title,
-        derivation=claim.derivation,
-    )
-
-
 class Executor:
-    """Runs jobs; ``run(jobs, on_result)`` calls ``on_result(index, result)`` as each job
-    finishes and returns nothing (the caller orders the results)."""
+    """Runs picklable work items (:meth:`map`), handing each result to a callback as it
+    finishes (the caller orders the results). Knows nothing of claims: the run
+    (:func:`fedtheory.runner.run_jobs`) gives it claims and tasks as items."""
 
     name = "executor"
     workers = 1
@@ -95,13 +76,6 @@ class Executor:
         ``RuntimeError``), handed to ``on_result`` like a value; ``label(index)`` names it in
         :attr:`reruns`."""
         raise NotImplementedError
-
-    def run(self, jobs: Sequence[Job], on_result: OnResult) -> None:
-        """Verify ``jobs`` (:func:`~fedtheory.runner.verify_one`); a claim lost with its
-        worker after the retries gets verdict ``error`` (:func:`error_result`)."""
-        self.map(verify_one, list(jobs), on_result,
-                 lost=lambda k, reason: error_result(jobs[k], reason),
-                 label=lambda k: jobs[k].claim_id)
 
     def describe(self) -> str:
         return f"{self.name} ({self.workers} worker{'s' if self.workers != 1 else ''})"
@@ -237,8 +211,11 @@ class DaskExecutor(Executor):
 
     name = "dask"
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, address: str, plugins: Sequence[Any] = ()) -> None:
+        """``plugins``: Dask worker plugins registered on the cluster before any work (e.g.
+        :class:`fedtheory.dask_claims.ClaimFiles`, the run's claim files for every worker)."""
         super().__init__()
+        self.plugins = tuple(plugins)
         try:
             import distributed  # noqa: F401
         except ImportError as exc:
@@ -272,8 +249,12 @@ class DaskExecutor(Executor):
                 cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
                                        processes=True, dashboard_address=None,
                                        silence_logs=logging.CRITICAL)
-            return Client(cluster), cluster
-        return Client(self.address), None
+            client = Client(cluster)
+        else:
+            client, cluster = Client(self.address), None
+        for plugin in self.plugins:
+            client.register_plugin(plugin)
+        return client, cluster
 
     def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
             lost: Lost | None = None, label: Callable[[int], str] = str) -> None:
@@ -382,11 +363,12 @@ def _suspicious(client: Any, keys: list[str]) -> dict[str, int]:
         return {}
 
 
-def make_executor(jobs: int = 1, dask: str | None = None) -> Executor:
-    """The executor of ``fedtheory verify``: Dask when ``dask`` is given, else ``jobs`` local
-    processes (serial for one)."""
+def make_executor(jobs: int = 1, dask: str | None = None,
+                  plugins: Sequence[Any] = ()) -> Executor:
+    """The executor of ``fedtheory verify``: Dask when ``dask`` is given (with its worker
+    ``plugins``), else ``jobs`` local processes (serial for one)."""
     if dask is not None:
-        return DaskExecutor(dask)
+        return DaskExecutor(dask, plugins)
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     return SerialExecutor() if jobs == 1 else ProcessExecutor(jobs)

@@ -1,13 +1,16 @@
 """Run the checks of many claims, serially, in worker processes or on a Dask cluster
 (:mod:`fedtheory.executors`), with the same numbers.
 
-The unit of parallel work is a task (:mod:`fedtheory.tasks`), not a claim. A run executes the
-claims that have no tasks and the tasks of every other selected claim (replica chunks, sweep
-points: each claim's plan), the costliest first; a claim with tasks is verified as soon as its
-last task is done, given their results (:attr:`Job.provided`), ahead of the work not yet
-started. A task planned by several claims (the same key: a dataset they share) runs once, and
-its result goes to each of them. A claim one of whose tasks was lost with its worker for good
-is reported as ``error`` (never a verdict on partial data).
+The unit of parallel work is a task (:mod:`fedtheory.tasks`), not a claim. A run first plans
+every selected claim (:func:`plan`: the tasks of the datasets it declares, nothing computed),
+then executes the claims that have no tasks and the tasks of every other one (replica chunks,
+sweep points), the costliest first; a claim with tasks is verified as soon as its last task is
+done, given their results (:attr:`Job.provided`, handed to its checks in its run's
+:class:`~fedtheory.cache.Cache`), ahead of the work not yet started. A task planned by several
+claims (the same key: a dataset they share) runs once, and its result goes to each of them. A
+claim one of whose tasks was lost with its worker for good is reported as ``error`` (never a
+verdict on partial data); so is a claim whose planning fails (check ``plan``, with the error:
+never a silent run without its tasks).
 
 Every claim and task runs under a one-thread BLAS limit and with the engine's own threads
 limited to one (:func:`fedtheory.simulate.max_threads`), in the parent as in the workers, so
@@ -23,17 +26,17 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from fedtheory.claims.core import ClaimResult
+from fedtheory.cache import Cache
+from fedtheory.claims.core import CheckResult, ClaimResult, Verdict
 from fedtheory.claims.power import power
 from fedtheory.claims.registry import get_claim
-from fedtheory.tasks import Task, claim_tasks, provided
+from fedtheory.executors import Executor, SerialExecutor, make_executor
+from fedtheory.simulate import max_threads
+from fedtheory.tasks import ClaimPlan, Task, plan_claim
 
-if TYPE_CHECKING:
-    from fedtheory.executors import Executor
-
-__all__ = ["Job", "TaskDone", "run_jobs", "run_task", "verify_one"]
+__all__ = ["Job", "TaskDone", "error_result", "plan", "run_jobs", "run_task", "verify_one"]
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,6 @@ class Job:
 def _one_thread() -> Iterator[None]:
     """BLAS/OpenMP pools (threadpoolctl, when installed) and the engine's threads limited to
     one."""
-    from fedtheory.simulate import max_threads
-
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
@@ -68,15 +69,30 @@ def _one_thread() -> Iterator[None]:
 
 
 def verify_one(job: Job) -> ClaimResult:
-    """Verify one claim, one thread (the same in every process), its provided task results
-    used instead of computing them."""
+    """Verify one claim, one thread (the same in every process), in a cache of its own holding
+    its provided task results (its datasets combine them instead of computing them)."""
     claim = get_claim(job.claim_id)
-    with _one_thread(), provided(job.provided):
+    cache = Cache(job.provided)
+    with _one_thread():
         res = claim.verify(preset=job.preset, seed=job.seed, figure_dir=job.figure_dir,
-                           only=job.only)
+                           only=job.only, cache=cache)
         if job.power:
-            res.power = power(claim, job.preset, job.seed, base=res)
+            res.power = power(claim, job.preset, job.seed, base=res, cache=cache)
     return res
+
+
+def error_result(job: Job, reason: str, check: str = "worker") -> ClaimResult:
+    """The result of a job that could not be run to the end: verdict ``error``, one check
+    ``check`` carrying ``reason``, no evidence (never a verdict on partial data)."""
+    claim = get_claim(job.claim_id)
+    failed = CheckResult(name=check, kind="monte_carlo", passed=None, measured=None,
+                         theoretical=None, detail=reason, error=reason)
+    return ClaimResult(
+        id=claim.id, family=claim.family, seed_ref=claim.seed_ref, kind=claim.kind.value,
+        statement=claim.statement, verdict=Verdict.ERROR, checks=[failed], counterexample=None,
+        preset=job.preset, seed=job.seed, seconds=0.0, title=claim.title,
+        derivation=claim.derivation,
+    )
 
 
 @dataclass(frozen=True)
@@ -114,13 +130,24 @@ class _LostTask:
         self.reason = reason
 
 
-def plan(job: Job) -> list[Task]:
-    """The tasks of ``job``'s claim (:func:`fedtheory.tasks.claim_tasks`); none when planning
-    fails (the claim then computes, and reports the failure as its check's error)."""
-    try:
-        return claim_tasks(job.claim_id, job.preset, job.seed)
-    except Exception:  # noqa: BLE001 - the claim's own run reports it
-        return []
+def plan(job: Job) -> ClaimPlan:
+    """The plan of ``job``'s claim (:func:`fedtheory.tasks.plan_claim`: the tasks of the
+    datasets it declares); raises what planning raises."""
+    return plan_claim(get_claim(job.claim_id), job.preset, job.seed)
+
+
+def _plans(jobs: Sequence[Job]) -> tuple[list[list[Task]], dict[int, str]]:
+    """Each job's tasks, and the planning errors (job index -> reason): a claim whose planning
+    fails is that claim's error, reported as such."""
+    plans: list[list[Task]] = []
+    errors: dict[int, str] = {}
+    for k, job in enumerate(jobs):
+        try:
+            plans.append(list(plan(job).tasks))
+        except Exception as exc:  # noqa: BLE001 - the claim's error, reported as its result
+            plans.append([])
+            errors[k] = f"planning the claim's tasks failed: {type(exc).__name__}: {exc}"
+    return plans, errors
 
 
 def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
@@ -135,23 +162,21 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
     ``(label, cost)``, tasks then claims, ``cost`` None when unknown) and each item as it
     finishes (``done(label, seconds, status)``).
     """
-    from fedtheory.executors import SerialExecutor, error_result, make_executor
-
     if n_workers < 1:
         raise ValueError(f"n_workers must be >= 1, got {n_workers}")
     if executor is None:
         executor = SerialExecutor() if len(jobs) <= 1 else make_executor(n_workers)
-    plans = [plan(job) for job in jobs]
+    plans, failed = _plans(jobs)
     unique: dict[str, Task] = {}
     for tasks in plans:
         for t in tasks:
             unique.setdefault(t.key, t)
     order = sorted(unique.values(), key=lambda t: -t.cost)  # costliest first (stable)
-    free = [k for k, tasks in enumerate(plans) if not tasks]
+    free = [k for k, tasks in enumerate(plans) if not tasks and k not in failed]
     planned = [k for k, tasks in enumerate(plans) if tasks]
     if progress is not None:
         progress.start([(t.key, t.cost) for t in order]
-                       + [(jobs[k].claim_id, None) for k in free + planned])
+                       + [(jobs[k].claim_id, None) for k in [*free, *planned, *failed]])
     results: dict[int, ClaimResult] = {}
 
     def collect(k: int, res: ClaimResult) -> None:
@@ -160,6 +185,9 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
             progress.done(res.id, res.seconds, res.verdict.value)
         if on_result:
             on_result(res)
+
+    for k, reason in failed.items():
+        collect(k, error_result(jobs[k], reason, check="plan"))
 
     # First the claims without tasks (each a single piece of work, up to tens of seconds),
     # then every task, costliest first, so that the run ends with small pieces. A claim

@@ -1,60 +1,83 @@
-r"""Tasks: the independent pieces of a claim's Monte Carlo work, so that the unit of parallel work
-of a run is a replica chunk or a point of a sweep, not a whole claim.
+r"""Tasks: the independent pieces of a claim's Monte Carlo work, as data, so that the unit of
+parallel work of a run is a replica chunk or a point of a sweep, not a whole claim.
 
-A claim's expensive data is built by a *dataset* (:func:`dataset`): a function ``build(ctx)`` of
-the claim's :class:`~fedtheory.claims.Context` that fixes the parameters, hands its pieces to
-:func:`gather` as :class:`Task` s and combines their results. A task is a module-level function
-of keyword arguments (picklable); its randomness comes from the run's seed through
+A claim's expensive data is a *dataset* (:func:`dataset`): a function ``build(ctx)`` of a
+:class:`~fedtheory.claims.Context` (of the dataset's owner claim: its random streams) that
+fixes the parameters and returns a :class:`Plan`, the :class:`Task` s to run and how their
+results combine into the data. A task is a module-level function of keyword arguments
+(picklable); its randomness comes from the run's seed through
 :class:`numpy.random.SeedSequence` (a spawned child per chunk, or the engine's per-replica
-streams ``spawn_key=(replica, ...)`` with the chunk's first replica), so what it returns depends
-on its arguments only. The pieces are fixed by the preset, never by the executor or the number
-of workers, and :func:`gather` returns results in the order of the tasks: the combined data,
-and so the report, is the same whatever runs the tasks and in whatever order they finish.
+streams with the chunk's first replica), so what it returns depends on its arguments only. The
+pieces are fixed by the preset, never by the executor or the number of workers, and a plan
+combines the results in the order of its tasks: the data, and so the report, is the same
+whatever runs the tasks and in whatever order they finish.
 
-A run (:func:`fedtheory.runner.run_jobs`) first *plans* each selected claim
-(:func:`claim_tasks`): it calls the claim's datasets in planning mode, in which :func:`gather`
-records the tasks and stops the build. It runs the tasks of all claims on the executor, the
-costliest first, after the claims that have none, and verifies a claim with tasks as soon as
-its last task is done, with their results *provided* (:func:`provided`): its datasets'
-:func:`gather` returns them instead of computing. Outside a run (a notebook, a figure script,
-pytest) :func:`gather` computes the tasks here, one after the other: the same numbers.
+A claim declares the datasets its checks read (``Claim(..., datasets=(...))``). A run
+(:func:`fedtheory.runner.run_jobs`) first *plans* each selected claim (:func:`plan_claim`:
+building each declared dataset's plan, nothing computed), runs the tasks of all claims on the
+executor, the costliest first, and verifies a claim as soon as its last task is done, the
+results handed to it in its run's :class:`~fedtheory.cache.Cache` (``results``). A check reads
+a dataset with its context, ``data(ctx)``: the value is built once per cache, from the results
+handed in, the tasks not handed in computed there. Outside a run (a notebook, a figure script,
+pytest) ``data("quick", 0)`` computes the tasks here, one after the other: the same numbers.
 
-One :func:`gather` per dataset build is planned (a second one, after the first's results are
-combined, is computed where the claim runs).
-
-Claims that use the same data share a dataset (``dataset(owner, *others)``): its tasks, keyed
-under the owner, are part of each one's plan, and a run computes a key once and provides the
-result to every claim that planned it.
+Claims that read the same data declare the same dataset: its tasks (keyed under its owner) are
+in each one's plan, and a run computes a key once and hands the result to every claim that
+planned it.
 
 >>> import numpy as np
+>>> from fedtheory.cache import Cache
 >>> def draw(*, seed, size):
 ...     return np.random.default_rng(seed).random(size)
 >>> @dataset("x.demo")
 ... def demo(ctx):
 ...     seeds = ctx.seed_sequence("draws").spawn(2)
-...     parts = gather([task(f"chunk{j}", draw, cost=1.0, seed=s, size=3)
-...                     for j, s in enumerate(seeds)])
-...     return np.concatenate(parts)
->>> [t.key for t in demo.tasks("quick", 0)]
+...     return Plan([task(f"chunk{j}", draw, cost=1.0, seed=s, size=3)
+...                  for j, s in enumerate(seeds)], np.concatenate)
+>>> [t.key for t in demo.plan("quick", 0).tasks]
 ['x.demo/demo/quick/0/chunk0', 'x.demo/demo/quick/0/chunk1']
->>> results = {t.key: t.run() for t in demo.tasks("quick", 0)}
->>> with provided(results):
-...     same = demo.build_fresh("quick", 0)
->>> bool(np.array_equal(same, demo("quick", 0)))
+>>> results = {t.key: t.run() for t in demo.plan("quick", 0).tasks}
+>>> same = demo.compute("quick", 0, results)
+>>> bool(np.array_equal(same, demo.compute("quick", 0)))
 True
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-__all__ = ["Dataset", "Task", "claim_tasks", "dataset", "gather", "gather_calls",
-           "gather_groups", "provided", "replica_chunks", "task"]
+from fedtheory import streams
+from fedtheory.cache import PROCESS_CACHE, Cache
+
+__all__ = ["BuildContext", "ClaimPlan", "Dataset", "Plan", "Task", "dataset", "plan_claim",
+           "replica_chunks", "run_tasks", "task"]
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a dataset's build reads: the preset, the seed and the owner claim's random streams,
+    the same streams as the owner's :class:`~fedtheory.claims.Context` (both derive them with
+    :mod:`fedtheory.streams`). Tasks sit below the claims: a build never needs more."""
+
+    preset: str
+    seed: int
+    claim_id: str
+
+    @property
+    def quick(self) -> bool:
+        return self.preset == "quick"
+
+    def size(self, quick: Any, full: Any) -> Any:
+        """``quick`` in the quick preset, ``full`` in the full one."""
+        return quick if self.quick else full
+
+    def seed_sequence(self, stream: str = "") -> Any:
+        return streams.seed_sequence(self.seed, self.claim_id, stream)
+
+    def rng(self, stream: str = "") -> Any:
+        return streams.stream_rng(self.seed, self.claim_id, stream)
 
 
 @dataclass(frozen=True)
@@ -76,9 +99,9 @@ class Task:
 
 
 def task(name: str, fn: Callable[..., Any], *, cost: float = 1.0, **kwargs: Any) -> Task:
-    """A :class:`Task` named ``name`` within its dataset (:func:`gather` prefixes the claim,
+    """A :class:`Task` named ``name`` within its dataset (its plan prefixes the owner claim,
     the dataset, the preset and the seed)."""
-    if not name or "/" in name:
+    if not isinstance(name, str) or not name or "/" in name:
         raise ValueError(f"name must be a non-empty string without '/', got {name!r}")
     if not cost >= 0:
         raise ValueError(f"cost must be >= 0, got {cost!r}")
@@ -103,154 +126,158 @@ def replica_chunks(replicas: int, per_task: int) -> list[tuple[int, int]]:
     return list(zip(starts, sizes, strict=True))
 
 
-class _Planned(Exception):
-    """Raised by :func:`gather` in planning mode, after recording the tasks."""
-
-
-#: Tasks recorded while planning (None: not planning).
-_PLAN: ContextVar[list[Task] | None] = ContextVar("fedtheory_task_plan", default=None)
-#: The key prefix of the dataset being built.
-_PREFIX: ContextVar[str] = ContextVar("fedtheory_task_prefix", default="")
-#: Results handed in by the run (key -> result).
-_PROVIDED: dict[str, Any] = {}
-
-
-def gather(tasks: Sequence[Task]) -> list[Any]:
-    """The results of ``tasks``, in their order: those the run provided, the others computed
-    here. While a run plans, record the tasks instead and stop the build."""
-    prefix = _PREFIX.get()
-    full = [replace(t, key=prefix + t.key) for t in tasks]
-    keys = [t.key for t in full]
-    if len(set(keys)) != len(keys):
-        raise ValueError(f"task names must be unique within a dataset, got {keys}")
-    plan = _PLAN.get()
-    if plan is not None:
-        plan.extend(full)
-        raise _Planned
-    return [_PROVIDED[t.key] if t.key in _PROVIDED else t.run() for t in full]
-
-
-def gather_groups(groups: Sequence[Sequence[Task]]) -> list[list[Any]]:
-    """The results of groups of tasks (the pieces of one run each), gathered at once
-    (:func:`gather`), grouped as given.
+@dataclass(frozen=True)
+class Plan:
+    """What a dataset needs computed, and how it becomes the data: ``combine(results)``, the
+    results of ``tasks`` in their order.
 
     >>> def sq(*, x):
     ...     return x * x
-    >>> gather_groups([[task("a", sq, x=1)], [], [task("b", sq, x=2), task("c", sq, x=3)]])
-    [[1], [], [4, 9]]
+    >>> p = Plan([task("a", sq, x=2), task("b", sq, x=3)], sum)
+    >>> p.combine([t.run() for t in p.tasks])
+    13
+    >>> g = Plan.grouped([[task("a", sq, x=1)], [], [task("b", sq, x=2)]], lambda r: r)
+    >>> g.combine([t.run() for t in g.tasks])
+    [[1], [], [4]]
     """
-    flat = gather([t for group in groups for t in group])
-    out, start = [], 0
-    for group in groups:
-        out.append(flat[start:start + len(group)])
-        start += len(group)
-    return out
+
+    tasks: tuple[Task, ...]
+    combine: Callable[[list[Any]], Any]
+
+    def __init__(self, tasks: Sequence[Task], combine: Callable[[list[Any]], Any]) -> None:
+        tasks = tuple(tasks)
+        bad = [t for t in tasks if not isinstance(t, Task)]
+        if bad:
+            raise ValueError(f"tasks must be Task objects (fedtheory.tasks.task), got {bad[0]!r}")
+        keys = [t.key for t in tasks]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"task names must be unique within a dataset, got {keys}")
+        if not callable(combine):
+            raise ValueError(f"combine must be callable, got {combine!r}")
+        object.__setattr__(self, "tasks", tasks)
+        object.__setattr__(self, "combine", combine)
+
+    @classmethod
+    def grouped(cls, groups: Sequence[Sequence[Task]],
+                combine: Callable[[list[list[Any]]], Any]) -> Plan:
+        """A plan of groups of tasks (the pieces of one run each): ``combine`` receives the
+        results grouped as the tasks were."""
+        sizes = [len(g) for g in groups]
+
+        def regroup(flat: list[Any]) -> Any:
+            out, start = [], 0
+            for size in sizes:
+                out.append(flat[start:start + size])
+                start += size
+            return combine(out)
+        return cls([t for g in groups for t in g], regroup)
+
+    def prefixed(self, prefix: str) -> Plan:
+        """The same plan, every task key prefixed with ``prefix``."""
+        return Plan([replace(t, key=prefix + t.key) for t in self.tasks], self.combine)
 
 
-def gather_calls(fn: Callable[..., Any], specs: Sequence[Mapping[str, Any]], *,
-                 cost: float | Callable[[Mapping[str, Any]], float] = 1.0,
-                 name: str = "call") -> list[Any]:
-    """``fn(**spec)`` for each keyword dict of ``specs``, as tasks ``name0``, ``name1``, ...
-    (:func:`gather`), results in the order of ``specs``; ``cost`` a number or a function of
-    the spec."""
-    return gather([task(f"{name}{j}", fn, cost=cost(spec) if callable(cost) else cost, **spec)
-                   for j, spec in enumerate(specs)])
-
-
-@contextlib.contextmanager
-def provided(results: Mapping[str, Any]) -> Iterator[None]:
-    """Within the block, :func:`gather` returns these results (key -> result) for their
-    tasks instead of computing them."""
-    _PROVIDED.update(results)
-    try:
-        yield
-    finally:
-        for key in results:
-            _PROVIDED.pop(key, None)
-
-
-#: claim id -> its datasets, in the order they were defined.
-_DATASETS: dict[str, list[Dataset]] = {}
+def run_tasks(tasks: Sequence[Task], results: Mapping[str, Any] | None = None) -> list[Any]:
+    """The results of ``tasks`` in their order: those in ``results`` (task key -> result)
+    taken, the others computed here."""
+    given = results or {}
+    return [given[t.key] if t.key in given else t.run() for t in tasks]
 
 
 class Dataset:
-    """A claim's data built from tasks (see the module docstring); ``dataset(preset, seed)``
-    builds it once per ``(preset, seed)`` in a process (cached).
+    """A claim's data built from tasks (see the module docstring).
 
-    ``claim_id`` owns it (its context and task keys); ``claim_ids``: every claim whose plan
-    includes its tasks (the owner first)."""
+    ``owner``: the claim whose random streams (:meth:`~fedtheory.claims.Context.seed_sequence`)
+    the build uses, and under which its task keys are named; ``build(ctx) -> Plan``.
+    ``data(ctx)`` reads it in a check (built once in the context's cache, with the task
+    results the run handed in); ``data(preset, seed)`` elsewhere (the process's cache,
+    :data:`fedtheory.cache.PROCESS_CACHE`)."""
 
-    def __init__(self, claim_id: str, build: Callable[[Any], Any],
-                 shared_with: Sequence[str] = ()) -> None:
-        self.claim_id, self.build = claim_id, build
-        self.claim_ids = (claim_id, *(c for c in dict.fromkeys(shared_with) if c != claim_id))
+    def __init__(self, owner: str, build: Callable[[BuildContext], Plan]) -> None:
+        if not isinstance(owner, str) or not owner:
+            raise ValueError(f"owner must be a non-empty claim id, got {owner!r}")
+        self.owner, self.build = owner, build
         self.name = build.__name__.strip("_") or "data"
-        self._cached = functools.lru_cache(maxsize=4)(self.build_fresh)
-        functools.update_wrapper(self, build)
+        self.__doc__ = build.__doc__
+        self.__name__ = build.__name__
+        self.__module__ = build.__module__
+        self.__qualname__ = build.__qualname__
 
-    def _context(self, preset: str, seed: int) -> Any:
-        from fedtheory.claims.core import Context
+    def __repr__(self) -> str:
+        return f"<dataset {self.owner}/{self.name}>"
 
-        return Context(preset=preset, seed=seed, claim_id=self.claim_id)
+    def key(self, preset: str, seed: int) -> tuple[str, str, str, str, int]:
+        """The cache key of the data of ``(preset, seed)``: everything it depends on."""
+        return ("dataset", self.owner, self.name, preset, int(seed))
 
-    def _prefix(self, preset: str, seed: int) -> str:
-        return f"{self.claim_id}/{self.name}/{preset}/{seed}/"
+    def plan(self, preset: str = "quick", seed: int = 0) -> Plan:
+        """The plan of ``(preset, seed)``: its tasks, keyed ``owner/name/preset/seed/task``,
+        nothing computed."""
+        out = self.build(BuildContext(preset, int(seed), self.owner))
+        if not isinstance(out, Plan):
+            raise ValueError(f"dataset {self.owner}/{self.name} must return a Plan, "
+                             f"got {type(out).__name__}")
+        return out.prefixed(f"{self.owner}/{self.name}/{preset}/{seed}/")
 
-    def build_fresh(self, preset: str = "quick", seed: int = 0) -> Any:
-        """Build the data now (not cached): the tasks provided, the others computed."""
-        token = _PREFIX.set(self._prefix(preset, seed))
-        try:
-            return self.build(self._context(preset, seed))
-        finally:
-            _PREFIX.reset(token)
+    def compute(self, preset: str = "quick", seed: int = 0,
+                results: Mapping[str, Any] | None = None) -> Any:
+        """Build the data now (not cached): the tasks in ``results`` (task key -> result)
+        taken, the others computed here."""
+        p = self.plan(preset, seed)
+        return p.combine(run_tasks(p.tasks, results))
 
-    def __call__(self, preset: str = "quick", seed: int = 0) -> Any:
-        return self._cached(preset, seed)
-
-    def tasks(self, preset: str = "quick", seed: int = 0) -> list[Task]:
-        """The tasks of the build for ``(preset, seed)`` (its first :func:`gather`), without
-        running them."""
-        plan: list[Task] = []
-        t_plan, t_prefix = _PLAN.set(plan), _PREFIX.set(self._prefix(preset, seed))
-        try:
-            self.build(self._context(preset, seed))
-        except _Planned:
-            pass
-        finally:
-            _PLAN.reset(t_plan)
-            _PREFIX.reset(t_prefix)
-        return plan
-
-    def cache_clear(self) -> None:
-        self._cached.cache_clear()
+    def __call__(self, where: Any = "quick", seed: int | None = None) -> Any:
+        """The data: ``data(ctx)`` in a check (a claim's context: its preset, seed and cache,
+        with the task results handed to it), ``data(preset, seed)`` elsewhere."""
+        if not isinstance(where, str):
+            if seed is not None and seed != where.seed:
+                raise ValueError(f"seed must be None with a context (its seed is "
+                                 f"{where.seed}), got {seed!r}")
+            preset, s, cache = where.preset, where.seed, where.cache
+            if not isinstance(cache, Cache):
+                raise ValueError(f"a dataset reads a claim's context (preset, seed, cache) or "
+                                 f"a preset name, got {where!r}")
+        else:
+            preset, s, cache = where, 0 if seed is None else seed, PROCESS_CACHE
+        return cache.get(self.key(preset, s), lambda: self.compute(preset, s, cache.results))
 
 
-def dataset(claim_id: str, *shared_with: str) -> Callable[[Callable[[Any], Any]], Dataset]:
-    """Decorate ``build(ctx)`` into a :class:`Dataset` of claim ``claim_id`` (its tasks are
-    then part of the claim's plan, :func:`claim_tasks`), also used by the claims
-    ``shared_with``: their plans include the same tasks (the same keys, built with
-    ``claim_id``'s context), which a run computes once for all of them."""
-    for cid in (claim_id, *shared_with):
-        if not isinstance(cid, str) or not cid:
-            raise ValueError(f"claim_id must be a non-empty string, got {cid!r}")
+def dataset(owner: str) -> Callable[[Callable[[BuildContext], Plan]], Dataset]:
+    """Decorate ``build(ctx) -> Plan`` into a :class:`Dataset` owned by claim ``owner`` (its
+    random streams and task keys). The claims that read it declare it
+    (``Claim(..., datasets=(...))``)."""
+    if not isinstance(owner, str) or not owner:
+        raise ValueError(f"claim_id must be a non-empty string, got {owner!r}")
 
-    def decorate(build: Callable[[Any], Any]) -> Dataset:
-        ds = Dataset(claim_id, build, shared_with)
-        for cid in ds.claim_ids:
-            _DATASETS.setdefault(cid, []).append(ds)
-        return ds
+    def decorate(build: Callable[[BuildContext], Plan]) -> Dataset:
+        return Dataset(owner, build)
     return decorate
 
 
-def claim_tasks(claim_id: str, preset: str, seed: int) -> list[Task]:
-    """Every task of the datasets of claim ``claim_id`` (its own and those it shares) for
-    ``(preset, seed)`` (the claim's module imported first, so that its datasets are
-    defined)."""
-    from fedtheory.claims.registry import get_claim
+@dataclass(frozen=True)
+class ClaimPlan:
+    """A claim's plan for a preset and seed: each declared dataset with the keys of its tasks,
+    and the tasks (each key once, in the order of the datasets)."""
 
-    get_claim(claim_id)  # imports the claim's module, and with it its datasets
+    claim_id: str
+    datasets: tuple[tuple[Dataset, tuple[str, ...]], ...]
+    tasks: tuple[Task, ...]
+
+
+def plan_claim(claim: Any, preset: str, seed: int) -> ClaimPlan:
+    """The plan of ``claim`` (a :class:`~fedtheory.claims.Claim`) for ``(preset, seed)``: its
+    declared datasets' tasks. A dataset whose planning raises raises here: a planning error
+    is the claim's error (:func:`fedtheory.runner.run_jobs` reports it as such)."""
+    datasets = tuple(getattr(claim, "datasets", ()) or ())
+    bad = [d for d in datasets if not isinstance(d, Dataset)]
+    if bad:
+        raise ValueError(f"claim {claim.id}: datasets must be Dataset objects "
+                         f"(fedtheory.tasks.dataset), got {bad[0]!r}")
     out: dict[str, Task] = {}
-    for ds in _DATASETS.get(claim_id, []):
-        for t in ds.tasks(preset, seed):
+    per: list[tuple[Dataset, tuple[str, ...]]] = []
+    for ds in dict.fromkeys(datasets):
+        p = ds.plan(preset, seed)
+        per.append((ds, tuple(t.key for t in p.tasks)))
+        for t in p.tasks:
             out.setdefault(t.key, t)
-    return list(out.values())
+    return ClaimPlan(claim.id, tuple(per), tuple(out.values()))

@@ -16,13 +16,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fedtheory.claims.fdms._data import paper_data
 from fedtheory.experiments.fdms_paper import (
     ALPHAS,
     METHODS,
     SETTINGS,
     final_accuracy,
     mean_accuracy,
-    paper_data,
 )
 from fedtheory.plotting import figure_script_args
 from fedtheory.plotting.fdms import plot_complexity, plot_curves, plot_heatmap

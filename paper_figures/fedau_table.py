@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fedtheory.experiments.fedau_patterns import patterns_data
+from fedtheory.claims.fedau._data import patterns_data
 from fedtheory.plotting import figure_script_args
 from fedtheory.plotting.fedau import plot_patterns_table
 

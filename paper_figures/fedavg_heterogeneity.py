@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fedtheory.experiments.fedavg_runs import heterogeneity_data
+from fedtheory.claims.fedavg._data import heterogeneity_data
 from fedtheory.plotting import figure_script_args
 from fedtheory.plotting.fedavg import plot_heterogeneity
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fedtheory.claims.fedavg._data import local_steps_data
 from fedtheory.experiments.fedavg_experiments import fit_exponent
-from fedtheory.experiments.fedavg_runs import local_steps_data
 from fedtheory.plotting import figure_script_args
 from fedtheory.plotting.fedavg import plot_local_steps
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fedtheory.experiments.fedavg_runs import partial_participation_data
+from fedtheory.claims.fedavg._data import partial_participation_data
 from fedtheory.plotting import figure_script_args
 from fedtheory.plotting.fedavg import plot_partial_participation
 

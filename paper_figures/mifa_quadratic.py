@@ -8,7 +8,7 @@ Usage: python paper_figures/mifa_quadratic.py [--quick] [--out DIR] [--seed S]
 
 from pathlib import Path
 
-from fedtheory.experiments import mifa_runs
+from fedtheory.claims.mifa import _runs as mifa_runs
 from fedtheory.plotting import figure_script_args
 from fedtheory.plotting.mifa import plot_seed_experiment
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from fedtheory.experiments.ocs_runs import sweep_run
+from fedtheory.claims.ocs._data import sweep_run
 from fedtheory.plotting import figure_script_args
 from fedtheory.plotting.ocs import plot_sqrt_n
 

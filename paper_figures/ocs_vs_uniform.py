@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fedtheory.claims.ocs._data import experiment_run
 from fedtheory.experiments.ocs_fedavg import area_per_bit, area_per_round
-from fedtheory.experiments.ocs_runs import experiment_run
 from fedtheory.plotting import figure_script_args
 from fedtheory.plotting.ocs import plot_ocs_vs_uniform
 

@@ -9,9 +9,9 @@ import pytest
 
 from fedtheory.claims import Evidence, get_claim
 from fedtheory.claims.fedavg._common import combine
+from fedtheory.claims.mifa import _runs as mifa_runs
 from fedtheory.claims.mifa._floors import floor_evidence
 from fedtheory.claims.setup import REQUIRED_ASPECTS
-from fedtheory.experiments import mifa_runs
 from fedtheory.experiments.mifa_experiments import DIVERGED_LOG10
 
 MINE = ("ocs.experiment", "mifa.quadratic_experiment", "mifa.logistic_experiment",

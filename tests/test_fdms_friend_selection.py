@@ -1,4 +1,4 @@
-"""Friend discovery of FL-FDMS (fedtheory.algorithms.friend_selection) against plain pair loops."""
+"""Friend discovery of FL-FDMS (fedtheory.sampling.friend_selection) against plain pair loops."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from fedtheory.algorithms.friend_selection import (
+from fedtheory.sampling.friend_selection import (
     SIMILARITIES,
     choose_friends,
     complexity_threshold,

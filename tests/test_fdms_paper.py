@@ -85,7 +85,7 @@ def test_runs_are_paired_and_chunk_free():
 def test_cr_thresholds_are_the_codes():
     """The code's comr.py threshold, 0.5 sqrt((2 ln(2 m^2 T f) - 2 ln delta)/(2 beta t)) +
     0.01, equals the reduction written as scale (root + delta_f')."""
-    from fedtheory.algorithms.friend_selection import complexity_threshold
+    from fedtheory.sampling.friend_selection import complexity_threshold
 
     T = 500
     red = fp.cr_reductions(T, fp.params("full"))

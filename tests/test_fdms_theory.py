@@ -13,15 +13,15 @@ import sympy as sp
 from scipy import stats as st
 
 from fedtheory import stats
-from fedtheory.algorithms.friend_selection import (
+from fedtheory.claims import checks
+from fedtheory.experiments import fdms_friends as ff
+from fedtheory.sampling.friend_selection import (
     choose_friends,
     init_similarity,
     mean_similarity,
     similarity_matrix,
     update_similarity,
 )
-from fedtheory.claims import checks
-from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
 from fedtheory.theory import fdms as th
 

@@ -334,7 +334,7 @@ def test_smallest_eso_is_the_same_whatever_was_solved_before():
     """The parameterised SDP is compiled once per n and re-solved: without warm starts the
     re-solve gives bitwise the first solve's numbers (a report must not depend on which claims
     ran before in the same worker process)."""
-    eso_mod._PROBLEMS.clear()
+    eso_mod._problem.cache_clear()
     first = {b: smallest_eso(UniformWithoutReplacement(10, b)).v for b in (1, 5, 9)}
     for b in (2, 3, 7, 4):  # (a warm start from these moved the last bits of all three)
         smallest_eso(UniformWithoutReplacement(10, b))

@@ -27,7 +27,7 @@ it is not duplicated. Stale *is* MIFA with zero memory: MIFA's table row of a dr
 is its last upload (zero before the first), and the direction is the weighted table mean.
 
 The friend discovery maths (eq. 14, 15, the argmax and the pruning of Section 5.3) is in
-:mod:`fedtheory.algorithms.friend_selection`; this module keeps its state per replica and turns
+:mod:`fedtheory.sampling.friend_selection`; this module keeps its state per replica and turns
 the chosen substitutes into the aggregate. Ties: the lowest client index (``choose_friends``).
 """
 
@@ -37,9 +37,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms import friend_selection as fs
 from fedtheory.algorithms.base import Participants, Rule
 from fedtheory.participation.dropout import validate_clusters
+from fedtheory.sampling import friend_selection as fs
 
 __all__ = ["FLFDMS", "FriendOracle", "oracle_friends", "substituted_aggregate",
            "substitution_coefficients"]
@@ -175,11 +175,11 @@ class FLFDMS(_Substitution):
         \phi_t(k) = \arg\max_{i\in\mathcal S_t\,(\cap\,\mathcal C^k_t)} R^{k,i}_t
 
     (ties: lowest index; no history ranks last; an empty active candidate set falls back to
-    all active clients: :func:`~fedtheory.algorithms.friend_selection.choose_friends`). With
+    all active clients: :func:`~fedtheory.sampling.friend_selection.choose_friends`). With
     ``reduction`` the candidate sets are then pruned,
     :math:`\mathcal C^k_{t+1} = \mathcal C^k_t\setminus\{i: R^{k,\phi}_t - R^{k,i}_t \ge
     \Theta_t\}`, :math:`\Theta_t` of Theorem 2
-    (:func:`~fedtheory.algorithms.friend_selection.complexity_threshold`).
+    (:func:`~fedtheory.sampling.friend_selection.complexity_threshold`).
 
     Parameters
     ----------
@@ -189,7 +189,7 @@ class FLFDMS(_Substitution):
         and optionally ``scale`` (1 for Theorem 2's :math:`\Theta_t`, 0.5 for the seed's
         case 2).
     similarity
-        A score of :data:`~fedtheory.algorithms.friend_selection.SIMILARITIES` (eq. 14:
+        A score of :data:`~fedtheory.sampling.friend_selection.SIMILARITIES` (eq. 14:
         ``"cosine"``).
 
     Model state: ``similarity_sum`` and ``similarity_count`` (the running sums of

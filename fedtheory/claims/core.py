@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory import solver_log, streams, verdicts
+from fedtheory.cache import PROCESS_CACHE, Cache
 from fedtheory.claims import checks
 from fedtheory.claims.evidence import Evidence
 from fedtheory.claims.setup import SetupCard
@@ -106,6 +107,9 @@ class Context:
     _mutant: Mutant | None = field(repr=False)
     _shared: dict[Any, Any] = field(repr=False)
     _shared_reads: dict[Any, set[str]] = field(repr=False)
+    #: The run's cache (:class:`~fedtheory.cache.Cache`: its datasets' data and the task
+    #: results it handed in); :data:`~fedtheory.cache.PROCESS_CACHE` outside a run.
+    cache: Cache = field(repr=False)
     #: The stated parts (constant, factor and step names) read since the check began.
     reads: set[str] = field(repr=False)
     #: The stated parts whose value the running mutant changed at a read (a factor dropped
@@ -114,7 +118,8 @@ class Context:
 
     def __init__(self, preset: str = "quick", seed: int = 0, claim_id: str = "",
                  figure_dir: Path | None = None, kind: ClaimKind | None = None,
-                 stated: Stated | None = None, mutant: Mutant | None = None) -> None:
+                 stated: Stated | None = None, mutant: Mutant | None = None,
+                 cache: Cache | None = None) -> None:
         if preset not in PRESETS:
             raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -124,6 +129,9 @@ class Context:
         self._mutant = mutant
         self._shared = {}
         self._shared_reads = {}
+        if cache is not None and not isinstance(cache, Cache):
+            raise ValueError(f"cache must be a fedtheory.cache.Cache, got {cache!r}")
+        self.cache = PROCESS_CACHE if cache is None else cache
         self.reads = set()
         self.changed = set()
 
@@ -420,6 +428,9 @@ class Claim:
     erratum: Erratum | None = None
     setup: SetupCard | None = None
     restatement: str = ""
+    #: The datasets (:func:`fedtheory.tasks.dataset`) the checks read: a run plans their
+    #: tasks (:func:`fedtheory.tasks.plan_claim`) and hands in their results.
+    datasets: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id.startswith(self.family + "."):
@@ -465,12 +476,14 @@ class Claim:
         only: Sequence[str] | None = None,
         mutant: Mutant | None = None,
         reuse: Mapping[str, CheckResult] | None = None,
+        cache: Cache | None = None,
     ) -> ClaimResult:
         """Run the checks (all, or those named in ``only``) and return the verdict; with
         ``mutant``, against that mutant of the stated side (see :mod:`fedtheory.claims.power`).
         ``reuse`` (check name -> result) gives results known to be the same for this run (a
         check that did not read the part a mutant changes, in a run of the same preset and
-        seed): they are taken as they are instead of running the check again.
+        seed): they are taken as they are instead of running the check again. ``cache``: the
+        run's cache (:class:`~fedtheory.cache.Cache`; default: the process's).
         """
         if only is not None:
             names = [c.name for c in self.checks]
@@ -487,6 +500,7 @@ class Claim:
             kind=self.kind,
             stated=self.stated,
             mutant=mutant,
+            cache=cache,
         )
         start = time.perf_counter()
         results: list[CheckResult] = []

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fedtheory.cache import Cache
 from fedtheory.claims.core import MUTANT_READ, Claim, ClaimResult, Verdict
 from fedtheory.claims.stated import Mutant
 
@@ -80,14 +81,16 @@ def mutant_outcome(mutant: Mutant, res: ClaimResult) -> dict[str, Any]:
 
 
 def power(claim: Claim, preset: str = "quick", seed: int = 0,
-          base: ClaimResult | None = None) -> list[dict[str, Any]]:
+          base: ClaimResult | None = None, cache: Cache | None = None) -> list[dict[str, Any]]:
     """Run ``claim``'s checks against each mutant of its stated side; one entry per mutant
     (empty when the claim declares no stated side, or when ``base``, the claim's own result,
-    is refuted: a power table of a false statement means nothing)."""
+    is refuted: a power table of a false statement means nothing). ``cache``: the run's
+    (:class:`~fedtheory.cache.Cache`: the datasets the checks read, built once with the
+    statement's own checks; default: the process's)."""
     if claim.stated is None:
         return []
     if base is None:
-        base = claim.verify(preset=preset, seed=seed)
+        base = claim.verify(preset=preset, seed=seed, cache=cache)
     if base.verdict is Verdict.REFUTED:
         return []
     # A check that read neither the mutated part nor the mutant itself gives the same outcome
@@ -101,6 +104,7 @@ def power(claim: Claim, preset: str = "quick", seed: int = 0,
         if complete:
             reuse = {c.name: c for c in base.checks if c.error is None
                      and mutant.target not in c.reads and MUTANT_READ not in c.reads}
-        res = claim.verify(preset=preset, seed=seed, mutant=mutant, reuse=reuse)
+        res = claim.verify(preset=preset, seed=seed, mutant=mutant, reuse=reuse,
+                           cache=cache)
         out.append(mutant_outcome(mutant, res))
     return out

@@ -45,6 +45,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,20 +149,19 @@ def eso_min_eigenvalue(design: SamplingDesign | np.ndarray, v: Any) -> float:
     return float(np.linalg.eigvalsh((G + G.T) / 2)[0])
 
 
-_PROBLEMS: dict[int, tuple[Any, ...]] = {}
-
-
+# A memo of the compiled problem of size n (a function of n): every solve sets all its
+# parameters and solves cold (warm_start=False, commit 15ddfaf), so nothing of an earlier
+# solve is read and a result never depends on what ran before (no module-level dict).
+@functools.lru_cache(maxsize=64)
 def _problem(n: int) -> tuple[Any, ...]:
     """A DPP-parameterised SDP for ``n`` clients, compiled once and re-solved."""
-    if n not in _PROBLEMS:
-        v = cp.Variable(n)
-        p = cp.Parameter(n, nonneg=True)
-        M = cp.Parameter((n, n), symmetric=True)
-        c = cp.Parameter(n, nonneg=True)
-        lmi = cp.diag(cp.multiply(p, v)) - M >> 0
-        prob = cp.Problem(cp.Minimize(c @ v), [lmi])
-        _PROBLEMS[n] = (prob, v, p, M, c, lmi)
-    return _PROBLEMS[n]
+    v = cp.Variable(n)
+    p = cp.Parameter(n, nonneg=True)
+    M = cp.Parameter((n, n), symmetric=True)
+    c = cp.Parameter(n, nonneg=True)
+    lmi = cp.diag(cp.multiply(p, v)) - M >> 0
+    prob = cp.Problem(cp.Minimize(c @ v), [lmi])
+    return prob, v, p, M, c, lmi
 
 
 def smallest_eso(

@@ -89,6 +89,9 @@ class OCSConvexSolution:
         return self.status in ("optimal", "trivial")
 
 
+# A memo of the compiled problem of size n (a function of n and the solver): every solve
+# sets all its parameters and solves cold (warm_start=False, commit 15ddfaf), so nothing of
+# an earlier solve is read and a result never depends on what ran before.
 @lru_cache(maxsize=64)
 def _problem(n: int, solver: str) -> tuple[cp.Problem, cp.Variable, cp.Parameter, cp.Parameter,
                                            cp.Constraint]:

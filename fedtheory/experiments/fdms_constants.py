@@ -43,9 +43,9 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.algorithms import Participants, get_rule
-from fedtheory.algorithms import friend_selection as fs
 from fedtheory.engine import Engine, EngineConfig
 from fedtheory.participation import BernoulliParticipation
+from fedtheory.sampling import friend_selection as fs
 
 __all__ = [
     "assumption5_holds",

@@ -24,7 +24,7 @@ score is lower than a non-friend's: :math:`\delta_{\min} < 0`), :func:`orthogona
 client active), :func:`whole_cluster_dropout` (violates Assumption 5).
 
 :func:`simulate_discovery` runs FL-FDMS's friend discovery (with or without the complexity
-reduction of Section 5.3) with :mod:`fedtheory.algorithms.friend_selection`.
+reduction of Section 5.3) with :mod:`fedtheory.sampling.friend_selection`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.algorithms.friend_selection import (
+from fedtheory.sampling.friend_selection import (
     choose_friends,
     complexity_threshold,
     count_computations,

@@ -45,7 +45,8 @@ this module does instead where the machine cannot:
     under the toolkit's earlier dropout, :math:`\lfloor\alpha K\rfloor` clients uniformly at
     random (Assumption 5 fails in 80 % of the rounds).
 
-:func:`run_seeds` runs one setting for a range of seeds (a task); :func:`paper_data` is the
+:func:`run_seeds` runs one setting for a range of seeds (a piece, :func:`paper_pieces`); joined by
+:func:`paper_combine` they are the
 claim's dataset (every setting, every seed, chunked into tasks); :func:`final_accuracy`,
 :func:`mean_accuracy` and :func:`rounds_to` are the metrics.
 """
@@ -60,7 +61,6 @@ from typing import Any
 import numpy as np
 
 from fedtheory.algorithms.substitution import FLFDMS
-from fedtheory.claims.core import Context
 from fedtheory.participation.dropout import DropoutParticipation
 from fedtheory.participation.grouped_dropout import GroupedDropout
 from fedtheory.problems.clustered import (
@@ -68,10 +68,10 @@ from fedtheory.problems.clustered import (
     authors_shard_split,
     digits_images,
 )
-from fedtheory.tasks import dataset, gather, replica_chunks, task
 
 __all__ = ["ALPHAS", "CLAIM_ID", "CR_RUNS", "GROUP", "K", "METHODS", "SENSITIVITY", "SETTINGS",
-           "cr_reductions", "final_accuracy", "mean_accuracy", "pair_probability", "paper_data",
+           "cr_reductions", "final_accuracy", "mean_accuracy", "pair_probability", "paper_combine",
+           "paper_pieces",
            "params", "rounds_to", "run_seeds"]
 
 CLAIM_ID = "fdms.experiment"
@@ -361,22 +361,36 @@ def _combine(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-@dataset(CLAIM_ID, CLAIM_ID + ".corrected")
-def paper_data(ctx: Context) -> dict[str, Any]:
-    """Every setting's runs for the preset's seeds (:func:`run_seeds`, in chunks of
-    :data:`_PER_TASK` seeds, each a task): ``data[setting]`` with ``acc[(stream, method)]``
-    ``(T + 1, R)``, ``heat`` ``(R, 20, 20)``, ``friend_rate[stream]`` ``(R,)``,
-    ``computations[run]`` ``(T, R)`` (clustered), ``seconds``; and ``params``."""
-    p = params(ctx.preset)
-    entropy = tuple(int(x) for x in ctx.seed_sequence("paper").generate_state(4))
-    chunks = replica_chunks(p["seeds"], _PER_TASK)
-    specs = [(setting, a, b) for setting in SETTINGS for a, b in chunks]
-    results = gather([task(f"{setting}-{a}", run_seeds,
-                           cost=b * p["rounds"] * _SECONDS_PER_SEED_ROUND[setting],
-                           setting=setting, preset=ctx.preset, entropy=entropy, first=a,
-                           count=b) for setting, a, b in specs])
+def _chunks(seeds: int, per: int) -> list[tuple[int, int]]:
+    """``(first, count)`` of nearly equal consecutive ranges of at most ``per`` seeds."""
+    k = -(-seeds // per)
+    sizes = [seeds // k + (1 if j < seeds % k else 0) for j in range(k)]
+    return list(zip([sum(sizes[:j]) for j in range(k)], sizes, strict=True))
+
+
+def paper_pieces(preset: str, entropy: tuple[int, ...]
+                 ) -> list[tuple[str, Any, dict[str, Any], float]]:
+    """Every setting's runs for the preset's seeds as pieces ``(name, function, keywords,
+    cost)``: :func:`run_seeds` on chunks of :data:`_PER_TASK` seeds, their streams from
+    ``entropy``; :func:`paper_combine` joins their results."""
+    p = params(preset)
+    return [(f"{setting}-{a}", run_seeds,
+             {"setting": setting, "preset": preset, "entropy": entropy, "first": a, "count": b},
+             b * p["rounds"] * _SECONDS_PER_SEED_ROUND[setting])
+            for setting in SETTINGS for a, b in _chunks(p["seeds"], _PER_TASK)]
+
+
+def paper_combine(preset: str, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The data from the results of :func:`paper_pieces` (in its order): ``data[setting]``
+    with ``acc[(stream, method)]`` ``(T + 1, R)``, ``heat`` ``(R, 20, 20)``,
+    ``friend_rate[stream]`` ``(R,)``, ``computations[run]`` ``(T, R)`` (clustered),
+    ``seconds``; and ``params``."""
+    p = params(preset)
+    n = len(_chunks(p["seeds"], _PER_TASK))
+    if len(results) != n * len(SETTINGS):
+        raise ValueError(f"results must hold one result per piece ({n * len(SETTINGS)}), "
+                         f"got {len(results)}")
     out: dict[str, Any] = {"params": p}
-    for setting in SETTINGS:
-        out[setting] = _combine([r for (s, _, _), r in zip(specs, results, strict=True)
-                                 if s == setting])
+    for j, setting in enumerate(SETTINGS):
+        out[setting] = _combine(results[j * n:(j + 1) * n])
     return out

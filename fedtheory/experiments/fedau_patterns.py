@@ -56,7 +56,10 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.tasks import dataset, gather, task
+from fedtheory.algorithms.fedau import fedau_state
+from fedtheory.participation import BernoulliParticipation
+from fedtheory.participation.fedau_sampler import JoinRateMarkov, OffsetCyclic
+from fedtheory.problems.datasets import load_dataset
 
 __all__ = [
     "AUTHORS",
@@ -75,7 +78,8 @@ __all__ = [
     "objective_minimum",
     "optimum_run",
     "pattern_run",
-    "patterns_data",
+    "patterns_calls",
+    "patterns_combine",
     "patterns_table",
     "simulate_pattern",
     "tune_learning_rates",
@@ -144,11 +148,12 @@ TEST_FRACTION = 1 / 6
 
 
 # ------------------------------------------------------------------------------ data
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @functools.lru_cache(maxsize=2)
 def digits_split(seed: int = 0) -> dict[str, np.ndarray]:
     """The digits data: a fixed random test set (:data:`TEST_FRACTION`), features standardised
     on the training samples plus a bias column. ``{"X", "y", "X_test", "y_test"}``."""
-    from fedtheory.problems.datasets import load_dataset
 
     X, y = load_dataset("digits")
     gen = np.random.default_rng(np.random.SeedSequence([int(seed), 0xD161]))
@@ -254,8 +259,6 @@ def make_instance(y: np.ndarray, n_clients: int, seed_seq: np.random.SeedSequenc
 
 def make_process(pattern: str, p: np.ndarray) -> Any:
     """The participation process of a pattern label (:data:`PATTERNS`) over clients ``p``."""
-    from fedtheory.participation import BernoulliParticipation
-    from fedtheory.participation.fedau_sampler import JoinRateMarkov, OffsetCyclic
 
     if pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {list(PATTERNS)}, got {pattern!r}")
@@ -319,7 +322,6 @@ def _coefficients(kind: str, params: dict[str, Any], masks: np.ndarray, p: np.nd
                   ) -> np.ndarray:
     """Per round and client the factor of Delta_n in the server's sum, ``(T, S, N)``
     (0 for absent clients)."""
-    from fedtheory.algorithms.fedau import fedau_state
 
     T, S, N = masks.shape
     m = masks.astype(float)
@@ -498,34 +500,63 @@ def optimum_run(*, seed: int, first: int, count: int, clients: int) -> dict[str,
             "p": np.stack([i.p for i in insts])}
 
 
+#: One run of :func:`patterns_table`: ``(name, function, keywords, cost in seconds)``.
+Call = tuple[str, Callable[..., Any], dict[str, Any], float]
+
+#: Rough seconds per (instance x round) of one pattern with all methods (one core): the
+#: calls' cost estimates (scheduling only).
+_SECONDS_PER_UNIT = 2e-3
+
+
+def patterns_calls(preset: str = "quick", seed: int = 0) -> list[Call]:
+    """The runs of :func:`patterns_table`: :func:`optimum_run` per chunk of ``per_task``
+    instances, then :func:`pattern_run` per (pattern, chunk), as ``(name, function,
+    keywords, cost)``; :func:`patterns_combine` makes the table of their results."""
+    cfg = _setup(preset, seed)
+    calls: list[Call] = []
+    for a, c in _chunks(cfg):
+        calls.append((f"optimum-{a}", optimum_run,
+                      {"seed": seed, "first": a, "count": c, "clients": cfg["clients"]},
+                      0.3 * c))
+    for pat in PATTERNS:
+        for a, c in _chunks(cfg):
+            calls.append((f"{pat}-{a}", pattern_run, {"preset": preset, "seed": seed,
+                                                       "pattern": pat, "first": a, "count": c},
+                          c * cfg["rounds"] * _SECONDS_PER_UNIT))
+    return calls
+
+
+def _chunks(cfg: dict[str, Any]) -> list[tuple[int, int]]:
+    return [(a, min(cfg["per_task"], cfg["instances"] - a))
+            for a in range(0, cfg["instances"], cfg["per_task"])]
+
+
 def patterns_table(preset: str = "quick", seed: int = 0,
-                   run_many: Callable[[list[tuple[str, Callable[..., Any], dict[str, Any],
-                                                  float]]], list[Any]] | None = None
+                   run_many: Callable[[list[Call]], list[Any]] | None = None
                    ) -> dict[str, Any]:
-    r"""Every method under every pattern on the preset's instances: :func:`pattern_run` per
-    (pattern, chunk of ``per_task`` instances) and :func:`optimum_run` per chunk.
-    ``run_many`` maps ``(name, function, keywords, cost)`` to results (default: here, one
-    after the other).
+    r"""Every method under every pattern on the preset's instances: the runs of
+    :func:`patterns_calls` (:func:`pattern_run` per (pattern, chunk of ``per_task``
+    instances) and :func:`optimum_run` per chunk), combined by :func:`patterns_combine`.
+    ``run_many`` maps the ``(name, function, keywords, cost)`` calls to results (default:
+    here, one after the other).
 
     Returns ``{"f_gap" | "train_acc" | "test_acc": {pattern: {method: (S,)}}, "p": (S, N),
     "f_star": (S,), "curves": {pattern: {"rounds": (E,), "f_gap": {method: (E,)}}},
     "participation_rate": {pattern: (S,)}, "config": {...}}``, :math:`f - f^\star` and
     the accuracies per instance as in :func:`pattern_run`.
     """
-    cfg = _setup(preset, seed)
-    chunks = [(a, min(cfg["per_task"], cfg["instances"] - a))
-              for a in range(0, cfg["instances"], cfg["per_task"])]
-    calls: list[tuple[str, Callable[..., Any], dict[str, Any], float]] = []
-    for a, c in chunks:
-        calls.append((f"optimum-{a}", optimum_run,
-                      {"seed": seed, "first": a, "count": c, "clients": cfg["clients"]},
-                      0.3 * c))
-    for pat in PATTERNS:
-        for a, c in chunks:
-            calls.append((f"{pat}-{a}", pattern_run, {"preset": preset, "seed": seed,
-                                                       "pattern": pat, "first": a, "count": c},
-                          c * cfg["rounds"] * _SECONDS_PER_UNIT))
+    calls = patterns_calls(preset, seed)
     res = (run_many or (lambda cs: [fn(**kw) for _, fn, kw, _ in cs]))(calls)
+    return patterns_combine(preset, seed, res)
+
+
+def patterns_combine(preset: str, seed: int, res: list[Any]) -> dict[str, Any]:
+    """:func:`patterns_table` from the results of :func:`patterns_calls` (in its order)."""
+    cfg = _setup(preset, seed)
+    chunks = _chunks(cfg)
+    if len(res) != len(chunks) * (1 + len(PATTERNS)):
+        raise ValueError(f"res must hold one result per call of patterns_calls "
+                         f"({len(chunks) * (1 + len(PATTERNS))}), got {len(res)}")
     opt, runs = res[:len(chunks)], res[len(chunks):]
     f_star = np.concatenate([o["f_star"] for o in opt])
     out: dict[str, Any] = {m: {pat: {} for pat in PATTERNS}
@@ -550,22 +581,6 @@ def patterns_table(preset: str = "quick", seed: int = 0,
                      "learning_rates": {k: list(v) for k, v in LEARNING_RATES.items()},
                      **AUTHORS}
     return out
-
-
-#: Rough seconds per (instance x round) of one pattern with all methods (one core): the
-#: tasks' cost estimates (scheduling only).
-_SECONDS_PER_UNIT = 2e-3
-
-
-@dataset("fedau.participation_patterns")
-def patterns_data(ctx: Any) -> dict[str, Any]:
-    """:func:`patterns_table` of the claim's preset and seed (cached), each run a task."""
-
-    def run_many(calls: list[tuple[str, Callable[..., Any], dict[str, Any], float]]
-                 ) -> list[Any]:
-        return gather([task(name, fn, cost=cost, **kw) for name, fn, kw, cost in calls])
-
-    return patterns_table(ctx.preset, ctx.seed, run_many=run_many)
 
 
 #: The tuning grids: powers of 10^(1/4), as the authors' tuned values (0.0562 = 10^-1.25,

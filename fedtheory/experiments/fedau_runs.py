@@ -12,8 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.algorithms import get_rule
 from fedtheory.algorithms.fedau import fedau_state
 from fedtheory.participation import BernoulliParticipation
+from fedtheory.problems import QuadraticProblem
+from fedtheory.simulate import simulate
+from fedtheory.theory.fedau import argmin_h, bernoulli_weight_error, long_run_weight
 
 __all__ = [
     "fixed_point_run",
@@ -72,9 +76,6 @@ def fixed_point_run(A: np.ndarray, c: np.ndarray, p: np.ndarray, omega: np.ndarr
     Bernoulli(:math:`p_n`) participation, in the engine: the final iterates ``(R, d)``.
     The participation streams depend on ``seed`` only, so runs with different weights share
     their participation draws (common random numbers)."""
-    from fedtheory.algorithms import get_rule
-    from fedtheory.problems import QuadraticProblem
-    from fedtheory.simulate import simulate
 
     prob = QuadraticProblem(np.asarray(A, float), np.asarray(c, float))
     res = simulate(prob, get_rule("fedavg_weighted", omega=np.asarray(omega, float)),
@@ -90,7 +91,6 @@ def weight_error_curves(p: Any, Ks: Any, T_max: int) -> dict[str, Any]:
     "error": {K: (T_max,)}, "bias": {K: float}, "p": list}`` with
     :math:`\frac1{NT}\sum_{t<T}\sum_n\mathbb E[(p_n\omega_t^n-1)^2]` and the bias term
     :math:`\frac1N\sum_n(1-p_n)^{2K}`."""
-    from fedtheory.theory.fedau import bernoulli_weight_error
 
     p = np.atleast_1d(np.asarray(p, float))
     T = np.arange(1, T_max + 1)
@@ -109,7 +109,6 @@ def objective_by_weighting(A: np.ndarray, c: np.ndarray, p: np.ndarray,
     :math:`f(x) - f^\star`, :math:`f = \frac1N\sum_nF_n`: :math:`\omega = 1/p` (known
     statistics), :math:`\omega = 1` (average all) and FedAU's long-run weights with cutoff
     ``K`` under Bernoulli, Markov (correlation 0.5) and cyclic (period 10) participation."""
-    from fedtheory.theory.fedau import argmin_h, long_run_weight
 
     A, c, p = (np.asarray(v, float) for v in (A, c, p))
     ones = np.ones(len(p))

@@ -53,16 +53,19 @@ __all__ = [
     "fedavg_fixed_point",
     "fedavg_moments",
     "fit_exponent",
+    "floors_specs",
     "floors_vs_heterogeneity",
     "local_contraction",
     "local_noise_gain",
     "local_steps_curves",
     "local_steps_runs",
+    "local_steps_specs",
     "make_problem",
     "mean_interval",
     "run_all",
     "run_final",
     "server_update_samples",
+    "server_update_specs",
     "step_size_for",
     "subset_mean_product",
     "subset_variance",
@@ -192,9 +195,10 @@ def floors_vs_heterogeneity(
     x0 = np.zeros(d) if x0 is None else np.asarray(x0, dtype=float)
     common = {"participants": participants, "lr": lr, "local_steps": local_steps,
               "rounds": rounds, "seed": seed, "x0": x0, "metrics": ("dist2",)}
-    runs = iter((run_many or run_all)([
-        {"problem": prob, "rule": rule, "replicas": replicas, "sigma2": sigma2, **common}
-        for rule in rules for prob in probs]))
+    runs = iter((run_many or run_all)(floors_specs(
+        levels, rules, participants=participants, lr=lr, local_steps=local_steps,
+        rounds=rounds, replicas=replicas, sigma2=sigma2, seed=seed, problem_kw=problem_kw,
+        x0=x0)))
     for rule in rules:
         rows, clean = [], []
         for prob in probs:
@@ -213,6 +217,32 @@ def floors_vs_heterogeneity(
         float(np.sum((fedavg_fixed_point(p, lr, local_steps) - p.x_star) ** 2)) for p in probs])
     out["zeta2_at_optimum"] = np.array([p.heterogeneity_at_optimum for p in probs])
     return out
+
+
+def floors_specs(zeta2_levels: tuple[float, ...], rules: tuple[str, ...], *,
+                 participants: int | None = None, lr: float, local_steps: int, rounds: int,
+                 replicas: int, sigma2: float, seed: int,
+                 problem_kw: dict[str, Any] | None = None,
+                 x0: np.ndarray | None = None) -> list[dict[str, Any]]:
+    """The noisy runs of :func:`floors_vs_heterogeneity` (its arguments), as the keyword dicts
+    of :func:`run_final` it hands ``run_many``, rule-major."""
+    probs = [make_problem(float(z), **dict(problem_kw or {})) for z in zeta2_levels]
+    x0 = np.zeros(probs[0].d) if x0 is None else np.asarray(x0, dtype=float)
+    common = {"participants": participants, "lr": lr, "local_steps": local_steps,
+              "rounds": rounds, "seed": seed, "x0": x0, "metrics": ("dist2",)}
+    return [{"problem": prob, "rule": rule, "replicas": replicas, "sigma2": sigma2, **common}
+            for rule in rules for prob in probs]
+
+
+def server_update_specs(problem: Any, participants: tuple[int, ...], *, lr: float,
+                        local_steps: int, sigma2: float, x0: np.ndarray, replicas: int,
+                        seed: int) -> list[dict[str, Any]]:
+    """The runs of :func:`server_update_samples` (its arguments), as the keyword dicts of
+    :func:`run_final` it hands ``run_many``, one per :math:`m`."""
+    return [{"problem": problem, "rule": "fedavg", "participants": m, "lr": lr,
+             "local_steps": local_steps, "rounds": 1, "replicas": replicas, "sigma2": sigma2,
+             "seed": seed, "x0": np.asarray(x0, dtype=float), "metrics": ("dist2",)}
+            for m in participants]
 
 
 def server_update_samples(
@@ -242,10 +272,9 @@ def server_update_samples(
     zeta2 = float(problem.heterogeneity(x0))
     out: dict[str, Any] = {"participants": np.array(participants), "zeta2": zeta2,
                            "samples": [], "variance": [], "heterogeneity": [], "noise": []}
-    runs = (run_many or run_all)([
-        {"problem": problem, "rule": "fedavg", "participants": m, "lr": lr,
-         "local_steps": local_steps, "rounds": 1, "replicas": replicas, "sigma2": sigma2,
-         "seed": seed, "x0": x0, "metrics": ("dist2",)} for m in participants])
+    runs = (run_many or run_all)(server_update_specs(
+        problem, participants, lr=lr, local_steps=local_steps, sigma2=sigma2, x0=x0,
+        replicas=replicas, seed=seed))
     for m, run in zip(participants, runs, strict=True):
         mom = update_moments(problem, x0, lr=lr, local_steps=local_steps, participants=m,
                              sigma2=sigma2)
@@ -283,6 +312,20 @@ def _per_round_replicas(replicas: int | Sequence[int], grid_size: int) -> tuple[
     return tuple(int(n) for n in counts)
 
 
+def local_steps_specs(problem: Any, rounds_grid: tuple[int, ...], *, local_steps: int,
+                      c: float, sigma2: float, replicas: int | Sequence[int], seed: int,
+                      x0: np.ndarray) -> list[dict[str, Any]]:
+    """The runs of :func:`local_steps_runs` (its arguments), as the keyword dicts of
+    :func:`run_final` it hands ``run_many``: per :math:`R`, FedAvg then parallel SGD."""
+    K = integer_at_least("local_steps", local_steps)
+    counts = _per_round_replicas(replicas, len(rounds_grid))
+    methods = ((K, seed), (1, seed + 1))
+    return [{"problem": problem, "rule": "fedavg", "lr": step_size_for(K * R, c),
+             "local_steps": steps, "rounds": K * R // steps, "replicas": count,
+             "sigma2": sigma2, "seed": stream, "x0": x0, "metrics": ("grad_norm2",)}
+            for R, count in zip(rounds_grid, counts, strict=True) for steps, stream in methods]
+
+
 def local_steps_runs(
     problem: Any,
     rounds_grid: tuple[int, ...],
@@ -312,17 +355,14 @@ def local_steps_runs(
     used. The runs go through ``run_many`` (:func:`run_all` by default).
     """
     K = integer_at_least("local_steps", local_steps)
-    counts = _per_round_replicas(replicas, len(rounds_grid))
     out: dict[str, Any] = {"rounds": np.array(rounds_grid), "local_steps": K, "c": c,
                            "fedavg": [], "sgd": [], "exact_fedavg": [], "exact_sgd": [],
                            "bits_fedavg": [], "bits_sgd": [], "seconds": 0.0}
     # FedAvg: K steps a round for R rounds; parallel SGD: one step a round for KR rounds
     methods = (("fedavg", K, seed), ("sgd", 1, seed + 1))
-    runs = iter((run_many or run_all)([
-        {"problem": problem, "rule": "fedavg", "lr": step_size_for(K * R, c),
-         "local_steps": steps, "rounds": K * R // steps, "replicas": count,
-         "sigma2": sigma2, "seed": stream, "x0": x0, "metrics": ("grad_norm2",)}
-        for R, count in zip(rounds_grid, counts, strict=True) for _, steps, stream in methods]))
+    runs = iter((run_many or run_all)(local_steps_specs(
+        problem, rounds_grid, local_steps=K, c=c, sigma2=sigma2, replicas=replicas, seed=seed,
+        x0=x0)))
     for R in rounds_grid:
         for key, _, _ in methods:
             run = next(runs)

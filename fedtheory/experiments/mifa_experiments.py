@@ -50,7 +50,9 @@ __all__ = [
     "quadratic_problem",
     "run_methods",
     "seed_experiment",
+    "seed_experiment_specs",
     "seed_setting",
+    "seed_setting_specs",
     "steps_to_eps",
     "tail_log10",
     "pathwise_run",
@@ -350,6 +352,32 @@ def tail_log10(values: np.ndarray, tail: float = 0.1) -> np.ndarray:
     return np.minimum(lg, DIVERGED_LOG10).mean(axis=1)
 
 
+def _seed_labels(p_values: Sequence[float], betas: Sequence[float],
+                 full_memory_p: Sequence[float]) -> list[tuple[float, str, float, str, str]]:
+    """One ``(p, rule, beta, memory, label)`` per run of :func:`seed_experiment`."""
+    labels = [(pv, name, b, "zeros", name if b == betas[0] else f"{name}@{b:g}")
+              for pv in p_values
+              for b in betas
+              for name in (SEED_METHODS if b == betas[0] else ("mifam", "umifam"))]
+    labels += [(pv, name, betas[0], "full", f"{name}/full") for pv in full_memory_p
+               for name in ("mifa", "umifa", "mifam", "umifam")]
+    return labels
+
+
+def seed_experiment_specs(problem: Any, *, p_values: Sequence[float] = (0.01, 0.1, 0.5),
+                          rounds: int, replicas: int, eta: float = 0.02,
+                          betas: Sequence[float] = (DEFAULT_BETA,), seed: int = 0,
+                          x0: np.ndarray | None = None, record_every: int = 1,
+                          full_memory_p: Sequence[float] = ()) -> list[dict[str, Any]]:
+    """The runs of :func:`seed_experiment` (its arguments), one keyword dict of
+    :func:`run_methods` per (p, rule, beta, memory), in the order it hands them to
+    ``run_many``."""
+    common = {"problem": problem, "rounds": rounds, "replicas": replicas, "eta": eta,
+              "seed": seed, "x0": x0, "record_every": record_every}
+    return [{**common, "p": pv, "methods": (name,), "beta": b, "memory_init": mem}
+            for pv, name, b, mem, _ in _seed_labels(p_values, betas, full_memory_p)]
+
+
 def seed_experiment(problem: Any, *, p_values: Sequence[float] = (0.01, 0.1, 0.5),
                     rounds: int, replicas: int, eta: float = 0.02,
                     betas: Sequence[float] = (DEFAULT_BETA,), seed: int = 0,
@@ -369,17 +397,10 @@ def seed_experiment(problem: Any, *, p_values: Sequence[float] = (0.01, 0.1, 0.5
     "grad_norm2": {p: {label: (R, k)}}}``; labels are the rule names, with ``"@beta"``
     appended for the extra momenta and ``"/full"`` for the filled memory.
     """
-    common = {"problem": problem, "rounds": rounds, "replicas": replicas, "eta": eta,
-              "seed": seed, "x0": x0, "record_every": record_every}
-    # one run per (p, rule, beta, memory), each a keyword dict of run_methods
-    labels = [(pv, name, b, "zeros", name if b == betas[0] else f"{name}@{b:g}")
-              for pv in p_values
-              for b in betas
-              for name in (SEED_METHODS if b == betas[0] else ("mifam", "umifam"))]
-    labels += [(pv, name, betas[0], "full", f"{name}/full") for pv in full_memory_p
-               for name in ("mifa", "umifa", "mifam", "umifam")]
-    specs = [{**common, "p": pv, "methods": (name,), "beta": b, "memory_init": mem}
-             for pv, name, b, mem, _ in labels]
+    labels = _seed_labels(p_values, betas, full_memory_p)
+    specs = seed_experiment_specs(problem, p_values=p_values, rounds=rounds, replicas=replicas,
+                                  eta=eta, betas=betas, seed=seed, x0=x0,
+                                  record_every=record_every, full_memory_p=full_memory_p)
     results = (run_many or (lambda ss: [run_methods(**x) for x in ss]))(specs)
     runs: dict[float, dict[str, np.ndarray]] = {pv: {} for pv in p_values}
     grads: dict[float, dict[str, np.ndarray]] = {pv: {} for pv in p_values}
@@ -404,6 +425,14 @@ def seed_setting(kind: str, *, quick: bool, seed: int = 0,
     filled at :math:`w_0` (a sensitivity run: the seed does not say how the tables start).
     Returns :func:`seed_experiment`'s dict plus ``"problem"`` (its repr).
     """
+    prob, kw = _setting(kind, quick=quick, seed=seed)
+    res = seed_experiment(prob, run_many=run_many, **kw)
+    res["problem"] = repr(prob)
+    return res
+
+
+def _setting(kind: str, *, quick: bool, seed: int) -> tuple[Any, dict[str, Any]]:
+    """The problem and the keywords of :func:`seed_experiment` of :func:`seed_setting`."""
     if kind == "quadratic":
         prob = quadratic_problem(seed=seed)
         x0 = prob.x_star + np.ones(prob.d)
@@ -414,11 +443,16 @@ def seed_setting(kind: str, *, quick: bool, seed: int = 0,
         rounds = 600 if quick else 3000
     else:
         raise ValueError(f"kind must be 'quadratic' or 'logistic', got {kind!r}")
-    res = seed_experiment(prob, rounds=rounds, replicas=24 if quick else 100, eta=0.02,
-                          betas=(DEFAULT_BETA, 0.5), seed=seed, x0=x0, record_every=10,
-                          full_memory_p=(0.1,), run_many=run_many)
-    res["problem"] = repr(prob)
-    return res
+    return prob, {"rounds": rounds, "replicas": 24 if quick else 100, "eta": 0.02,
+                  "betas": (DEFAULT_BETA, 0.5), "seed": seed, "x0": x0, "record_every": 10,
+                  "full_memory_p": (0.1,)}
+
+
+def seed_setting_specs(kind: str, *, quick: bool, seed: int = 0) -> list[dict[str, Any]]:
+    """The runs of :func:`seed_setting` (:func:`seed_experiment_specs` of its set-up), in the
+    order it hands them to ``run_many``."""
+    prob, kw = _setting(kind, quick=quick, seed=seed)
+    return seed_experiment_specs(prob, **kw)
 
 
 def band(values: np.ndarray, q: tuple[float, float] = (0.1, 0.9)) -> tuple[np.ndarray, ...]:

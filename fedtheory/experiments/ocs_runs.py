@@ -1,18 +1,18 @@
-r"""The :math:`m = O(\sqrt n)` sweep of seed 002's Section 5.4 and the cached runs of
-``ocs.experiment`` (its full / uniform / OCS / AOCS comparison and the sweep, cut into tasks),
-on the FedAvg driver of :mod:`fedtheory.experiments.ocs_fedavg`.
+r"""The :math:`m = O(\sqrt n)` sweep of seed 002's Section 5.4 and the runs of
+``ocs.experiment`` (its full / uniform / OCS / AOCS comparison and the sweep) cut into pieces
+(the claim's datasets, which run them as tasks: :mod:`fedtheory.claims.ocs._data`), on the
+FedAvg driver of :mod:`fedtheory.experiments.ocs_fedavg`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from fedtheory import stats
-from fedtheory.claims import checks
-from fedtheory.claims.core import Context
 from fedtheory.experiments.ocs_fedavg import (
     PRESETS,
     SCHEMES,
@@ -22,10 +22,9 @@ from fedtheory.experiments.ocs_fedavg import (
     run_fedavg,
     scheme_lrs,
 )
-from fedtheory.tasks import dataset, gather, gather_groups, replica_chunks, task
 
-__all__ = ["SqrtNSweep", "experiment_run", "sqrt_n_budget", "sqrt_n_sweep", "sweep_point",
-           "sweep_run"]
+__all__ = ["SqrtNSweep", "experiment_chunk", "experiment_combine", "experiment_pieces",
+           "sqrt_n_budget", "sqrt_n_sweep", "sweep_combine", "sweep_pieces", "sweep_point"]
 
 
 @dataclass
@@ -178,21 +177,23 @@ def _sweep(points: dict[int, dict[str, Any]], preset: str, seed: int, alpha: flo
            replicas: int) -> SqrtNSweep:
     """The sweep judged from its points (``n -> sweep_point``, all replicas): per :math:`n`
     and grid :math:`m`, OCS(m) against full participation by a paired non-inferiority
-    :math:`t`-test (:func:`fedtheory.claims.checks.compare_paired`, margin ``match_epsilon``, level
-    ``alpha`` each)."""
+    :math:`t`-test (:func:`fedtheory.stats.paired_t_test`: the lower limit of the gain above
+    ``-match_epsilon``, as ``claims.checks.compare_paired``'s "not worse"; level ``alpha``
+    each)."""
     eps = SETUP["match_epsilon"]
     grids, acc_gap, upper, lower, m_star, sizes, mde = {}, {}, {}, {}, {}, {}, {}
     for n, pt in points.items():
         grid, acc = pt["grid"], pt["acc"]
         acc_gap[n] = acc[0][None, :] - acc[1:]
-        evs = [checks.compare_paired(acc[1 + j], acc[0], "not worse", eps, alpha=alpha,
-                                    what=f"acc OCS({m}) - acc full, n = {n}")
-               for j, m in enumerate(grid)]
+        tests = [stats.paired_t_test(acc[1 + j], acc[0], alpha=alpha,
+                                     what=f"acc OCS({m}) - acc full, n = {n}")
+                 for j, m in enumerate(grid)]
         # the gap full - OCS is minus the gain: its limits are the gain's, negated
-        upper[n] = np.array([-ev.data["lower"] for ev in evs])
-        lower[n] = np.array([-ev.data["upper"] for ev in evs])
-        mde[n] = np.array([ev.data["detectable_effect"] for ev in evs])
-        ok = [m for m, ev in zip(grid, evs, strict=True) if ev.passed is True]
+        upper[n] = np.array([-t.lower for t in tests])
+        lower[n] = np.array([-t.upper for t in tests])
+        mde[n] = np.array([t.detectable_effect for t in tests])
+        # non-inferiority (claims.checks.compare_paired's "not worse"): lower limit > -eps
+        ok = [m for m, t in zip(grid, tests, strict=True) if t.lower > -eps]
         m_star[n] = ok[0] if ok else None
         grids[n] = grid
         sizes[n] = pt["sizes"]
@@ -229,25 +230,27 @@ def sqrt_n_sweep(preset: str = "quick", seed: int = 0, alpha: float = 1e-6,
     return _sweep(points, preset, seed, alpha, cfg["sweep_replicas"])
 
 
-# ------------------------------------------------------------------ cached runs of the claim
-#: The claim whose random streams the cached runs use (seed, claim id and stream name).
-CLAIM_ID = "ocs.experiment"
-
-
+# ------------------------------------------------------------------ the claim's runs in pieces
 #: Rough seconds per scheme x replica x round of :func:`run_fedavg` on digits (one core), for
-#: cutting the runs into tasks of about :data:`TASK_SECONDS` (a fixed function of the
+#: cutting the runs into pieces of about :data:`TASK_SECONDS` (a fixed function of the
 #: preset's sizes: never of the executor).
 _SECONDS_PER_SCHEME_ROUND = 1e-3
 TASK_SECONDS = 8.0
 
+#: One piece of a run: ``(name, function, keywords, cost in seconds)``.
+Piece = tuple[str, Callable[..., Any], dict[str, Any], float]
+
 
 def _chunks(schemes: int, rounds: int, replicas: int) -> list[tuple[int, int]]:
-    per = schemes * rounds * _SECONDS_PER_SCHEME_ROUND
-    return replica_chunks(replicas, max(1, int(TASK_SECONDS / per)))
+    """``(first, count)`` replica ranges of about :data:`TASK_SECONDS` each."""
+    per = max(1, int(TASK_SECONDS / (schemes * rounds * _SECONDS_PER_SCHEME_ROUND)))
+    k = -(-replicas // per)
+    sizes = [replicas // k + (1 if j < replicas % k else 0) for j in range(k)]
+    return list(zip([sum(sizes[:j]) for j in range(k)], sizes, strict=True))
 
 
-def _experiment_chunk(*, preset: str, seed: int, replicas: int,
-                      rng: np.random.SeedSequence) -> FedAvgRun:
+def experiment_chunk(*, preset: str, seed: int, replicas: int,
+                     rng: np.random.SeedSequence) -> FedAvgRun:
     """:func:`ocs_vs_uniform` on ``replicas`` replicas with the generator of ``rng``."""
     cfg = {**PRESETS[preset], "replicas": replicas}
     prob = digits_problem(SETUP["n_clients"], seed=seed)
@@ -257,40 +260,50 @@ def _experiment_chunk(*, preset: str, seed: int, replicas: int,
                       rng=np.random.default_rng(rng), dtype=SETUP["dtype"])
 
 
-@dataset(CLAIM_ID)
-def experiment_run(ctx: Context) -> FedAvgRun:
-    """The full / uniform / OCS / AOCS comparison of ``ocs.experiment`` for a preset and seed
-    (cached; the same run the claim's checks judge): replica ranges of about
-    :data:`TASK_SECONDS` as tasks, each with a generator spawned from the claim's stream."""
-    cfg = PRESETS[ctx.preset]
+def experiment_pieces(preset: str, seed: int, stream: np.random.SeedSequence) -> list[Piece]:
+    """The full / uniform / OCS / AOCS comparison of ``ocs.experiment`` in replica ranges of
+    about :data:`TASK_SECONDS` (:func:`experiment_chunk`), each with a generator spawned from
+    ``stream``; :func:`experiment_combine` joins their results."""
+    cfg = PRESETS[preset]
     chunks = _chunks(len(SCHEMES), cfg["rounds"], cfg["replicas"])
-    seeds = ctx.seed_sequence("ocs_vs_uniform").spawn(len(chunks))
-    runs = gather([task(f"r{first}", _experiment_chunk, cost=count * len(SCHEMES)
-                        * cfg["rounds"] * _SECONDS_PER_SCHEME_ROUND, preset=ctx.preset,
-                        seed=ctx.seed, replicas=count, rng=ss)
-                   for (first, count), ss in zip(chunks, seeds, strict=True)])
+    seeds = stream.spawn(len(chunks))
+    return [(f"r{first}", experiment_chunk,
+             {"preset": preset, "seed": seed, "replicas": count, "rng": ss},
+             count * len(SCHEMES) * cfg["rounds"] * _SECONDS_PER_SCHEME_ROUND)
+            for (first, count), ss in zip(chunks, seeds, strict=True)]
+
+
+def experiment_combine(preset: str, seed: int, runs: list[FedAvgRun]) -> FedAvgRun:
+    """The comparison from the results of :func:`experiment_pieces` (in its order)."""
     run = FedAvgRun.concat(runs)
-    prob = digits_problem(SETUP["n_clients"], seed=ctx.seed)
-    run.config.update({"preset": ctx.preset, "seed": ctx.seed, "sizes": prob.sizes.tolist()})
+    prob = digits_problem(SETUP["n_clients"], seed=seed)
+    run.config.update({"preset": preset, "seed": seed, "sizes": prob.sizes.tolist()})
     return run
 
 
-@dataset(CLAIM_ID)
-def sweep_run(ctx: Context) -> SqrtNSweep:
-    """The m = O(sqrt n) sweep of ``ocs.experiment`` for a preset and seed (cached): each
-    :math:`n`'s replica ranges of about :data:`TASK_SECONDS` as tasks, each with a generator
-    spawned from the claim's stream of that :math:`n`."""
-    cfg = PRESETS[ctx.preset]
+def sweep_pieces(preset: str, seed: int,
+                 stream: Callable[[int], np.random.SeedSequence]) -> list[list[Piece]]:
+    r"""The :math:`m = O(\sqrt n)` sweep of ``ocs.experiment``: per :math:`n`, replica ranges
+    of about :data:`TASK_SECONDS` (:func:`sweep_point`), each with a generator spawned from
+    ``stream(n)``; :func:`sweep_combine` judges their results."""
+    cfg = PRESETS[preset]
     K, R = cfg["sweep_rounds"], cfg["sweep_replicas"]
     groups = []
     for n in cfg["sweep_ns"]:
-        S = 1 + len(_sweep_grid(n, ctx.preset))
+        S = 1 + len(_sweep_grid(n, preset))
         chunks = _chunks(S, K, R)
-        seeds = ctx.seed_sequence(f"sqrt_n/{n}").spawn(len(chunks))
-        groups.append([task(f"n{n}-r{first}", sweep_point,
-                            cost=count * S * K * _SECONDS_PER_SCHEME_ROUND, n=n,
-                            preset=ctx.preset, seed=ctx.seed, replicas=count, rng=ss)
+        seeds = stream(n).spawn(len(chunks))
+        groups.append([(f"n{n}-r{first}", sweep_point,
+                        {"n": n, "preset": preset, "seed": seed, "replicas": count, "rng": ss},
+                        count * S * K * _SECONDS_PER_SCHEME_ROUND)
                        for (first, count), ss in zip(chunks, seeds, strict=True)])
+    return groups
+
+
+def sweep_combine(preset: str, seed: int, groups: list[list[dict[str, Any]]]) -> SqrtNSweep:
+    """The sweep from the results of :func:`sweep_pieces` (grouped by :math:`n`), judged at
+    :data:`fedtheory.stats.DEFAULT_ALPHA`."""
+    cfg = PRESETS[preset]
     points = {n: {**parts[0], "acc": np.concatenate([p["acc"] for p in parts], axis=1)}
-              for n, parts in zip(cfg["sweep_ns"], gather_groups(groups), strict=True)}
-    return _sweep(points, ctx.preset, ctx.seed, stats.DEFAULT_ALPHA, R)
+              for n, parts in zip(cfg["sweep_ns"], groups, strict=True)}
+    return _sweep(points, preset, seed, stats.DEFAULT_ALPHA, cfg["sweep_replicas"])

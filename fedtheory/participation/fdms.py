@@ -7,13 +7,13 @@ nothing), the similarity scores of eq. (14) and their running means (eq. 15) upd
 dropped client :math:`k` given the active friend :math:`\phi_t(k)` of largest mean similarity
 (with the complexity reduction of Section 5.3 when ``reduction`` is given), exactly as the
 rule :class:`~fedtheory.algorithms.FLFDMS` does (the process runs that rule's discovery on its
-own state: :func:`~fedtheory.algorithms.friend_selection.discovery_round`). The selection
+own state: :func:`~fedtheory.sampling.friend_selection.discovery_round`). The selection
 carries the coefficients of eq. (5),
 
 .. math:: a_i = w_i + \sum_{k\notin\mathcal S_t:\ \phi_t(k) = i} w_k
     + W_{\text{none}}\frac{w_i}{\sum_{j\in\mathcal S_t}w_j},
 
-(:func:`~fedtheory.algorithms.friend_selection.substitution_coefficients`) so that
+(:func:`~fedtheory.sampling.friend_selection.substitution_coefficients`) so that
 ``"fedavg_is"`` aggregates :math:`\sum_{i\in\mathcal S_t}w_i\Delta^i + \sum_{k\notin
 \mathcal S_t} w_k\Delta^{\phi_t(k)}`: the same direction as the rule ``"fl_fdms"`` under the
 base process. The process's state holds the similarity sums and counts, the candidate sets,
@@ -26,7 +26,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms import friend_selection as fs
 from fedtheory.participation.base import (
     ParticipationProcess,
     RNGLike,
@@ -34,6 +33,7 @@ from fedtheory.participation.base import (
     RoundView,
     Selection,
 )
+from fedtheory.sampling import friend_selection as fs
 
 __all__ = ["FDMSFriendChoice"]
 

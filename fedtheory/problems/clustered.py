@@ -102,6 +102,8 @@ def general_quadratic(n: int = 20, *, d: int = 10, L: float = 1.0, mu: float = 0
     return QuadraticProblem.heterogeneous(n, d, L, mu, sigma_G2, np.random.default_rng(seed))
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @lru_cache(maxsize=4)
 def clustered_digits(n: int = 20, clusters: int = 5, *, seed: int = 0, lam: float = 1e-3,
                      val_fraction: float = 0.2) -> LogisticProblem:
@@ -140,6 +142,8 @@ def general_digits(n: int = 20, *, alpha: float = 0.5, seed: int = 0,
 # ------------------------------------------------------------------ the authors' splits
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @lru_cache(maxsize=2)
 def digits_images(test_fraction: float = 1 / 6, seed: int = 0
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -418,6 +418,8 @@ class LogisticProblem:
                 f"lam={self.lam:g}, L={self.L:.4g}, f*={self.f_star:.6g})")
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @lru_cache(maxsize=16)
 def make_logistic_problem(
     name: str = "digits",

@@ -68,6 +68,8 @@ def clients(n: int) -> tuple[list[sp.Symbol], list[sp.Symbol]]:
     return a, c
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @functools.lru_cache(maxsize=1)
 def derive_local_sgd() -> dict[str, sp.Expr]:
     r"""Closed forms of :math:`K` local steps on :math:`f = \tfrac a2 (y-c)^2`, by ``rsolve``.

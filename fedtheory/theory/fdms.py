@@ -12,7 +12,7 @@ The seed's quantities, as functions of the problem's constants:
   {T(1-e^{-\beta\delta_{\min}^2/2})}` with :math:`\Psi = \frac{\kappa}{T}\sum_{t<T}
   \mathbb E\|e_t\|^2`, :math:`\kappa = \frac{1+3\eta\eta_LLE}{cE^2}`, :math:`\Psi^* =
   \kappa\alpha^2\sigma_F^2`, :math:`\bar\Psi = \kappa\alpha^2\sigma_P^2` (:func:`psi_bound`);
-- Theorem 2: :math:`\Theta_t` (:func:`~fedtheory.algorithms.friend_selection.complexity_threshold`)
+- Theorem 2: :math:`\Theta_t` (:func:`~fedtheory.sampling.friend_selection.complexity_threshold`)
   and the union bound on eliminating a friend in round :math:`t`, :math:`2K^2B_{\max}
   e^{-\beta t(\Theta_t-\delta_f)^2/2}` (:func:`elimination_union_bound`; :math:`p/T` for the
   theorem's :math:`\Theta_t`, so :math:`p` over :math:`T` rounds).
@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 from scipy import stats as _st
 
-from fedtheory.algorithms.friend_selection import complexity_threshold, similarity_matrix
 from fedtheory.participation.dropout import realised_beta as dropout_realised_beta
+from fedtheory.sampling.friend_selection import complexity_threshold, similarity_matrix
 
 __all__ = [
     "complexity_threshold",

@@ -3,7 +3,7 @@
 One engine round from a fixed memory table, the rows of seed 000's definitions in rational
 arithmetic, the quadratics of the floor checks, and exact enumerations over every
 participation sequence of small rational instances (FedAvg-IS, MIFA, SAGA vs U-MIFA). Used by
-the claims in :mod:`fedtheory.claims.mifa` and by :mod:`fedtheory.experiments.mifa_runs`.
+the claims in :mod:`fedtheory.claims.mifa` and by :mod:`fedtheory.claims.mifa._runs`.
 Theory sits below the experiments: this module imports none of them
 (:func:`isotropic_problem`, the problem of seed 000's experiments, lives here for that reason).
 """

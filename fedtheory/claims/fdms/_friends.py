@@ -123,6 +123,8 @@ def gaussian_clusters(kind: str) -> tuple[ff.GaussianClusters, float]:
     raise ValueError(f"kind must be 'separated', 'twenty' or 'scaled', got {kind!r}")
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @lru_cache(maxsize=8)
 def estimated_constants(kind: str, draws: int, seed: int) -> dict[str, Any]:
     """mu by Monte Carlo (intervals at level ALPHA), friends, sigma^2 and the delta intervals

@@ -1,6 +1,6 @@
 r"""Claim-side glue of ``fdms.experiment`` and ``fdms.experiment.corrected`` (seed 004,
 Section 6): the set-up card, the level and margins of the paired comparisons, and the
-comparisons themselves, on :func:`fedtheory.experiments.fdms_paper.paper_data`. Not
+comparisons themselves, on :func:`fedtheory.claims.fdms._data.paper_data`. Not
 discovered (``_`` prefix).
 
 Every comparison is :func:`fedtheory.claims.checks.compare_paired` over the seeds (common random
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.algorithms.friend_selection import complexity_threshold
 from fedtheory.claims import Context, Evidence, all_of, checks
+from fedtheory.claims.fdms._data import paper_data
 from fedtheory.claims.setup import SetupCard, SetupRow
 from fedtheory.experiments.fdms_paper import (
     ALPHAS,
@@ -26,10 +26,10 @@ from fedtheory.experiments.fdms_paper import (
     final_accuracy,
     mean_accuracy,
     pair_probability,
-    paper_data,
     params,
     rounds_to,
 )
+from fedtheory.sampling.friend_selection import complexity_threshold
 
 __all__ = ["BETTER_MARGIN", "CARD", "EQUIV_MARGIN", "FAMILY_LEVEL", "LEVEL", "METRICS",
            "N_TESTS", "SAVING_MARGIN", "better", "close_to_full", "complexity", "data",
@@ -57,8 +57,8 @@ METRICS = {"test accuracy": final_accuracy, "convergence speed": mean_accuracy}
 
 
 def data(ctx: Context) -> dict[str, Any]:
-    """The runs of the preset and seed (computed once per verification)."""
-    return ctx.shared("paper", lambda: paper_data(ctx.preset, ctx.seed))
+    """The runs of the preset and seed (the claims' dataset, built once in the run's cache)."""
+    return paper_data(ctx)
 
 
 def _acc(d: dict[str, Any], setting: str, stream: str, method: str) -> np.ndarray:

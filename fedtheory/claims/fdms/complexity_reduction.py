@@ -23,7 +23,7 @@ from fedtheory.claims.checks import check_proportion_upper_bound
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
-from fedtheory.tasks import Dataset, dataset, gather, task
+from fedtheory.tasks import Dataset, Plan, dataset, task
 from fedtheory.theory import fdms as th
 
 from ._friends import (
@@ -171,6 +171,8 @@ def sharper_union(ctx: Context) -> dict[str, Any]:
             "factors kept": kept}
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @lru_cache(maxsize=8)
 def _elimination_setting(T: int) -> dict[str, Any]:
     s = orthogonal_setting(Q, GROUP, T, WARMUP)
@@ -209,21 +211,18 @@ def elimination_run(*, instance: str, preset: str, seed: int,
     return sim["eliminated"]
 
 
-@lru_cache(maxsize=32)
-def _eliminations_here(instance: str, preset: str, seed: int,
-                       thetas: tuple[float, ...]) -> np.ndarray:
-    return elimination_run(instance=instance, preset=preset, seed=seed, thetas=thetas)
-
-
 def _eliminations(ctx: Context, shared: Dataset, instance: str,
                   thetas: tuple[float, ...]) -> np.ndarray:
     """The run of ``instance`` with ``thetas``: from the dataset ``shared`` (thetas -> result)
-    when they are its thresholds (the stated side unmutated), else computed here (cached)."""
+    when they are its thresholds (the stated side unmutated), else computed here (once per
+    run: the context's cache, keyed by the instance, the preset, the seed and the thresholds)."""
     if ctx.mutant is None:
-        runs = shared(ctx.preset, ctx.seed)
+        runs = shared(ctx)
         if thetas in runs:
             return runs[thetas]
-    return _eliminations_here(instance, ctx.preset, ctx.seed, thetas)
+    key = ("fdms.complexity_reduction/eliminations", instance, ctx.preset, ctx.seed, thetas)
+    return ctx.cache.get(key, lambda: elimination_run(instance=instance, preset=ctx.preset,
+                                                      seed=ctx.seed, thetas=thetas))
 
 
 def _elimination_theta(ctx: Context) -> np.ndarray:
@@ -235,18 +234,18 @@ def _elimination_theta(ctx: Context) -> np.ndarray:
                      g["delta_f"])
 
 
-@dataset(CLAIM_ID, CORRECTED_ID)
-def elimination_runs(ctx: Context) -> dict[tuple[float, ...], np.ndarray]:
+@dataset(CLAIM_ID)
+def elimination_runs(ctx: Context) -> Plan:
     """The elimination runs with the stated Theta_t and 0.5 Theta_t (each a task): thetas
     (:func:`_thetas`) -> :func:`elimination_run`."""
     theta = _elimination_theta(_stated(ctx))
     keys = [_thetas(theta), _thetas(0.5 * theta)]
     R = ctx.size(quick=80, full=2000)
     cost = R * T_ELIMINATION * _SECONDS_PER_STEP["elimination"]
-    runs = gather([task(name, elimination_run, cost=cost, instance="orthogonal",
-                        preset=ctx.preset, seed=ctx.seed, thetas=k)
-                   for name, k in zip(("theta", "half-theta"), keys, strict=True)])
-    return dict(zip(keys, runs, strict=True))
+    return Plan([task(name, elimination_run, cost=cost, instance="orthogonal",
+                      preset=ctx.preset, seed=ctx.seed, thetas=k)
+                 for name, k in zip(("theta", "half-theta"), keys, strict=True)],
+                lambda runs: dict(zip(keys, runs, strict=True)))
 
 
 def elimination(ctx: Context) -> Evidence:
@@ -304,19 +303,21 @@ def complexity_run(*, preset: str, seed: int, run: str) -> tuple[dict[str, Any],
                      "e2": float(sim["e2"][:, rounds].mean())}
 
 
-@dataset(CLAIM_ID, CORRECTED_ID)
-def complexity_data(ctx: Context) -> dict[str, Any]:
+@dataset(CLAIM_ID)
+def complexity_data(ctx: Context) -> Plan:
     """The complexity observation's runs (each a task, :func:`complexity_run`): the setting
     (beta, T, R, alpha, delta_f_upper) and each run's numbers by name."""
     T, R = ctx.size(quick=800, full=3000), ctx.size(quick=6, full=40)
     cost = R * T * _SECONDS_PER_STEP["complexity"]
-    out = gather([task(name, complexity_run, cost=cost if run != "whole_cluster" else cost / 3,
-                       preset=ctx.preset, seed=ctx.seed, run=run)
-                  for name, run in _COMPLEXITY_RUNS.items()])
-    data: dict[str, Any] = dict(out[0][0])
-    for run, (_, numbers) in zip(_COMPLEXITY_RUNS.values(), out, strict=True):
-        data[run] = numbers
-    return data
+
+    def combine(out: list[Any]) -> dict[str, Any]:
+        data: dict[str, Any] = dict(out[0][0])
+        for run, (_, numbers) in zip(_COMPLEXITY_RUNS.values(), out, strict=True):
+            data[run] = numbers
+        return data
+    return Plan([task(name, complexity_run, cost=cost if run != "whole_cluster" else cost / 3,
+                      preset=ctx.preset, seed=ctx.seed, run=run)
+                 for name, run in _COMPLEXITY_RUNS.items()], combine)
 
 
 def complexity(ctx: Context) -> Evidence:
@@ -324,7 +325,7 @@ def complexity(ctx: Context) -> Evidence:
     with Theta_t and 0.5 Theta_t (20 clients in 5 Gaussian clusters, random dropout keeping a
     friend, p = 0.1), the friends lost and the non-friend rate; whole-cluster dropout
     (Assumption 5 fails, outside the theorem): the dropped cluster always gets non-friends."""
-    d = complexity_data(ctx.preset, ctx.seed)
+    d = complexity_data(ctx)
     full = d["none"]["total"]
     rows = {k: {"total": d[k]["total"], "saved": 1 - d[k]["total"] / full,
                 "friend_eliminated": d[k]["friend_eliminated"],
@@ -387,14 +388,14 @@ def _negative_theta(ctx: Context) -> np.ndarray:
 
 
 @dataset(CLAIM_ID)
-def negative_runs(ctx: Context) -> dict[tuple[float, ...], np.ndarray]:
+def negative_runs(ctx: Context) -> Plan:
     """The negative-gap run with the stated Theta_t (a task): thetas ->
     :func:`elimination_run`."""
     key = _thetas(_negative_theta(_stated(ctx)))
     cost = ctx.size(quick=60, full=1000) * T_NEGATIVE * _SECONDS_PER_STEP["negative"]
-    run, = gather([task("theta", elimination_run, cost=cost, instance="negative",
-                        preset=ctx.preset, seed=ctx.seed, thetas=key)])
-    return {key: run}
+    return Plan([task("theta", elimination_run, cost=cost, instance="negative",
+                      preset=ctx.preset, seed=ctx.seed, thetas=key)],
+                lambda runs: {key: runs[0]})
 
 
 def negative_gap(ctx: Context) -> Evidence:
@@ -415,6 +416,7 @@ def negative_gap(ctx: Context) -> Evidence:
 
 
 CLAIM = Claim(
+    datasets=(elimination_runs, complexity_data, negative_runs),
     id=CLAIM_ID, family="fdms", seed_ref="004, Section 5.3, Theorem 2",
     title="Theorem 2: with Theta_t, no friend is eliminated with probability >= 1 - p",
     statement=(r"\Theta_t = \sqrt{\frac{2\ln(2K^2TB_{\max}) - 2\ln p}{\beta t}} + \delta_f"

@@ -14,12 +14,15 @@ from .complexity_reduction import (
     RESTATEMENT,
     STATED,
     complexity,
+    complexity_data,
     elimination,
+    elimination_runs,
     spread_friends,
     symbolic,
 )
 
 CLAIM = Claim(
+    datasets=(elimination_runs, complexity_data),
     id="fdms.complexity_reduction.corrected", family="fdms",
     seed_ref="004, Theorem 2 (with delta_min > 0)",
     title="Theorem 2 with delta_min > 0: no friend eliminated with probability >= 1 - p",

@@ -14,6 +14,7 @@ from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
+from fedtheory.tasks import Plan, dataset, task
 from fedtheory.theory import fdms as th
 
 from ._friends import (
@@ -81,6 +82,8 @@ def symbolic(ctx: Context) -> Evidence:
                              "the derivation from Lemma 2's Hoeffding bound)")
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @lru_cache(maxsize=4)
 def _orthogonal(T: int) -> dict[str, object]:
     s = orthogonal_setting(Q, GROUP, T, WARMUP)
@@ -119,8 +122,9 @@ def orthogonal_exact(ctx: Context) -> Evidence:
                         "bound": float(bound[k])})
 
 
-@lru_cache(maxsize=4)
-def _simulated(preset: str, seed: int) -> dict[str, np.ndarray]:
+def _simulate(*, preset: str, seed: int) -> dict[str, np.ndarray]:
+    """FL-FDMS's discovery error simulated on the orthogonal instance (T = 40)
+    (a task of :func:`simulated_data`)."""
     s = _orthogonal(40)
     R = 3000 if preset == "quick" else 30000
     sim = ff.simulate_discovery(s["model"], s["mask"], R, np.random.default_rng([seed, 4, 16]),
@@ -128,11 +132,19 @@ def _simulated(preset: str, seed: int) -> dict[str, np.ndarray]:
     return {"e2": sim["e2"][:, s["drop"]]}
 
 
+@dataset("fdms.discovery_error")
+def simulated_data(ctx: Context) -> Plan:
+    """:func:`_simulate` of the preset and seed, one task (built once in a run and handed to
+    every claim that declares it)."""
+    return Plan([task("run", _simulate, cost=ctx.size(quick=3.0, full=30.0), preset=ctx.preset,
+                      seed=ctx.seed)], lambda results: results[0])
+
+
 def simulated(ctx: Context) -> Evidence:
     """FL-FDMS simulated on the orthogonal instance (T = 40): E||e_t||^2 two-sided against the
     exact value and one-sided against eq. (16), every dropout round."""
     s = _orthogonal(40)
-    e2 = _simulated(ctx.preset, ctx.seed)["e2"]
+    e2 = simulated_data(ctx)["e2"]
     ident = checks.check_identity(e2, s["e2"], ALPHA / 2, what="simulated vs exact E||e_t||^2")
     bound = _bound(ctx, s, s["drop"])
     up = checks.check_upper_bound(e2, bound, ALPHA / 2, what="E||e_t||^2 vs eq. (16)")
@@ -216,6 +228,7 @@ def tight_exact(ctx: Context) -> Evidence:
 
 
 CLAIM = Claim(
+    datasets=(simulated_data,),
     id="fdms.discovery_error", family="fdms", seed_ref="004, eq. (16), Appendix A.4",
     title="eq. (16): E||e_t||^2 <= alpha^2 (sigma_F^2 + 2K e^{-beta delta^2 t/2}(sigma_P^2 - "
           "sigma_F^2))",

@@ -12,11 +12,13 @@ from .discovery_error import (
     STATED,
     orthogonal_exact,
     simulated,
+    simulated_data,
     symbolic,
     tight_exact,
 )
 
 CLAIM = Claim(
+    datasets=(simulated_data,),
     id="fdms.discovery_error.corrected", family="fdms",
     seed_ref="004, eq. (16) (with delta_min > 0)",
     title="eq. (16) with delta_min > 0",

@@ -4,7 +4,7 @@ similarity scores at the last round, the complexity reduction, reproduced as the
 public code ran them on an offline stand-in (digits, softmax regression; the set-up card lists
 every deviation).
 
-The runs are :func:`fedtheory.experiments.fdms_paper.paper_data`; the comparisons, the level
+The runs are :func:`fedtheory.claims.fdms._data.paper_data`; the comparisons, the level
 and the margins :mod:`fedtheory.claims.fdms._paper`; the figures
 :mod:`fedtheory.plotting.fdms`.
 """
@@ -12,6 +12,7 @@ and the margins :mod:`fedtheory.claims.fdms._paper`; the figures
 from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.fdms._data import PAPER
 from fedtheory.claims.stated import Erratum
 from fedtheory.plotting.fdms import plot_complexity, plot_curves, plot_heatmap
 
@@ -66,6 +67,7 @@ paper did not; the uniform-dropout run is kept as a labelled sensitivity run.
 """
 
 CLAIM = Claim(
+    datasets=PAPER,
     id="fdms.experiment", family="fdms", seed_ref="004, Section 6 (Figs. 1-5)",
     title="FL-FDMS beats Dropout and Stale in test accuracy and convergence speed, close to "
           "Full; general setting too; friends discovered; complexity reduced",

@@ -12,10 +12,12 @@ the dataset is shared): the clustered checks, at the parent claim's per-test lev
 from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.fdms._data import PAPER
 
 from ._paper import BETTER_MARGIN, CARD, EQUIV_MARGIN, LEVEL, better, close_to_full, friends
 
 CLAIM = Claim(
+    datasets=PAPER,
     id="fdms.experiment.corrected", family="fdms",
     seed_ref="004, Section 6 (Fig. 1, Fig. 4), with the authors' dropout (Assumption 5)",
     title="Clustered, friend-preserving dropout: FL-FDMS converges faster than Dropout and "

@@ -11,6 +11,7 @@ from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.checks import check_proportion_upper_bound
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
+from fedtheory.tasks import Plan, dataset, task
 from fedtheory.theory import fdms as th
 
 from ._friends import (
@@ -48,6 +49,8 @@ DERIVATION = (
     r"$\delta_{\min}$'s most favourable end); counterexamples with $\delta_{\min} < 0$.")
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @lru_cache(maxsize=4)
 def _tight_tables(t_max: int) -> tuple[dict[str, np.ndarray], ...]:
     return ff.tight_curve(Q_TIGHT, t_max, 1), ff.tight_curve(Q_TIGHT, t_max, 4)
@@ -77,8 +80,9 @@ def tight_exact(ctx: Context) -> Evidence:
     return all_of(parts)
 
 
-@lru_cache(maxsize=4)
-def _simulations(preset: str, seed: int) -> dict[str, object]:
+def _simulate(*, preset: str, seed: int) -> dict[str, object]:
+    """FL-FDMS's choice simulated on the tight instance and on Gaussian clusters
+    (a task of :func:`simulations_data`)."""
     rng = np.random.default_rng([seed, 4, 2])
     quick = preset == "quick"
     # (a) the tight instance, k active in even rounds
@@ -104,11 +108,19 @@ def _simulations(preset: str, seed: int) -> dict[str, object]:
     return {"tight": tight, "clusters": clusters}
 
 
+@dataset("fdms.nonfriend_probability")
+def simulations_data(ctx: Context) -> Plan:
+    """:func:`_simulate` of the preset and seed, one task (built once in a run and handed to
+    every claim that declares it)."""
+    return Plan([task("run", _simulate, cost=ctx.size(quick=5.0, full=50.0), preset=ctx.preset,
+                      seed=ctx.seed)], lambda results: results[0])
+
+
 def simulated(ctx: Context) -> Evidence:
     """FL-FDMS's choice simulated: the tight instance (two-sided against the exact law, then
     one-sided against the bound) and 4 Gaussian clusters of 3 (one-sided, Clopper-Pearson,
     with the end of the estimated delta_min interval most favourable to the bound)."""
-    data = _simulations(ctx.preset, ctx.seed)
+    data = simulations_data(ctx)
     tight, cl = data["tight"], data["clusters"]
     exact = np.array([float(ff.lemma_tight_probability(Q_TIGHT, int(n))) for n in tight["N"]])
     ident = checks.check_identity(tight["hits"].astype(float), exact, ALPHA / 3,
@@ -160,8 +172,9 @@ def negative_gap(ctx: Context) -> Evidence:
                         **inst, "exact": float(P[j]), "bound": float(bound[j])})
 
 
-@lru_cache(maxsize=4)
-def _scaled_run(preset: str, seed: int) -> dict[str, object]:
+def _scaled(*, preset: str, seed: int) -> dict[str, object]:
+    """The scaled-clusters counterexample's runs
+    (a task of :func:`scaled_data`)."""
     c = estimated_constants("scaled", 20000 if preset == "quick" else 100000, seed)
     T = 3000
     drops = np.arange(1, T, 2)
@@ -174,12 +187,20 @@ def _scaled_run(preset: str, seed: int) -> dict[str, object]:
             "consts": c}
 
 
+@dataset("fdms.nonfriend_probability")
+def scaled_data(ctx: Context) -> Plan:
+    """:func:`_scaled` of the preset and seed, one task (built once in a run and handed to
+    every claim that declares it)."""
+    return Plan([task("run", _scaled, cost=ctx.size(quick=3.0, full=20.0), preset=ctx.preset,
+                      seed=ctx.seed)], lambda results: results[0])
+
+
 def negative_gap_clusters(ctx: Context) -> Evidence:
     """Counterexample in the seed's clustered setting: clusters A (mean m) and B (mean 6m),
     identical laws inside each; B's updates point more steadily along m, so mu(A, B) >
     mu(A, A) (estimated, simultaneous intervals): a dropped A client picks a B client; the
     bound uses the end of the delta_min interval closest to 0 (the largest bound)."""
-    d = _scaled_run(ctx.preset, ctx.seed)
+    d = scaled_data(ctx)
     lo, hi = d["consts"]["gaps"]["delta_min"]
     if hi >= 0:
         return Evidence(None, None, None, f"delta_min interval [{lo:.3g}, {hi:.3g}] reaches 0")
@@ -192,6 +213,7 @@ def negative_gap_clusters(ctx: Context) -> Evidence:
 
 
 CLAIM = Claim(
+    datasets=(simulations_data, scaled_data),
     id="fdms.nonfriend_probability", family="fdms", seed_ref="004, Lemma 2",
     title="Lemma 2: P(non-friend chosen in round t) <= 2K exp(-beta delta_min^2 t/2)",
     statement=(r"P\big(\phi_t(k)\notin\mathcal B_k\big) \le 2K\exp\!\Big(-\frac{\beta"

@@ -13,7 +13,13 @@ from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.theory import fdms as th
 
 from ._friends import lemma_bound, lemma_symbolic
-from .nonfriend_probability import DERIVATION, STATED, simulated, tight_exact
+from .nonfriend_probability import (
+    DERIVATION,
+    STATED,
+    simulated,
+    simulations_data,
+    tight_exact,
+)
 
 
 def search(ctx: Context) -> Evidence:
@@ -54,6 +60,7 @@ def search(ctx: Context) -> Evidence:
 
 
 CLAIM = Claim(
+    datasets=(simulations_data,),
     id="fdms.nonfriend_probability.corrected", family="fdms",
     seed_ref="004, Lemma 2 (with delta_min > 0)",
     title="Lemma 2 with delta_min > 0: P(non-friend in round t) <= 2K exp(-beta delta^2 t/2)",

@@ -14,6 +14,7 @@ from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
+from fedtheory.tasks import Plan, dataset, task
 from fedtheory.theory import fdms as th
 
 from ._friends import (
@@ -107,6 +108,8 @@ def symbolic(ctx: Context) -> Evidence:
                              "summing the derived eq. (16))", data={"ratio_argument": alt})
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @lru_cache(maxsize=4)
 def _orthogonal(T_max: int) -> dict[str, object]:
     s = orthogonal_setting(Q, GROUP, T_max, WARMUP)
@@ -147,8 +150,9 @@ def orthogonal_exact(ctx: Context) -> Evidence:
     return all_of(parts)
 
 
-@lru_cache(maxsize=4)
-def _simulated(preset: str, seed: int) -> np.ndarray:
+def _simulate(*, preset: str, seed: int) -> np.ndarray:
+    """Per-replica (1/T) sum ||e_t||^2 simulated on the orthogonal instance (T = 60)
+    (a task of :func:`simulated_data`)."""
     s = _orthogonal(60)
     R = 2000 if preset == "quick" else 20000
     sim = ff.simulate_discovery(s["model"], s["mask"], R, np.random.default_rng([seed, 4, 17]),
@@ -156,11 +160,19 @@ def _simulated(preset: str, seed: int) -> np.ndarray:
     return sim["e2"].mean(axis=1)
 
 
+@dataset("fdms.psi_bound")
+def simulated_data(ctx: Context) -> Plan:
+    """:func:`_simulate` of the preset and seed, one task (built once in a run and handed to
+    every claim that declares it)."""
+    return Plan([task("run", _simulate, cost=ctx.size(quick=3.0, full=30.0), preset=ctx.preset,
+                      seed=ctx.seed)], lambda results: results[0])
+
+
 def simulated(ctx: Context) -> Evidence:
     """FL-FDMS simulated on the orthogonal instance, T = 60: per-replica (1/T) sum ||e_t||^2,
     two-sided against the exact Psi and one-sided against eq. (17)."""
     s = _orthogonal(60)
-    samples = _simulated(ctx.preset, ctx.seed)
+    samples = simulated_data(ctx)
     psi, bound, inst = _psi_case(ctx, s, 60)
     ident = checks.check_identity(samples, psi, ALPHA / 2, what="simulated vs exact Psi")
     up = checks.check_upper_bound(samples, bound, ALPHA / 2, what="Psi vs eq. (17)")
@@ -190,6 +202,7 @@ def negative_gap(ctx: Context) -> Evidence:
 
 
 CLAIM = Claim(
+    datasets=(simulated_data,),
     id="fdms.psi_bound", family="fdms", seed_ref="004, eq. (17), Appendix A.5",
     title="eq. (17): Psi <= Psi* + 2K Psi_bar (1 - e^{-aT}) / (T (1 - e^{-a})), "
           "a = beta delta^2/2",

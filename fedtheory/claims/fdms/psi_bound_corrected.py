@@ -7,9 +7,17 @@ from __future__ import annotations
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 
 from ._friends import orthogonal_search
-from .psi_bound import DERIVATION, STATED, orthogonal_exact, simulated, symbolic
+from .psi_bound import (
+    DERIVATION,
+    STATED,
+    orthogonal_exact,
+    simulated,
+    simulated_data,
+    symbolic,
+)
 
 CLAIM = Claim(
+    datasets=(simulated_data,),
     id="fdms.psi_bound.corrected", family="fdms", seed_ref="004, eq. (17) (with delta_min > 0)",
     title="eq. (17) with delta_min > 0",
     statement=(r"\delta_{\min} > 0\ \Longrightarrow\ \Psi \le \Psi^* + 2K\bar\Psi\frac{1-"

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
+from fedtheory.claims.fedau._data import patterns_data
 from fedtheory.claims.setup import SetupCard, SetupRow
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_patterns import (
@@ -20,7 +21,6 @@ from fedtheory.experiments.fedau_patterns import (
     METHODS,
     PATTERNS,
     PRESETS,
-    patterns_data,
 )
 from fedtheory.theory.fedau import cyclic_offset_participating_weight, method_weighting
 
@@ -169,6 +169,7 @@ SETUP = SetupCard(
 )
 
 CLAIM = Claim(
+    datasets=(patterns_data,),
     id="fedau.participation_patterns", family="fedau",
     seed_ref="001, 'Experiments' (table: participation patterns x methods)",
     title="Bernoulli / Markovian / cyclic participation (authors' regime): FedAU beats average "
@@ -246,7 +247,7 @@ Computed in exact rationals ($p$ to three decimals) on the evaluated instances.
 
 
 def _table(ctx: Context) -> dict[str, Any]:
-    return patterns_data(ctx.preset, ctx.seed)
+    return patterns_data(ctx)
 
 
 def _fedau(ctx: Context, tab: dict[str, Any], metric: str, pattern: str, variant: str

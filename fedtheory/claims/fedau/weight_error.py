@@ -132,6 +132,8 @@ def _bias(ctx: Context) -> Evidence:
                     data={"family_p_half": rows})
 
 
+# A pure memo (one process): the value is a function of the arguments only, never of what
+# ran before, and is not modified by its readers (issue 18: the one cache keeps the rest).
 @functools.lru_cache(maxsize=1)
 def _variance_table() -> dict[str, Any]:
     """Exact V(p, K, T) = e - (1-p)^{2K} on the grid, and the best K per T (deterministic,

@@ -23,7 +23,7 @@ Layout: one claim per file (``heterogeneity.py``, ``partial_participation.py``,
 ``fedavg_round_map``, ``fedavg_rate_constants``) so that ``notebooks/fedavg_derivations.ipynb``
 shows exactly what the checks compute; the exact moments are in :mod:`fedtheory.theory.fedavg`,
 the engine runs in :mod:`fedtheory.experiments.fedavg_experiments` and
-:mod:`fedtheory.experiments.fedavg_runs`, the figures in :mod:`fedtheory.plotting.fedavg`.
+:mod:`fedtheory.claims.fedavg._data`, the figures in :mod:`fedtheory.plotting.fedavg`.
 The derivations use one-dimensional clients :math:`f_i = \tfrac{a_i}2(x-c_i)^2`: FedAvg on a
 diagonal quadratic runs coordinate by coordinate, so a per-coordinate identity gives the vector
 one by summing over coordinates. Local SGD is solved in closed form with

@@ -18,9 +18,9 @@ from fedtheory.claims.fedavg._common import (
     hyper_row,
     symbolic,
 )
+from fedtheory.claims.fedavg._data import HETEROGENEITY, heterogeneity_data
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments import fedavg_experiments as fx
-from fedtheory.experiments.fedavg_runs import heterogeneity_data
 from fedtheory.symbolic.fedavg_drift import derive_fedavg_drift
 from fedtheory.symbolic.scaffold_fixed_point import derive_scaffold_fixed_point
 
@@ -111,6 +111,7 @@ SETUP = SetupCard(
 )
 
 CLAIM = Claim(
+    datasets=HETEROGENEITY,
     id="fedavg.heterogeneity",
     family="fedavg",
     seed_ref="003, Theorem 1 vs Theorem 2 ('Data heterogeneity affects FedAvg'; 'Scaffold: "
@@ -243,14 +244,14 @@ def _fedavg_floor_exact(ctx: Context) -> Evidence:
     (noise floor + drift^2, resp. + sampling variance), two-sided, full and partial
     participation."""
     evs = []
-    for name, data in (("full participation, K = 5", heterogeneity_data(ctx.preset, ctx.seed)[0]),
-                       ("m = 2 of 10, K = 1", heterogeneity_data(ctx.preset, ctx.seed)[1])):
+    for name, data in (("full participation, K = 5", heterogeneity_data(ctx)[0]),
+                       ("m = 2 of 10, K = 1", heterogeneity_data(ctx)[1])):
         F = data["dist2"]["fedavg"]
         evs.append(checks.check_identity(
             F.T, data["exact_fedavg"], alpha=ALPHA / 2, rtol=1e-9,
             counterexample=_replay(data),
             what=f"FedAvg E||x_R - x*||^2 per zeta^2 {data['levels'].tolist()} ({name})"))
-    a = heterogeneity_data(ctx.preset, ctx.seed)[0]
+    a = heterogeneity_data(ctx)[0]
     slope = (a["exact_fedavg"] - a["exact_fedavg"][0])[1:] / a["levels"][1:]
     return combine(evs, f"exact floor - floor(0) per unit zeta^2 (full participation): "
                          f"{np.round(slope, 8).tolist()} (constant: affine in zeta^2); drift^2 "
@@ -263,7 +264,7 @@ def _fedavg_floor_grows(ctx: Context) -> Evidence:
     (common random numbers), margin 1% of the exact floor at the lower level, Bonferroni over
     the pairs; confirmed when every increase is significant."""
     evs, names = [], []
-    datas = heterogeneity_data(ctx.preset, ctx.seed)
+    datas = heterogeneity_data(ctx)
     k = sum(len(d["levels"]) - 1 for d in datas)
     for data in datas:
         F = data["dist2"]["fedavg"]
@@ -292,8 +293,8 @@ def _memory_removes_dependence(ctx: Context) -> Evidence:
     level is equivalent to its value at zeta^2 = 0 (paired TOST), the margin 1% of FedAvg's
     exact increase over the same levels."""
     evs, names, details = [], [], []
-    datas = (("scaffold", heterogeneity_data(ctx.preset, ctx.seed)[0]),
-             ("saga", heterogeneity_data(ctx.preset, ctx.seed)[1]))
+    datas = (("scaffold", heterogeneity_data(ctx)[0]),
+             ("saga", heterogeneity_data(ctx)[1]))
     k = sum(len(d["levels"]) - 1 for _, d in datas)
     for rule, data in datas:
         X = data["dist2"][rule]
@@ -321,7 +322,7 @@ def _heterogeneity_figure(ctx: Context) -> Evidence:
     the Monte Carlo checks)."""
     from fedtheory.plotting.fedavg import plot_heterogeneity  # matplotlib: lazily
 
-    drift, sampling = heterogeneity_data(ctx.preset, ctx.seed)
+    drift, sampling = heterogeneity_data(ctx)
     figures = plot_heterogeneity(drift, sampling, ctx.figure_path("floor_vs_zeta2"))
     ok = all(
         [fx.consistent(d["dist2"]["fedavg"], d["exact_fedavg"], ALPHA / 4) for d in (drift,

@@ -18,9 +18,9 @@ from fedtheory.claims.fedavg._common import (
     hyper_row,
     symbolic,
 )
+from fedtheory.claims.fedavg._data import LOCAL_STEPS, exact_exponent_windows, local_steps_data
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments import fedavg_experiments as fx
-from fedtheory.experiments.fedavg_runs import exact_exponent_windows, local_steps_data
 from fedtheory.symbolic.fedavg_rate_constants import derive_rate_constants, derive_rate_in_n
 from fedtheory.symbolic.fedavg_round_map import derive_round_map
 from fedtheory.symbolic.local_sgd import K, is_zero, sigma2
@@ -85,6 +85,7 @@ SETUP = SetupCard(
 )
 
 CLAIM = Claim(
+    datasets=LOCAL_STEPS,
     id="fedavg.local_steps",
     family="fedavg",
     seed_ref="003, Theorem 1 and the remark after it (FedAvg vs parallel SGD with T = KR)",
@@ -257,7 +258,7 @@ def _rate_instances(rate2: sp.Expr | None, stated2: sp.Expr, dn: dict[str, sp.Ex
 def _same_error_fewer_rounds(ctx: Context) -> Evidence:
     """Equal Hessians: FedAvg after R rounds and parallel SGD after KR steps have the same
     E||grad f||^2 (the common exact value, two-sided); FedAvg sends K times fewer bits."""
-    data = local_steps_data(ctx.preset, ctx.seed)[1]
+    data = local_steps_data(ctx)[1]
     p = data["params"]
     same = np.abs(data["exact_fedavg"] - data["exact_sgd"]) <= 1e-12 * data["exact_sgd"]
     samples = np.concatenate([data["fedavg"], data["sgd"]]).T
@@ -295,7 +296,7 @@ def _rate_exponent(ctx: Context) -> Evidence:
     delta-method interval over replicas, for FedAvg (drift present) and parallel SGD: equal to
     the exact finite-grid exponent (two-sided), which tends to -1/2 (and FedAvg/SGD to 1) as R
     grows."""
-    data = local_steps_data(ctx.preset, ctx.seed)[0]
+    data = local_steps_data(ctx)[0]
     p = data["params"]
     R = np.asarray(p["rounds_grid"], dtype=float)
     z = stats.z_quantile(ALPHA, "two", 2)
@@ -306,7 +307,7 @@ def _rate_exponent(ctx: Context) -> Evidence:
     stated = ctx.const(EXPONENT)  # the stated exponent: sigma / sqrt(nKR) = sigma (nKR)^(-1/2)
     half = float(stated)
     half_in = {k: bool(abs(s + half) <= z * se) for k, (s, se) in fits.items()}
-    win = exact_exponent_windows(ctx.preset, ctx.seed)
+    win = exact_exponent_windows(ctx)
     gaps = {k: np.abs(win[k] + half) for k in ("fedavg", "sgd")}
     rgap = np.abs(win["ratio"] - 1.0)
     limit = all(bool(np.all(np.diff(g) < 0) and g[-1] < 1e-4) for g in (*gaps.values(), rgap))
@@ -341,7 +342,7 @@ def _local_steps_figure(ctx: Context) -> Evidence:
     trajectories against communication rounds (an illustration)."""
     from fedtheory.plotting.fedavg import plot_local_steps  # matplotlib: lazily
 
-    rate, _ = local_steps_data(ctx.preset, ctx.seed)
+    rate, _ = local_steps_data(ctx)
     figures = plot_local_steps(rate, rate["curves"], ctx.figure_path("rate_and_rounds"))
     ok = (fx.consistent(rate["fedavg"], rate["exact_fedavg"], ALPHA / 2)
           and fx.consistent(rate["sgd"], rate["exact_sgd"], ALPHA / 2))

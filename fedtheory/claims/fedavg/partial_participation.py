@@ -19,9 +19,9 @@ from fedtheory.claims.fedavg._common import (
     hyper_row,
     symbolic,
 )
+from fedtheory.claims.fedavg._data import PARTIAL_PARTICIPATION, partial_participation_data
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments import fedavg_experiments as fx
-from fedtheory.experiments.fedavg_runs import partial_participation_data
 from fedtheory.symbolic.fedavg_update_variance import derive_update_variance
 from fedtheory.symbolic.local_sgd import K, gamma, is_zero, m_sym, n_sym, sigma2, zeta2
 from fedtheory.symbolic.subset_average_variance import derive_subset_variance
@@ -92,6 +92,7 @@ SETUP = SetupCard(
 )
 
 CLAIM = Claim(
+    datasets=PARTIAL_PARTICIPATION,
     id="fedavg.partial_participation",
     family="fedavg",
     seed_ref="003, Theorem 3 (FedAvg with partial client participation, Algorithm 3)",
@@ -247,7 +248,7 @@ def _update_variance_expansion(ctx: Context) -> Evidence:
 def _server_update_variance(ctx: Context) -> Evidence:
     """One engine round from x_0 for m in {1, 2, 5, 9, 10}: E||x_1 - E x_1||^2 equals the exact
     variance (heterogeneity part (n-m)/(m(n-1)) zeta_Delta^2 + noise part), two-sided."""
-    data = partial_participation_data(ctx.preset, ctx.seed)[0]
+    data = partial_participation_data(ctx)[0]
     p = data["params"]
     ev = checks.check_identity(
         data["samples"].T, data["variance"], alpha=ALPHA,
@@ -267,7 +268,7 @@ def _floor_amplification(ctx: Context) -> Evidence:
     """Error after R rounds (identical Hessians, Assumption 2 with equality): the part due to
     heterogeneity, E err(zeta) - E err(0) (paired), equals its exact value for every m; that
     value is proportional to (n-m)/(m(n-1)) and 0 at m = n."""
-    data = partial_participation_data(ctx.preset, ctx.seed)[1]
+    data = partial_participation_data(ctx)[1]
     p = data["params"]
     diff = data["dist2"][:, 1, :] - data["dist2"][:, 0, :]
     exact = data["exact"][:, 1] - data["exact"][:, 0]
@@ -315,7 +316,7 @@ def _partial_participation_figure(ctx: Context) -> Evidence:
     the lecture's (1 - m/n) form, Monte Carlo points (an illustration)."""
     from fedtheory.plotting.fedavg import plot_partial_participation  # matplotlib: lazily
 
-    upd, floor = partial_participation_data(ctx.preset, ctx.seed)
+    upd, floor = partial_participation_data(ctx)
     figures = plot_partial_participation(upd, floor,
                                          ctx.figure_path("variance_vs_participants"))
     diff = floor["dist2"][:, 1, :] - floor["dist2"][:, 0, :]

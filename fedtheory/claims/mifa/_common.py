@@ -9,8 +9,13 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, Context, Evidence, all_of, checks
+from fedtheory.claims.mifa._runs import (
+    error_samples,
+    figure_evidence,
+    mc_state,
+    umifam_best_evidence,
+)
 from fedtheory.experiments import mifa_experiments as mx
-from fedtheory.experiments.mifa_runs import error_samples, mc_state
 from fedtheory.symbolic.identity import IdentityResult
 from fedtheory.theory.mifa import condition, exact_error2, exact_rows, exact_state, one_round
 
@@ -82,8 +87,6 @@ def add_seed_experiment_checks(claim: Claim, kind: str,
                                p_values: tuple[float, ...] = (0.01, 0.1, 0.5)) -> None:
     """The checks of seed 000's experiment on problem ``kind`` ("quadratic" or "logistic"):
     the figure, then one paired U-MIFAm-against-every-rule check per ``p``."""
-    from fedtheory.experiments.mifa_runs import figure_evidence, umifam_best_evidence
-
     def figure(ctx: Context) -> Evidence:
         """Median and 10-90% bands of f - f* over the seeds, p in {0.01, 0.1, 0.5}."""
         return figure_evidence(ctx, kind)

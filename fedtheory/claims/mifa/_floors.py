@@ -13,6 +13,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Context, Evidence, all_of, checks
+from fedtheory.claims.mifa._runs import diverged
 from fedtheory.claims.stated import Erratum, exact_like
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.inequality import InequalityResult
@@ -115,14 +116,12 @@ def search_evidence(ctx: Context, stream: str, bounds: Sequence[tuple[float, flo
 
 def floor_evidence(out: dict[str, Any], ce: dict[str, Any]) -> Evidence:
     r"""'FedAvg-IS keeps a floor, MIFA and U-MIFA do not' on the runs ``out`` of
-    :func:`~fedtheory.experiments.mifa_runs.floor_comparison`, combined by
+    :func:`~fedtheory.claims.mifa._runs.floor_comparison`, combined by
     :func:`~fedtheory.claims.all_of` (each test at the default level, the level of the whole
     their sum): FedAvg-IS :math:`\mathbb E\|\nabla f(w_T)\|^2 \ge F/2` (one-sided), MIFA and
     U-MIFA :math:`\le F/100` (one-sided), :math:`F` the exact stationary FedAvg-IS floor. A rule
     whose runs overflow has no zero floor: those runs are the counterexample (``ce`` describes
     the set-up)."""
-    from fedtheory.experiments.mifa_runs import diverged
-
     F = out["floor"]
     final = {k: out[k][-1] for k in ("fedavg_is", "mifa", "umifa")}
     parts = [("FedAvg-IS keeps a floor", checks.check_lower_bound(

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
+from fedtheory.claims.mifa._runs import long_run
 from fedtheory.claims.stated import Erratum, Stated, exact_like
-from fedtheory.experiments.mifa_runs import long_run
 from fedtheory.symbolic.error_floor import (
     STEP_SYMBOLS,
     derive_summed_floor,

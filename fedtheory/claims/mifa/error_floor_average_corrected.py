@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
+from fedtheory.claims.mifa._runs import long_run
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.mifa_floor_search import fedavg_is_moments_diag
-from fedtheory.experiments.mifa_runs import long_run
 from fedtheory.symbolic.error_floor import derive_summed_floor, summed_floor_inequality
 from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.mifa_symbols import L, T, c_sym, delta0, eta, is_zero, sigma2

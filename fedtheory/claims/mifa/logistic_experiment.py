@@ -9,12 +9,14 @@ from fedtheory.claims import Claim, ClaimKind, SetupCard, SetupRow
 
 from ._common import add_seed_experiment_checks
 from ._floors import UMIFAM_ERRATUM
+from ._runs import logistic_setting
 from .quadratic_experiment import SHARED_ROWS, WHERE
 
 #: The MIFA paper's code (Gu et al. 2021), a related but different experiment.
 MIFA_CODE = "github.com/hmgxr128/MIFA_code (commit c1099d9)"
 
 CLAIM = Claim(
+    datasets=(logistic_setting,),
     id="mifa.logistic_experiment", family="mifa",
     seed_ref="000, 'Experiment on Logistic Regression' (Figures 4-6: p = 0.01, 0.1, 0.5)",
     title=("Logistic regression on real data, p in {0.01, 0.1, 0.5}: U-MIFAm works better "

@@ -6,10 +6,11 @@ works better than FedAvg-IS, MIFA, U-MIFA and MIFAm.
 from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, SetupCard, SetupRow
-from fedtheory.experiments.mifa_runs import BETTER_MARGIN_DECADES
+from fedtheory.claims.mifa._runs import BETTER_MARGIN_DECADES
 
 from ._common import add_seed_experiment_checks
 from ._floors import UMIFAM_ERRATUM
+from ._runs import quadratic_setting
 
 #: Where seed 000 states the set-up (line numbers of the seed's text file).
 WHERE = "seed 000 (000_170771278ac75f31.txt)"
@@ -57,6 +58,7 @@ SHARED_ROWS = (
 )
 
 CLAIM = Claim(
+    datasets=(quadratic_setting,),
     id="mifa.quadratic_experiment", family="mifa",
     seed_ref="000, 'Simple Quadratic Experiment' and 'U-MIFAm works better in practice'",
     title=("Quadratic, 10 clients, p = 0.1, η = 0.02 (panels p = 0.01, 0.1, 0.5): "

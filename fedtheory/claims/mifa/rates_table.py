@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
-from fedtheory.claims.stated import Erratum, Stated
-from fedtheory.experiments import mifa_experiments as mx
-from fedtheory.experiments.mifa_runs import (
+from fedtheory.claims.mifa._runs import (
     complexity_scaling_evidence,
     convex_fedpgd_run,
     scaling_problem,
 )
+from fedtheory.claims.stated import Erratum, Stated
+from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_search import fedpgd_nonconvex_average
 from fedtheory.experiments.search import maximize, rationalize
 
@@ -169,7 +169,7 @@ def _rates_convex(ctx: Context) -> Evidence:
 
 
 def scaling_evidence(ctx: Context) -> Evidence:
-    """:func:`~fedtheory.experiments.mifa_runs.complexity_scaling_evidence`, judged as a
+    """:func:`~fedtheory.claims.mifa._runs.complexity_scaling_evidence`, judged as a
     referee would: SAGA's slope significantly above FedGD's refutes the tables' ordering
     (a concrete measurement); FedGD's own slope outside 1 ± 0.1 means the reading "O(n) is
     slope 1 at these n" does not apply at these sizes: undecided, not a refutation of

@@ -12,8 +12,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
+from fedtheory.claims.mifa._runs import convex_fedpgd_run
 from fedtheory.claims.stated import Stated
-from fedtheory.experiments.mifa_runs import convex_fedpgd_run
 from fedtheory.experiments.mifa_search import fedpgd_quadratic_average, huber_gd_average
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.fedpgd_convex import (

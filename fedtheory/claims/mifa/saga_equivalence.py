@@ -10,8 +10,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.mifa._runs import same_mask_runs
 from fedtheory.claims.stated import Erratum
-from fedtheory.experiments.mifa_runs import same_mask_runs
 from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.mifa_symbols import indicators, prob_symbols, vec
 from fedtheory.symbolic.saga_umifa import derive_saga_umifa

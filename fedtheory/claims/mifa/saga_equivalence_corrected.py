@@ -12,9 +12,9 @@ import sympy as sp
 
 from fedtheory.algorithms import get_rule
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims.mifa._runs import same_mask_runs
 from fedtheory.claims.stated import Stated
 from fedtheory.engine import RoundRecord
-from fedtheory.experiments.mifa_runs import same_mask_runs
 from fedtheory.participation import BernoulliParticipation
 from fedtheory.simulate import simulate
 from fedtheory.symbolic.identity import prove_zero

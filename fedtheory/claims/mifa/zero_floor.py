@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims.mifa._runs import floor_comparison, mifa_long_runs
 from fedtheory.claims.stated import Erratum, Stated, exact_like
-from fedtheory.experiments.mifa_runs import floor_comparison, mifa_long_runs
 from fedtheory.symbolic.error_floor import derive_zero_floor_sum, zero_floor_t2_inequality
 from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.mifa_symbols import L, eta

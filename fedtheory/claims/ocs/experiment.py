@@ -3,8 +3,7 @@ r"""Claim ``ocs.experiment``: seed 002's Section 5 experiment, re-run on a bundl
 FedAvg (Algorithm 3) with full participation, uniform(m), OCS(m) (Algorithm 1) and AOCS(m)
 (Algorithm 2) on multinomial logistic regression over an unbalanced federated split of
 scikit-learn's ``load_digits`` (the Section 5.2 recipe), and the :math:`m = O(\sqrt n)`
-conjecture of Section 5.4. The simulation and its cached runs (``experiment_run``,
-``sweep_run``) live in :mod:`fedtheory.experiments.ocs_fedavg` and
+conjecture of Section 5.4. The simulation lives in :mod:`fedtheory.experiments.ocs_fedavg` and
 :mod:`fedtheory.experiments.ocs_runs`, the figures in
 :mod:`fedtheory.plotting.ocs` (also used by ``paper_figures/ocs_vs_uniform.py`` and
 ``paper_figures/ocs_sqrt_n.py``); this module states the claim and judges it with
@@ -28,8 +27,8 @@ from fedtheory.claims import (
     all_of,
     checks,
 )
+from fedtheory.claims.ocs._data import EXPERIMENT, experiment_run, sweep_run
 from fedtheory.experiments import ocs_fedavg as ox
-from fedtheory.experiments.ocs_runs import experiment_run, sweep_run
 
 #: The false-alarm level of each paired comparison (a check's level is the sum over its
 #: comparisons: :func:`fedtheory.claims.all_of`).
@@ -241,6 +240,7 @@ SETUP = SetupCard(
 )
 
 CLAIM = Claim(
+    datasets=EXPERIMENT,
     id="ocs.experiment",
     family="ocs",
     seed_ref="002, Section 5 (5.1, 5.2, 5.4, footnote 4), Appendix F",
@@ -356,9 +356,9 @@ own report is the evidence instead.
 )
 
 def _replay(ctx: Context, **extra: Any) -> dict[str, Any]:
-    run = experiment_run(ctx.preset, ctx.seed)
+    run = experiment_run(ctx)
     ce = {"preset": ctx.preset, "seed": ctx.seed,
-          "rerun": f"fedtheory.experiments.ocs_runs.experiment_run({ctx.preset!r}, {ctx.seed})",
+          "rerun": f"fedtheory.claims.ocs._data.experiment_run({ctx.preset!r}, {ctx.seed})",
           "setup": {k: v for k, v in ox.SETUP.items() if not k.startswith("sweep")},
           "client_sizes": run.config["sizes"], "rounds": run.config["rounds"],
           "replicas": run.config["replicas"]}
@@ -406,7 +406,7 @@ def _means(values: dict[str, np.ndarray], run: ox.FedAvgRun) -> str:
 def _between_per_round(ctx: Context) -> Evidence:
     """Per round, OCS(m) is better than uniform(m) and full participation is not worse than
     OCS(m): paired one-sided t-tests on the per-round areas of log(f - f*) and accuracy."""
-    run = experiment_run(ctx.preset, ctx.seed)
+    run = experiment_run(ctx)
     values = _metrics(run, "round")
     parts = []
     for metric, v in values.items():
@@ -427,7 +427,7 @@ def _best_per_bit(ctx: Context) -> Evidence:
     """Per bit sent client -> master, OCS(m) and AOCS(m) are better than uniform(m) and than
     full participation: paired one-sided t-tests on the areas under accuracy and log(f - f*)
     against bits."""
-    run = experiment_run(ctx.preset, ctx.seed)
+    run = experiment_run(ctx)
     values = _metrics(run, "bit")
     parts = [(f"{_NAMES[a]} better than {_NAMES[b]} ({metric})",
               _compare(ctx, v, a, b, "better", metric, run, "bit"))
@@ -446,7 +446,7 @@ def _best_per_bit(ctx: Context) -> Evidence:
 def _aocs_matches_ocs(ctx: Context) -> Evidence:
     """AOCS's results equal OCS's (footnote 4): paired equivalence tests (TOST) of the
     per-round areas; how often Algorithm 2 gave eq. (7)'s probabilities is reported."""
-    run = experiment_run(ctx.preset, ctx.seed)
+    run = experiment_run(ctx)
     values = _metrics(run, "round")
     parts = [(f"AOCS equivalent to OCS ({metric})",
               _compare(ctx, v, "aocs", "ocs", "equivalent", metric, run, "round"))
@@ -478,7 +478,7 @@ def _slope(ns: list[int], ms: list[int]) -> float | None:
 @CLAIM.check("monte_carlo", "sqrt_n_conjecture")
 def _sqrt_n_conjecture(ctx: Context) -> Evidence:
     """For several n, the smallest m at which OCS(m) matches full participation, vs c sqrt n."""
-    sw = sweep_run(ctx.preset, ctx.seed)
+    sw = sweep_run(ctx)
     m32 = float(M_AT_32)
     dec = sw.decide(m32)
     rows, bad, undecided = dec["rows"], dec["failed"], dec["undecided"]
@@ -494,7 +494,7 @@ def _sqrt_n_conjecture(ctx: Context) -> Evidence:
               "client_sizes": sw.sizes[row["n"]],
               "accuracy_gap_lower_limit": row["lower_at_budget"], "epsilon": sw.epsilon,
               "rounds": sw.config["rounds"], "replicas": sw.config["replicas"],
-              "rerun": f"fedtheory.experiments.ocs_runs.sweep_run({ctx.preset!r}, {ctx.seed})"}
+              "rerun": f"fedtheory.claims.ocs._data.sweep_run({ctx.preset!r}, {ctx.seed})"}
     table = ", ".join(f"n={r['n']}: m*={r['m_star']} (c*sqrt n -> {r['budget']}: {r['status']})"
                       for r in rows)
     # the power of this check: which constants could it tell from the stated one?
@@ -543,7 +543,7 @@ def _sqrt_n_conjecture(ctx: Context) -> Evidence:
 @CLAIM.check("figure", "ocs_vs_uniform_figure")
 def _figure_curves(ctx: Context) -> Evidence:
     """Accuracy and loss against rounds and against bits, bands over replicas."""
-    run = experiment_run(ctx.preset, ctx.seed)
+    run = experiment_run(ctx)
     from fedtheory.plotting.ocs import plot_ocs_vs_uniform
 
     figures = plot_ocs_vs_uniform(run, ctx.figure_path("ocs_vs_uniform"))
@@ -557,7 +557,7 @@ def _figure_curves(ctx: Context) -> Evidence:
 @CLAIM.check("figure", "sqrt_n_figure")
 def _figure_sqrt_n(ctx: Context) -> Evidence:
     """Accuracy gap to full participation against m for several n, and m*(n) against n."""
-    sw = sweep_run(ctx.preset, ctx.seed)
+    sw = sweep_run(ctx)
     from fedtheory.plotting.ocs import plot_sqrt_n
 
     figures = plot_sqrt_n(sw, ctx.figure_path("sqrt_n"))

@@ -1,11 +1,13 @@
-"""The experiment runs of the ``mifa`` claims (seed 000), as their checks and figures use them.
+"""The experiment runs of the ``mifa`` claims (seed 000), as their checks and figures use
+them, and the verdict helpers several of them share (floors, "U-MIFAm works better", the
+complexity scaling): the claims' side of :mod:`fedtheory.experiments.mifa_experiments` (which
+computes; Evidence, tests and figures are made here).
 
 Each function takes the claim's :class:`~fedtheory.claims.core.Context` and draws from its
 named random streams (``ctx.rng(name)``, derived from the seed, the claim id and the name), so
 the numbers do not depend on where the runs are called from. The seed's two experiments are
-cached per ``(kind, preset, seed)`` (one at a time). Also the verdict helpers shared by
-several claims (floors, "U-MIFAm works better", the complexity scaling). Used by the claims in
-:mod:`fedtheory.claims.mifa`.
+datasets (:mod:`fedtheory.tasks`, each run a task): ``quadratic_setting(ctx)`` in a check,
+``quadratic_setting(preset, seed)`` in a figure script.
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
+from fedtheory.algorithms import get_rule
 from fedtheory.claims import checks
 from fedtheory.claims.core import Context, Evidence
 from fedtheory.claims.evidence import all_of
 from fedtheory.experiments import mifa_experiments as mx
-from fedtheory.tasks import dataset, gather_calls
+from fedtheory.participation import BernoulliParticipation, UniformParticipation
+from fedtheory.simulate import simulate
+from fedtheory.tasks import Plan, dataset, task
 from fedtheory.theory.mifa import heterogeneous, one_round, slopes
 
 __all__ = [
@@ -132,23 +137,31 @@ def _run_cost(spec: dict[str, Any]) -> float:
     return spec["rounds"] * spec["replicas"] * prob.n * prob.d * _SECONDS_PER_UNIT
 
 
-def _seed_setting(ctx: Context, kind: str) -> dict[str, Any]:
+def _seed_setting(ctx: Context, kind: str) -> Plan:
     """:func:`~fedtheory.experiments.mifa_experiments.seed_setting`, each (p, rule, beta) run a
-    task (:func:`fedtheory.tasks.gather_calls`)."""
-    return mx.seed_setting(kind, quick=ctx.quick, seed=ctx.seed,
-                           run_many=lambda specs: gather_calls(mx.run_methods, specs,
-                                                               cost=_run_cost, name="run"))
+    task (``run0``, ``run1``, ...)."""
+    specs = mx.seed_setting_specs(kind, quick=ctx.quick, seed=ctx.seed)
+
+    def combine(results: list[dict[str, Any]]) -> dict[str, Any]:
+        def given(asked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            if len(asked) != len(results):
+                raise ValueError(f"specs must be the {len(results)} runs planned, "
+                                 f"got {len(asked)}")
+            return results
+        return mx.seed_setting(kind, quick=ctx.quick, seed=ctx.seed, run_many=given)
+    return Plan([task(f"run{j}", mx.run_methods, cost=_run_cost(spec), **spec)
+                 for j, spec in enumerate(specs)], combine)
 
 
 @dataset("mifa.quadratic_experiment")
-def quadratic_setting(ctx: Context) -> dict[str, Any]:
-    """Seed 000's experiment on the quadratic problem (cached; 21 tasks)."""
+def quadratic_setting(ctx: Context) -> Plan:
+    """Seed 000's experiment on the quadratic problem (21 tasks)."""
     return _seed_setting(ctx, "quadratic")
 
 
 @dataset("mifa.logistic_experiment")
-def logistic_setting(ctx: Context) -> dict[str, Any]:
-    """Seed 000's experiment on the logistic problem (cached; 21 tasks)."""
+def logistic_setting(ctx: Context) -> Plan:
+    """Seed 000's experiment on the logistic problem (21 tasks)."""
     return _seed_setting(ctx, "logistic")
 
 
@@ -158,7 +171,7 @@ def experiment(ctx: Context, kind: str) -> dict[str, Any]:
     if kind not in ("quadratic", "logistic"):
         raise ValueError(f"kind must be 'quadratic' or 'logistic', got {kind!r}")
     build = quadratic_setting if kind == "quadratic" else logistic_setting
-    return build(ctx.preset, ctx.seed)
+    return build(ctx)
 
 
 def better_than_all(runs: dict[str, np.ndarray], best: str, others: list[str],
@@ -190,9 +203,6 @@ def convex_fedpgd_run(ctx: Context, eta_val: float = 0.5) -> dict[str, Any]:
 
     Returns the sizes, the replicas of f(x_t) - f* ``(R, T + 1)`` and f(x_0) - f*.
     """
-    from fedtheory.algorithms import get_rule
-    from fedtheory.participation import UniformParticipation
-    from fedtheory.simulate import simulate
 
     n, b, d = 40, 4, 50
     L_val = 1.0
@@ -212,9 +222,6 @@ def scaling_problem(ctx: Context, n: int) -> Any:
 
 def evals_to_eps(ctx: Context, ns: list[int]) -> dict[str, Any]:
     """Client-gradient evaluations until ||∇f||^2 <= 1e-6 ||∇f(x_0)||^2: FedGD and SAGA."""
-    from fedtheory.algorithms import get_rule
-    from fedtheory.participation import BernoulliParticipation, UniformParticipation
-    from fedtheory.simulate import simulate
 
     R = ctx.size(quick=8, full=32)
     out: dict[str, Any] = {"n": ns, "fedgd": [], "saga": []}
@@ -243,6 +250,7 @@ def figure_evidence(ctx: Context, kind: str) -> Evidence:
     figs: list[str] = []
     path = ctx.figure_path(f"{kind}_rules")
     if path is not None:
+        # plotting sits above the claims (and needs matplotlib): imported only to draw
         from fedtheory.plotting.mifa import plot_seed_experiment
 
         figs = plot_seed_experiment(res, title=f"seed 000, {kind} problem", path=path)
