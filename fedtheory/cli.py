@@ -128,9 +128,11 @@ def _add_sources(args: argparse.Namespace) -> list[Any]:
 
 def _claims_of_paths(paths: Sequence[str]) -> list[Any]:
     """The claims the (already loaded) claim files or folders ``paths`` define."""
+    if not paths:
+        return []
     from fedtheory.claims.registry import add_sources
 
-    return add_sources(paths) if paths else []
+    return add_sources(paths)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

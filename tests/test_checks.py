@@ -93,7 +93,7 @@ def test_an_exact_failure_refutes_beside_an_undecided_monte_carlo_part(monkeypat
             "exact_fedavg": np.array([1.0, 0.5]), "exact_sgd": np.array([1.0, 0.6]),
             "fedavg": np.ones((2, 5)), "sgd": np.ones((2, 5)),  # 5 replicas: undecided
             "bits_fedavg": np.array([1.0, 1.0]), "bits_sgd": np.array([3.0, 3.0])}
-    monkeypatch.setattr(mod, "local_steps_data", lambda preset, seed: ({}, data))
+    monkeypatch.setattr(mod, "local_steps_data", lambda ctx: ({}, data))
     ctx = Context(claim_id=mod.CLAIM.id, kind=mod.CLAIM.kind, stated=mod.CLAIM.stated)
     ev = mod._same_error_fewer_rounds(ctx)
     assert ev.passed is False and ev.undecided is None and ev.counterexample

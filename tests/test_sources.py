@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from fedtheory.claims.sources import claim_files, module_name_for
+from fedtheory.cli import main
 from fedtheory.scaffold import skeleton
 
 from ._demo import demo_package
@@ -68,6 +69,41 @@ def _run(cwd: Path, *args: str, env: dict[str, str] | None = None
 
 
 @pytest.fixture()
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """``fedtheory ARGS`` run in this process (no interpreter start-up), from a folder: its
+    exit code, stdout and stderr. The claims the run loads from files leave the registry, the
+    environment and ``sys.modules`` afterwards, as if the run had been a process of its own."""
+    from fedtheory.claims import registry, sources
+
+    saved = (dict(registry._REGISTRY), dict(registry._ORIGINS), list(registry._SOURCES),
+             os.environ.get(sources.ENV_VAR))
+    before = set(sys.modules)
+
+    def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        monkeypatch.chdir(cwd)
+        try:
+            code = main(list(args))
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 2
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out, err)
+
+    yield run
+    registry._REGISTRY.clear()
+    registry._REGISTRY.update(saved[0])
+    registry._ORIGINS.clear()
+    registry._ORIGINS.update(saved[1])
+    registry._SOURCES[:] = saved[2]
+    if saved[3] is None:
+        os.environ.pop(sources.ENV_VAR, None)
+    else:
+        os.environ[sources.ENV_VAR] = saved[3]
+    for name in set(sys.modules) - before:
+        if name.startswith("fedtheory_user_claims"):
+            del sys.modules[name]
+
+
+@pytest.fixture()
 def lemmas(tmp_path: Path) -> Path:
     """A user's folder of lemmas, outside the source tree."""
     folder = tmp_path / "lemmas"
@@ -78,9 +114,9 @@ def lemmas(tmp_path: Path) -> Path:
     return folder
 
 
-def test_a_claim_file_is_verified_and_its_report_names_the_file(lemmas: Path) -> None:
+def test_a_claim_file_is_verified_and_its_report_names_the_file(cli, lemmas: Path) -> None:
     out = lemmas / "out.json"
-    proc = _run(lemmas, "verify", "./mine_mean.py", "mine_wrong.py", "is.unbiased", "--quick",
+    proc = cli(lemmas, "verify", "./mine_mean.py", "mine_wrong.py", "is.unbiased", "--quick",
                 "--json", str(out), "--no-progress", "--no-record", "--jobs", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
@@ -97,19 +133,19 @@ def test_a_claim_file_is_verified_and_its_report_names_the_file(lemmas: Path) ->
     # the replay command of the refutation loads the file, and re-runs the check
     command = by_id["mine.wrong"]["counterexample"]["replay"]["command"]
     assert command.endswith(f"--claims {(lemmas / 'mine_wrong.py').resolve()}")
-    replay = _run(lemmas, *command.split()[1:])
+    replay = cli(lemmas, *command.split()[1:])
     assert replay.returncode == 0 and "passed:   False" in replay.stdout, replay.stderr
     # the report reads back: show recomputes the verdict (the replay command is the file's)
-    shown = _run(lemmas, "show", "mine.wrong", "--claims", ".", "--from", str(out))
+    shown = cli(lemmas, "show", "mine.wrong", "--claims", ".", "--from", str(out))
     assert shown.returncode == 0 and "Verdict: refuted" in shown.stdout, shown.stdout
 
 
-def test_a_folder_of_claims_works_with_every_command(lemmas: Path) -> None:
-    listed = _run(lemmas, "list", "--claims", ".", "--family", "mine")
+def test_a_folder_of_claims_works_with_every_command(cli, lemmas: Path) -> None:
+    listed = cli(lemmas, "list", "--claims", ".", "--family", "mine")
     assert listed.returncode == 0, listed.stderr
     assert "mine.mean" in listed.stdout and "mine.wrong" in listed.stdout
     assert "2 claims" in listed.stdout
-    ran = _run(lemmas, "verify", "--claims", ".", "--family", "mine", "--quick", "--jobs", "2",
+    ran = cli(lemmas, "verify", "--claims", ".", "--family", "mine", "--quick", "--jobs", "2",
                "--no-progress", "--json", "fam.json")
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert json.loads((lemmas / "fam.json").read_text())["summary"] == {
@@ -130,26 +166,26 @@ def test_a_folder_of_claims_works_with_every_command(lemmas: Path) -> None:
                              text=True, timeout=300)
     assert spawned.returncode == 0 and spawned.stdout.split() == ["refuted"], spawned.stderr
     # the catalogue of a report with user claims
-    cat = _run(lemmas, "catalogue", "--from", "fam.json", "--claims", ".", "--out", "C.md")
+    cat = cli(lemmas, "catalogue", "--from", "fam.json", "--claims", ".", "--out", "C.md")
     assert cat.returncode == 0, cat.stderr
     assert "mine.wrong" in (lemmas / "C.md").read_text()
 
 
-def test_bad_claim_sources_are_clear_errors(lemmas: Path, tmp_path: Path) -> None:
+def test_bad_claim_sources_are_clear_errors(cli, lemmas: Path, tmp_path: Path) -> None:
     (lemmas / "mine_broken.py").write_text("import not_a_module_anywhere\n")
-    proc = _run(lemmas, "verify", "mine_broken.py", "--quick", "--no-record")
+    proc = cli(lemmas, "verify", "mine_broken.py", "--quick", "--no-record")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "mine_broken.py failed to import" in proc.stderr
     assert "not_a_module_anywhere" in proc.stderr
     (lemmas / "mine_broken.py").write_text("X = 1\n")
-    proc = _run(lemmas, "verify", "mine_broken.py", "--quick", "--no-record")
+    proc = cli(lemmas, "verify", "mine_broken.py", "--quick", "--no-record")
     assert proc.returncode == 2 and "defines no claim" in proc.stderr
     (lemmas / "mine_broken.py").write_text(CONFIRMED.replace('"mine.mean"', '"is.unbiased"')
                                            .replace('family="mine"', 'family="is"'))
-    proc = _run(lemmas, "verify", "mine_broken.py", "--quick", "--no-record")
+    proc = cli(lemmas, "verify", "mine_broken.py", "--quick", "--no-record")
     assert proc.returncode == 2 and "'is.unbiased' is defined twice" in proc.stderr
     assert "mine_broken.py" in proc.stderr
-    proc = _run(lemmas, "verify", "no_such_file.py", "--quick", "--no-record")
+    proc = cli(lemmas, "verify", "no_such_file.py", "--quick", "--no-record")
     assert proc.returncode == 2 and "'no_such_file.py' does not exist" in proc.stderr
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no claim file"):
@@ -194,15 +230,15 @@ def test_a_family_folder_without_init_is_an_error(tmp_path: Path) -> None:
     assert "holds claim files but no __init__.py" in proc.stderr
 
 
-def test_new_writes_a_skeleton_that_is_an_error_until_written(tmp_path: Path) -> None:
-    made = _run(tmp_path, "new", "mine.step", "--kind", "upper-bound")
+def test_new_writes_a_skeleton_that_is_an_error_until_written(cli, tmp_path: Path) -> None:
+    made = cli(tmp_path, "new", "mine.step", "--kind", "upper-bound")
     assert made.returncode == 0, made.stderr
     path = tmp_path / "mine_step.py"
     assert path.exists() and "ClaimKind.UPPER_BOUND" in path.read_text()
-    ran = _run(tmp_path, "verify", "mine_step.py", "--quick", "--no-record", "--no-progress")
+    ran = cli(tmp_path, "verify", "mine_step.py", "--quick", "--no-record", "--no-progress")
     assert ran.returncode == 1 and "mine.step  error" in ran.stdout
     assert ran.stdout.count("NotImplementedError") + ran.stderr.count("NotImplementedError") >= 2
-    again = _run(tmp_path, "new", "mine.step", "--kind", "upper-bound")
+    again = cli(tmp_path, "new", "mine.step", "--kind", "upper-bound")
     assert again.returncode == 2 and "not overwritten" in again.stderr
     for bad, match in ((("Mine", "identity"), "FAMILY.NAME"), (("a.b", "bound"), "--kind")):
         with pytest.raises(ValueError, match=match):
@@ -214,13 +250,13 @@ def test_new_writes_a_skeleton_that_is_an_error_until_written(tmp_path: Path) ->
 LEMMAS = Path(__file__).resolve().parents[1] / "docs" / "lemmas"
 
 
-def test_the_worked_lemmas_run_from_outside_the_source_tree(tmp_path: Path) -> None:
+def test_the_worked_lemmas_run_from_outside_the_source_tree(cli, tmp_path: Path) -> None:
     """docs/lemmas.md's two worked lemmas, copied to a folder outside the repository: one
     confirmed (its mutant caught), one refuted with its exact counterexample; the report names
     each file and its hash, and the refutation's replay command re-runs it."""
     for f in LEMMAS.glob("*.py"):
         (tmp_path / f.name).write_text(f.read_text())
-    ran = _run(tmp_path, "verify", ".", "--quick", "--power", "--json", "w.json",
+    ran = cli(tmp_path, "verify", ".", "--quick", "--power", "--json", "w.json",
                "--no-progress", "--no-record", "--jobs", "2")
     assert ran.returncode == 0, ran.stderr[-2000:]
     doc = json.loads((tmp_path / "w.json").read_text())
@@ -234,11 +270,11 @@ def test_the_worked_lemmas_run_from_outside_the_source_tree(tmp_path: Path) -> N
         path = Path(c["origin"]["path"])
         assert path.parent == tmp_path.resolve()
         assert c["origin"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    replay = _run(tmp_path, *ce["replay"]["command"].split()[1:])
+    replay = cli(tmp_path, *ce["replay"]["command"].split()[1:])
     assert replay.returncode == 0 and "passed:   False" in replay.stdout, replay.stderr
 
 
-def test_a_claim_file_in_a_git_work_tree_records_its_commit(lemmas: Path) -> None:
+def test_a_claim_file_in_a_git_work_tree_records_its_commit(cli, lemmas: Path) -> None:
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=lemmas, check=True, capture_output=True,
                        env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
@@ -250,7 +286,7 @@ def test_a_claim_file_in_a_git_work_tree_records_its_commit(lemmas: Path) -> Non
     for edit, dirty in ((False, False), (True, True)):
         if edit:
             (lemmas / "mine_mean.py").write_text(CONFIRMED + "\n# edited\n")
-        ran = _run(lemmas, "verify", "mine_mean.py", "--quick", "--json", "g.json",
+        ran = cli(lemmas, "verify", "mine_mean.py", "--quick", "--json", "g.json",
                    "--no-progress", "--no-record")
         assert ran.returncode == 0, ran.stderr[-2000:]
         origin = json.loads((lemmas / "g.json").read_text())["claims"][0]["origin"]

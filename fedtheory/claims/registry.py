@@ -113,8 +113,13 @@ def add_sources(paths: Iterable[str | Path]) -> list[Claim]:
                         f"claim id {claim.id!r} is defined twice: built in "
                         f"({builtin[claim.id]}), then ({origin.describe()}); ids are unique "
                         "across the package, entry points and claim files")
+                known = _REGISTRY.get(claim.id)
+                if known is not None and known is not claim and \
+                        getattr(_ORIGINS.get(claim.id), "path", None) == origin.path:
+                    del _REGISTRY[claim.id]  # the same file, edited and loaded again
                 if _REGISTRY.get(claim.id) is not claim:
                     register(claim, origin)
+                _ORIGINS[claim.id] = origin  # the file as this run read it
                 out.append(claim)
     if _SOURCES:
         os.environ[ENV_VAR] = os.pathsep.join(_SOURCES)

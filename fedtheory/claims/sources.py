@@ -186,17 +186,22 @@ def claims_of_module(module: Any, where: str) -> list[Any]:
 
 
 def load_file(path: str | Path) -> tuple[list[Any], Origin]:
-    """Import one claim file (once per process) and return its claims and their origin.
+    """Import one claim file (once per process, again if the file changed) and return its
+    claims and their origin.
 
     An import error is re-raised as ``ImportError`` naming the file (its cause chained)."""
     p = Path(path).resolve()
     name = module_name_for(p)
     module = sys.modules.get(name)
+    sha = _sha256(p)
+    if module is not None and getattr(module, "__fedtheory_sha256__", None) != sha:
+        module = None  # the file changed since it was imported here: import it again
     if module is None:
         spec = importlib.util.spec_from_file_location(name, p)
         if spec is None or spec.loader is None:
             raise ImportError(f"claim file {p}: cannot be imported")
         module = importlib.util.module_from_spec(spec)
+        module.__fedtheory_sha256__ = sha
         sys.modules[name] = module  # dataclasses and pickling look the module up by name
         try:
             spec.loader.exec_module(module)
