@@ -27,8 +27,10 @@ from fedtheory.runner import Job, error_result, run_jobs, verify_one
 
 #: fast quick-preset claims of three families, one refuted
 IDS = ("is.unbiased", "mifa.biased", "ocs.closed_form")
-#: a quick claim whose engine runs are cut into tasks (13 in the quick preset)
-TASKED = ("fedavg.partial_participation",)
+#: a quick claim whose data comes in tasks (2 in the quick preset, 3 s): the default run
+TASKED = ("fdms.nonfriend_probability",)
+#: a claim whose engine runs are cut into 13 tasks (7 s): the slow step's comparison
+TASKED_MANY = ("fedavg.partial_participation",)
 
 
 def _doc(executor, ids: tuple[str, ...] = IDS) -> object:
@@ -49,11 +51,11 @@ def test_tasks_give_the_same_json_whatever_the_number_of_workers():
 @pytest.mark.slow
 def test_serial_processes_and_dask_give_the_same_json():
     pytest.importorskip("distributed")
-    serial = _doc(SerialExecutor(), IDS + TASKED)
-    assert serial == _doc(ProcessExecutor(2), IDS + TASKED) == _doc(ProcessExecutor(3),
-                                                                    IDS + TASKED)
+    serial = _doc(SerialExecutor(), IDS + TASKED + TASKED_MANY)
+    assert serial == _doc(ProcessExecutor(2), IDS + TASKED + TASKED_MANY) == _doc(
+        ProcessExecutor(3), IDS + TASKED + TASKED_MANY)
     dask = DaskExecutor("local:2")
-    assert serial == _doc(dask, IDS + TASKED)
+    assert serial == _doc(dask, IDS + TASKED + TASKED_MANY)
     assert dask.reruns == {} and dask.describe() == "dask (local:2)"
     out: dict[int, int] = {}
     dask.map(abs, [-3, 4], out.__setitem__)

@@ -49,14 +49,16 @@ def test_every_registered_claim_has_a_pinned_verdict():
     assert not unpinned, f"claims without expected=...: {unpinned}"
 
 
-def _by_family(claims, xfail: dict[str, str] | None = None):
+def _by_family(claims, xfail: dict[str, str] | None = None, slow: frozenset[str] = frozenset()):
     """One parameter per claim, sent to the worker of its family (``--dist loadgroup``): the
     tests of a claim then read its verification from the session's ``verified`` (run once),
     and the datasets its family caches in memory are shared by the power runs and the figure
-    scripts (tests/test_scripts.py) of the same worker. ``xfail``: id -> reason (strict)."""
+    scripts (tests/test_scripts.py) of the same worker. ``xfail``: id -> reason (strict);
+    ``slow``: ids whose test runs in the slow step (.ci/run) only."""
     xfail = xfail or {}
     return [pytest.param(c, id=c.id, marks=[
         pytest.mark.xdist_group(c.family),
+        *([pytest.mark.slow] if c.id in slow else []),
         *([pytest.mark.xfail(reason=xfail[c.id], strict=True)] if c.id in xfail else [])])
         for c in claims]
 
@@ -142,8 +144,17 @@ KNOWN_MISSED: dict[str, str] = {
         "true, but no derivation proves them and no instance refutes them"),
 }
 
+#: Confirmed claims whose power run costs more than 5 CPU-seconds (measured on the 2-core CI
+#: machine): their mutants re-run an adversarial search or a Monte Carlo study each. Their
+#: power test runs in the slow step of .ci/run, keeping the default run within 5 minutes.
+SLOW_POWER = frozenset({
+    "ocs.fedavg_nonconvex", "ocs.fedavg_strongly_convex.corrected",
+    "fedau.objective_inconsistency", "fdms.naive_error",
+    "fdms.complexity_reduction.corrected", "is.independent_minimises_variance.corrected",
+})
+
 CONFIRMED = _by_family([c for c in ALL if c.expected is Verdict.CONFIRMED and c.stated is not None],
-                       xfail=KNOWN_MISSED)
+                       xfail=KNOWN_MISSED, slow=SLOW_POWER)
 
 
 @pytest.mark.parametrize("claim", CONFIRMED)
