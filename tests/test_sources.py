@@ -210,8 +210,8 @@ def test_an_entry_point_ships_claims(tmp_path: Path) -> None:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mylemmas\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[fedtheory.claims]\nmylemmas = mylemmas\n")
     env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    listed = _run(tmp_path, "list", "--family", "theirs", env=env)
-    assert listed.returncode == 0 and "theirs.mean" in listed.stdout, listed.stderr
+    shown = _run(tmp_path, "show", "theirs.mean", env=env)  # (list: tested in-process)
+    assert shown.returncode == 0 and "theirs.mean  (theirs;" in shown.stdout, shown.stderr
     ran = _run(tmp_path, "verify", "theirs.mean", "--quick", "--json", "t.json", "--no-record",
                "--no-progress", env=env)
     assert ran.returncode == 0, ran.stderr[-2000:]
@@ -291,3 +291,27 @@ def test_a_claim_file_in_a_git_work_tree_records_its_commit(cli, lemmas: Path) -
         assert ran.returncode == 0, ran.stderr[-2000:]
         origin = json.loads((lemmas / "g.json").read_text())["claims"][0]["origin"]
         assert len(origin["commit"]) == 40 and origin["dirty"] is dirty
+
+
+@pytest.mark.slow  # a local Dask cluster's start costs about 10 s
+def test_a_dask_cluster_gets_the_claim_files(lemmas: Path) -> None:
+    """--dask: the run's claim files are sent to every worker (fedtheory.dask_claims), which
+    finds them without the parent's environment or file system."""
+    pytest.importorskip("distributed")
+    ran = _run(lemmas, "verify", "--claims", ".", "--family", "mine", "--quick", "--dask",
+               "local:2", "--no-progress", "--no-record", "--json", "d.json")
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert json.loads((lemmas / "d.json").read_text())["summary"] == {
+        "confirmed": 1, "refuted": 1}
+
+
+def test_claim_files_bundle_and_unpack(lemmas: Path, tmp_path: Path) -> None:
+    from fedtheory.claims.sources import bundle, unpack
+
+    files = bundle([lemmas, lemmas / "mine_mean.py"])
+    assert sorted(files) == ["0/mine_mean.py", "0/mine_wrong.py", "1/mine_mean.py"]
+    out = unpack(files, tmp_path / "w")
+    assert [Path(o).name for o in out] == ["0", "1"]
+    assert (tmp_path / "w" / "0" / "mine_wrong.py").read_text() == REFUTED
+    with pytest.raises(ValueError, match="leaves the folder"):
+        unpack({"../evil.py": b"x"}, tmp_path / "w")
