@@ -456,7 +456,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print("\n" + power_summary(results))
     for r in results:
         if r.verdict.value == "refuted":
-            print(f"\n{r.id} refuted; counterexample: {_one_line(str(r.counterexample), 400)}")
+            ce = entry(r)["counterexample"]  # as the report has it (a file claim's replay loads it)
+            print(f"\n{r.id} refuted; counterexample: {_one_line(str(ce), 400)}")
+            replay = (ce or {}).get("replay") or {}
+            if replay.get("command"):
+                print(f"  re-run it: {replay['command']}")
         for c in r.errors:
             print(f"\n{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
     prov["reruns"] = dict(executor.reruns)
