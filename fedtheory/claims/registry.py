@@ -103,8 +103,6 @@ def add_sources(paths: Iterable[str | Path]) -> list[Claim]:
     for path in paths:
         files = claim_files(path)
         key = str(Path(path).resolve())
-        if key not in _SOURCES:
-            _SOURCES.append(key)
         for f in files:
             claims, origin = load_file(f)
             for claim in claims:
@@ -121,6 +119,8 @@ def add_sources(paths: Iterable[str | Path]) -> list[Claim]:
                     register(claim, origin)
                 _ORIGINS[claim.id] = origin  # the file as this run read it
                 out.append(claim)
+        if key not in _SOURCES:  # loaded without error: a source of this run
+            _SOURCES.append(key)
     if _SOURCES:
         os.environ[ENV_VAR] = os.pathsep.join(_SOURCES)
     return out
