@@ -89,10 +89,16 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
         return subprocess.CompletedProcess(args, code, out, err)
 
     yield run
-    registry._REGISTRY.clear()
-    registry._REGISTRY.update(saved[0])
-    registry._ORIGINS.clear()
-    registry._ORIGINS.update(saved[1])
+    # only the claims loaded from files leave: built-in claims imported meanwhile stay (the
+    # registry may have been fully discovered during the test)
+    for cid, origin in list(registry._ORIGINS.items()):
+        if origin.kind == "file":
+            registry._REGISTRY.pop(cid, None)
+            registry._ORIGINS.pop(cid, None)
+    for cid, claim in saved[0].items():
+        registry._REGISTRY.setdefault(cid, claim)
+    for cid, origin in saved[1].items():
+        registry._ORIGINS.setdefault(cid, origin)
     registry._SOURCES[:] = saved[2]
     if saved[3] is None:
         os.environ.pop(sources.ENV_VAR, None)
