@@ -27,7 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Evidence", "all_of", "combined_alpha"]
+from fedtheory.symbolic.identity import IdentityResult
+
+__all__ = ["Evidence", "all_of", "combined_alpha", "derivation_evidence", "identity_evidence"]
 
 
 @dataclass
@@ -162,3 +164,29 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
         undecided=undecided,
         tests=tests,
     )
+
+
+def derivation_evidence(ok: bool, measured: Any, theoretical: Any, detail: str) -> Evidence:
+    """An identity of the derivation (not of the statement): passed when it holds, unproven
+    when it does not (the derivation then does not reach the statement; that refutes
+    nothing)."""
+    if ok:
+        return Evidence(True, measured, theoretical, detail)
+    return Evidence.unproven(measured, theoretical, detail + ": the derivation's identity is "
+                             "not obtained, so this check proves nothing (not a refutation)")
+
+
+def identity_evidence(res: IdentityResult, *, measured: Any, theoretical: Any, detail: str,
+                      counterexample: dict[str, Any] | None = None) -> Evidence:
+    """Evidence of an identity of the statement (:func:`fedtheory.symbolic.identity.prove_zero`):
+    passed with its proof, failed at the concrete point where the two sides differ
+    (``counterexample`` describes that instance), or unproven (no proof, and the sides agree
+    at the point): never a refutation without an instance."""
+    text = f"{detail}: {res.status}"
+    if res.status == "not proved":
+        return Evidence.unproven(measured, theoretical, text + " (sympy does not simplify the "
+                                 "difference to 0, and the sides agree at the test point)")
+    return Evidence(res.verdict, measured, theoretical, text, proof=res.proof,
+                    counterexample=None if res.verdict else {
+                        **(counterexample or {}), "point": res.at,
+                        "difference_there": str(res.value)})

@@ -9,6 +9,7 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.claims import Claim, Context, Evidence, all_of, checks
+from fedtheory.claims.evidence import derivation_evidence, identity_evidence
 from fedtheory.claims.mifa._runs import (
     error_samples,
     figure_evidence,
@@ -16,7 +17,6 @@ from fedtheory.claims.mifa._runs import (
     umifam_best_evidence,
 )
 from fedtheory.experiments import mifa_experiments as mx
-from fedtheory.symbolic.identity import IdentityResult
 from fedtheory.theory.mifa import condition, exact_error2, exact_rows, exact_state, one_round
 
 __all__ = ["ALPHA", "TableRound", "add_seed_experiment_checks", "derivation_evidence",
@@ -54,33 +54,6 @@ def identity_and_bound(ident: Evidence, up: Evidence, theoretical: Any, bound_la
     ev.detail = f"{ident.detail}. {bound_label}{up.detail}"
     ev.data = data if data is not None else {}
     return ev
-
-
-def identity_evidence(res: IdentityResult, *, measured: Any, theoretical: Any, detail: str,
-                      counterexample: dict[str, Any] | None = None) -> Evidence:
-    """Evidence of a symbolic identity of the statement
-    (:func:`fedtheory.symbolic.identity.prove_zero`): passed with its proof, failed at the
-    concrete point where the two sides differ (``counterexample`` describes that instance), or
-    unproven (no proof and the sides agree at the point): never a refutation without an
-    instance."""
-    text = f"{detail}: {res.status}"
-    if res.status == "not proved":
-        return Evidence.unproven(measured, theoretical, text + " (sympy does not simplify the "
-                                 "difference to 0, and the sides agree at the test point)")
-    return Evidence(res.verdict, measured, theoretical, text, proof=res.proof,
-                    counterexample=None if res.verdict else {
-                        **(counterexample or {}), "point": res.at,
-                        "difference_there": str(res.value)})
-
-
-def derivation_evidence(ok: bool, measured: Any, theoretical: Any, detail: str) -> Evidence:
-    """An identity of the derivation (not of the statement): passed when it holds, unproven
-    when it does not (our derivation then does not reach the statement; that refutes
-    nothing)."""
-    if ok:
-        return Evidence(True, measured, theoretical, detail)
-    return Evidence.unproven(measured, theoretical, detail + ": the derivation's identity is "
-                             "not obtained, so this check proves nothing (not a refutation)")
 
 
 def add_seed_experiment_checks(claim: Claim, kind: str,

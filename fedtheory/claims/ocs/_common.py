@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fedtheory.claims import Evidence
-from fedtheory.symbolic.identity import IdentityResult
+from fedtheory.claims.evidence import derivation_evidence, identity_evidence
 
 __all__ = [
     "BUDGET_FACTOR",
@@ -56,27 +56,3 @@ def closed_form_parts(ctx: Any) -> dict[str, Any]:
             "condition": lambda c: ctx.factor(CONDITION_FACTOR, c)}
 
 
-def derivation_evidence(ok: bool, measured: Any, theoretical: Any, detail: str) -> Evidence:
-    """An identity of the derivation (not of the statement): passed when it holds, unproven
-    when it does not (the derivation then does not reach the statement; that refutes
-    nothing)."""
-    if ok:
-        return Evidence(True, measured, theoretical, detail)
-    return Evidence.unproven(measured, theoretical, detail + ": the derivation's identity is "
-                             "not obtained, so this check proves nothing (not a refutation)")
-
-
-def identity_evidence(res: IdentityResult, *, measured: Any, theoretical: Any, detail: str,
-                      counterexample: dict[str, Any] | None = None) -> Evidence:
-    """Evidence of an identity of the statement (:func:`fedtheory.symbolic.identity.prove_zero`):
-    passed with its proof, failed at the concrete point where the two sides differ
-    (``counterexample`` describes that instance), or unproven (no proof, and the sides agree
-    at the point): never a refutation without an instance."""
-    text = f"{detail}: {res.status}"
-    if res.status == "not proved":
-        return Evidence.unproven(measured, theoretical, text + " (sympy does not simplify the "
-                                 "difference to 0, and the sides agree at the test point)")
-    return Evidence(res.verdict, measured, theoretical, text, proof=res.proof,
-                    counterexample=None if res.verdict else {
-                        **(counterexample or {}), "point": res.at,
-                        "difference_there": str(res.value)})
