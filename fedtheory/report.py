@@ -31,7 +31,6 @@ import json
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fedtheory.gitinfo import git_output
 from fedtheory.schema import (
     REPORT_FORMAT,
     ReportError,
@@ -93,15 +93,6 @@ _PACKAGES = ("numpy", "scipy", "sympy", "cvxpy", "clarabel", "matplotlib", "scik
 # provenance
 
 
-def _git(args: Sequence[str], cwd: Path) -> str | None:
-    try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                             timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
 def _source_tree() -> dict[str, Any]:
     """The git commit of the fedtheory source that runs, and whether its tree was dirty.
 
@@ -109,13 +100,13 @@ def _source_tree() -> dict[str, Any]:
     ``sys.path``); an installed wheel has no commit to report.
     """
     pkg = Path(__file__).resolve().parent
-    top = _git(["rev-parse", "--show-toplevel"], pkg)
+    top = git_output(["rev-parse", "--show-toplevel"], pkg)
     if top is None or not (Path(top) / "fedtheory" / "__init__.py").exists():
         return {"commit": None, "dirty": None, "source": str(pkg)}
-    commit = _git(["rev-parse", "HEAD"], pkg)
-    status = _git(["status", "--porcelain", "--untracked-files=no"], pkg)
+    commit = git_output(["rev-parse", "HEAD"], pkg)
+    status = git_output(["status", "--porcelain", "--untracked-files=no"], pkg)
     # an untracked claim file inside the package changes what runs: it counts as dirty
-    loose = _git(["ls-files", "--others", "--exclude-standard", "--", "claims"], pkg)
+    loose = git_output(["ls-files", "--others", "--exclude-standard", "--", "claims"], pkg)
     if status is not None and loose is not None:
         status += "".join(line for line in loose.splitlines() if line.endswith(".py"))
     return {"commit": commit, "dirty": None if status is None else bool(status), "source": top}

@@ -36,15 +36,15 @@ import hashlib
 import importlib
 import importlib.util
 import os
-import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from fedtheory.claims.core import Claim
+from fedtheory.gitinfo import git_output
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -106,15 +106,6 @@ def _sha256(path: Path) -> str | None:
         return None
 
 
-def _git(args: Sequence[str], cwd: Path) -> str | None:
-    try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                             timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
 def file_origin(path: str | Path | None, kind: str, module: str,
                 entry_point: str | None = None, git: bool = True) -> Origin:
     """The :class:`Origin` of a claim defined in ``path`` (None: unknown file). With ``git``,
@@ -124,9 +115,9 @@ def file_origin(path: str | Path | None, kind: str, module: str,
     p = Path(path).resolve()
     commit = dirty = None
     if git and p.is_file():
-        commit = _git(["rev-parse", "HEAD"], p.parent)
+        commit = git_output(["rev-parse", "HEAD"], p.parent)
         if commit is not None:
-            status = _git(["status", "--porcelain", "--", p.name], p.parent)
+            status = git_output(["status", "--porcelain", "--", p.name], p.parent)
             dirty = None if status is None else bool(status)
     return Origin(kind, module, str(p), _sha256(p), entry_point, commit, dirty)
 

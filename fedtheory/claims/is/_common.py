@@ -10,9 +10,9 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Context, Evidence, checks
+from fedtheory.claims.evidence import identity_evidence
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import sample_estimator
-from fedtheory.symbolic.identity import IdentityResult
 
 __all__ = [
     "ALPHA",
@@ -77,19 +77,3 @@ def mismatch(derived: Any, stated: Any, point: Mapping[Any, Any]) -> dict[str, A
     return {"inputs": {str(k): str(v) for k, v in pt.items()},
             "measured": str(sp.simplify(sp.sympify(derived).subs(pt))),
             "stated": str(sp.simplify(sp.sympify(stated).subs(pt)))}
-
-
-def identity_evidence(res: IdentityResult, *, measured: Any, theoretical: Any, detail: str,
-                      counterexample: dict[str, Any] | None = None) -> Evidence:
-    """Evidence of a symbolic identity (:func:`fedtheory.symbolic.identity.prove_zero`): passed
-    with its proof, failed at the concrete point where the two sides differ (``counterexample``
-    then describes that admissible instance), or unproven (no proof, and the sides agree at the
-    point): never a refutation without an instance."""
-    text = f"{detail}: {res.status}"
-    if res.status == "not proved":
-        return Evidence.unproven(measured, theoretical, text + " (sympy does not simplify the "
-                                 "difference to 0, and the sides agree at the test point)")
-    return Evidence(res.verdict, measured, theoretical, text, proof=res.proof,
-                    counterexample=None if res.verdict else {
-                        **(counterexample or {}), "point": res.at,
-                        "difference_there": str(res.value)})
