@@ -8,7 +8,7 @@ statement ``mifa.zero_floor.corrected`` lives beside it in ``zero_floor_correcte
 claim module defines its claim as the module attribute ``CLAIM``; modules whose name starts
 with ``_`` are helpers and are not imported by discovery. A module that fails to import is an
 error, never skipped, and so is a ``CLAIM`` whose id is not the one its file names
-(:func:`fedtheory.index.claim_id_for_module`): the command line relies on it to answer
+(:func:`fedtheory.claim_files.claim_id_for_module`): the command line relies on it to answer
 ``fedtheory show ID`` and an unknown id without importing every claim (:mod:`fedtheory.index`).
 :func:`register` adds a claim defined elsewhere (a test's, a notebook's) to this process only.
 
@@ -29,6 +29,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from fedtheory.claim_files import claim_id_for_module, file_ids, unknown_id_message
 from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import Claim
 from fedtheory.claims.sources import (
@@ -40,7 +41,6 @@ from fedtheory.claims.sources import (
     file_origin,
     load_file,
 )
-from fedtheory.index import claim_id_for_module, file_ids, unknown_id_message
 
 __all__ = ["add_sources", "all_claims", "claim_modules", "discovered", "families", "get_claim",
            "origin_of", "register", "select", "sources"]
@@ -229,7 +229,7 @@ def _load() -> None:
 
 def _load_one(claim_id: str) -> None:
     """Import the module of ``claim_id`` alone, found by the file-name rule
-    (:func:`fedtheory.index.file_ids`): ``fedtheory verify ID`` and a worker process need one
+    (:func:`fedtheory.claim_files.file_ids`): ``fedtheory verify ID`` and a worker process need one
     claim, not every claim (whose imports cost seconds). Discovery of every claim still runs
     where the file does not hold the claim it names (and then raises its error)."""
     if _loaded or claim_id in _REGISTRY:
