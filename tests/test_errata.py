@@ -15,6 +15,8 @@ import copy
 import json
 import re
 import struct
+import subprocess
+import sys
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -270,8 +272,9 @@ def test_report_text_is_escaped_and_figures_embedded(small_report: Path,
 
 def test_math_and_text_helpers() -> None:
     assert segments(r"a \$5 and $x$") == [("text", "a $5 and "), ("math", "x")]
-    assert segments(r"see \alpha_t, then") == [("text", "see "), ("math", r"\alpha_t"),
-                                               ("text", ", then")]
+    assert segments(r"see \alpha_t, then", quote=True) == [
+        ("text", "see "), ("math", r"\alpha_t"), ("text", ", then")]
+    assert segments(r"see \alpha_t, \unknown") == [("text", "see α_t, \\unknown")]
     assert "<script" not in str(math_html(r"\text{<script>}"))
     assert str(rich_html("no math & <b>")) == "no math &amp; &lt;b&gt;"
     assert rich_latex("100% of $a_b$") == r"100\% of \(a_b\)"
@@ -409,3 +412,17 @@ def test_all_five_pages_from_a_full_quick_report(tmp_path: Path, monkeypatch: An
                 open_and_check(driver, page, tmp_path)
         finally:
             driver.quit()
+
+
+def test_help_imports_no_claim_nor_renderer() -> None:
+    """``fedtheory errata --help`` stays fast: no claim, no template engine, no LaTeX
+    converter imported (``fedtheory/index.py``)."""
+    code = ("import sys\nfrom fedtheory.cli import main\ntry:\n    main(['errata', '--help'])\n"
+            "except SystemExit:\n    pass\nprint('IMPORTED', ' '.join(sorted(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("IMPORTED "))
+    heavy = [m for m in line.split()[1:]
+             if m.startswith(("fedtheory.claims", "fedtheory.errata", "latex2mathml", "jinja2",
+                              "sympy", "numpy"))]
+    assert heavy == [] and "--paper ID" in proc.stdout

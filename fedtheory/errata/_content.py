@@ -289,10 +289,17 @@ def _smallest_failure(entry: Mapping[str, Any]) -> tuple[Mapping[str, Any] | Non
 
 
 def _figures(entry: Mapping[str, Any], base: Path) -> tuple[Figure, ...]:
+    """The figures of ``entry``'s checks: one per drawing (a PNG and a PDF of the same name
+    are one figure: the embeddable file is kept), found at their path, absolute or relative to
+    ``base`` or to the working directory."""
     out = []
     for c in entry["checks"]:
+        drawings: dict[str, list[str]] = {}
         for name in c["figures"]:
-            path = Path(name)
+            drawings.setdefault(str(Path(name).with_suffix("")), []).append(name)
+        for names in drawings.values():
+            names.sort(key=lambda n: Path(n).suffix.lower() not in _IMAGE_TYPES)
+            path = Path(names[0])
             media = _IMAGE_TYPES.get(path.suffix.lower())
             found = None
             for candidate in ([path] if path.is_absolute() else [base / path, path]):
@@ -303,7 +310,7 @@ def _figures(entry: Mapping[str, Any], base: Path) -> tuple[Figure, ...]:
                         break
                 except OSError:
                     continue
-            out.append(Figure(c["name"], name, found, media))
+            out.append(Figure(c["name"], names[0], found, media))
     return tuple(out)
 
 
@@ -386,21 +393,29 @@ def paper_errata(doc: Mapping[str, Any], key: str, source: Path | str = "",
                        str(src or ""), sha, dict(counts))
 
 
-def describe_value(value: Any, limit: int = 12) -> str:
-    """A counterexample's value in one line: lists shortened, floats to 6 digits.
+def describe_value(value: Any, limit: int = 12, width: int = 400) -> str:
+    """A counterexample's value in one line: lists shortened, floats to 6 digits, at most
+    ``width`` characters.
 
     >>> describe_value([1, 2.0, "2/3"]), describe_value(list(range(20)), limit=3)
     ('[1, 2, 2/3]', '[0, 1, 2, ...] (20 values)')
+    >>> describe_value("x" * 10, width=5)
+    'xxxx…'
     """
+    text = _describe(value, limit)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _describe(value: Any, limit: int) -> str:
     if isinstance(value, bool) or value is None:
         return str(value).lower() if value is not None else "null"
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, list):
-        body = ", ".join(describe_value(v, limit) for v in value[:limit])
+        body = ", ".join(_describe(v, limit) for v in value[:limit])
         return f"[{body}, ...] ({len(value)} values)" if len(value) > limit else f"[{body}]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {describe_value(v, limit)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k}: {_describe(v, limit)}" for k, v in value.items()) + "}"
     return str(value)
 
 

@@ -39,7 +39,7 @@ TEMPLATE = "page.html.j2"
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 _STYLE = """
-body { font: 16px/1.5 Georgia, 'DejaVu Serif', serif; color: #1b1b1b; max-width: 58rem;
+body { font: 16px/1.5 Georgia, 'DejaVu Serif', serif; color: #1b1b1b; max-width: 66rem;
        margin: 2rem auto; padding: 0 1.2rem; }
 h1 { font-size: 1.7rem; line-height: 1.25; margin: 0.2rem 0; }
 h2 { font-size: 1.3rem; border-bottom: 1px solid #bbb; margin-top: 2.5rem; }
@@ -104,6 +104,7 @@ def _env() -> Environment:
         env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True,
                           lstrip_blocks=True)
         env.filters["rich"] = rich_html
+        env.filters["quote"] = lambda text: rich_html(text, quote=True)
         env.filters["display"] = lambda latex: math_html(latex, display=True)
         _ENV.append(env)
     return _ENV[0]
@@ -123,4 +124,6 @@ def render_html(e: PaperErrata, version: str) -> str:
         summary=_summary(e), meaning=ERRATUM_MEANING, evidence_kind=CHECK_EVIDENCE,
         holds=_HOLDS, flatten=flatten, certified=certified_text, setup_rows=setup_rows,
         data_uri=_data_uri, has_figure_checks=_has_figure_checks, packages=packages,
+        any_certified=any(r.certified is not None for r in e.rows),
+        any_power=any(r.power != "not run" for r in e.rows),
     )

@@ -35,10 +35,12 @@ def _block(item: Erratum) -> list[str]:
     out = ["", _comment("-" * 90), _comment(f"{item.id}: refuted"),
            f"\\paragraph{{Erratum{kind}: {latex_escape(item.place)}.}}"]
     if er["quote"]:
-        out += ["As printed:", "\\begin{quote}", rich_latex(er["quote"]), "\\end{quote}"]
+        out += ["As printed:", "\\begin{quote}", rich_latex(er["quote"], quote=True),
+                "\\end{quote}"]
     out += ["As checked:", "\\begin{equation*}", math_latex(item.statement), "\\end{equation*}"]
     if er["kind"]:
-        text = f"{er['kind'].capitalize()} ({ERRATUM_MEANING[er['kind']]}). {er['where']}."
+        where = er["where"].rstrip(".")
+        text = f"{er['kind'].capitalize()} ({ERRATUM_MEANING[er['kind']]}). {where}."
         out += [rich_latex(text) + " " + _HOLDS[er["intended_holds"]]]
         if er["hypothesis"]:
             out += [f"Hypothesis to add: {rich_latex(er['hypothesis'])}."]

@@ -1,21 +1,23 @@
 r"""Text with mathematics, for an HTML page (MathML) and for a LaTeX file.
 
-The texts of a report come in three forms:
+The texts of a report come in four forms:
 
 * a claim's ``statement``: LaTeX math without delimiters (:func:`math_html`, :func:`math_latex`);
-* prose with ``$...$`` (or ``$$...$$``) math, as in findings and check details;
+* prose with ``$...$`` (or ``$$...$$``) math;
 * a quote from a seed, which may mix prose and LaTeX commands without delimiters, as the seed
-  texts do (``\left\lVert\tilde U\right\rVert is the j-th largest value``).
+  texts do (``\left\lVert\tilde U\right\rVert is the j-th largest value``);
+* the toolkit's own prose (findings, check details), where a ``\eta`` is the name of a symbol
+  in a printed expression (``L*\eta*\sigma_G^2``): written as its character.
 
-:func:`segments` cuts any of the last two into prose and math parts (for undelimited LaTeX, by
-:func:`bare_math_runs`: maximal runs of words that carry LaTeX markup); :func:`rich_html` renders
-them with every prose part escaped and every math part converted to MathML by ``latex2mathml``,
-so no LaTeX source is left on the page; :func:`rich_latex` escapes the prose for LaTeX and
-delimits the math with ``\(...\)``.
+:func:`segments` cuts the last three into prose and math parts (a quote's undelimited LaTeX
+by :func:`bare_math_runs`: maximal runs of words that carry LaTeX markup); :func:`rich_html`
+renders them with every prose part escaped and every math part converted to MathML by
+``latex2mathml``, so no LaTeX source is left on the page; :func:`rich_latex` escapes the prose
+for LaTeX and delimits the math with ``\(...\)``.
 
 >>> segments("a $x^2$ b")
 [('text', 'a '), ('math', 'x^2'), ('text', ' b')]
->>> segments(r"bounded by 2K\exp(-\beta t/2).")
+>>> segments(r"bounded by 2K\exp(-\beta t/2).", quote=True)
 [('text', 'bounded by '), ('math', '2K\\exp(-\\beta t/2)'), ('text', '.')]
 >>> str(rich_html("a < b"))
 'a &lt; b'
@@ -222,14 +224,19 @@ def _merge(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
-def segments(text: str) -> list[tuple[str, str]]:
-    r"""``text`` cut into prose and math: ``$...$`` and ``$$...$$`` where it has them, else
-    undelimited LaTeX found by :func:`bare_math_runs`.
+def segments(text: str, quote: bool = False) -> list[tuple[str, str]]:
+    r"""``text`` cut into prose and math: ``$...$`` and ``$$...$$`` are math; outside them,
+    with ``quote`` (a seed's words, which print formulas without delimiters) the undelimited
+    LaTeX that :func:`bare_math_runs` finds is math too; without it (the toolkit's own prose,
+    where a ``\eta`` is a symbol's name in a printed expression) the known symbol commands
+    become their characters (:func:`symbols`) and the rest stays prose.
 
     >>> segments(r"the floor $\eta L c\sigma^2$, not $$\frac{\eta^2}{2}$$")
     ... # doctest: +NORMALIZE_WHITESPACE
     [('text', 'the floor '), ('math', '\\eta L c\\sigma^2'), ('text', ', not '),
      ('math', '\\frac{\\eta^2}{2}')]
+    >>> segments(r"floor L*\eta*\sigma_G^2"), segments(r"by 2K\exp(-t)", quote=True)
+    ([('text', 'floor L*η*σ_G^2')], [('text', 'by '), ('math', '2K\\exp(-t)')])
     >>> segments("")
     []
     """
@@ -238,25 +245,56 @@ def segments(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pos = 0
     for m in _DOLLARS.finditer(text):
-        out += _prose(text[pos:m.start()])
+        out += _prose(text[pos:m.start()], quote)
         out.append(("math", m.group(1) if m.group(1) is not None else m.group(2)))
         pos = m.end()
-    out += _prose(text[pos:])
+    out += _prose(text[pos:], quote)
     return _merge(out)
 
 
-def _prose(text: str) -> list[tuple[str, str]]:
-    """Text outside ``$...$``: undelimited LaTeX in it found, ``\\$`` unescaped."""
-    parts = bare_math_runs(text) if _COMMAND.search(text) else [("text", text)]
+def _prose(text: str, quote: bool) -> list[tuple[str, str]]:
+    """Text outside ``$...$``: undelimited LaTeX found (``quote``) or its symbols written as
+    characters; ``\\$`` unescaped."""
+    if quote and _COMMAND.search(text):
+        parts = bare_math_runs(text)
+    else:
+        parts = [("text", symbols(text))]
     return [(k, p.replace("\\$", "$") if k == "text" else p) for k, p in parts]
 
 
-def rich_html(text: str) -> Markup:
-    """``text`` as HTML: prose escaped, math as MathML (:func:`segments`). A formula that
-    cannot be converted is shown as its escaped source in ``<code>`` (a test in a real browser
-    holds every page to having none)."""
+_GREEK = dict(zip(("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi "
+                   "rho sigma tau upsilon phi chi psi omega").split(),
+                  "αβγδεζηθικλμνξπρστυφχψω", strict=True))
+_CAPITAL = dict(zip("Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split(),
+                    "ΓΔΘΛΞΠΣΥΦΨΩ", strict=True))
+#: The symbol commands :func:`symbols` writes as characters.
+SYMBOLS: dict[str, str] = {
+    **_GREEK, **_CAPITAL,
+    "varepsilon": "ε", "vartheta": "ϑ", "varphi": "φ", "varrho": "ϱ", "ell": "ℓ",
+    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈",
+    "infty": "∞", "sum": "Σ", "prod": "Π", "nabla": "∇", "partial": "∂", "cdot": "·",
+    "times": "×", "in": "∈", "notin": "∉", "to": "→", "rightarrow": "→", "pm": "±",
+    "star": "⋆", "ldots": "…", "dots": "…", "|": "‖",
+}
+_SYMBOL = re.compile(r"\\([A-Za-z]+|\|)")
+
+
+def symbols(text: str) -> str:
+    r"""``text`` with the symbol commands of :data:`SYMBOLS` written as their characters; any
+    other command is left as it is.
+
+    >>> symbols(r"\eta L \le 1, \Sigma_i, \|x\|, \foo")
+    'η L ≤ 1, Σ_i, ‖x‖, \\foo'
+    """
+    return _SYMBOL.sub(lambda m: SYMBOLS.get(m.group(1), m.group()), text)
+
+
+def rich_html(text: str, quote: bool = False) -> Markup:
+    """``text`` as HTML: prose escaped, math as MathML (:func:`segments`; ``quote`` for a
+    seed's words). A formula that cannot be converted is shown as its escaped source in
+    ``<code>`` (a test in a real browser holds every page to having none)."""
     parts = []
-    for kind, piece in segments(text):
+    for kind, piece in segments(text, quote):
         if kind == "text":
             parts.append(escape(piece))
             continue
@@ -308,12 +346,14 @@ def math_latex(latex: str) -> str:
     return " ".join(latex.split())
 
 
-def rich_latex(text: str) -> str:
+def rich_latex(text: str, quote: bool = False) -> str:
     r"""``text`` for LaTeX's text mode: prose escaped (:func:`latex_escape`), math as
-    ``\(...\)``.
+    ``\(...\)`` (:func:`segments`; ``quote`` for a seed's words).
 
-    >>> print(rich_latex(r"holds for $x_1$ & bounded by 2K\exp(-t)."))
+    >>> print(rich_latex(r"holds for $x_1$ & bounded by 2K\exp(-t).", quote=True))
     holds for \(x_1\) \& bounded by \(2K\exp(-t)\).
+    >>> print(rich_latex(r"floor \eta c"))
+    floor \(\eta\) c
     """
     return "".join(latex_escape(piece) if kind == "text" else f"\\({math_latex(piece)}\\)"
-                   for kind, piece in segments(text))
+                   for kind, piece in segments(text, quote))
