@@ -65,6 +65,7 @@ math[display="block"] { overflow-x: auto; overflow-y: hidden; margin: 0.4rem 0; 
 figure { margin: 0.5rem 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 ul.checks { margin: 0.2rem 0; padding-left: 1.2rem; }
+summary { cursor: pointer; color: #333; }
 .verdict-refuted { color: #8a1c1c; } .verdict-confirmed { color: #1c5e2a; }
 .verdict-inconclusive, .verdict-error { color: #7a5a00; }
 """
