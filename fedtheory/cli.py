@@ -520,8 +520,11 @@ def cmd_errata(args: argparse.Namespace) -> int:
     """Write the errata pages and LaTeX snippets of a report (:mod:`fedtheory.errata`)."""
     from fedtheory.errata import write_errata
 
-    for path in write_errata(args.from_report, args.out, args.paper):
+    written = write_errata(args.from_report, args.out, args.paper)
+    for path in written:
         print(f"errata: {path}")
+    if not written:
+        print(f"errata: report {args.from_report} has no claims; nothing written")
     return 0
 
 

@@ -41,6 +41,9 @@ from fedtheory.errata import (
 from fedtheory.report import write_json
 from fedtheory.schema import digest
 
+# one worker for the module: one report, one browser
+pytestmark = pytest.mark.xdist_group("errata")
+
 CLAIMS = ("ocs.closed_form", "ocs.closed_form.corrected", "is.unbiased")
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
@@ -178,6 +181,16 @@ def test_cli(small_report: Path, tmp_path: Path, capsys: pytest.CaptureFixture[s
     afile.write_text("x")
     assert cli.main(["errata", "--from", str(small_report), "--out", str(afile)]) == 2
     assert f"--out {afile} exists and is not a directory" in capsys.readouterr().err
+
+
+def test_a_report_without_claims_writes_nothing(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    empty = write_json(tmp_path / "empty.json", [], 0, "quick")
+    assert write_errata(empty, tmp_path / "out") == []
+    assert cli.main(["errata", "--from", str(empty), "--out", str(tmp_path / "out")]) == 0
+    assert "has no claims; nothing written" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="--from must be the path of a JSON report, got None"):
+        write_errata(None, tmp_path)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------- the report, untrusted input

@@ -93,7 +93,8 @@ def write_errata(report: Path | str, out: Path | str,
                  paper: str | None = None) -> list[Path]:
     """Write the errata pages (``.html``) and LaTeX snippets (``.tex``) of the report at
     ``report`` into the folder ``out``: one pair per seed paper its claims cite, or only for
-    ``paper`` (a key, ``"002"``, or a short name, ``"ocs"``). Returns the paths written.
+    ``paper`` (a key, ``"002"``, or a short name, ``"ocs"``). Returns the paths written (none
+    for a report without claims).
 
     ``ValueError`` before anything is written when ``paper`` is not a seed, ``out`` cannot be
     written, the report does not hold up (:func:`load_errata_report`: the message names the
@@ -101,6 +102,10 @@ def write_errata(report: Path | str, out: Path | str,
     """
     from fedtheory import __version__
 
+    if not isinstance(report, (str, os.PathLike)) or str(report) == "":
+        raise ValueError(f"--from must be the path of a JSON report, got {report!r}")
+    if not isinstance(out, (str, os.PathLike)):
+        raise ValueError(f"--out must be a directory path, got {out!r}")
     key = check_paper(paper) if paper is not None else None
     out = Path(out)
     _check_out(out)

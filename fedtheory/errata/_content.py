@@ -26,8 +26,10 @@ from fedtheory.schema import audit, claim_label, derived
 __all__ = [
     "CHECK_EVIDENCE",
     "ERRATUM_MEANING",
+    "Corrected",
     "Erratum",
     "Evidence",
+    "Figure",
     "PaperErrata",
     "Row",
     "check_paper",
