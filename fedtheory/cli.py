@@ -1,4 +1,5 @@
-"""The ``fedtheory`` command line: ``list``, ``show``, ``verify``, ``replay``, ``catalogue``.
+"""The ``fedtheory`` command line: ``list``, ``show``, ``verify``, ``replay``, ``catalogue``,
+``errata``.
 
 ``--help``, ``--version``, ``list``, ``show ID`` and an unknown id are answered without importing
 the claims (:mod:`fedtheory.index`); the claim machinery is imported by the commands that run
@@ -515,6 +516,18 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_errata(args: argparse.Namespace) -> int:
+    """Write the errata pages and LaTeX snippets of a report (:mod:`fedtheory.errata`)."""
+    from fedtheory.errata import write_errata
+
+    written = write_errata(args.from_report, args.out, args.paper)
+    for path in written:
+        print(f"errata: {path}")
+    if not written:
+        print(f"errata: report {args.from_report} has no claims; nothing written")
+    return 0
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     """Write a claim skeleton (:mod:`fedtheory.scaffold`) and say how to go on."""
     from fedtheory.scaffold import write_skeleton
@@ -604,6 +617,17 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("--out", default="CATALOGUE.md", help="where to write (default CATALOGUE.md)")
     claims_option(pc)
     pc.set_defaults(func=cmd_catalogue)
+
+    pe = sub.add_parser("errata", help="write an errata page (HTML) and LaTeX snippets per "
+                                       "seed paper from a JSON report")
+    pe.add_argument("--from", dest="from_report", required=True, metavar="REPORT.json",
+                    help="the JSON report of a finished `fedtheory verify --json` run")
+    pe.add_argument("--out", required=True, metavar="DIR",
+                    help="where to write <seed>-<name>.html and .tex (created if needed)")
+    pe.add_argument("--paper", metavar="ID",
+                    help="only this seed paper: its key (000-004) or short name (ocs, fedau, "
+                         "...); default: every paper the report's claims cite")
+    pe.set_defaults(func=cmd_errata)
 
     from fedtheory.scaffold import KINDS  # the standard library only
 

@@ -1,0 +1,127 @@
+"""The errata sheet a referee sends: one offline HTML page and one LaTeX file per seed paper.
+
+``fedtheory errata --from REPORT.json --out DIR [--paper ID]`` (:func:`write_errata`) reads a
+finished ``fedtheory verify --json`` report as untrusted input (:func:`load_errata_report`)
+and writes, for each seed paper the report's claims cite (or the one ``--paper`` names),
+``DIR/<key>-<name>.html`` and ``DIR/<key>-<name>.tex``:
+
+* per **refuted** claim: the statement as printed (the seed's words, quoted, with its place),
+  the statement as tested, the erratum kind and what is wrong, the smallest exact counterexample
+  (the failing check of the most exact kind: symbolic, exact, convex, then Monte Carlo), the
+  corrected statement (the ``.corrected`` claim) with its verdict and evidence, the figures, the
+  command that re-runs the counterexample and, where ``verify --certify`` ran, the certified
+  ratio;
+* the claim's **other** claims (confirmed, inconclusive) in one table, with their evidence,
+  tightness and power;
+* the **provenance** of the report (version, commit, preset, seed, the report's SHA-256).
+
+The pages need no network: formulas are MathML, figures ``data:`` URIs, and a
+Content-Security-Policy forbids everything else (:data:`CSP`). Nothing of the report is inserted
+unescaped.
+
+>>> page_name("002")
+'002-ocs'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from fedtheory.errata._content import (
+    ERRATUM_MEANING,
+    Erratum,
+    PaperErrata,
+    Row,
+    check_paper,
+    load_errata_report,
+    paper_errata,
+    papers_in,
+)
+from fedtheory.errata._html import CSP, render_html
+from fedtheory.errata._latex import render_latex
+from fedtheory.errata._math import latex_escape, math_html, rich_html, rich_latex, segments
+from fedtheory.papers import PAPERS
+from fedtheory.report import atomic_write_text
+
+__all__ = [
+    "CSP",
+    "ERRATUM_MEANING",
+    "Erratum",
+    "PaperErrata",
+    "Row",
+    "check_paper",
+    "latex_escape",
+    "load_errata_report",
+    "math_html",
+    "page_name",
+    "paper_errata",
+    "papers_in",
+    "render_html",
+    "render_latex",
+    "rich_html",
+    "rich_latex",
+    "segments",
+    "write_errata",
+]
+
+
+def page_name(key: str) -> str:
+    """The file name (without suffix) of seed ``key``'s page: its key and short name."""
+    key = check_paper(key)
+    return f"{key}-" + re.sub(r"[^a-z0-9]+", "-", PAPERS[key].short.lower()).strip("-")
+
+
+def _check_out(out: Path) -> None:
+    if str(out) == "":
+        raise ValueError("--out must be a directory path, got ''")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} exists and is not a directory")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValueError(f"--out {out}: {parent} is not a directory")
+            if not out.exists() and not os.access(parent, os.W_OK | os.X_OK):
+                raise ValueError(f"--out {out}: cannot create it in {parent}")
+            break
+    if out.exists() and not os.access(out, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out}: directory is not writable")
+
+
+def write_errata(report: Path | str, out: Path | str,
+                 paper: str | None = None) -> list[Path]:
+    """Write the errata pages (``.html``) and LaTeX snippets (``.tex``) of the report at
+    ``report`` into the folder ``out``: one pair per seed paper its claims cite, or only for
+    ``paper`` (a key, ``"002"``, or a short name, ``"ocs"``). Returns the paths written (none
+    for a report without claims).
+
+    ``ValueError`` before anything is written when ``paper`` is not a seed, ``out`` cannot be
+    written, the report does not hold up (:func:`load_errata_report`: the message names the
+    file, the claim and the field) or has no claim of ``paper``.
+    """
+    from fedtheory import __version__
+
+    if not isinstance(report, (str, os.PathLike)) or str(report) == "":
+        raise ValueError(f"--from must be the path of a JSON report, got {report!r}")
+    if not isinstance(out, (str, os.PathLike)):
+        raise ValueError(f"--out must be a directory path, got {out!r}")
+    key = check_paper(paper) if paper is not None else None
+    out = Path(out)
+    _check_out(out)
+    doc = load_errata_report(report)
+    keys = papers_in(doc)
+    if key is not None:
+        if key not in keys:
+            raise ValueError(f"--paper {paper}: report {report} has no claim citing seed {key} "
+                             f"({PAPERS[key].short}); it covers "
+                             f"{', '.join(keys) or 'no seed'}")
+        keys = [key]
+    pages = [paper_errata(doc, k, source=report) for k in keys]
+    written: list[Path] = []
+    for k, e in zip(keys, pages, strict=True):
+        html, tex = render_html(e, __version__), render_latex(e, __version__)
+        name = page_name(k)
+        written.append(atomic_write_text(out / f"{name}.html", html))
+        written.append(atomic_write_text(out / f"{name}.tex", tex))
+    return written

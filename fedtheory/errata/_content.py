@@ -1,0 +1,470 @@
+"""What an errata page says, read from a verified report: one :class:`PaperErrata` per seed.
+
+:func:`load_errata_report` reads the report as untrusted input (the schema, a finished run, and
+every entry's audit: :func:`fedtheory.schema.audit`, against the claim's definition as the
+index has it); :func:`paper_errata` collects, for one seed paper, its refuted claims (each an
+:class:`Erratum`: the statement as printed, the erratum, the smallest exact counterexample, the
+corrected statement and its evidence, the figures, the replay command, the certified ratio) and
+its other claims (one :class:`Row` each, for the compact table). Everything here is data; the
+HTML and LaTeX renderers (:mod:`._html`, :mod:`._latex`) only lay it out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fedtheory.index import load_index
+from fedtheory.papers import PAPERS, Paper, references
+from fedtheory.report import load_report
+from fedtheory.schema import audit, claim_label, derived
+
+__all__ = [
+    "CHECK_EVIDENCE",
+    "ERRATUM_MEANING",
+    "Corrected",
+    "Erratum",
+    "Evidence",
+    "Figure",
+    "PaperErrata",
+    "Row",
+    "check_paper",
+    "evidence_summary",
+    "load_errata_report",
+    "paper_errata",
+    "papers_in",
+]
+
+#: What each erratum kind means (the kinds of :data:`fedtheory.schema.ERRATUM_KINDS`).
+ERRATUM_MEANING: dict[str, str] = {
+    "typo": "a misprint: the intended statement, evident from its context, holds",
+    "wrong constant": "the form of the statement is right, a constant or factor is not",
+    "proof gap": "a step of the proof does not follow, and the statement fails where it is used",
+    "omitted hypothesis": "the statement holds once a hypothesis is added, which the document "
+                          "relies on but does not state",
+    "false statement": "the statement fails on an instance meeting every stated assumption",
+    "not reproduced": "an experiment whose outcome differs under a set-up as faithful to the "
+                      "document as this machine allows",
+}
+
+#: What a check of each kind establishes, as a counterexample's provenance.
+CHECK_EVIDENCE: dict[str, str] = {
+    "symbolic": "symbolic computation (sympy)",
+    "exact": "exact rational arithmetic",
+    "convex": "a convex program solved to certified optimality",
+    "monte_carlo": "a Monte Carlo test at the stated level",
+    "figure": "a figure",
+}
+
+# The order in which failing checks are preferred as "the" counterexample: exact first.
+_EXACTNESS = ("symbolic", "exact", "convex", "monte_carlo", "figure")
+
+# Counterexample fields that say how to re-run it, not what it is.
+_REPLAY_FIELDS = ("replay", "seed", "preset", "check")
+
+#: Largest figure embedded in a page (bytes); a larger file is linked, not embedded.
+MAX_FIGURE_BYTES = 20_000_000
+
+# An erratum's fields when the refuted claim declares none (a user's claim, say).
+_NO_ERRATUM: dict[str, Any] = {"kind": "", "where": "", "quote": "", "location": "",
+                               "hypothesis": None, "relied_on": None, "intended_holds": None}
+
+_IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg",
+                ".jpeg": "image/jpeg"}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One check of a claim as a page shows it: ``name``, ``kind``, ``outcome`` ("passed",
+    "failed", "undecided", "raised", "figure") and its ``detail``."""
+
+    name: str
+    kind: str
+    outcome: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of a check: ``path`` as the report gives it, ``file`` where it was found (or
+    None), ``media_type``."""
+
+    check: str
+    path: str
+    file: Path | None
+    media_type: str | None
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """The ``.corrected`` sibling of a refuted claim: its statement, and its verdict and
+    evidence when the report has it (``verdict`` None: not in the report)."""
+
+    id: str
+    seed_ref: str
+    statement: str
+    verdict: str | None
+    evidence: tuple[Evidence, ...] = ()
+    tightness: Mapping[str, Any] | None = None
+    certified: Any = None
+    finding: str = ""
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """A refuted claim of one paper, with everything its page section shows."""
+
+    id: str
+    title: str
+    place: str
+    kind: str
+    statement: str
+    restatement: str
+    finding: str
+    erratum: Mapping[str, Any]
+    counterexample_check: Evidence | None
+    counterexample: Mapping[str, Any]
+    replay: Mapping[str, Any]
+    other_failures: tuple[Evidence, ...]
+    evidence: tuple[Evidence, ...]
+    corrected: Corrected | None
+    figures: tuple[Figure, ...]
+    certified: Any
+    tightness: Mapping[str, Any] | None
+    setup: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Row:
+    """A claim of the compact table: not refuted (confirmed, inconclusive or error)."""
+
+    id: str
+    title: str
+    place: str
+    kind: str
+    verdict: str
+    evidence: str
+    tightness: Mapping[str, Any] | None
+    certified: Any
+    power: str
+
+
+@dataclass(frozen=True)
+class PaperErrata:
+    """Everything the errata of ``paper`` say, from the report ``source``."""
+
+    paper: Paper
+    errata: tuple[Erratum, ...]
+    rows: tuple[Row, ...]
+    provenance: Mapping[str, Any]
+    source: str
+    source_sha256: str
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------------- reading
+
+
+def load_errata_report(path: Path | str) -> dict[str, Any]:
+    """The report at ``path``, read as untrusted input.
+
+    It must match the schema (:func:`fedtheory.report.load_report`), be a finished run, and
+    every entry must hold up (:func:`fedtheory.schema.audit`: verdict, counterexample and
+    tightness recomputed from its checks, the replay commands, the digest, and the definition
+    of the claim as the index has it now). ``ValueError`` names the file, the claim and the
+    field otherwise.
+    """
+    doc = load_report(path)
+    if not doc["complete"]:
+        raise ValueError(f"report {path}: the run did not finish (complete: false, "
+                         f"{len(doc['claims'])} claim(s)): continue it with `fedtheory verify "
+                         f"--json {path} --resume {path}` first")
+    definitions = {info.id: info.definition for info in load_index() or ()}
+    for k, entry in enumerate(doc["claims"]):
+        definition = definitions.get(entry["id"], {}).get(doc["preset"])
+        problems = audit(entry, preset=doc["preset"], seed=doc["seed"], definition=definition)
+        if problems:
+            more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+            raise ValueError(f"report {path}: {claim_label(doc, k)}: {problems[0]}{more}; "
+                             "run it again")
+    return doc
+
+
+def check_paper(paper: str) -> str:
+    """The seed key of ``paper``: a key (``"002"``) or a short name (``"ocs"``, any case).
+
+    >>> check_paper("OCS"), check_paper("004")
+    ('002', '004')
+    >>> check_paper("xyz")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: --paper must be a seed key or short name (000 = MIFA notes, ...), got 'xyz'
+    """
+    if isinstance(paper, str):
+        if paper in PAPERS:
+            return paper
+        for key, p in PAPERS.items():
+            if paper.strip().lower() in (p.short.lower(), p.short.lower().replace(" ", "-")):
+                return key
+    known = ", ".join(f"{k} = {p.short}" for k, p in PAPERS.items())
+    raise ValueError(f"--paper must be a seed key or short name ({known}), got {paper!r}")
+
+
+def papers_in(doc: Mapping[str, Any]) -> list[str]:
+    """The keys of the seed papers the report's claims cite, in key order."""
+    keys = {p.key for e in doc["claims"] for p, _ in references(e["seed_ref"])}
+    return sorted(keys)
+
+
+# -------------------------------------------------------------------------------- evidence
+
+
+def _outcome(check: Mapping[str, Any]) -> str:
+    if check["error"] is not None:
+        return "raised"
+    if check["neutral"]:
+        return "figure"
+    return {True: "passed", False: "failed", None: "undecided"}[check["passed"]]
+
+
+def _evidence(entry: Mapping[str, Any]) -> tuple[Evidence, ...]:
+    return tuple(Evidence(c["name"], c["kind"], _outcome(c), c["detail"])
+                 for c in entry["checks"])
+
+
+def evidence_summary(entry: Mapping[str, Any]) -> str:
+    """The checks of ``entry`` counted as a referee reads them: figures apart.
+
+    >>> chk = {"error": None, "neutral": False, "passed": True, "kind": "exact"}
+    >>> fig = {"error": None, "neutral": True, "passed": None, "kind": "figure"}
+    >>> evidence_summary({"checks": [chk, chk, fig]})
+    '2 of 2 checks passed (exact); 1 figure'
+    """
+    checks = [c for c in entry["checks"] if c["kind"] != "figure" and not c["neutral"]]
+    n_figures = len(entry["checks"]) - len(checks)
+    counts = Counter(_outcome(c) for c in checks)
+    kinds = ", ".join(dict.fromkeys(c["kind"].replace("_", " ") for c in checks))
+    text = f"{counts['passed']} of {len(checks)} check{'s' if len(checks) != 1 else ''} passed"
+    if kinds:
+        text += f" ({kinds})"
+    extra = [f"{counts[o]} {o}" for o in ("failed", "undecided", "raised") if counts[o]]
+    if extra:
+        text += ", " + ", ".join(extra)
+    if n_figures:
+        text += f"; {n_figures} figure{'s' if n_figures != 1 else ''}"
+    return text
+
+
+def power_text(entry: Mapping[str, Any], verdict: str) -> str:
+    """The ``--power`` outcome of ``entry`` in a few words.
+
+    >>> power_text({"power": None}, "confirmed")
+    'not run'
+    >>> power_text({"power": [{"outcome": "caught"}, {"outcome": "missed"}]}, "confirmed")
+    '1 of 2 mutants caught; 1 missed'
+    """
+    power = entry["power"]
+    if power is None:
+        return "not run"
+    if verdict == "refuted":
+        return "n/a (refuted)"
+    if not power:
+        return "no stated side declared"
+    counts = Counter(m["outcome"] for m in power)
+    text = f"{counts['caught']} of {len(power)} mutant{'s' if len(power) != 1 else ''} caught"
+    rest = [f"{counts[o]} {o}" for o in ("still true", "missed", "error") if counts[o]]
+    return text + ("; " + ", ".join(rest) if rest else "")
+
+
+def _smallest_failure(entry: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, int | None]:
+    """The failing check whose counterexample is the most exact (symbolic, then exact, ...),
+    the first such in the report's order; its index."""
+    failing = [(k, c) for k, c in enumerate(entry["checks"]) if c["passed"] is False]
+    if not failing:
+        return None, None
+    k, check = min(failing, key=lambda kc: (_EXACTNESS.index(kc[1]["kind"]), kc[0]))
+    return check, k
+
+
+def _figures(entry: Mapping[str, Any], base: Path) -> tuple[Figure, ...]:
+    """The figures of ``entry``'s checks: one per drawing (a PNG and a PDF of the same name
+    are one figure: the embeddable file is kept), found at their path, absolute or relative to
+    ``base`` or to the working directory."""
+    out = []
+    for c in entry["checks"]:
+        drawings: dict[str, list[str]] = {}
+        for name in c["figures"]:
+            drawings.setdefault(str(Path(name).with_suffix("")), []).append(name)
+        for names in drawings.values():
+            names.sort(key=lambda n: Path(n).suffix.lower() not in _IMAGE_TYPES)
+            path = Path(names[0])
+            media = _IMAGE_TYPES.get(path.suffix.lower())
+            found = None
+            for candidate in ([path] if path.is_absolute() else [base / path, path]):
+                try:
+                    if media and candidate.is_file() and \
+                            candidate.stat().st_size <= MAX_FIGURE_BYTES:
+                        found = candidate
+                        break
+                except OSError:
+                    continue
+            out.append(Figure(c["name"], names[0], found, media))
+    return tuple(out)
+
+
+def _place(seed_ref: str, key: str) -> str:
+    places = [place for p, place in references(seed_ref) if p.key == key]
+    return "; ".join(p for p in places if p) or seed_ref
+
+
+def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str, Any]],
+             index: Mapping[str, Any], base: Path) -> Erratum:
+    check, _ = _smallest_failure(entry)
+    ce = dict((check or {}).get("counterexample") or entry["counterexample"] or {})
+    replay = ce.get("replay") or {}
+    shown = {k: v for k, v in ce.items() if k not in _REPLAY_FIELDS}
+    failing = tuple(e for e in _evidence(entry) if e.outcome == "failed"
+                    and (check is None or e.name != check["name"]))
+    corrected = None
+    cid = entry["id"] + ".corrected"
+    if cid in by_id:
+        c = by_id[cid]
+        corrected = Corrected(cid, c["seed_ref"], c["statement"], derived(c)["verdict"],
+                              _evidence(c), c["tightness"], c.get("certified"), c["finding"])
+    elif cid in index:
+        info = index[cid]
+        corrected = Corrected(cid, info.seed_ref, info.statement, None, (), None, None,
+                              info.finding)
+    erratum = {**_NO_ERRATUM, **(entry["erratum"] or {})}
+    place = erratum["location"] or _place(entry["seed_ref"], key)
+    if place[:3] == key and place[3:5] == ", ":
+        place = place[5:]
+    return Erratum(
+        id=entry["id"], title=entry["title"], place=place, kind=entry["kind"],
+        statement=entry["statement"], restatement=entry["restatement"],
+        finding=entry["finding"], erratum=erratum,
+        counterexample_check=(Evidence(check["name"], check["kind"], "failed", check["detail"])
+                              if check else None),
+        counterexample=shown, replay=replay, other_failures=failing,
+        evidence=_evidence(entry), corrected=corrected,
+        figures=_figures(entry, base) + (_figures(by_id[cid], base) if cid in by_id else ()),
+        certified=entry.get("certified"), tightness=entry["tightness"], setup=entry["setup"],
+    )
+
+
+def paper_errata(doc: Mapping[str, Any], key: str, source: Path | str = "",
+                 base: Path | str | None = None) -> PaperErrata:
+    """The errata of seed ``key`` from a report ``doc`` read by :func:`load_errata_report`.
+
+    Every claim citing the seed (its ``seed_ref``) is on its page: a refuted one as an
+    :class:`Erratum`, any other in the table (:class:`Row`), except a ``.corrected`` claim whose
+    refuted original is in the report (it is shown with it). ``source`` is the report's path
+    (for the provenance), ``base`` the folder relative figure paths are read from (default: the
+    report's folder).
+    """
+    key = check_paper(key)
+    src = Path(source) if source else None
+    base_dir = Path(base) if base is not None else (src.parent if src else Path("."))
+    by_id = {e["id"]: e for e in doc["claims"]}
+    index = {info.id: info for info in load_index(build=False) or ()}
+    errata: list[Erratum] = []
+    rows: list[Row] = []
+    counts: Counter[str] = Counter()
+    for entry in doc["claims"]:
+        if key not in {p.key for p, _ in references(entry["seed_ref"])}:
+            continue
+        cid = entry["id"]
+        if cid.endswith(".corrected") and cid[: -len(".corrected")] in by_id:
+            continue
+        verdict = derived(entry)["verdict"]
+        counts[verdict] += 1
+        if verdict == "refuted":
+            errata.append(_erratum(entry, key, by_id, index, base_dir))
+        else:
+            rows.append(Row(cid, entry["title"], _place(entry["seed_ref"], key), entry["kind"],
+                            verdict, evidence_summary(entry), entry["tightness"],
+                            entry.get("certified"), power_text(entry, verdict)))
+    sha = ""
+    if src is not None and src.is_file():
+        sha = hashlib.sha256(src.read_bytes()).hexdigest()
+    return PaperErrata(PAPERS[key], tuple(errata), tuple(rows), dict(doc["provenance"]),
+                       str(src or ""), sha, dict(counts))
+
+
+def describe_value(value: Any, limit: int = 12, width: int = 400) -> str:
+    """A counterexample's value in one line: lists shortened, floats to 6 digits, at most
+    ``width`` characters.
+
+    >>> describe_value([1, 2.0, "2/3"]), describe_value(list(range(20)), limit=3)
+    ('[1, 2, 2/3]', '[0, 1, 2, ...] (20 values)')
+    >>> describe_value("x" * 10, width=5)
+    'xxxx…'
+    """
+    text = _describe(value, limit)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _describe(value: Any, limit: int) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value).lower() if value is not None else "null"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list):
+        body = ", ".join(_describe(v, limit) for v in value[:limit])
+        return f"[{body}, ...] ({len(value)} values)" if len(value) > limit else f"[{body}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_describe(v, limit)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def flatten(ce: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """A counterexample as ``(field, value)`` rows, nested objects one level deep as
+    ``outer.inner``.
+
+    >>> flatten({"m": 2, "worse": {"m": 1, "p": [0.5]}})
+    [('m', '2'), ('worse.m', '1'), ('worse.p', '[0.5]')]
+    """
+    rows: list[tuple[str, str]] = []
+    for k, v in ce.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict) and not prefix:
+            rows += flatten({kk: vv for kk, vv in v.items() if kk not in _REPLAY_FIELDS},
+                            f"{name}.")
+        else:
+            rows.append((name, describe_value(v)))
+    return rows
+
+
+def certified_text(certified: Any) -> str:
+    """A ``certified`` entry (``verify --certify``) in one line, or "" when there is none.
+
+    >>> certified_text({"status": "exact", "ratio": 2.0, "lower": 0.5, "upper": 0.5})
+    'stated/worst case = 2 (exact; worst case between 0.5 and 0.5)'
+    >>> certified_text(None)
+    ''
+    """
+    if certified is None:
+        return ""
+    if isinstance(certified, (int, float)) and not isinstance(certified, bool):
+        return f"stated/worst case = {certified:.6g}"
+    if not isinstance(certified, Mapping):
+        return describe_value(certified)
+    parts = []
+    ratio = certified.get("ratio")
+    head = f"stated/worst case = {describe_value(ratio)}" if ratio is not None else ""
+    if certified.get("status"):
+        parts.append(str(certified["status"]))
+    lo, hi = certified.get("lower"), certified.get("upper")
+    if lo is not None or hi is not None:
+        parts.append(f"worst case between {describe_value(lo)} and {describe_value(hi)}")
+    tail = f" ({'; '.join(parts)})" if parts else ""
+    return (head + tail).strip() or describe_value(dict(certified))
+
+
+def setup_rows(setup: Mapping[str, Any] | None) -> Sequence[Mapping[str, Any]]:
+    """The rows of an experiment's set-up card (empty without one)."""
+    return list((setup or {}).get("rows") or [])
