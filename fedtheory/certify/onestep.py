@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -72,6 +73,9 @@ class OneStep:
     closed_form: Callable[[dict[str, Any]], Fraction] | None = None
     closed_form_text: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: Instances outside the stated condition (e.g. a larger step), reported apart
+    #: (``beyond_stated_condition``): where the statement could be relaxed to.
+    beyond: Callable[[bool], list[dict[str, Any]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,13 @@ def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
             lows.append((v, "a constructed instance"))
     low = max(lows, key=lambda t: t[0]) if lows else None
     up = pep.round_dual(sol.duals, target=None if low is None else low[0])
+    if low is not None and (up is None or up[0] > low[0]):
+        # the solver's multipliers (the centre of the optimal face) did not round exactly:
+        # the least-weight multipliers certifying the lower value often do
+        lam = pep.sparse_dual(float(low[0]))
+        up2 = None if lam is None else pep.round_dual(lam, target=low[0])
+        if up2 is not None and (up is None or up2[0] < up[0]):
+            up = up2
     upper = None if up is None else up[0]
     lower = None if low is None else low[0]
     if lower is not None and upper is not None:
@@ -211,4 +222,19 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
                               "instances": len(with_cf)}
     if step.notes:
         out["notes"] = list(step.notes)
+    if step.beyond is not None:
+        out["beyond_stated_condition"] = [_beyond(step, q) for q in step.beyond(quick)]
+        out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
+
+
+def _beyond(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
+    """One instance outside the stated condition: certified like the others, or the
+    solver's word that the worst case is unbounded there (not a certificate)."""
+    try:
+        with warnings.catch_warnings():  # an unbounded PEP's inaccuracy warnings
+            warnings.simplefilter("ignore")
+            return certify_instance(step, params)
+    except Exception as exc:  # noqa: BLE001 - an unbounded PEP is the finding, not an error
+        return {"params": _fmt(params), "status": "unbounded (solver status, no certificate)",
+                "detail": f"{type(exc).__name__}: {exc}"[:200]}

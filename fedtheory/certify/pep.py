@@ -331,6 +331,33 @@ class Pep:
             F.value if F is not None else []), np.maximum(np.array(con.dual_value), 0.0),
             str(prob.status), f"CLARABEL (cvxpy {cp.__version__})", secs)
 
+    def sparse_dual(self, target: float, slack: float = 1e-9) -> np.ndarray | None:
+        r"""Multipliers of least total weight among those certifying ``target`` (the dual
+        SDP: :math:`\min \sum_k\lambda_k` s.t. :math:`\lambda \ge 0`,
+        :math:`\sum_k\lambda_ka_k = a_0`, :math:`S \succeq 0`,
+        :math:`c_0 - \sum_k\lambda_kc_k \le` target + slack): an interior-point solver
+        returns the centre of the optimal face, often irrational; the least-weight point is
+        a vertex-like one whose rounding is exact more often. None if not solved."""
+        import cvxpy as cp
+
+        assert self.objective is not None
+        cons = self.all_constraints()
+        d = self.n_vec
+        Qs, As, cs = zip(*(self._dense(e) for e, _ in cons), strict=True)
+        Qm = np.array([Q.ravel() for Q in Qs])
+        Q0, a0, c0 = self._dense(self.objective)
+        lam = cp.Variable(len(cons), nonneg=True)
+        S = cp.reshape(Qm.T @ lam, (d, d), order="C") - Q0
+        parts = [(S + S.T) / 2 >> 0, c0 - np.array(cs) @ lam <= target + slack]
+        if self.n_val:
+            parts.append(np.array(As).reshape(len(cons), self.n_val).T @ lam == a0)
+        prob = cp.Problem(cp.Minimize(cp.sum(lam)), parts)
+        prob.solve(solver=cp.CLARABEL)
+        solver_log.record("pep dual (least weight)", "CLARABEL", str(prob.status))
+        if prob.status not in ("optimal", "optimal_inaccurate") or lam.value is None:
+            return None
+        return np.maximum(np.array(lam.value), 0.0)
+
     # -- certificates, in exact arithmetic -------------------------------------------------
     def _exact_mats(self) -> tuple[list[tuple[Expr, str]], list[list[list[Fraction]]]]:
         cons = self.all_constraints()

@@ -335,5 +335,12 @@ CLAIM.one_step = OneStep(
     closed_form_text=("worst case = η^2 L c/4 σ_G^2: the stated floor's 1/2 is 2x the tight "
                       "1/4 (the seed's (a+b)^2 <= 2a^2 + 2b^2; the cross term sums to 0)"),
     notes=("non-uniform p: the statement defines c for equal p only, so only equal p is "
-           "certified",),
+           "certified",
+           "beyond the stated step: at ηL(1 + c/2) = 1 (θ = (1+c)/(1+c/2) > 1) the worst case "
+           "is still exactly η^2 L c/4 σ_G^2 (certified), and 10% beyond it the PEP is "
+           "unbounded: the step condition ηL(1+c) <= 1 can be relaxed to ηL(1 + c/2) <= 1"),
+    beyond=lambda quick: [
+        {"n": n, "p": p_, "theta": th} for n, p_ in ((2, Fraction(1, 4)), (3, Fraction(1, 2)))
+        for c in [Fraction(2, n) * (1 / p_ - 1)]
+        for th in ((1 + c) / (1 + c / 2), (1 + c) / (1 + c / 2) * Fraction(11, 10))],
 )
