@@ -21,6 +21,7 @@ from .onestep import (
     bernoulli_patterns,
     certify,
     certify_instance,
+    refute,
     uniform_patterns,
 )
 from .pep import Expr, Function, Pep, Solution, Vec, as_fraction
@@ -29,6 +30,6 @@ from .pepit_bridge import PEP_EXTRA, gradient_descent_rate, pepit_available, req
 __all__ = [
     "PEP_EXTRA", "STATUSES", "Built", "Expr", "Function", "OneStep", "OutOfScope", "Pep",
     "Solution", "Vec", "as_fraction", "bernoulli_patterns", "certify", "certify_instance",
-    "gradient_descent_rate", "is_psd", "pepit_available", "rationalize", "require_pepit",
+    "gradient_descent_rate", "is_psd", "pepit_available", "rationalize", "refute", "require_pepit",
     "solve_exact", "uniform_patterns",
 ]

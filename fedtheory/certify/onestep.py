@@ -35,7 +35,7 @@ from typing import Any
 from .pep import Pep, as_fraction
 
 __all__ = ["STATUSES", "Built", "OneStep", "OutOfScope", "bernoulli_patterns", "certify",
-           "certify_instance", "uniform_patterns"]
+           "certify_instance", "refute", "uniform_patterns"]
 
 #: ``unverified``: neither certificate could be checked somewhere; ``error``: certifying
 #: raised (the reason is given).
@@ -123,21 +123,52 @@ def _fmt(params: dict[str, Any]) -> dict[str, Any]:
                 if isinstance(v, (list, tuple)) else v) for k, v in params.items()}
 
 
+def _lower(built: Built, sol: Any) -> tuple[Fraction, str, Any] | None:
+    """The best lower certificate: ``(value, where from, the instance)``."""
+    pep = built.pep
+    lows: list[tuple[Fraction, str, Any]] = []
+    rp = pep.round_primal(sol)
+    if rp is not None:
+        lows.append((rp[0], "the PEP's worst-case Gram matrix, rounded (checked exactly)",
+                     {"matrix": rp[1], "values": rp[2]}))
+    if built.instance is not None:
+        v = pep.check_primal(*built.instance)
+        if v is not None:
+            lows.append((v, "a constructed instance",
+                         {"vectors": built.instance[0], "values": built.instance[1]}))
+    return max(lows, key=lambda t: t[0]) if lows else None
+
+
+def refute(step: OneStep, params: dict[str, Any], scale: Any) -> dict[str, Any] | None:
+    r"""A tightened statement (the stated side times ``scale``, e.g. a constant below the
+    worst case) against the PEP's own certified instance: the counterexample (the instance's
+    exact value above the tightened side) or None when the instance does not refute it.
+
+    .. math::
+
+        \text{refuted} \iff \text{value}(\text{instance}) > \text{scale}\cdot
+        \text{stated}.
+    """
+    scale = as_fraction(scale, "scale")
+    if scale < 0:
+        raise ValueError(f"scale must be >= 0, got {scale}")
+    built = step.build(params)
+    low = _lower(built, built.pep.solve("refute"))
+    if low is None or low[0] <= built.stated * scale:
+        return None
+    return {"params": _fmt(params), "value": str(low[0]), "stated": str(built.stated),
+            "tightened": str(built.stated * scale), "from": low[1],
+            "instance": {k: [[str(v) for v in row] if isinstance(row, list) else str(row)
+                             for row in rows] for k, rows in low[2].items()}}
+
+
 def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
     """Solve one instance and certify its worst case both ways (exact arithmetic)."""
     t0 = time.perf_counter()
     built = step.build(params)
     pep = built.pep
     sol = pep.solve("certify")
-    lows: list[tuple[Fraction, str]] = []
-    rp = pep.round_primal(sol)
-    if rp is not None:
-        lows.append((rp[0], "the PEP's worst-case Gram matrix, rounded (checked exactly)"))
-    if built.instance is not None:
-        v = pep.check_primal(*built.instance)
-        if v is not None:
-            lows.append((v, "a constructed instance"))
-    low = max(lows, key=lambda t: t[0]) if lows else None
+    low = _lower(built, sol)
     up = pep.round_dual(sol.duals, target=None if low is None else low[0])
     if low is not None and (up is None or up[0] > low[0]):
         # the solver's multipliers (the centre of the optimal face) did not round exactly:

@@ -302,10 +302,9 @@ class Pep:
 
     def solve(self, problem: str = "pep") -> Solution:
         """Solve the SDP with Clarabel (cvxpy): max objective s.t. constraints, G PSD."""
-        import cvxpy as cp
-
         if self.objective is None:
             raise ValueError("the PEP has no objective (call maximize first)")
+        import cvxpy as cp  # heavy: imported when a PEP is solved
         cons = self.all_constraints()
         d, m = self.n_vec, self.n_val
         Qs, As, cs = zip(*(self._dense(e) for e, _ in cons), strict=True)
