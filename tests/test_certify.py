@@ -213,3 +213,29 @@ def test_listed_claims_quick_grids(claim_id, status, ratio) -> None:
     assert all(r["lower"] == r["upper"] for r in out["instances"])
     if "closed_form" in out:
         assert out["closed_form"]["holds"]
+
+
+def test_a_certified_entry_is_written_read_back_and_rendered(tmp_path) -> None:
+    """A claim with a one-step description: the entry validates, reads back and renders."""
+    from fedtheory.claims import Claim, ClaimKind, Evidence
+    from fedtheory.report import load_report, result_from_dict, write_json, write_markdown
+    from fedtheory.runner import certify_entry
+
+    c = Claim(id="zz.certified", family="zz", seed_ref="001, test", title="t",
+              statement="x <= 1", kind=ClaimKind.UPPER_BOUND,
+              one_step=get_claim("mifa.mifa_error").one_step)
+
+    @c.check("exact")
+    def fine(ctx):
+        """Holds."""
+        return Evidence(True, 1, 1, "ok")
+
+    res = c.verify()
+    res.certified = certify_entry(c.one_step, "quick")
+    path = tmp_path / "r.json"
+    write_json(path, [res], 0, "quick", {"time": "t"})
+    back = result_from_dict(load_report(path)["claims"][0])
+    assert back.certified["status"] == "exact" and back.certified == json.loads(
+        json.dumps(res.certified))
+    md = write_markdown(tmp_path, [back], 0, "quick")
+    assert "**Certified** (performance estimation): **exact**" in md.read_text()
