@@ -16,7 +16,7 @@ from .onestep import bernoulli_patterns, uniform_patterns
 from .pep import Expr, Function, Pep, Vec, as_fraction
 
 __all__ = ["dropout_patterns", "expectation", "fedavg_is_step", "quadratic_instance",
-           "substitution_error", "unit_vectors_summing_to_zero"]
+           "rounded_rows", "substitution_error", "unit_vectors_summing_to_zero"]
 
 
 def expectation(patterns: Sequence[tuple[tuple[bool, ...], Fraction]], value: Any) -> Expr:
@@ -66,12 +66,14 @@ def fedavg_is_step(pep: Pep, n: int, p: Sequence[Any], eta: Any, L: Any
 
 
 def quadratic_instance(pep: Pep, f: Function, free: dict[int, Sequence[Fraction]],
-                       a: Any, values: dict[int, Fraction] | None = None
+                       a: Any, values: dict[int, Fraction] | None = None,
+                       linear: Vec | None = None
                        ) -> tuple[list[list[Fraction]], list[Fraction]]:
-    """An explicit instance where ``f`` is the quadratic :math:`\\frac a2\\|x\\|^2`: the free
-    leaves are given (``free``: leaf index -> rational row), every point's gradient leaf is
-    :math:`a x` and value leaf :math:`\\frac a2\\|x\\|^2`; ``values`` fixes other value
-    leaves. Returns ``(V, F)`` for :meth:`Pep.check_primal`."""
+    """An explicit instance where ``f`` is the quadratic :math:`\\frac a2\\|x\\|^2 +
+    \\langle b, x\\rangle` (``b`` the combination ``linear`` of free leaves, default 0): the
+    free leaves are given (``free``: leaf index -> rational row), every point's gradient leaf
+    is :math:`a x + b` and value leaf :math:`\\frac a2\\|x\\|^2 + \\langle b, x\\rangle`;
+    ``values`` fixes other value leaves. Returns ``(V, F)`` for :meth:`Pep.check_primal`."""
     a = as_fraction(a, "a")
     dim = len(next(iter(free.values()))) if free else 1
     rows: dict[int, list[Fraction]] = {k: [Fraction(v) for v in r] for k, r in free.items()}
@@ -83,14 +85,16 @@ def quadratic_instance(pep: Pep, f: Function, free: dict[int, Sequence[Fraction]
             out = [o + c * x for o, x in zip(out, rows[k], strict=True)]
         return out
 
+    b = row(linear) if linear is not None else [Fraction(0)] * dim
     for pt in f.points:
         x = row(pt.x)
-        gx = [a * v for v in x]
+        gx = [a * v + bv for v, bv in zip(x, b, strict=True)]
         if len(pt.g.c) == 1 and next(iter(pt.g.c.values())) == 1 and \
                 next(iter(pt.g.c)) not in rows:
             rows[next(iter(pt.g.c))] = gx
         if len(pt.f.a) == 1 and next(iter(pt.f.a.values())) == 1 and not pt.f.q:
-            F[next(iter(pt.f.a))] = a / 2 * sum((v * v for v in x), Fraction(0))
+            F[next(iter(pt.f.a))] = a / 2 * sum((v * v for v in x), Fraction(0)) + sum(
+                (v * bv for v, bv in zip(x, b, strict=True)), Fraction(0))
     missing = [k for k in range(pep.n_vec) if k not in rows]
     if missing:
         raise ValueError(f"leaves {missing} have no value in the instance")
@@ -168,3 +172,17 @@ def substitution_error(pep: Pep, K: int, D: int, law: str, rule: str) -> Expr:
     for i, j in sorted(pairs):
         pep.constrain((d[i] - d[j]).sq() - 1, f"||Delta{i + 1} - Delta{j + 1}||^2 <= 1")
     return out
+
+
+def rounded_rows(G: Any, leaves: Sequence[int], den: int = 10**6) -> dict[int, list[Fraction]]:
+    """Rational vectors for ``leaves`` whose Gram matrix approximates ``G`` restricted to them
+    (an eigen-factor, rounded to denominator ``den``): the free vectors of an instance built
+    from a PEP's worst case."""
+    import numpy as np
+
+    sub = np.asarray(G)[np.ix_(list(leaves), list(leaves))]
+    w, U = np.linalg.eigh((sub + sub.T) / 2)
+    keep = w > 1e-9 * max(float(w.max()), 1e-12)
+    V = U[:, keep] * np.sqrt(w[keep]) if keep.any() else np.zeros((len(leaves), 1))
+    return {k: [Fraction(float(v)).limit_denominator(den) for v in row]
+            for k, row in zip(leaves, V, strict=True)}
