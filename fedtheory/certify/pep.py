@@ -535,24 +535,8 @@ class Pep:
         keeps the value; else a factor ``V`` (``G = V V^T``, the eigen-directions above 1e-7
         of the largest: rounding a factor keeps ``G`` PSD), rounded, shrunk if a
         normalisation broke; None if nothing holds exactly."""
+        assert self.objective is not None
         best: tuple[Fraction, list[list[Fraction]], list[Fraction]] | None = None
-        w, U = np.linalg.eigh((sol.G + sol.G.T) / 2)
-        keep = w > 1e-7 * max(float(w.max()), 1e-12)
-        Vf = U[:, keep] * np.sqrt(w[keep])
-        if Vf.shape[1] == 0:
-            Vf = np.zeros((self.n_vec, 1))
-        G0, F0 = Vf @ Vf.T, sol.F
-        cands = []
-        for den in sorted(set(dens)):
-            V = [[Fraction(float(v)).limit_denominator(den) for v in row] for row in Vf]
-            F = [Fraction(float(v)).limit_denominator(den) for v in sol.F]
-            Vn = np.array([[float(v) for v in row] for row in V])
-            Fn = np.array([float(v) for v in F])
-            # float objective of the rounded instance (a screen: largest first)
-            Q0, a0, c0 = self._dense(self.objective)
-            cands.append((-(float(np.sum(Q0 * (Vn @ Vn.T))) + float(a0 @ Fn) + c0), den, V, F))
-        del G0, F0
-        cands.sort(key=lambda t: (t[0], t[1]))
         # first the Gram matrix itself, rounded (its PSD-ness checked exactly: vectors that
         # realise it exist, possibly with irrational coordinates), from the smallest
         # denominator up
@@ -563,6 +547,22 @@ class Pep:
             val = self.check_gram(G, F)
             if val is not None and abs(float(val) - sol.value) <= 1e-6 * max(1, abs(sol.value)):
                 return val, G, F
+        # then a factor, rounded: the largest objective (in floating point) first
+        w, U = np.linalg.eigh(Gs)
+        keep = w > 1e-7 * max(float(w.max()), 1e-12)
+        Vf = U[:, keep] * np.sqrt(w[keep])
+        if Vf.shape[1] == 0:
+            Vf = np.zeros((self.n_vec, 1))
+        Q0, a0, c0 = self._dense(self.objective)
+        cands = []
+        for den in sorted(set(dens)):
+            V = [[Fraction(float(v)).limit_denominator(den) for v in row] for row in Vf]
+            F = [Fraction(float(v)).limit_denominator(den) for v in sol.F]
+            Vn = np.array([[float(v) for v in row] for row in V])
+            Fn = np.array([float(v) for v in F])
+            value = float(np.sum(Q0 * (Vn @ Vn.T))) + (float(a0 @ Fn) if len(Fn) else 0.0) + c0
+            cands.append((-value, den, V, F))
+        cands.sort(key=lambda t: (t[0], t[1]))
         for _, _, V, F in cands:
             val = self.check_primal(V, F)
             if val is None:  # rounding broke a normalisation: shrink the instance to fit
