@@ -563,12 +563,13 @@ class Pep:
             value = float(np.sum(Q0 * (Vn @ Vn.T))) + (float(a0 @ Fn) if len(Fn) else 0.0) + c0
             cands.append((-value, den, V, F))
         cands.sort(key=lambda t: (t[0], t[1]))
-        for _, _, V, F in cands:
+        for _, _, V, F in cands:  # the best after shrinking; stop once at the solver's value
             val = self.check_primal(V, F)
             if val is None:  # rounding broke a normalisation: shrink the instance to fit
                 V, F = self._shrink(V, F)
                 val = None if V is None else self.check_primal(V, F)
-            if val is not None:
+            if val is not None and (best is None or val > best[0]):
                 best = (val, V, F)
-                break
+                if float(val) >= sol.value - 1e-9 * max(1.0, abs(sol.value)):
+                    break
         return best
