@@ -524,7 +524,8 @@ def certified_summary(results: Sequence[ClaimResult]) -> str:
         if c["status"] == "out of scope":
             skipped += 1
             continue
-        lines.append(f"  {r.id}: {c['status']}, stated/worst {_ratio_text(c.get('ratio'))} "
+        found = (f", found measured/stated {r.tightness['ratio']:.4g}" if r.tightness else "")
+        lines.append(f"  {r.id}: {c['status']}, stated/worst {_ratio_text(c.get('ratio'))}{found} "
                      f"({len(c.get('instances', []))} instances, {c.get('seconds', 0):.1f} s)"
                      + (f"; {c['finding']}" if c.get("finding") else "")
                      + (f" [{c.get('reason')}]" if c["status"] == "error" else ""))
