@@ -496,7 +496,7 @@ def certified_lines(c: Mapping[str, Any]) -> list[str]:
            f"{_ratio_text(c.get('ratio'))} at `{_md_cell(json.dumps(c.get('at')))}`"
            + (f"; {c['finding']}" if c.get("finding") else "")
            + (f"; closed form: {c['closed_form']['text']} "
-              f"({'holds exactly' if c['closed_form']['holds'] else 'not confirmed'})"
+              f"({_closed_form_text(c['closed_form'])})"
               if c.get("closed_form") else ""), "",
            "| instance | stated | worst (lower, upper) | stated/worst | status | s |",
            "|---|---|---|---|---|---|"]
@@ -506,6 +506,14 @@ def certified_lines(c: Mapping[str, Any]) -> list[str]:
                    f"{_md_cell(str(worst)[:60])} | {_ratio_text(r.get('ratio'))} | "
                    f"{r['status']} | {r.get('seconds', '')} |")
     return [*out, ""]
+
+
+def _closed_form_text(cf: Mapping[str, Any]) -> str:
+    if not cf["holds"]:
+        return "not confirmed"
+    n, k = cf.get("instances", 0), cf.get("exactly", 0)
+    return (f"equal to both certificates at {k} of {n} instances"
+            + (", inside them at the others" if k < n else ""))
 
 
 def _ratio_text(x: float | None) -> str:

@@ -212,8 +212,10 @@ def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
     if step.closed_form is not None:
         cf = step.closed_form(params)
         if cf is not None:
+            # exact: equal to both certificates; otherwise inside them (never contradicted)
             out["closed_form"] = str(cf)
-            out["closed_form_holds"] = lower == cf == upper
+            out["closed_form_holds"] = (lower == cf == upper) if status == "exact" else (
+                lower is not None and upper is not None and lower <= cf <= upper)
     return out
 
 
@@ -263,7 +265,8 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
         with_cf = [r for r in rows if "closed_form" in r]
         ok = bool(with_cf) and all(r["closed_form_holds"] for r in with_cf)
         out["closed_form"] = {"text": step.closed_form_text, "holds": ok,
-                              "instances": len(with_cf)}
+                              "instances": len(with_cf),
+                              "exactly": sum(r["status"] == "exact" for r in with_cf)}
     if step.notes:
         out["notes"] = list(step.notes)
     if step.beyond is not None:
