@@ -328,6 +328,8 @@ def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> s
         parts += ["--seed", str(args.seed)]
     if args.power:
         parts.append("--power")
+    if getattr(args, "certify", False):
+        parts.append("--certify")
     if args.dask is not None:
         parts += ["--dask", args.dask]
     elif args.jobs is not None:
@@ -346,6 +348,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from fedtheory import index
 
     preset = _preset(args)
+    if args.certify:  # the optional extra, checked before any work
+        from fedtheory.certify import require_pepit
+
+        try:
+            require_pepit()
+        except ImportError as exc:
+            print(f"fedtheory: {exc}", file=sys.stderr)
+            return 2
     _add_sources(args)  # --claims and PATH arguments: a bad file is an error now
     from_paths = [c.id for c in _claims_of_paths(getattr(args, "paths", []))]
     index.check_ids(args.ids)  # an unknown id or family fails before the claims are imported
@@ -394,7 +404,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         for warning in plan.warnings:
             print(f"fedtheory: warning: {warning}", file=sys.stderr)
         done = {c.id: plan.kept[c.id] for c in claims if c.id in plan.kept}
-    jobs = [Job(c.id, preset, args.seed, fig_dir, power=args.power)
+    jobs = [Job(c.id, preset, args.seed, fig_dir, power=args.power, certify=args.certify)
             for c in claims if c.id not in done]
     prov = provenance(args.seed, preset, jobs=jobs_n)
     prov.update(executor=executor.describe(), resumed=sorted(done))
@@ -455,6 +465,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     print(verdict_table(results))
     if args.power:
         print("\n" + power_summary(results))
+    if args.certify:
+        from fedtheory.report import certified_summary
+
+        print("\n" + certified_summary(results))
     for r in results:
         if r.verdict.value == "refuted":
             ce = entry(r)["counterexample"]  # as the report has it (a file claim's replay loads it)
@@ -598,6 +612,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also run every check against mutants of each claim's stated side "
                          "(constants x 0.7 / x 1.3, factors dropped, step condition relaxed) and "
                          "report which were caught")
+    pv.add_argument("--certify", action="store_true",
+                    help="also certify the exact worst case of each claim's one-step "
+                         "inequality by performance estimation (small n, participation "
+                         "patterns enumerated; certificates checked in exact arithmetic); "
+                         'needs pip install "fedtheory[pep]"')
     pv.add_argument("--no-progress", action="store_true", help="no progress output")
     pv.add_argument("--no-record", action="store_true",
                     help=f"do not write the run record {RECORD_PATH} in this directory")

@@ -61,6 +61,8 @@ __all__ = [
     "REPORT_VERSION",
     "Resume",
     "atomic_write_text",
+    "certified_lines",
+    "certified_summary",
     "check_writable_dir",
     "check_writable_file",
     "entry",
@@ -406,6 +408,7 @@ def result_from_dict(d: Mapping[str, Any]) -> ClaimResult:
         derivation=d.get("derivation", ""), finding=d.get("finding", ""),
         tightness=tightness(ClaimKind(d["kind"]), checks), power=d.get("power"),
         erratum=d.get("erratum"), setup=d.get("setup"), restatement=d.get("restatement", ""),
+        certified=d.get("certified"),
     )
 
 
@@ -481,6 +484,60 @@ def verdict_table(results: Sequence[ClaimResult]) -> str:
     lines.append("")
     lines.append(", ".join(f"{v}: {counts.get(v, 0)}" for v in
                            ("confirmed", "refuted", "inconclusive", "error")))
+    return "\n".join(lines)
+
+
+def certified_lines(c: Mapping[str, Any]) -> list[str]:
+    """Markdown for a claim's ``certified`` entry (``verify --certify``): its status and
+    stated/worst, then one row per instance."""
+    if c["status"] in ("out of scope", "error"):
+        return [f"**Certified** ({c['status']}): {_md_cell(c.get('reason', ''))}", ""]
+    out = [f"**Certified** (performance estimation): **{c['status']}**, stated/worst "
+           f"{_ratio_text(c.get('ratio'))} at `{_md_cell(json.dumps(c.get('at')))}`"
+           + (f"; {c['finding']}" if c.get("finding") else "")
+           + (f"; closed form: {c['closed_form']['text']} "
+              f"({_closed_form_text(c['closed_form'])})"
+              if c.get("closed_form") else ""), "",
+           "| instance | stated | worst (lower, upper) | stated/worst | status | s |",
+           "|---|---|---|---|---|---|"]
+    for r in c.get("instances", []):
+        worst = r["lower"] if r["lower"] == r["upper"] else f"[{r['lower']}, {r['upper']}]"
+        out.append(f"| {_md_cell(json.dumps(r['params']))} | {r['stated']} | "
+                   f"{_md_cell(str(worst)[:60])} | {_ratio_text(r.get('ratio'))} | "
+                   f"{r['status']} | {r.get('seconds', '')} |")
+    return [*out, ""]
+
+
+def _closed_form_text(cf: Mapping[str, Any]) -> str:
+    if not cf["holds"]:
+        return "not confirmed"
+    n, k = cf.get("instances", 0), cf.get("exactly", 0)
+    return (f"equal to both certificates at {k} of {n} instances"
+            + (", inside them at the others" if k < n else ""))
+
+
+def _ratio_text(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.6g}"
+
+
+def certified_summary(results: Sequence[ClaimResult]) -> str:
+    """One line per claim run with ``--certify``: status, stated/worst (the tightest
+    instance tried), the instances and the seconds; out-of-scope claims counted."""
+    lines = ["certified worst cases (performance estimation; exact certificates):"]
+    skipped = 0
+    for r in results:
+        c = r.certified
+        if c is None:
+            continue
+        if c["status"] == "out of scope":
+            skipped += 1
+            continue
+        found = (f", found measured/stated {r.tightness['ratio']:.4g}" if r.tightness else "")
+        lines.append(f"  {r.id}: {c['status']}, stated/worst {_ratio_text(c.get('ratio'))}{found} "
+                     f"({len(c.get('instances', []))} instances, {c.get('seconds', 0):.1f} s)"
+                     + (f"; {c['finding']}" if c.get("finding") else "")
+                     + (f" [{c.get('reason')}]" if c["status"] == "error" else ""))
+    lines.append(f"  ({skipped} claim(s) out of scope: see each entry's reason)")
     return "\n".join(lines)
 
 
@@ -625,6 +682,8 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
             out += [f"**Tightness.** measured/stated reaches {t['ratio']:.4g} (check "
                     f"`{t['check']}`; 1 means the bound is attained) at "
                     f"`{_md_cell(json.dumps(t.get('instance'), default=str)[:400])}`", ""]
+        if r.certified:
+            out += certified_lines(r.certified)
         if r.derivation:
             out += ["<details><summary>How it is derived and checked</summary>", "",
                     r.derivation.strip(), "", "</details>", ""]

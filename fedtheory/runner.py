@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fedtheory.cache import Cache
+from fedtheory.certify import certify
 from fedtheory.claims.core import CheckResult, ClaimResult, Verdict
 from fedtheory.claims.power import power
 from fedtheory.claims.registry import get_claim
@@ -36,7 +37,8 @@ from fedtheory.executors import Executor, SerialExecutor, make_executor
 from fedtheory.simulate import max_threads
 from fedtheory.tasks import ClaimPlan, Task, plan_claim
 
-__all__ = ["Job", "TaskDone", "error_result", "plan", "run_jobs", "run_task", "verify_one"]
+__all__ = ["Job", "TaskDone", "certify_entry", "error_result", "plan", "run_jobs", "run_task",
+           "verify_one"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,9 @@ class Job:
     only: tuple[str, ...] | None = None
     #: Also run the checks against the mutants of the stated side (``--power``).
     power: bool = False
+    #: Also certify the worst case of the claim's one-step inequality (``--certify``:
+    #: :func:`fedtheory.certify.certify`, needs the ``pep`` extra).
+    certify: bool = False
     #: Results of the claim's tasks computed elsewhere (task key -> result).
     provided: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -78,7 +83,21 @@ def verify_one(job: Job) -> ClaimResult:
                            only=job.only, cache=cache)
         if job.power:
             res.power = power(claim, job.preset, job.seed, base=res, cache=cache)
+        if job.certify:
+            res.certified = certify_entry(claim.one_step, job.preset)
     return res
+
+
+def certify_entry(one_step: Any, preset: str) -> dict[str, Any]:
+    """The claim's ``certified`` entry (:func:`fedtheory.certify.certify`); a failure is
+    reported in it (status ``error``), never as the claim's verdict."""
+    t0 = time.perf_counter()
+    try:
+        return certify(one_step, quick=preset == "quick")
+    except Exception as exc:  # noqa: BLE001 - reported in the entry
+        return {"status": "error", "reason": f"{type(exc).__name__}: {exc}", "ratio": None,
+                "lower": None, "upper": None, "instances": [], "solver": None,
+                "seconds": round(time.perf_counter() - t0, 3)}
 
 
 def error_result(job: Job, reason: str, check: str = "worker") -> ClaimResult:

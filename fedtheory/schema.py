@@ -159,6 +159,29 @@ POWER_SCHEMA = _object({
     "statement_unchanged": {"type": "boolean"},
 }, optional=("statement_unchanged",))
 
+#: ``verify --certify``'s entry (:func:`fedtheory.certify.certify`); open beyond the
+#: fields every status has (an instance carries its parameters and both certificates).
+CERTIFIED_STATUSES = ("exact", "sandwich", "upper bound only", "lower bound only",
+                      "unverified", "out of scope", "error")
+_NUM_OR_NULL = {"type": ["number", "null"]}
+CERTIFIED_SCHEMA = _object({
+    "status": {"enum": list(CERTIFIED_STATUSES)},
+    "ratio": _NUM_OR_NULL,
+    "lower": _STR_OR_NULL,
+    "upper": _STR_OR_NULL,
+    "instances": {"type": "array", "items": _object({
+        "params": {"type": "object"},
+        "status": {"enum": list(CERTIFIED_STATUSES)},
+        "stated": _STR,
+        "lower": _STR_OR_NULL,
+        "upper": _STR_OR_NULL,
+        "ratio": _NUM_OR_NULL,
+    }, closed=False)},
+    "solver": _STR_OR_NULL,
+    "seconds": {"type": "number", "minimum": 0},
+    "reason": _STR,
+}, optional=("reason",), closed=False)
+
 CLAIM_SCHEMA = _object({
     "id": {"type": "string", "pattern": r"^[^.\s]+(\.[^.\s]+)+$"},
     "family": {"type": "string", "minLength": 1},
@@ -187,11 +210,12 @@ CLAIM_SCHEMA = _object({
         "dirty": {"type": ["boolean", "null"]},
     }),
     "power": {"type": ["array", "null"], "items": POWER_SCHEMA},
+    "certified": CERTIFIED_SCHEMA,
     "preset": {"enum": list(PRESETS)},
     "seed": {"type": "integer", "minimum": 0},
     "seconds": {"type": "number", "minimum": 0},
     "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-}, optional=("origin",))
+}, optional=("origin", "certified"))
 
 PROVENANCE_SCHEMA = _object({
     "fedtheory_version": _STR,

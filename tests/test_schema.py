@@ -118,7 +118,9 @@ def test_the_schema_names_every_field_the_toolkit_writes(results: list[ClaimResu
     fields = {f.name for f in dataclasses.fields(CheckResult)}
     assert _properties(schema.CHECK_SCHEMA) == fields, where
     for r in results:  # claims made here have no origin (a registered claim's is written)
-        assert _properties(schema.CLAIM_SCHEMA) == set(entry(r)) | {"origin"}, where
+        # nor a certified entry (written with --certify: tests/test_certify.py)
+        assert _properties(schema.CLAIM_SCHEMA) == set(entry(r)) | {"origin", "certified"}, \
+            where
     shapes = results[-1]
     assert _properties(schema.ERRATUM_SCHEMA) == set(shapes.erratum), where
     assert _properties(schema.SETUP_SCHEMA) == set(shapes.setup), where

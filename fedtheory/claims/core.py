@@ -337,6 +337,9 @@ class ClaimResult:
     #: Where the claim restates the paper's statement rather than testing it as printed, and
     #: why (empty when it tests it as printed).
     restatement: str = ""
+    #: ``fedtheory verify --certify``: the certified worst case of the claim's one-step
+    #: inequality (:func:`fedtheory.certify.certify`); None when not asked.
+    certified: dict[str, Any] | None = None
 
     @property
     def errors(self) -> list[CheckResult]:
@@ -362,6 +365,7 @@ class ClaimResult:
             "setup": _jsonable(self.setup),
             "restatement": self.restatement,
             "power": _jsonable(self.power),
+            **({} if self.certified is None else {"certified": _jsonable(self.certified)}),
             "preset": self.preset,
             "seed": self.seed,
             "seconds": round(self.seconds, 3),
@@ -431,6 +435,10 @@ class Claim:
     #: The datasets (:func:`fedtheory.tasks.dataset`) the checks read: a run plans their
     #: tasks (:func:`fedtheory.tasks.plan_claim`) and hands in their results.
     datasets: tuple[Any, ...] = ()
+    #: How the statement reads as a one-step inequality over a function class, for
+    #: ``verify --certify`` (a :class:`fedtheory.certify.OneStep`, or an
+    #: :class:`fedtheory.certify.OutOfScope` saying why it does not); None: not described.
+    one_step: Any = None
 
     def __post_init__(self) -> None:
         if not self.id.startswith(self.family + "."):

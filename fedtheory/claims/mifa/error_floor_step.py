@@ -9,6 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.certify import Built, OneStep, Pep
+from fedtheory.certify.models import (
+    fedavg_is_step,
+    quadratic_instance,
+    rounded_rows,
+    unit_vectors_summing_to_zero,
+)
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
@@ -278,3 +285,74 @@ def _floor_step_search(ctx: Context) -> Evidence:
     ev = search_evidence(ctx, "search", bounds, ratio_float, lambda x: ratio_at(list(x)),
                          what=f"(a_2, c_1, c_2, w, p, θ/{s}, L/f'')")
     return ev
+
+
+# -- the one-step inequality, for `verify --certify` (performance estimation) ---------------
+def _certify_build(params: dict[str, Any]) -> Built:
+    """The PEP of the step at (n, p, θ): maximise E f(w+) - f(w) + (η/2)||∇f||^2 over every
+    L-smooth f and client gradients with ||∇f_i(w) - ∇f(w)||^2 <= σ_G^2 = 1, at the step
+    η = θ/(L(1+c)); the stated side is the floor (η^2 L c/2) σ_G^2."""
+    assert CLAIM.stated is not None
+    st = CLAIM.stated.constants
+    n, theta, L = params["n"], params["theta"], Fraction(1)
+    # a tuple: one p_i per client, c read with p = min_i p_i (the statement's c is written
+    # for equal p; the chain of its derivation holds with the smallest p)
+    ps = list(params["p"]) if isinstance(params["p"], tuple) else [params["p"]] * n
+    p = min(ps)
+    c = st["c_two"] / n * (1 / p - 1)
+    eta = theta / (L * (1 + c))
+    pep = Pep()
+    m = fedavg_is_step(pep, n, ps, eta, L)
+    for i, gi in enumerate(m["g"]):
+        pep.constrain((gi - m["gbar"]).sq() - 1, f"||h_{i + 1}||^2 <= sigma_G^2 = 1")
+    pep.maximize(m["E_f_next"] - m["f_w"] + m["gbar"].sq() * (st["grad_half"] * eta))
+    # the floor's worst case: the isotropic quadratic (L/2)||x||^2 at its minimiser w = w*
+    # with equal heterogeneity (n unit vectors summing to zero)
+    inst = quadratic_instance(pep, m["f"], dict(enumerate(unit_vectors_summing_to_zero(n))),
+                              L) if len(set(ps)) == 1 else None
+    # and, for any p, the same quadratic through the PEP's worst-case client gradients
+    return Built(pep, st["floor_half"] * eta**2 * L * c, inst, instance_from=lambda sol: (
+        quadratic_instance(pep, m["f"], rounded_rows(sol.G, range(n)), L, linear=m["gbar"])))
+
+
+def _certify_grid(quick: bool) -> list[dict[str, Any]]:
+    ns, ps, thetas = ((2, 3, 4), (Fraction(1, 4), Fraction(1, 2)), (Fraction(1),)) if quick \
+        else ((2, 3, 4), (Fraction(1, 10), Fraction(1, 4), Fraction(1, 2), Fraction(9, 10)),
+              (Fraction(1), Fraction(1, 2)))
+    return [{"n": n, "p": p, "theta": t} for n in ns for p in ps for t in thetas] + [
+        {"n": 3, "p": (Fraction(1, 4), Fraction(1, 2), Fraction(1, 2)), "theta": Fraction(1)}]
+
+
+def _certify_closed_form(params: dict[str, Any]) -> Fraction | None:
+    """The worst case η^2 L c/4 (c = (2/n)(1/p - 1), L = 1): half the stated floor (equal p;
+    None for unequal p_i: no closed form claimed)."""
+    n, p, theta = params["n"], params["p"], params["theta"]
+    if isinstance(p, tuple):
+        return None
+    c = Fraction(2, n) * (1 / p - 1)
+    eta = theta / (1 + c)
+    return eta**2 * c / 4
+
+
+CLAIM.one_step = OneStep(
+    description=("one FedAvg-IS step, exact client gradients, independent Bernoulli(p) "
+                 "participation (all 2^n patterns); f L-smooth (class: -L I <= Hessian <= L "
+                 "I); heterogeneity max_i ||∇f_i(w) - ∇f(w)||^2 <= σ_G^2 = 1 at the current "
+                 "point; metric E f(w+) - f(w) + (η/2)||∇f(w)||^2 against the stated floor "
+                 "(η^2 L c/2) σ_G^2 at η = θ/(L(1+c))"),
+    build=_certify_build, grid=_certify_grid,
+    relaxation=("none: the step reads the client gradients at w only, and f's class is "
+                "imposed between the points the step evaluates (exact by interpolation)"),
+    closed_form=_certify_closed_form,
+    closed_form_text=("worst case = η^2 L c/4 σ_G^2: the stated floor's 1/2 is 2x the tight "
+                      "1/4 (the seed's (a+b)^2 <= 2a^2 + 2b^2; the cross term sums to 0)"),
+    notes=("non-uniform p (one instance): the statement's c is written for equal p; it is "
+           "read with p = min_i p_i (the chain of the derivation holds with the smallest p)",
+           "beyond the stated step: at ηL(1 + c/2) = 1 (θ = (1+c)/(1+c/2) > 1) the worst case "
+           "is still exactly η^2 L c/4 σ_G^2 (certified), and 10% beyond it the PEP is "
+           "unbounded: the step condition ηL(1+c) <= 1 can be relaxed to ηL(1 + c/2) <= 1"),
+    beyond=lambda quick: [
+        {"n": n, "p": p_, "theta": th} for n, p_ in ((2, Fraction(1, 4)), (3, Fraction(1, 2)))
+        for c in [Fraction(2, n) * (1 / p_ - 1)]
+        for th in ((1 + c) / (1 + c / 2), (1 + c) / (1 + c / 2) * Fraction(11, 10))],
+)

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.certify import Built, OneStep, Pep, Vec, bernoulli_patterns
+from fedtheory.certify.models import expectation
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
@@ -262,3 +264,54 @@ def _mifa_error_search(ctx: Context) -> Evidence:
         f"supremum 1 - p + p/n is approached at equal e_i and the smallest p)",
         counterexample=None if ok else {**inst, "exact_E": str(value), "bound": str(bound)},
         ratio=float(r), instance=inst)
+
+
+# -- the one-round inequality, for `verify --certify` (performance estimation) --------------
+def _certify_build(params: dict[str, Any]) -> Built:
+    """Maximise E||∇f - G_t||^2 = E||(1/n) Σ_i (1 - 1_i) e_i||^2 over the memory errors e_i
+    with Σ||e_i||^2 <= 1 (Bernoulli(p), every pattern); the stated side is (1-p)/n."""
+    assert CLAIM.stated is not None
+    n = params["n"]
+    # a tuple: one p_i per client, the bound read with p = min_i p_i (the largest bound; the
+    # statement is written for equal p)
+    ps = list(params["p"]) if isinstance(params["p"], tuple) else [params["p"]] * n
+    p_ = min(ps)
+    pep = Pep()
+    e = [pep.vector(f"e{i + 1}") for i in range(n)]
+    total = e[0].sq()
+    for ei in e[1:]:
+        total = total + ei.sq()
+    pep.constrain(total - 1, "Σ||e_i||^2 <= 1")
+
+    def err(mask: tuple[bool, ...]) -> Any:
+        v = Vec()
+        for m, ei in zip(mask, e, strict=True):
+            if not m:
+                v = v + ei / n
+        return v.sq()
+
+    pep.maximize(expectation(bernoulli_patterns(ps), err))
+    # equal errors e_i = (1/n, ..., 1/n) (n coordinates): Σ||e_i||^2 = 1
+    inst = ([[Fraction(1, n)] * n for _ in range(n)], []) if len(set(ps)) == 1 else None
+    return Built(pep, CLAIM.stated.constants["bound"] * (1 - p_) / n, inst)
+
+
+CLAIM.one_step = OneStep(
+    description=("one MIFA aggregation, exact gradients, independent Bernoulli(p) "
+                 "participation (all 2^n patterns); memory errors e_i free vectors with "
+                 "Σ||e_i||^2 <= 1; metric E||∇f - G_t||^2 against the stated "
+                 "((1-p)/n) Σ||e_i||^2 (no function class: a quadratic form in the e_i)"),
+    build=_certify_build,
+    grid=lambda quick: [{"n": n, "p": p_} for n in (2, 3, 4) for p_ in (
+        (Fraction(1, 10), Fraction(1, 2)) if quick else
+        (Fraction(1, 100), Fraction(1, 10), Fraction(1, 2), Fraction(9, 10)))] + [
+        {"n": 3, "p": (Fraction(1, 10), Fraction(1, 4), Fraction(1, 2))}],
+    closed_form=lambda q: None if isinstance(q["p"], tuple) else (
+        (1 - q["p"]) * ((1 - q["p"]) * q["n"] + q["p"]) / q["n"] ** 2),
+    closed_form_text=("worst case (1-p)((1-p)n + p)/n^2 Σ||e_i||^2, at equal e_i: the stated "
+                      "side is n/((1-p)n + p) = 1/(1 - p + p/n) times it (tight only as "
+                      "p -> 0 or n = 1)"),
+    notes=("non-uniform p (one instance): the stated bound is written for equal p; it is "
+           "read with p = min_i p_i (the largest bound, and one that holds: Jensen as in the "
+           "derivation)",),
+)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from fedtheory.certify import OutOfScope
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     dsgd_check,
@@ -103,3 +104,11 @@ register_exact_checks(CLAIM, THEOREM_15, DSGD_NONCONVEX_CASES, DSGD_NONCONVEX_SE
 def _dsgd_nonconvex_replicas(ctx: Context) -> Evidence:
     """Replicas of one DSGD+OCS step: E f(x^{k+1}) vs (24)."""
     return dsgd_check(ctx, nonconvex_scenarios(ctx, R=1), THEOREM_15.restated(ctx))
+
+# `verify --certify`: not (yet) a PEP (fedtheory.certify)
+CLAIM.one_step = OutOfScope(
+    "OCS samples with probabilities that depend on the clients' update norms (gamma^k is "
+    "data-dependent): a PEP fits one ratio of norms at a time, i.e. a grid over norm ratios "
+    "beside the function class; not described to the PEP builder in this version (under "
+    "uniform sampling the recursion fits: its contraction factor and additive constant "
+    "would come out separately)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from fedtheory.certify import OutOfScope
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     dsgd_check,
@@ -152,3 +153,11 @@ def _dsgd_sc_nonuniform_weights(ctx: Context) -> Evidence:
     """Replicas of one DSGD+OCS step, non-uniform w: E||r^{k+1}||^2 vs (20)."""
     return dsgd_check(ctx, dsgd_strongly_convex_scenarios(ctx, "weighted"),
                       THEOREM_13.restated(ctx))
+
+# `verify --certify`: not (yet) a PEP (fedtheory.certify)
+CLAIM.one_step = OutOfScope(
+    "OCS samples with probabilities that depend on the clients' update norms (gamma^k is "
+    "data-dependent): a PEP fits one ratio of norms at a time, i.e. a grid over norm ratios "
+    "beside the function class; not described to the PEP builder in this version (under "
+    "uniform sampling the recursion fits: its contraction factor and additive constant "
+    "would come out separately)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from fedtheory.certify import OutOfScope
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     dsgd_check,
@@ -143,3 +144,11 @@ def _dsgd_corrected_replicas(ctx: Context) -> Evidence:
     scen = (dsgd_strongly_convex_scenarios(ctx, "uniform")
             + dsgd_strongly_convex_scenarios(ctx, "weighted"))
     return dsgd_check(ctx, scen, THEOREM_13_CORRECTED.restated(ctx))
+
+# `verify --certify`: not (yet) a PEP (fedtheory.certify)
+CLAIM.one_step = OutOfScope(
+    "OCS samples with probabilities that depend on the clients' update norms (gamma^k is "
+    "data-dependent): a PEP fits one ratio of norms at a time, i.e. a grid over norm ratios "
+    "beside the function class; not described to the PEP builder in this version (under "
+    "uniform sampling the recursion fits: its contraction factor and additive constant "
+    "would come out separately)")

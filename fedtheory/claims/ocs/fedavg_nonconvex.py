@@ -3,6 +3,7 @@ descent (29)."""
 
 from __future__ import annotations
 
+from fedtheory.certify import OutOfScope
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     fedavg_check,
@@ -102,3 +103,10 @@ register_exact_checks(CLAIM, THEOREM_18, FEDAVG_NONCONVEX_CASES, FEDAVG_NONCONVE
 def _fedavg_nonconvex_replicas(ctx: Context) -> Evidence:
     """Replicas of one FedAvg+OCS round: E f(x^{k+1}) vs (29)."""
     return fedavg_check(ctx, nonconvex_scenarios(ctx, R=2), THEOREM_18.restated(ctx))
+
+# `verify --certify`: not (yet) a PEP (fedtheory.certify)
+CLAIM.one_step = OutOfScope(
+    "FedAvg with OCS: R >= 2 stochastic local steps per round (a multi-step recursion with "
+    "noise sigma^2 and data-dependent sampling probabilities gamma^k); not described to the "
+    "PEP builder in this version (it would need the local steps' iterates as PEP points and "
+    "a grid over norm ratios)")

@@ -3,6 +3,7 @@ convex quadratics."""
 
 from __future__ import annotations
 
+from fedtheory.certify import OutOfScope
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     exact_check,
@@ -125,3 +126,10 @@ def _fedavg_corrected_replicas(ctx: Context) -> Evidence:
     """Replicas of one FedAvg+OCS round: E||r^{k+1}||^2 vs the corrected bound."""
     return fedavg_check(ctx, fedavg_strongly_convex_scenarios(ctx),
                         THEOREM_17_CORRECTED.restated(ctx))
+
+# `verify --certify`: not (yet) a PEP (fedtheory.certify)
+CLAIM.one_step = OutOfScope(
+    "FedAvg with OCS: R >= 2 stochastic local steps per round (a multi-step recursion with "
+    "noise sigma^2 and data-dependent sampling probabilities gamma^k); not described to the "
+    "PEP builder in this version (it would need the local steps' iterates as PEP points and "
+    "a grid over norm ratios)")

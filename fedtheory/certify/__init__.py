@@ -1,0 +1,35 @@
+"""Certified tightness by performance estimation (PEP): the exact worst case of a one-step
+inequality over a function class, with certificates checked in exact arithmetic.
+
+* :mod:`~fedtheory.certify.pep`: the problem in exact coefficients (:class:`Pep`, leaf
+  vectors :class:`Vec`, scalars :class:`Expr`, function classes :class:`Function`), its SDP
+  (Clarabel) and the two certificates (rational dual multipliers; a rational instance);
+* :mod:`~fedtheory.certify.onestep`: the protocol a claim implements (:class:`OneStep`,
+  :class:`OutOfScope`), participation patterns, and :func:`certify` (the report's entry);
+* :mod:`~fedtheory.certify.pepit_bridge`: the optional PEPit cross-check and the extra's
+  availability (``pip install "fedtheory[pep]"``).
+
+Library maths: it imports no claim; claims describe themselves through it.
+"""
+
+from .exact import is_psd, rationalize, solve_exact
+from .onestep import (
+    STATUSES,
+    Built,
+    OneStep,
+    OutOfScope,
+    bernoulli_patterns,
+    certify,
+    certify_instance,
+    refute,
+    uniform_patterns,
+)
+from .pep import Expr, Function, Pep, Solution, Vec, as_fraction
+from .pepit_bridge import PEP_EXTRA, gradient_descent_rate, pepit_available, require_pepit
+
+__all__ = [
+    "PEP_EXTRA", "STATUSES", "Built", "Expr", "Function", "OneStep", "OutOfScope", "Pep",
+    "Solution", "Vec", "as_fraction", "bernoulli_patterns", "certify", "certify_instance",
+    "gradient_descent_rate", "is_psd", "pepit_available", "rationalize", "refute", "require_pepit",
+    "solve_exact", "uniform_patterns",
+]

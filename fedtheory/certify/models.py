@@ -1,0 +1,188 @@
+"""Reusable pieces of federated one-step PEPs: client vectors, the expectation over
+participation patterns, and explicit quadratic instances for the lower certificates.
+
+Each builder writes into a :class:`~fedtheory.certify.pep.Pep` and returns the expressions a
+claim combines with its own stated constants (a claim's :class:`~.onestep.OneStep` is the
+statement; these are the method).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+from .onestep import bernoulli_patterns, uniform_patterns
+from .pep import Expr, Function, Pep, Vec, as_fraction
+
+__all__ = ["dropout_patterns", "expectation", "fedavg_is_step", "quadratic_instance",
+           "rounded_rows", "substitution_error", "unit_vectors_summing_to_zero"]
+
+
+def expectation(patterns: Sequence[tuple[tuple[bool, ...], Fraction]], value: Any) -> Expr:
+    """:math:`\\sum_S P(S)\\,\\mathrm{value}(S)` over the enumerated participation patterns."""
+    out = Expr()
+    for mask, pr in patterns:
+        out = out + value(mask) * pr
+    return out
+
+
+def fedavg_is_step(pep: Pep, n: int, p: Sequence[Any], eta: Any, L: Any
+                   ) -> dict[str, Any]:
+    """One step of importance-sampled FedAvg with exact client gradients,
+    :math:`w^+ = w - \\eta\\,\\frac1n\\sum_{i\\in\\mathcal A}\\nabla f_i(w)/p_i`, on an
+    :math:`L`-smooth :math:`f = \\frac1n\\sum_i f_i` (``"smooth"`` class), :math:`w = 0`
+    (translation invariance), independent Bernoulli(:math:`p_i`) participation, every
+    pattern enumerated.
+
+    Returns ``f`` (the function), ``g`` (the client gradients at w, leaves), ``gbar``
+    (:math:`\\nabla f(w)`), ``f_w`` and ``E_f_next`` (:math:`\\mathbb E f(w^+)`, exact sum).
+    Only the gradients at :math:`w` enter the step, so the clients' own functions need no
+    class: their heterogeneity is imposed at :math:`w` (where the method evaluates).
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    ps = [as_fraction(v, "p") for v in p]
+    if len(ps) != n:
+        raise ValueError(f"p must give one probability per client (n = {n}), got {p!r}")
+    eta, L = as_fraction(eta, "eta"), as_fraction(L, "L")
+    f = pep.function("smooth", L)
+    g = [pep.vector(f"g{i + 1}") for i in range(n)]
+    gbar = Vec()
+    for gi in g:
+        gbar = gbar + gi / n
+    f_w = pep.value()
+    f.add_point(Vec(), gbar, f_w)
+
+    def f_next(mask: tuple[bool, ...]) -> Expr:
+        step = Vec()
+        for m, gi, pi in zip(mask, g, ps, strict=True):
+            if m:
+                step = step + gi / (n * pi)
+        return f.value(step * (-eta))
+
+    return {"f": f, "g": g, "gbar": gbar, "f_w": f_w,
+            "E_f_next": expectation(bernoulli_patterns(ps), f_next)}
+
+
+def quadratic_instance(pep: Pep, f: Function, free: dict[int, Sequence[Fraction]],
+                       a: Any, values: dict[int, Fraction] | None = None,
+                       linear: Vec | None = None
+                       ) -> tuple[list[list[Fraction]], list[Fraction]]:
+    """An explicit instance where ``f`` is the quadratic :math:`\\frac a2\\|x\\|^2 +
+    \\langle b, x\\rangle` (``b`` the combination ``linear`` of free leaves, default 0): the
+    free leaves are given (``free``: leaf index -> rational row), every point's gradient leaf
+    is :math:`a x + b` and value leaf :math:`\\frac a2\\|x\\|^2 + \\langle b, x\\rangle`;
+    ``values`` fixes other value leaves. Returns ``(V, F)`` for :meth:`Pep.check_primal`."""
+    a = as_fraction(a, "a")
+    dim = len(next(iter(free.values()))) if free else 1
+    rows: dict[int, list[Fraction]] = {k: [Fraction(v) for v in r] for k, r in free.items()}
+    F: dict[int, Fraction] = dict(values or {})
+
+    def row(v: Vec) -> list[Fraction]:
+        out = [Fraction(0)] * dim
+        for k, c in v.c.items():
+            out = [o + c * x for o, x in zip(out, rows[k], strict=True)]
+        return out
+
+    b = row(linear) if linear is not None else [Fraction(0)] * dim
+    for pt in f.points:
+        x = row(pt.x)
+        gx = [a * v + bv for v, bv in zip(x, b, strict=True)]
+        if len(pt.g.c) == 1 and next(iter(pt.g.c.values())) == 1 and \
+                next(iter(pt.g.c)) not in rows:
+            rows[next(iter(pt.g.c))] = gx
+        if len(pt.f.a) == 1 and next(iter(pt.f.a.values())) == 1 and not pt.f.q:
+            F[next(iter(pt.f.a))] = a / 2 * sum((v * v for v in x), Fraction(0)) + sum(
+                (v * bv for v, bv in zip(x, b, strict=True)), Fraction(0))
+    missing = [k for k in range(pep.n_vec) if k not in rows]
+    if missing:
+        raise ValueError(f"leaves {missing} have no value in the instance")
+    return ([rows[k] for k in range(pep.n_vec)],
+            [F.get(k, Fraction(0)) for k in range(pep.n_val)])
+
+
+def unit_vectors_summing_to_zero(n: int) -> list[list[Fraction]]:
+    """``n`` rational unit vectors (n = 2, 3, 4) that sum to zero (equal heterogeneity at
+    the optimum: the floor's worst case).
+
+    >>> [sum(v * v for v in r) for r in unit_vectors_summing_to_zero(3)]
+    [Fraction(1, 1), Fraction(1, 1), Fraction(1, 1)]
+    """
+    h = Fraction(1, 2)
+    table = {
+        2: [[Fraction(1)], [Fraction(-1)]],
+        3: [[Fraction(1), Fraction(0), Fraction(0), Fraction(0)], [-h, h, h, h],
+            [-h, -h, -h, -h]],
+        4: [[Fraction(1), Fraction(0)], [Fraction(-1), Fraction(0)],
+            [Fraction(0), Fraction(1)], [Fraction(0), Fraction(-1)]],
+    }
+    if n not in table:
+        raise ValueError(f"n must be 2, 3 or 4, got {n}")
+    return table[n]
+
+
+def dropout_patterns(K: int, D: int, law: str) -> list[tuple[tuple[bool, ...], Fraction]]:
+    """The dropout law: ``"uniform"`` (``D`` of ``K`` dropped uniformly at random) or
+    ``"fixed"`` (the last ``D`` clients dropped: a fixed set, the worst law for a bound
+    that must hold for every law independent of the round's samples). True = active."""
+    if not 1 <= D < K:
+        raise ValueError(f"need 1 <= D < K, got K = {K}, D = {D}")
+    if law == "uniform":
+        return uniform_patterns(K, K - D)
+    if law == "fixed":
+        return [(tuple(i < K - D for i in range(K)), Fraction(1))]
+    raise ValueError(f"law must be 'uniform' or 'fixed', got {law!r}")
+
+
+def substitution_error(pep: Pep, K: int, D: int, law: str, rule: str) -> Expr:
+    """:math:`\\mathbb E\\|e_t\\|^2` of one round with ``D`` of ``K`` clients dropped, over
+    the client updates :math:`\\Delta^j` (leaves; their Gram matrix stands for the second
+    moments :math:`\\mathbb E\\langle\\Delta^i, \\Delta^j\\rangle`, so noise is covered), with
+    the dropped updates replaced by ``rule``: ``"naive"`` (the active mean; constraint
+    :math:`\\|\\Delta^i - \\Delta^j\\|^2 \\le \\sigma_P^2 = 1` for every pair) or ``"friend"``
+    (the first active client, a true friend: :math:`\\|\\Delta^k - \\Delta^{\\phi(k)}\\|^2 \\le
+    \\sigma_F^2 = 1` for every pair the law uses).
+    :math:`e_t = \\Delta_t - \\bar\\Delta_t`."""
+    if rule not in ("naive", "friend"):
+        raise ValueError(f"rule must be 'naive' or 'friend', got {rule!r}")
+    pats = dropout_patterns(K, D, law)
+    d = [pep.vector(f"Delta{j + 1}") for j in range(K)]
+    pairs: set[tuple[int, int]] = set()
+    if rule == "naive":
+        pairs = {(i, j) for i in range(K) for j in range(i + 1, K)}
+
+    def err(mask: tuple[bool, ...]) -> Expr:
+        act = [j for j in range(K) if mask[j]]
+        e = Vec()
+        for k in range(K):
+            if mask[k]:
+                continue
+            if rule == "naive":
+                sub = Vec()
+                for j in act:
+                    sub = sub + d[j] / len(act)
+            else:
+                sub = d[act[0]]
+                pairs.add((min(k, act[0]), max(k, act[0])))
+            e = e + (sub - d[k]) / K
+        return e.sq()
+
+    out = expectation(pats, err)
+    for i, j in sorted(pairs):
+        pep.constrain((d[i] - d[j]).sq() - 1, f"||Delta{i + 1} - Delta{j + 1}||^2 <= 1")
+    return out
+
+
+def rounded_rows(G: Any, leaves: Sequence[int], den: int = 10**6) -> dict[int, list[Fraction]]:
+    """Rational vectors for ``leaves`` whose Gram matrix approximates ``G`` restricted to them
+    (an eigen-factor, rounded to denominator ``den``): the free vectors of an instance built
+    from a PEP's worst case."""
+    import numpy as np
+
+    sub = np.asarray(G)[np.ix_(list(leaves), list(leaves))]
+    w, U = np.linalg.eigh((sub + sub.T) / 2)
+    keep = w > 1e-9 * max(float(w.max()), 1e-12)
+    V = U[:, keep] * np.sqrt(w[keep]) if keep.any() else np.zeros((len(leaves), 1))
+    return {k: [Fraction(float(v)).limit_denominator(den) for v in row]
+            for k, row in zip(leaves, V, strict=True)}

@@ -1,0 +1,248 @@
+"""fedtheory.certify: performance estimation with exact certificates (``verify --certify``).
+
+Cheap tests run by default (one small instance each); the full quick grids of the listed
+claims are ``slow``. Pinned values are exact rationals: a certificate either holds exactly or
+the test fails, so the tolerance is zero wherever the status is ``exact``.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import jsonschema
+import pytest
+
+from fedtheory.certify import (
+    Built,
+    OneStep,
+    OutOfScope,
+    Pep,
+    Vec,
+    bernoulli_patterns,
+    certify,
+    certify_instance,
+    is_psd,
+    solve_exact,
+    uniform_patterns,
+)
+from fedtheory.certify.models import dropout_patterns, unit_vectors_summing_to_zero
+from fedtheory.certify.onestep import refute
+from fedtheory.certify.pepit_bridge import gradient_descent_pep, gradient_descent_rate
+from fedtheory.claims.registry import get_claim
+
+Fr = Fraction
+
+
+def _gd_rate(L: Fraction, mu: Fraction, h: Fraction) -> Fraction:
+    return max((1 - h * mu) ** 2, (1 - h * L) ** 2)
+
+
+# -- the exact algebra ------------------------------------------------------------------------
+def test_is_psd_and_degenerate_matrices() -> None:
+    assert is_psd([]) and is_psd([[Fr(0)]]) and is_psd([[Fr(0), Fr(0)], [Fr(0), Fr(0)]])
+    assert is_psd([[Fr(1), Fr(1)], [Fr(1), Fr(1)]])                  # rank one
+    assert not is_psd([[Fr(0), Fr(1)], [Fr(1), Fr(0)]])              # zero pivot, row not 0
+    assert not is_psd([[Fr(1), Fr(1)], [Fr(1), Fr(1, 2)]])
+    with pytest.raises(ValueError, match="symmetric"):
+        is_psd([[Fr(1), Fr(2)], [Fr(0), Fr(1)]])
+
+
+def test_solve_exact() -> None:
+    assert solve_exact([[Fr(1), Fr(1)], [Fr(1), Fr(-1)]], [Fr(3), Fr(1)]) == [2, 1]
+    assert solve_exact([[Fr(1), Fr(1)], [Fr(2), Fr(2)]], [Fr(1), Fr(3)]) is None
+    assert solve_exact([[Fr(1), Fr(1)]], [Fr(2)]) == [2, 0]          # free variable: 0
+
+
+def test_patterns_are_exact_laws() -> None:
+    pats = bernoulli_patterns([Fr(1, 3), Fr(1, 2), Fr(1)])
+    assert sum(p for _, p in pats) == 1 and all(m[2] for m, _ in pats)  # p = 1: always in
+    assert len(uniform_patterns(4, 2)) == 6
+    assert sum(p for _, p in uniform_patterns(4, 2)) == 1
+    assert uniform_patterns(3, 0) == [((False, False, False), Fr(1))]   # nobody: one pattern
+    assert dropout_patterns(3, 1, "fixed") == [((True, True, False), Fr(1))]
+    for n in (2, 3, 4):
+        rows = unit_vectors_summing_to_zero(n)
+        assert all(sum(v * v for v in r) == 1 for r in rows)
+        assert all(sum(col) == 0 for col in zip(*rows, strict=True))
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda: bernoulli_patterns([Fr(0)]), "p must be"),
+    (lambda: bernoulli_patterns([0.5]), "exact"),
+    (lambda: uniform_patterns(2, 3), "0 <= b <= n"),
+    (lambda: dropout_patterns(3, 3, "fixed"), "1 <= D < K"),
+    (lambda: dropout_patterns(3, 1, "random"), "law must be"),
+    (lambda: Pep().function("convex", 1), "kind must be"),
+    (lambda: Pep().function("smooth_strongly_convex", 1, 1), "mu must be"),
+    (lambda: Pep().function("smooth", 0), "L must be"),
+    (lambda: gradient_descent_rate(1.0, 2.0, 1.0), "need L > 0"),
+])
+def test_bad_input_names_the_argument(bad, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        bad()
+
+
+def test_pep_without_objective_is_refused() -> None:
+    with pytest.raises(ValueError, match="no objective"):
+        Pep().solve()
+
+
+# -- PEPit's gradient-descent example, and the same problem certified -----------------------
+def test_pepit_gradient_descent_example_reproduced() -> None:
+    """PEPit (the pep extra) on its own example: max((1-h mu)^2, (1-h L)^2)."""
+    pytest.importorskip("PEPit")
+    for L, mu, h in ((1.0, 0.1, 1.5),):
+        tau = float(_gd_rate(Fr(L), Fr(mu).limit_denominator(100), Fr(h)))
+        assert gradient_descent_rate(L, mu, h) == pytest.approx(tau, rel=1e-6)
+
+
+@pytest.mark.parametrize("L, mu, h", [(1, Fr(1, 10), 1), (1, Fr(1, 10), Fr(3, 2)),
+                                      (2, Fr(1, 3), Fr(1, 2)), (1, 0, Fr(1, 2))])
+def test_gradient_descent_certified_exactly(L, mu, h) -> None:
+    step = OneStep("one gradient step", lambda q: Built(gradient_descent_pep(L, mu, h), Fr(1)),
+                   lambda quick: [{}])
+    row = certify_instance(step, {})
+    assert row["status"] == "exact"
+    assert Fr(row["lower"]) == Fr(row["upper"]) == _gd_rate(Fr(L), Fr(mu), Fr(h))
+
+
+def test_a_wrong_dual_certifies_nothing() -> None:
+    pep = gradient_descent_pep(1, Fr(1, 10), 1)
+    n = len(pep.all_constraints())
+    assert pep.check_dual([Fr(0)] * n) is None                     # S = -Q0: not PSD
+    assert pep.check_dual([Fr(-1)] + [Fr(0)] * (n - 1)) is None     # negative multiplier
+    assert pep.check_dual([Fr(1), Fr(2), Fr(2)]) == 1               # valid, loose: 1 >= 81/100
+
+
+# -- the listed claims: one cheap instance each, pinned exactly ---------------------------
+@pytest.mark.parametrize("claim_id, params, worst, stated", [
+    ("mifa.error_floor_step", {"n": 2, "p": Fr(1, 2), "theta": Fr(1)}, Fr(1, 16), Fr(1, 8)),
+    ("mifa.mifa_error", {"n": 3, "p": Fr(1, 10)}, Fr(7, 25), Fr(3, 10)),
+    ("fdms.naive_error", {"K": 4, "D": 2, "law": "uniform"}, Fr(1, 8), Fr(1, 4)),
+    ("fdms.friend_error", {"K": 4, "D": 2, "law": "uniform"}, Fr(19, 96), Fr(1, 4)),
+])
+def test_listed_claims_certified_values(claim_id, params, worst, stated) -> None:
+    row = certify_instance(get_claim(claim_id).one_step, params)
+    assert row["status"] == "exact"
+    assert Fr(row["lower"]) == Fr(row["upper"]) == worst and Fr(row["stated"]) == stated
+
+
+def test_tightened_constant_is_refuted_by_the_peps_own_instance() -> None:
+    """The floor's 1/2 is 2x the worst case: 0.45 of the stated floor (below the certified
+    worst case) is refuted by the certified instance, 0.55 is not."""
+    step = get_claim("mifa.error_floor_step").one_step
+    params = {"n": 2, "p": Fr(1, 4), "theta": Fr(1)}
+    ce = refute(step, params, Fr(9, 10) / 2)
+    assert ce is not None and Fr(ce["value"]) > Fr(ce["tightened"])
+    assert ce["value"] == "3/64" and ce["tightened"] == str(Fr(3, 32) * Fr(9, 20))
+    assert refute(step, params, Fr(11, 20)) is None
+
+
+def test_out_of_scope_and_undescribed() -> None:
+    out = certify(OutOfScope("an O(.) rate"))
+    assert out["status"] == "out of scope" and out["reason"] == "an O(.) rate"
+    assert certify(None)["status"] == "out of scope"
+    for cid in ("ocs.dsgd_strongly_convex", "ocs.dsgd_strongly_convex.corrected",
+                "ocs.dsgd_nonconvex", "ocs.fedavg_strongly_convex.corrected",
+                "ocs.fedavg_nonconvex"):
+        assert isinstance(get_claim(cid).one_step, OutOfScope), cid
+
+
+def test_certified_entry_matches_the_schema() -> None:
+    from fedtheory import schema
+
+    out = certify(get_claim("mifa.mifa_error").one_step, quick=True)
+    doc = json.loads(json.dumps(out))
+    jsonschema.validate(doc, schema.CERTIFIED_SCHEMA)
+    # exact at equal p; the unequal-p instance's worst case is irrational: a sandwich
+    assert doc["status"] == "sandwich" and doc["closed_form"]["holds"]
+    assert Fr(doc["stated"]) / Fr(doc["upper"]) == Fr(20, 19)       # n = 2, p = 1/10
+    from fedtheory.certify import STATUSES
+
+    assert schema.CERTIFIED_STATUSES == STATUSES
+
+
+def test_verify_certify_without_the_extra(monkeypatch, capsys) -> None:
+    from fedtheory import cli
+    from fedtheory.certify import pepit_bridge
+
+    monkeypatch.setattr(pepit_bridge, "pepit_available", lambda: False)
+    rc = cli.main(["verify", "mifa.mifa_error", "--quick", "--certify", "--no-record",
+                   "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and 'fedtheory[pep]' in err[0]
+
+
+def test_a_users_bound_certified() -> None:
+    """A one-step description that is not a claim's: the IS estimate's variance."""
+    def build(q):
+        n, p = q["n"], q["p"]
+        pep = Pep()
+        g = [pep.vector() for _ in range(n)]
+        pep.constrain(sum((gi.sq() for gi in g[1:]), g[0].sq()) / n - 1)
+        gbar = sum(g[1:], g[0]) / n
+
+        def err(mask):
+            est = Vec()
+            for m, gi in zip(mask, g, strict=True):
+                if m:
+                    est = est + gi / (n * p)
+            return (est - gbar).sq()
+
+        from fedtheory.certify.models import expectation
+
+        pep.maximize(expectation(bernoulli_patterns([p] * n), err))
+        return Built(pep, 1 / (n * p))
+
+    out = certify(OneStep("IS variance", build, lambda quick: [{"n": 2, "p": Fr(1, 4)}]))
+    assert out["status"] == "exact" and Fr(out["upper"]) == Fr(3, 2)
+
+
+# -- the quick grids, as `verify --quick --certify` runs them ---------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("claim_id, status, ratio", [
+    # exact at every equal-p instance; the one unequal-p instance is a sandwich (its worst
+    # case is not rational: an eigenvalue of a cubic, resp. a rounded instance)
+    ("mifa.error_floor_step", "sandwich", 2.0),
+    ("mifa.mifa_error", "sandwich", 20 / 19),
+    ("fdms.naive_error", "exact", 1.0),
+    ("fdms.friend_error", "exact", 1.0),
+])
+def test_listed_claims_quick_grids(claim_id, status, ratio) -> None:
+    out = certify(get_claim(claim_id).one_step, quick=True)
+    assert out["status"] == status
+    assert out["ratio"] == pytest.approx(ratio, rel=1e-12)   # the exact instances' minimum
+    for r in out["instances"]:
+        uniform = not isinstance(r["params"].get("p"), list)
+        assert r["status"] == ("exact" if uniform else "sandwich"), r["params"]
+        assert Fraction(r["lower"]) <= Fraction(r["upper"])
+    if "closed_form" in out:
+        assert out["closed_form"]["holds"]
+
+
+def test_a_certified_entry_is_written_read_back_and_rendered(tmp_path) -> None:
+    """A claim with a one-step description: the entry validates, reads back and renders."""
+    from fedtheory.claims import Claim, ClaimKind, Evidence
+    from fedtheory.report import load_report, result_from_dict, write_json, write_markdown
+    from fedtheory.runner import certify_entry
+
+    c = Claim(id="zz.certified", family="zz", seed_ref="001, test", title="t",
+              statement="x <= 1", kind=ClaimKind.UPPER_BOUND,
+              one_step=OneStep("one gradient step", lambda q: Built(
+                  gradient_descent_pep(1, Fr(1, 10), 1), Fr(1)), lambda quick: [{}]))
+
+    @c.check("exact")
+    def fine(ctx):
+        """Holds."""
+        return Evidence(True, 1, 1, "ok")
+
+    res = c.verify()
+    res.certified = certify_entry(c.one_step, "quick")
+    path = tmp_path / "r.json"
+    write_json(path, [res], 0, "quick", {"time": "t"})
+    back = result_from_dict(load_report(path)["claims"][0])
+    assert back.certified["status"] == "exact" and back.certified == json.loads(
+        json.dumps(res.certified))
+    md = write_markdown(tmp_path, [back], 0, "quick")
+    assert "**Certified** (performance estimation): **exact**" in md.read_text()
