@@ -36,7 +36,8 @@ from fedtheory.executors import Executor, SerialExecutor, make_executor
 from fedtheory.simulate import max_threads
 from fedtheory.tasks import ClaimPlan, Task, plan_claim
 
-__all__ = ["Job", "TaskDone", "error_result", "plan", "run_jobs", "run_task", "verify_one"]
+__all__ = ["Job", "TaskDone", "draw_figures", "error_result", "plan", "run_jobs", "run_task",
+           "verify_one"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,9 @@ def _one_thread() -> Iterator[None]:
 
 def verify_one(job: Job) -> ClaimResult:
     """Verify one claim, one thread (the same in every process), in a cache of its own holding
-    its provided task results (its datasets combine them instead of computing them)."""
+    its provided task results (its datasets combine them instead of computing them); then draw
+    the figures its checks asked for into ``job.figure_dir`` (none when it is None), titled
+    with the claim and its verdict (:func:`fedtheory.plotting.figures.draw_result`)."""
     claim = get_claim(job.claim_id)
     cache = Cache(job.provided)
     with _one_thread():
@@ -78,7 +81,21 @@ def verify_one(job: Job) -> ClaimResult:
                            only=job.only, cache=cache)
         if job.power:
             res.power = power(claim, job.preset, job.seed, base=res, cache=cache)
+        draw_figures(res, job.figure_dir)
     return res
+
+
+def draw_figures(res: ClaimResult, figure_dir: str | None) -> None:
+    """Draw ``res``'s figures into ``figure_dir`` (their paths join their checks'
+    ``figures``), or drop them when figures are off; either way ``res.drawings`` is emptied
+    (a result sent back from a worker carries no figure data)."""
+    if figure_dir is None or not res.drawings:
+        res.drawings = []
+        return
+    # matplotlib is imported only by a run that draws (a heavy import, optional for a run)
+    from fedtheory.plotting.figures import draw_result
+
+    draw_result(res, figure_dir)
 
 
 def error_result(job: Job, reason: str, check: str = "worker") -> ClaimResult:

@@ -10,12 +10,12 @@ from pathlib import Path
 from fedtheory.experiments.importance_sampling import VarianceCurves
 from fedtheory.plotting import errorbar_points, label_axes, plt, save_figure
 
-__all__ = ["plot_variance_curves"]
+__all__ = ["draw_variance_curves", "plot_variance_curves"]
 
 
-def plot_variance_curves(data: VarianceCurves, path: Path | str | None) -> list[str]:
-    """Plot :func:`~fedtheory.experiments.importance_sampling.variance_curves` data (log
-    scale); save PNG and PDF at ``path`` if given."""
+def draw_variance_curves(data: VarianceCurves) -> plt.Figure:
+    """:func:`~fedtheory.experiments.importance_sampling.variance_curves` data (log scale):
+    exact lines and Monte Carlo points of both designs."""
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
     keep = data.b < data.n  # both variances vanish at b = n (full participation)
     ax.plot(data.b[keep], data.exact_independent[keep], "-", color="C0",
@@ -30,4 +30,10 @@ def plot_variance_curves(data: VarianceCurves, path: Path | str | None) -> list[
     label_axes(ax, "b (expected number of participants)", r"$\mathbb{E}\|X - \bar G\|^2$",
                f"n = {data.n} (both 0 at b = n); {data.replicas} replicas per point, "
                f"intervals at alpha = {data.alpha:g}", log="y", title_size=9, legend_size=8)
-    return save_figure(fig, path)
+    fig.tight_layout()
+    return fig
+
+
+def plot_variance_curves(data: VarianceCurves, path: Path | str | None) -> list[str]:
+    """Draw :func:`draw_variance_curves`; save PNG and PDF at ``path`` if given."""
+    return save_figure(draw_variance_curves(data), path)
