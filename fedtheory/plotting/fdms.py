@@ -129,8 +129,9 @@ def draw_complexity_observation(computations_per_round: dict[str, Any],
     bars = (("saved", "scores saved", "C0"), ("friend_eliminated", "runs losing a friend", "C3"),
             ("nonfriend_rate", "non-friend rate", "C7"))
     for j, (key, label, color) in enumerate(bars):
-        bx.bar(x + (j - 1) * w, [100 * float(rows[n][key]) for n in names], w, color=color,
-               label=label)
+        bars_j = bx.bar(x + (j - 1) * w, [100 * float(rows[n][key]) for n in names], w,
+                        color=color, label=label)
+        bx.bar_label(bars_j, fmt="%.0f%%", fontsize=7)  # a 0 is a bar of no height: say it
     bx.axhline(100 * float(whole_cluster_rate), color="k", ls="--", lw=1,
                label="non-friend rate, whole-cluster dropout")
     bx.set_xticks(x, ["no reduction" if n == "none" else n for n in names])
