@@ -323,8 +323,8 @@ def _wor_figure(ctx: Context) -> Evidence:
                       caption="The variance of the importance-sampled aggregate against the "
                       "expected number b of participants: b of n without replacement (the "
                       "claim's (1 - m/n) factor) lies below independent sampling with "
-                      "p_i = b/n at every b < n; both vanish at b = n (not drawn on the log "
-                      "scale).")]
+                      "p_i = b/n at every b < n (the inset: their ratio, below 1); both "
+                      "vanish at b = n (not drawn on the log scale).")]
     ok = data.consistent()
     below = bool(np.all(data.exact_without_replacement[:-1] < data.exact_independent[:-1]))
     return Evidence(
