@@ -331,7 +331,8 @@ def _partial_participation_figure(ctx: Context) -> Evidence:
                       "replacement, (n-m)/(n-1)) and the lecture's (1 - m/n) form, with Monte "
                       "Carlo points. Right: the part of the error after R rounds due to "
                       "heterogeneity (zeta^2 = 1 minus zeta^2 = 0, paired runs) against m, "
-                      "with (1 - m/n)/m scaled to its first point.")]
+                      "with (1 - m/n)/m scaled to its first point (dotted, drawn over the "
+                      "exact curve where the two coincide).")]
     diff = floor["dist2"][:, 1, :] - floor["dist2"][:, 0, :]
     exact = floor["exact"][:, 1] - floor["exact"][:, 0]
     ok = (fx.consistent(upd["samples"], upd["variance"], ALPHA / 2)
