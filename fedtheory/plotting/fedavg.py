@@ -59,9 +59,9 @@ def draw_heterogeneity(drift: dict[str, Any], sampling: dict[str, Any],
         p = data["params"]
         lv = np.asarray(data["levels"])
         ax.plot(lv, data["exact_fedavg"], "-", color="C0", label="FedAvg (exact)")
-        for key, color, name in (("fedavg", "C0", "FedAvg"), (rule, "C1", label)):
+        for key, color, name, fmt in (("fedavg", "C0", "FedAvg", "o"), (rule, "C1", label, "s")):
             _mc_points(ax, lv, data["dist2"][key], alpha, color=color,
-                       label=f"{name} (Monte Carlo)")
+                       label=f"{name} (Monte Carlo)", fmt=fmt)
         m = p.get("participants") or p["problem_kw"]["n"]
         label_axes(ax,
                    r"heterogeneity $\zeta_\star^2 = \frac{1}{n}\sum_i\|\nabla f_i(x^\star)\|^2$",
