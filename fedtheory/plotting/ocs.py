@@ -84,7 +84,8 @@ def draw_alpha_spread(data: dict[str, np.ndarray]) -> plt.Figure:
     axes[0].plot([], [], ls="--", color="grey", label=r"bound $(\sum u)^2/(n\sum u^2)$")
     axes[0].set(xlabel=r"log-normal spread $\sigma$ of the norms", ylabel=r"mean $\alpha$",
                 title="improvement factor (Definition 11)", ylim=(-0.02, 1.02))
-    axes[1].set(xlabel=r"$\sigma$", ylabel=r"mean $\gamma$", ylim=(0, 1.02),
+    axes[1].set(xlabel=r"log-normal spread $\sigma$ of the norms", ylabel=r"mean $\gamma$",
+                ylim=(0, 1.02),
                 title=r"relative improvement $\gamma = m/(\alpha(n-m)+m)$")
     for ax in axes:
         ax.grid(alpha=0.3)
