@@ -23,7 +23,9 @@ __all__ = ["draw_complexity", "draw_complexity_observation", "draw_curves", "dra
 
 _COLORS = {"Full": "k", "Dropout": "C0", "Stale": "C1", "Stale (updates)": "C4",
            "FL-FDMS": "C3", "Theta_t": "C2", "0.5 Theta_t": "C5", "code threshold": "C6"}
-_STYLE = {"Stale (updates)": ":"}
+#: Full dashed and drawn on top: FL-FDMS (red) often runs right under it.
+_STYLE = {"Stale (updates)": ":", "Full": "--"}
+_ZORDER = {"Full": 4}
 
 
 def draw_curves(data: dict[str, Any]) -> plt.Figure:
@@ -40,7 +42,7 @@ def draw_curves(data: dict[str, Any]) -> plt.Figure:
             for name, vals in runs:
                 x = np.arange(vals.shape[0])
                 ax.plot(x, vals.mean(axis=1), _STYLE.get(name, "-"), color=_COLORS[name],
-                        label=name, lw=1.1)
+                        label=name, lw=1.1, zorder=_ZORDER.get(name, 2))
                 lo, hi = np.percentile(vals, [10, 90], axis=1)
                 ax.fill_between(x, lo, hi, color=_COLORS[name], alpha=0.10, lw=0)
             full = acc[("Full", "Full")].mean(axis=1)

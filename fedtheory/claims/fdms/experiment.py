@@ -121,10 +121,10 @@ def _figures(ctx: Context) -> Evidence:
     figs = [
         Figure("fdms.curves", "test_accuracy", {"data": d},
                caption="Mean test accuracy over the replicas (random seeds) with the 10-90% "
-               "band, per round, for every method; rows: the general and the clustered "
-               "setting, columns: the dropout ratio alpha (the paper's Figs. 1 and 3). The "
-               "claim: FL-FDMS (red) converges faster and ends higher than Dropout and Stale, "
-               "close to Full (black)."),
+               "band, per round, for every method; rows: the setting (as titled), columns: "
+               "the dropout ratio alpha (the paper's Figs. 1 and 3). The claim: FL-FDMS (red) "
+               "converges faster and ends higher than Dropout and Stale, close to Full (black, "
+               "dashed, drawn on top)."),
         Figure("fdms.heatmap", "similarity_heatmap", {"data": d},
                caption="FL-FDMS's similarity scores R^(i,j) at the last round (replica 0, "
                "alpha = 0.5), clients in their groups of 4 (the paper's Fig. 4): friends "
