@@ -31,7 +31,8 @@ _ZORDER = {"Full": 4}
 def draw_curves(data: dict[str, Any]) -> plt.Figure:
     r"""Mean test accuracy over the seeds (with the 10-90 % band) per round for every method:
     rows = settings, columns = :math:`\alpha` (the paper's Figs. 1 and 3)."""
-    fig, axes = plt.subplots(len(SETTINGS), len(ALPHAS), figsize=(13.0, 7.5), squeeze=False)
+    fig, axes = plt.subplots(len(SETTINGS), len(ALPHAS), figsize=(13.0, 7.5), squeeze=False,
+                             layout="constrained")
     p = data["params"]
     for i, setting in enumerate(SETTINGS):
         acc = data[setting]["acc"]
@@ -52,7 +53,6 @@ def draw_curves(data: dict[str, Any]) -> plt.Figure:
     fig.suptitle(f"FL-FDMS against Full, Dropout, Stale (digits, softmax regression, K = 20, "
                  f"{p['seeds']} replicas (random seeds), the authors' splits and dropout)",
                  fontsize=10)
-    fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.96))
     return fig
 
 
@@ -64,7 +64,8 @@ def plot_curves(data: dict[str, Any], path: Any) -> list[str]:
 def draw_heatmap(data: dict[str, Any]) -> plt.Figure:
     r"""FL-FDMS's similarity means :math:`R^{i,j}_T` at the last round (replica 0, :math:`\alpha =
     0.5`), one panel per setting (the paper's Fig. 4; clients in their groups of 4)."""
-    fig, axes = plt.subplots(1, len(SETTINGS), figsize=(10.0, 4.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(SETTINGS), figsize=(10.0, 4.4), squeeze=False,
+                             layout="constrained")
     for ax, setting in zip(axes[0], SETTINGS, strict=True):
         heat = np.asarray(data[setting]["heat"])[0]
         im = ax.imshow(heat, vmin=0.0, vmax=1.0, cmap="viridis")
@@ -72,7 +73,6 @@ def draw_heatmap(data: dict[str, Any]) -> plt.Figure:
         ax.set_xlabel("client j")
         ax.set_ylabel("client i")
         fig.colorbar(im, ax=ax, shrink=0.8, label=r"similarity score $R^{i,j}$")
-    fig.tight_layout()
     return fig
 
 
@@ -93,7 +93,8 @@ def draw_complexity(data: dict[str, Any]) -> plt.Figure:
     and the test accuracy of each, with its difference to the run without reduction inset
     (the accuracy curves coincide at this scale)."""
     d = data["clustered"]
-    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0), squeeze=False)
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0), squeeze=False,
+                             layout="constrained")
     base = d["acc"][("alpha=0.5", "FL-FDMS")].mean(axis=1)
     inset = axes[0, 1].inset_axes((0.38, 0.12, 0.55, 0.4))
     for name in ("FL-FDMS", *CR_RUNS):
@@ -113,7 +114,6 @@ def draw_complexity(data: dict[str, Any]) -> plt.Figure:
                "clustered, alpha = 0.5: computation")
     label_axes(axes[0, 1], "round", "test accuracy (mean)", "clustered, alpha = 0.5: learning")
     axes[0, 1].legend(fontsize=7, loc="lower left", bbox_to_anchor=(0.05, 0.06))
-    fig.tight_layout()
     return fig
 
 
@@ -133,7 +133,8 @@ def draw_complexity_observation(computations_per_round: dict[str, Any],
     without the reduction and with :math:`\Theta_t` and :math:`0.5\,\Theta_t` (left), and per
     run the share of scores saved, of runs that lost a friend and the non-friend rate (right),
     beside the non-friend rate under whole-cluster dropout (Assumption 5 failing)."""
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 4.0))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 4.0),
+                             layout="constrained")
     for name, per_round in computations_per_round.items():
         color, ls, z = _RUN_STYLES.get(name, ("C0", "-", 1))
         y = np.asarray(per_round, dtype=float)
@@ -154,5 +155,4 @@ def draw_complexity_observation(computations_per_round: dict[str, Any],
                label="non-friend rate, whole-cluster dropout")
     bx.set_xticks(x, ["no reduction" if n == "none" else n for n in names])
     label_axes(bx, "run", "percent", "what the reduction saves and costs", log="")
-    fig.tight_layout()
     return fig

@@ -53,7 +53,8 @@ def draw_heterogeneity(drift: dict[str, Any], sampling: dict[str, Any],
     :func:`~fedtheory.experiments.fedavg_experiments.floors_vs_heterogeneity` results with a
     ``params`` entry; intervals are two-sided at ``alpha`` (Bonferroni over the points of a curve).
     """
-    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0),
+                             layout="constrained")
     panels = ((axes[0], drift, "scaffold", "SCAFFOLD"), (axes[1], sampling, "saga", "SAGA"))
     for ax, data, rule, label in panels:
         p = data["params"]
@@ -71,7 +72,6 @@ def draw_heterogeneity(drift: dict[str, Any], sampling: dict[str, Any],
                    title_size=9, legend_size=8)
     fig.suptitle(f"FedAvg's floor grows with heterogeneity; memory removes it "
                  f"(intervals at alpha = {alpha:g})", fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -91,7 +91,8 @@ def draw_partial_participation(update: dict[str, Any], floor: dict[str, Any],
     :func:`~fedtheory.experiments.fedavg_experiments.server_update_samples`
     and ``floor`` as in ``fedavg.partial_participation`` (``dist2`` of shape
     ``(m values, 2 levels, replicas)``, ``exact``, ``factor``, ``lecture_factor``)."""
-    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0),
+                             layout="constrained")
     ax = axes[0]
     m = np.asarray(update["participants"], dtype=float)
     ax.plot(m, update["variance"], "-", color="C0", label="exact")
@@ -121,7 +122,6 @@ def draw_partial_participation(update: dict[str, Any], floor: dict[str, Any],
                f"{p['replicas']} replicas")
     fig.suptitle(f"Partial participation amplifies heterogeneity (intervals at alpha = "
                  f"{alpha:g})", fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -140,7 +140,8 @@ def draw_local_steps(rate: dict[str, Any], curves: dict[str, Any],
     :func:`~fedtheory.experiments.fedavg_experiments.local_steps_runs` (with ``params`` and
     ``exact_grid``; the samples per :math:`R` a 2-D array or ragged rows, one count per R),
     ``curves`` from :func:`~fedtheory.theory.fedavg.local_steps_curves`."""
-    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0),
+                             layout="constrained")
     ax = axes[0]
     K = rate["local_steps"]
     T = K * np.asarray(rate["rounds"], dtype=float)
@@ -171,7 +172,6 @@ def draw_local_steps(rate: dict[str, Any], curves: dict[str, Any],
                f"gamma = {float(curves['lr']):.3g}", log="xy")
     fig.suptitle("FedAvg with K local steps vs parallel SGD with the same gradient steps",
                  fontsize=10)
-    fig.tight_layout()
     return fig
 
 

@@ -69,7 +69,7 @@ def render(figure: Figure, *, claim_id: str = "", verdict: str = "") -> plt.Figu
         # the claim and its verdict first, the plotter's own title on the line below; above
         # the panels (saved with a tight bounding box, so nothing is cut)
         own = fig.get_suptitle()
-        fig.suptitle(f"{head}\n{own}" if own else head, fontsize=10, y=1.0, va="bottom")
+        fig.suptitle(f"{head}\n{own}" if own else head, fontsize=10, y=1.01, va="bottom")
     if figure.caption:
         width = max(40, int(fig.get_figwidth() * _CHARS_PER_INCH))
         fig.text(0.5, -0.01, textwrap.fill(figure.caption, width), ha="center", va="top",

@@ -16,7 +16,8 @@ __all__ = ["draw_variance_curves", "plot_variance_curves"]
 def draw_variance_curves(data: VarianceCurves) -> plt.Figure:
     """:func:`~fedtheory.experiments.importance_sampling.variance_curves` data (log scale):
     exact lines and Monte Carlo points of both designs."""
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    fig, ax = plt.subplots(figsize=(6.0, 4.0),
+                             layout="constrained")
     keep = data.b < data.n  # both variances vanish at b = n (full participation)
     ax.plot(data.b[keep], data.exact_independent[keep], "-", color="C0",
             label=r"independent, $p_i = b/n$ (exact)")
@@ -39,7 +40,6 @@ def draw_variance_curves(data: VarianceCurves) -> plt.Figure:
     inset.set_ylabel("ratio", fontsize=7, labelpad=1)
     inset.set_title("without / independent (exact)", fontsize=7)
     inset.tick_params(labelsize=6)
-    fig.tight_layout()
     return fig
 
 

@@ -54,7 +54,8 @@ def draw_seed_experiment(res: dict[str, Any], *, title: str,
     (the rule the claim says should end lowest) is drawn thicker."""
     labels = dict(LABELS)
     pvs = res["p_values"]
-    fig, axes = plt.subplots(1, len(pvs), figsize=(4.6 * len(pvs), 3.8), sharey=True)
+    fig, axes = plt.subplots(1, len(pvs), figsize=(4.6 * len(pvs), 3.8), sharey=True,
+                             layout="constrained")
     axes = np.atleast_1d(axes)
     t = res["rounds"]
     lows = [np.min(q[q > 0], initial=np.inf) for pv in pvs for k in labels
@@ -86,7 +87,6 @@ def draw_seed_experiment(res: dict[str, Any], *, title: str,
         ax.legend(fontsize=6)
     fig.suptitle(f"{title}: η = {res['eta']}, β = {res['betas'][0]}, {res['replicas']} "
                  "replicas (random seeds)")
-    fig.tight_layout()
     return fig
 
 
@@ -98,7 +98,8 @@ def plot_seed_experiment(res: dict[str, Any], *, title: str, path: Any) -> list[
 def draw_floor_experiment(results: Sequence[dict[str, Any]]) -> plt.Figure:
     """One panel per :func:`~fedtheory.experiments.mifa_experiments.floor_experiment` result:
     median and 10-90% bands of ||∇f(w_t)||^2 with the three floors."""
-    fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 3.8), sharey=True)
+    fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 3.8), sharey=True,
+                             layout="constrained")
     axes = np.atleast_1d(axes)
     for ax, res in zip(axes, results, strict=True):
         t = np.arange(res["T"] + 1)
@@ -119,7 +120,6 @@ def draw_floor_experiment(results: Sequence[dict[str, Any]]) -> plt.Figure:
         ax.yaxis.set_tick_params(labelleft=True)
         ax.set_title(f"p = {res['p']:g}, η = {res['eta']:g}")
         ax.legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 

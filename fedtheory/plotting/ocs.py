@@ -32,7 +32,8 @@ def draw_aocs_iterations(data: dict[str, np.ndarray]) -> plt.Figure:
     how often the budget :math:`j_{\max} = 4` suffices, and the variance it leaves."""
     ns = np.unique(data["n"])
     sigmas = np.unique(data["sigma"])
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8),
+                             layout="constrained")
     for n in ns:
         rows = data["n"] == n
         fracs = np.unique(np.round(data["m"][rows] / n, 4))
@@ -63,7 +64,6 @@ def draw_aocs_iterations(data: dict[str, np.ndarray]) -> plt.Figure:
         ax.grid(alpha=0.3)
         ax.set_xticks(sigmas)
         ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
     return fig
 
 
@@ -76,7 +76,8 @@ def draw_alpha_spread(data: dict[str, np.ndarray]) -> plt.Figure:
     """:func:`~fedtheory.sampling.improvement.alpha_spread_study`: the improvement factor
     and its bound, and the relative improvement, against the spread of the norms."""
     sig = data["sigmas"]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8),
+                             layout="constrained")
     for a, m in enumerate(data["ms"]):
         line = axes[0].plot(sig, data["alpha"][a], marker="o", label=fr"$\alpha$, m={m:g}")
         axes[0].plot(sig, data["bound"][a], ls="--", color=line[0].get_color(), alpha=0.6)
@@ -90,7 +91,6 @@ def draw_alpha_spread(data: dict[str, np.ndarray]) -> plt.Figure:
     for ax in axes:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 
@@ -153,7 +153,8 @@ def draw_ocs_vs_uniform(run: ox.FedAvgRun) -> plt.Figure:
 
     Accuracy: mean +- std over replicas; f - f*: geometric mean with a band of +- one standard
     deviation of log(f - f*) (the quantity the checks compare)."""
-    fig, axes = plt.subplots(2, 2, figsize=(10.5, 7.5))
+    fig, axes = plt.subplots(2, 2, figsize=(10.5, 7.5),
+                             layout="constrained")
     rounds = np.arange(run.loss.shape[-1])
     positive = run.bits[run.bits > 0]
     budgets = np.geomspace(float(positive.min()), float(run.bits.max()), 200)
@@ -193,7 +194,6 @@ def draw_ocs_vs_uniform(run: ox.FedAvgRun) -> plt.Figure:
     fig.suptitle(f"FedAvg on unbalanced digits (n = {cfg['n']}, d = {cfg['d']}, "
                  f"{cfg['replicas']} replicas; accuracy: mean +- std, loss: geometric mean, "
                  f"x/÷ exp(std of log))", fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -207,7 +207,8 @@ def plot_ocs_vs_uniform(run: ox.FedAvgRun, path: Any) -> list[str]:
 
 def draw_sqrt_n(sw: SqrtNSweep) -> plt.Figure:
     """Accuracy gap full - OCS(m) against m per n (upper limits), and m*(n) against n."""
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10.5, 4.2))
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10.5, 4.2),
+                             layout="constrained")
     for k, n in enumerate(sw.ns):
         grid = np.array(sw.grids[n])
         mean = sw.acc_gap[n].mean(axis=1)
@@ -235,7 +236,6 @@ def draw_sqrt_n(sw: SqrtNSweep) -> plt.Figure:
     ax1.legend(fontsize=8)
     fig.suptitle(f"m = O(sqrt n)? ({sw.config['replicas']} replicas, {sw.config['rounds']} "
                  f"rounds, tolerance {sw.epsilon:g})", fontsize=10)
-    fig.tight_layout()
     return fig
 
 
