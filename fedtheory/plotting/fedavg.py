@@ -153,6 +153,14 @@ def draw_local_steps(rate: dict[str, Any], curves: dict[str, Any],
         _mc_points(ax, T, rate[key], alpha, color=color, label=f"{name} (Monte Carlo)", fmt=fmt)
     guide = grid["sgd"][0] * np.sqrt(Tg[0] / Tg)
     ax.plot(Tg, guide, ":", color="gray", label=r"$\propto T^{-1/2}$")
+    # the exact lines nearly coincide on the log scale: their ratio, inset
+    inset = ax.inset_axes((0.1, 0.1, 0.34, 0.3))
+    inset.plot(Tg, np.asarray(grid["fedavg"]) / np.asarray(grid["sgd"]), "-", color="C0")
+    inset.axhline(1.0, color="C1", ls="--", lw=0.8)
+    inset.set_xscale("log")
+    inset.set_xlabel("T", fontsize=7, labelpad=1)
+    inset.set_ylabel("FedAvg / SGD", fontsize=7, labelpad=1)
+    inset.tick_params(labelsize=6)
     p = rate["params"]
     label_axes(ax, r"gradient steps per client $T = KR$ ($\gamma = c/\sqrt{T}$)",
                r"$\mathbb{E}\|\nabla f(x_{\mathrm{final}})\|^2$",

@@ -354,7 +354,8 @@ def _local_steps_figure(ctx: Context) -> Evidence:
                       {"rate": rate, "curves": rate["curves"], "alpha": ALPHA},
                       caption="Left: the final squared gradient norm against the gradient "
                       "steps per client T = KR, with the step c/sqrt(T): FedAvg with K local "
-                      "steps and parallel SGD both follow T^(-1/2) (grey dotted guide). "
+                      "steps and parallel SGD both follow T^(-1/2) (grey dotted guide; inset: "
+                      "the ratio of their exact values). "
                       "Right: exact trajectories against communication rounds; the dotted "
                       "lines mark FedAvg's last round R and its error there, which parallel "
                       "SGD reaches only after about KR rounds.")]
