@@ -64,7 +64,9 @@ __all__ = [
     "certified_lines",
     "certified_summary",
     "check_writable_dir",
+    "check_counts",
     "check_writable_file",
+    "checks_summary",
     "entry",
     "load_report",
     "power_summary",
@@ -468,12 +470,70 @@ def resume_plan(path: Path | str, claims: Sequence[Claim], seed: int, preset: st
 # text and Markdown
 
 
+def check_counts(checks: Sequence[Any]) -> dict[str, int]:
+    """How a claim's checks came out: ``checks`` (those that test: not a neutral figure or
+    observation, unless it raised), ``passed``, ``failed``, ``undecided``, ``raised``, and the
+    neutral ones: ``figures`` (kind ``figure``) and ``reported`` (other observations outside
+    the verdict). ``checks`` may be :class:`~fedtheory.claims.core.CheckResult` values or
+    their report entries.
+
+    >>> check_counts([{"passed": True, "neutral": False, "error": None, "kind": "exact"},
+    ...               {"passed": None, "neutral": True, "error": None, "kind": "figure"}])
+    {'checks': 1, 'passed': 1, 'failed': 0, 'undecided': 0, 'raised': 0, 'figures': 1, \
+'reported': 0}
+    """
+    def get(c: Any, key: str) -> Any:
+        return c[key] if isinstance(c, Mapping) else getattr(c, key)
+
+    tested = [c for c in checks if not get(c, "neutral") or get(c, "error") is not None]
+    shown = [c for c in checks if get(c, "neutral") and get(c, "error") is None]
+    return {
+        "checks": len(tested),
+        "passed": sum(get(c, "passed") is True for c in tested),
+        "failed": sum(get(c, "passed") is False for c in tested),
+        "undecided": sum(get(c, "passed") is None and get(c, "error") is None for c in tested),
+        "raised": sum(get(c, "error") is not None for c in tested),
+        "figures": sum(get(c, "kind") == "figure" for c in shown),
+        "reported": sum(get(c, "kind") != "figure" for c in shown),
+    }
+
+
+def _plural(k: int, word: str) -> str:
+    return f"{k} {word}" + ("" if k == 1 else "s")
+
+
+def checks_summary(checks: Sequence[Any]) -> str:
+    """The checks of a claim in words: ``"3 of 3 checks passed, 2 figures"``; figures and
+    observations outside the verdict are not counted as checks (they show, they do not test).
+
+    >>> ok = {"passed": True, "neutral": False, "error": None, "kind": "exact"}
+    >>> bad = {**ok, "passed": False}
+    >>> fig = {"passed": None, "neutral": True, "error": None, "kind": "figure"}
+    >>> checks_summary([ok, ok, ok, fig, fig])
+    '3 of 3 checks passed, 2 figures'
+    >>> checks_summary([ok, bad, {**ok, "passed": None}, fig])
+    '1 of 3 checks passed (1 failed, 1 undecided), 1 figure'
+    """
+    n = check_counts(checks)
+    out = f"{n['passed']} of {_plural(n['checks'], 'check')} passed"
+    rest = [f"{n[k]} {k}" for k in ("failed", "undecided", "raised") if n[k]]
+    if rest:
+        out += f" ({', '.join(rest)})"
+    if n["figures"]:
+        out += f", {_plural(n['figures'], 'figure')}"
+    if n["reported"]:
+        out += f", {n['reported']} reported outside the verdict"
+    return out
+
+
 def verdict_table(results: Sequence[ClaimResult]) -> str:
-    """A plain-text table: id, verdict, checks passed, seconds."""
+    """A plain-text table: id, verdict, checks passed (figures apart), seconds."""
     rows = [("claim", "verdict", "checks", "seconds")]
     for r in results:
-        n_ok = sum(c.passed is True for c in r.checks)
-        rows.append((r.id, r.verdict.value, f"{n_ok}/{len(r.checks)}", f"{r.seconds:.1f}"))
+        n = check_counts(r.checks)
+        cell = f"{n['passed']}/{n['checks']}" + (f" +{n['figures']} fig" if n["figures"]
+                                                else "")
+        rows.append((r.id, r.verdict.value, cell, f"{r.seconds:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = []
     for k, row in enumerate(rows):
@@ -597,18 +657,41 @@ def setup_lines(setup: dict[str, Any]) -> list[str]:
     return out + [""]
 
 
-def erratum_lines(e: dict[str, Any]) -> list[str]:
-    """A refutation's erratum as Markdown: its kind, what is wrong, the seed's words."""
+def erratum_lines(e: dict[str, Any], finding: str = "") -> list[str]:
+    """A refutation's erratum as Markdown: its kind, what is wrong, the seed's words.
+
+    Beside a ``finding`` (which says what is wrong in a referee's words), what is wrong is not
+    said twice: the erratum's paragraph gives its kind, whether the intended statement holds
+    and the seed's words, and its own account (``where``) is folded under them."""
     holds = {True: "the intended statement holds", False: "the intended statement is "
              "false too", None: "whether the intended statement holds is not known"}
-    out = [f"**Erratum** ({e['kind']}): {e['where']}; {holds[e.get('intended_holds')]}.", ""]
+    if finding.strip():
+        out = [f"**Erratum** ({e['kind']}): {holds[e.get('intended_holds')]}.", ""]
+    else:
+        out = [f"**Erratum** ({e['kind']}): {e['where']}; {holds[e.get('intended_holds')]}.",
+               ""]
     if e.get("quote"):
         out += [f"> {_md_cell(e['quote'])}", f"> — seed, {e.get('location', '')}", ""]
     if e.get("hypothesis"):
         out += [f"Omitted hypothesis: {e['hypothesis']}.", ""]
     if e.get("relied_on"):
         out += [f"Where the paper relies on it: \"{_md_cell(e['relied_on'])}\"", ""]
+    if finding.strip() and e.get("where"):
+        out += ["<details><summary>The erratum in detail</summary>", "", e["where"].strip(),
+                "", "</details>", ""]
     return out
+
+
+def _passed_cell(c: Any) -> str:
+    """A check's outcome in the report's table: passed, failed, undecided (and why), raised;
+    a figure or an observation outside the verdict says so instead of "None"."""
+    if c.error is not None:
+        return "raised"
+    if c.neutral:
+        return "figure (shows)" if c.kind == "figure" else "reported (outside the verdict)"
+    if c.passed is None:
+        return f"undecided ({c.undecided})" if c.undecided else "undecided"
+    return "passed" if c.passed else "**failed**"
 
 
 def _md_value(v: Any) -> str:
@@ -661,18 +744,18 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
     out += ["", ", ".join(f"**{k}**: {v}" for k, v in sorted(counts.items()))]
     out += ["", "| claim | seed | kind | verdict | checks |", "|---|---|---|---|---|"]
     for r in results:
-        n_ok = sum(c.passed is True for c in r.checks)
         out.append(f"| [{r.id}](#{r.id.replace('.', '')}) | {r.seed_ref} | {r.kind} | "
-                   f"**{r.verdict.value}** | {n_ok}/{len(r.checks)} |")
+                   f"**{r.verdict.value}** | {checks_summary(r.checks)} |")
     for r in results:
-        out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: **{r.verdict.value}**", ""]
+        out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: **{r.verdict.value}**; "
+                f"{checks_summary(r.checks)}", ""]
         if r.title:
             out += [r.title, ""]
         out += ["$$", r.statement.strip(), "$$", ""]
         if r.finding:
             out += [f"**Finding.** {r.finding.strip()}", ""]
         if r.erratum:
-            out += erratum_lines(r.erratum)
+            out += erratum_lines(r.erratum, r.finding)
         if r.restatement:
             out += [f"**Restatement.** {r.restatement.strip()}", ""]
         if r.setup:
@@ -690,7 +773,7 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         out += ["| check | kind | passed | measured | theory | detail |",
                 "|---|---|---|---|---|---|"]
         for c in r.checks:
-            out.append(f"| {c.name} | {c.kind} | {c.passed} | {_md_value(c.measured)} | "
+            out.append(f"| {c.name} | {c.kind} | {_passed_cell(c)} | {_md_value(c.measured)} | "
                        f"{_md_value(c.theoretical)} | {_md_cell(c.detail)} |")
         if r.counterexample:
             replay = r.counterexample.get("replay") or {}
@@ -711,7 +794,12 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
             out += [f"| {m['mutant']} | {_outcome_cell(m)} | {', '.join(m.get('by') or [])} |"
                     for m in r.power]
         for c in r.checks:
-            for fig in c.figures:
-                rel = os.path.relpath(fig, directory)
-                out += ["", f"![{c.name}]({rel})"]
+            rel = [os.path.relpath(fig, directory) for fig in c.figures]
+            for f in rel:  # a PNG shown (its PDF twin linked beside it), other files linked
+                stem, suffix = os.path.splitext(f)
+                if suffix == ".png":
+                    pdf = f" ([PDF]({stem}.pdf))" if stem + ".pdf" in rel else ""
+                    out += ["", f"![{c.name}]({f}){pdf}"]
+                elif not (suffix == ".pdf" and stem + ".png" in rel):
+                    out += ["", f"[{c.name}: {os.path.basename(f)}]({f})"]
     return atomic_write_text(directory / "report.md", "\n".join(out) + "\n")

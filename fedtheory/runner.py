@@ -37,8 +37,8 @@ from fedtheory.executors import Executor, SerialExecutor, make_executor
 from fedtheory.simulate import max_threads
 from fedtheory.tasks import ClaimPlan, Task, plan_claim
 
-__all__ = ["Job", "TaskDone", "certify_entry", "error_result", "plan", "run_jobs", "run_task",
-           "verify_one"]
+__all__ = ["Job", "TaskDone", "certify_entry", "draw_figures", "error_result", "plan", "run_jobs",
+           "run_task", "verify_one"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,9 @@ def _one_thread() -> Iterator[None]:
 
 def verify_one(job: Job) -> ClaimResult:
     """Verify one claim, one thread (the same in every process), in a cache of its own holding
-    its provided task results (its datasets combine them instead of computing them)."""
+    its provided task results (its datasets combine them instead of computing them); then draw
+    the figures its checks asked for into ``job.figure_dir`` (none when it is None), titled
+    with the claim and its verdict (:func:`fedtheory.plotting.figures.draw_result`)."""
     claim = get_claim(job.claim_id)
     cache = Cache(job.provided)
     with _one_thread():
@@ -85,6 +87,7 @@ def verify_one(job: Job) -> ClaimResult:
             res.power = power(claim, job.preset, job.seed, base=res, cache=cache)
         if job.certify:
             res.certified = certify_entry(claim.one_step, job.preset)
+        draw_figures(res, job.figure_dir)
     return res
 
 
@@ -98,6 +101,19 @@ def certify_entry(one_step: Any, preset: str) -> dict[str, Any]:
         return {"status": "error", "reason": f"{type(exc).__name__}: {exc}", "ratio": None,
                 "lower": None, "upper": None, "instances": [], "solver": None,
                 "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def draw_figures(res: ClaimResult, figure_dir: str | None) -> None:
+    """Draw ``res``'s figures into ``figure_dir`` (their paths join their checks'
+    ``figures``), or drop them when figures are off; either way ``res.drawings`` is emptied
+    (a result sent back from a worker carries no figure data)."""
+    if figure_dir is None or not res.drawings:
+        res.drawings = []
+        return
+    # matplotlib is imported only by a run that draws (a heavy import, optional for a run)
+    from fedtheory.plotting.figures import draw_result
+
+    draw_result(res, figure_dir)
 
 
 def error_result(job: Job, reason: str, check: str = "worker") -> ClaimResult:

@@ -22,7 +22,7 @@ from fedtheory.claims.core import (
     Evidence,
     Verdict,
 )
-from fedtheory.claims.evidence import all_of, combined_alpha
+from fedtheory.claims.evidence import Figure, all_of, combined_alpha
 from fedtheory.claims.registry import all_claims, families, get_claim, register, select
 from fedtheory.claims.setup import SetupCard, SetupRow
 from fedtheory.claims.stated import Erratum, Stated
@@ -38,6 +38,7 @@ __all__ = [
     "Context",
     "Erratum",
     "Evidence",
+    "Figure",
     "SetupCard",
     "SetupRow",
     "Stated",

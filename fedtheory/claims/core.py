@@ -35,14 +35,14 @@ import numpy as np
 from fedtheory import solver_log, streams, verdicts
 from fedtheory.cache import PROCESS_CACHE, Cache
 from fedtheory.claims import checks
-from fedtheory.claims.evidence import Evidence
+from fedtheory.claims.evidence import Evidence, Figure
 from fedtheory.claims.setup import SetupCard
 from fedtheory.claims.stated import Erratum, Mutant, Stated
 
 __all__ = [
     "BOUND_KINDS", "CHECK_KINDS", "MUTANT_READ", "PRESETS", "Check", "CheckResult", "Claim",
-    "ClaimKind", "ClaimResult", "Context", "Evidence", "KindMismatch", "Verdict", "combine",
-    "replay_command", "tightness",
+    "ClaimKind", "ClaimResult", "Context", "Evidence", "Figure", "KindMismatch", "Verdict",
+    "combine", "replay_command", "tightness",
 ]
 
 #: The kinds of evidence a check may gather (the ``kind`` field of the JSON report):
@@ -250,7 +250,9 @@ class Context:
                          "Carlo test: call the one of fedtheory.claims.checks that fits")
 
     def figure_path(self, name: str) -> Path | None:
-        """Where a figure named ``name`` (without suffix) goes, or None to skip saving."""
+        """Where a figure named ``name`` (without suffix) goes, or None to skip saving: for a
+        check that draws itself (the built-in checks return a :class:`Figure` instead, drawn
+        by the layer above)."""
         if self.figure_dir is None:
             return None
         self.figure_dir.mkdir(parents=True, exist_ok=True)
@@ -340,6 +342,10 @@ class ClaimResult:
     #: ``fedtheory verify --certify``: the certified worst case of the claim's one-step
     #: inequality (:func:`fedtheory.certify.certify`); None when not asked.
     certified: dict[str, Any] | None = None
+    #: The figures its checks asked for and nobody drew yet, as ``(check name, figure)``: the
+    #: layer above draws them (:func:`fedtheory.plotting.figures.draw_result`, which adds
+    #: their paths to the checks' ``figures``). Not part of the report.
+    drawings: list[tuple[str, Figure]] = field(default_factory=list, repr=False)
 
     @property
     def errors(self) -> list[CheckResult]:
@@ -492,6 +498,11 @@ class Claim:
         check that did not read the part a mutant changes, in a run of the same preset and
         seed): they are taken as they are instead of running the check again. ``cache``: the
         run's cache (:class:`~fedtheory.cache.Cache`; default: the process's).
+        ``figure_dir``: where a check that draws itself saves (:meth:`Context.figure_path`);
+        the :class:`Figure` values the checks return are not drawn here (the claims do not
+        draw) but kept in the result's ``drawings``, which the layer above draws into the same
+        place (:func:`fedtheory.runner.verify_one` does,
+        :func:`fedtheory.plotting.figures.draw_result`).
         """
         if only is not None:
             names = [c.name for c in self.checks]
@@ -512,6 +523,7 @@ class Claim:
         )
         start = time.perf_counter()
         results: list[CheckResult] = []
+        drawings: list[tuple[str, Figure]] = []
         for chk in self.checks:
             if only is not None and chk.name not in only:
                 continue
@@ -519,7 +531,8 @@ class Claim:
                 results.append(replace(reuse[chk.name]))
                 continue
             ctx.reads, ctx.changed = set(), set()
-            res = _run_check(chk, ctx)
+            res, figures = _run_check(chk, ctx)
+            drawings += [(chk.name, f) for f in figures]
             res.reads = sorted(ctx.reads)
             res.mutated = sorted(ctx.changed)
             if res.passed is False:
@@ -549,6 +562,7 @@ class Claim:
             erratum=self.erratum.to_dict() if self.erratum is not None else None,
             setup=self.setup.to_dict(preset) if self.setup is not None else None,
             restatement=self.restatement,
+            drawings=drawings,
         )
 
 
@@ -598,7 +612,8 @@ def _differs(a: Any, b: Any) -> bool:
         return True
 
 
-def _run_check(chk: Check, ctx: Context) -> CheckResult:
+def _run_check(chk: Check, ctx: Context) -> tuple[CheckResult, list[Figure]]:
+    """Run one check: its result, and the figures it asks the layer above to draw."""
     t0 = time.perf_counter()
     solves: list[dict[str, Any]] = []
     try:
@@ -611,6 +626,10 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
         if chk.kind == "convex" and not solves:
             raise KindMismatch(f"check {chk.name} is of kind 'convex' but solved no convex "
                                "program (exact arithmetic is kind 'exact')")
+        bad = [f for f in ev.figures if not isinstance(f, (str, Path, Figure))]
+        if bad:
+            raise TypeError(f"check {chk.name}: figures must be Figure values or paths, got "
+                            f"{type(bad[0]).__name__}")
     except Exception as exc:  # a crashing check is an 'error' verdict, never a silent pass
         return CheckResult(
             name=chk.name,
@@ -622,7 +641,7 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
             seconds=time.perf_counter() - t0,
             error="".join(traceback.format_exception(exc))[-4000:],
             solves=list(solves),
-        )
+        ), []
     if ev.passed is False and ev.counterexample is None:
         ev.counterexample = {"note": "check failed without a recorded counterexample"}
     return CheckResult(
@@ -635,7 +654,7 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
         tolerance=ev.tolerance,
         alpha=ev.alpha,
         counterexample=_jsonable(ev.counterexample),
-        figures=list(ev.figures),
+        figures=[str(f) for f in ev.figures if not isinstance(f, Figure)],
         seconds=time.perf_counter() - t0,
         neutral=bool(ev.neutral),
         ratio=None if ev.ratio is None else float(ev.ratio),
@@ -646,7 +665,7 @@ def _run_check(chk: Check, ctx: Context) -> CheckResult:
                    else ev.undecided or "not resolved"),
         solves=list(solves),
         tests=_jsonable(list(ev.tests)),
-    )
+    ), [f for f in ev.figures if isinstance(f, Figure)]
 
 
 def combine(results: Sequence[CheckResult]) -> tuple[Verdict, dict[str, Any] | None]:

@@ -19,17 +19,74 @@ hold"). :func:`all_of` combines their evidence with one rule:
   a level, exact symbolic or convex sub-checks, contribute 0).
 
 Figure checks return :meth:`Evidence.illustration` (neutral: they show, they do not test).
+A check does not draw: it returns a :class:`Figure`, the data of a picture and the name of
+what draws it (a plotter of :mod:`fedtheory.plotting.figures`, a layer above the claims), and
+the run draws it once the verdict is known (the figure's title then names the claim and its
+verdict). A file already drawn may be given by its path instead (a claim of one's own that
+draws itself, with :meth:`~fedtheory.claims.core.Context.figure_path`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from fedtheory.symbolic.identity import IdentityResult
 
-__all__ = ["Evidence", "all_of", "combined_alpha", "derivation_evidence", "identity_evidence"]
+__all__ = ["Evidence", "Figure", "all_of", "combined_alpha", "derivation_evidence",
+           "identity_evidence"]
+
+
+_PLOTTER = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+
+@dataclass(eq=False)
+class Figure:
+    """A figure a check asks for: what draws it, the data it draws, its file name and caption.
+
+    The claims do not draw (plotting sits above them, :mod:`fedtheory.plotting`): a check
+    returns this value among its evidence's ``figures``, and the layer that runs the claims
+    draws it once the verdict is known (:func:`fedtheory.plotting.figures.draw_result`, which
+    :func:`fedtheory.runner.verify_one` calls), into ``<figure dir>/<claim id with _>__<name>``
+    ``.png`` and ``.pdf``, its title naming the claim and the verdict, ``caption`` below it.
+
+    Parameters
+    ----------
+    plotter:
+        The plotter's name in :data:`fedtheory.plotting.figures.PLOTTERS` (``"family.what"``).
+    name:
+        The file name without the claim's prefix and suffix (letters, digits, ``_``, ``-``).
+    data:
+        The plotter's keyword arguments (arrays, records: the numbers the figure shows).
+    caption:
+        What the figure shows, in a sentence or two: what a marked threshold or divergence
+        means, which curve the claim says should be lowest.
+
+    >>> Figure("ocs.sqrt_n", "sqrt_n", {"sw": None}).plotter
+    'ocs.sqrt_n'
+    >>> Figure("sqrt_n", "sqrt_n")
+    Traceback (most recent call last):
+    ...
+    ValueError: plotter must be 'family.what' (lower case), got 'sqrt_n'
+    """
+
+    plotter: str
+    name: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.plotter, str) or not _PLOTTER.fullmatch(self.plotter):
+            raise ValueError(f"plotter must be 'family.what' (lower case), got {self.plotter!r}")
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ValueError(f"name must be letters, digits, '_' or '-', got {self.name!r}")
+        if not isinstance(self.data, Mapping):
+            raise ValueError(f"data must be a mapping of the plotter's keyword arguments, "
+                             f"got {type(self.data).__name__}")
+        self.data = dict(self.data)
 
 
 @dataclass
@@ -50,7 +107,9 @@ class Evidence:
     tolerance: float | None = None
     alpha: float | None = None
     counterexample: dict[str, Any] | None = None
-    figures: list[str] = field(default_factory=list)
+    #: What it shows: :class:`Figure` values (drawn by the layer above) or paths of files
+    #: already drawn.
+    figures: list[str | Figure] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
     #: A figure that shows rather than tests: it neither confirms nor refutes (``passed`` None)
     #: and does not make the verdict inconclusive.
@@ -86,9 +145,10 @@ class Evidence:
                    undecided="unproven")
 
     @classmethod
-    def illustration(cls, figures: Sequence[str], measured: Any = None, detail: str = "",
-                     data: dict[str, Any] | None = None) -> Evidence:
-        """The outcome of a figure check: what it drew and the numbers it drew, no verdict."""
+    def illustration(cls, figures: Sequence[str | Figure], measured: Any = None,
+                     detail: str = "", data: dict[str, Any] | None = None) -> Evidence:
+        """The outcome of a figure check: what it shows (:class:`Figure` values, or paths of
+        files it drew) and the numbers it shows, no verdict."""
         return cls(None, measured, "figure", detail, figures=list(figures),
                    data=dict(data or {}), neutral=True)
 

@@ -1,5 +1,12 @@
 """Figure helpers: a headless backend, saving one figure as PNG and PDF, and the command line
-shared by the scripts in ``paper_figures/``."""
+shared by the scripts in ``paper_figures/``.
+
+The claims do not draw: a check returns a :class:`~fedtheory.claims.evidence.Figure` (a
+plotter's name and its data), and :mod:`fedtheory.plotting.figures` draws it with the plotter
+of that name (its registry, :data:`~fedtheory.plotting.figures.PLOTTERS`), titled with the
+claim and its verdict. The family modules (``plotting/<family>.py``) hold the plotters: each
+``draw_*`` returns a matplotlib figure, each ``plot_*`` (the scripts' entry point) saves it.
+"""
 
 from __future__ import annotations
 
@@ -46,8 +53,9 @@ def errorbar_points(ax: plt.Axes, x: Any, mean: Any, half_width: Any, *, color: 
 
 def label_axes(ax: plt.Axes, xlabel: str, ylabel: str, title: str, *, log: str = "",
                title_size: float = 8, legend_size: float = 7) -> None:
-    """Axis labels, a small title and the legend of one panel; ``log`` names the axes on a log
-    scale (``""``, ``"x"``, ``"y"`` or ``"xy"``)."""
+    """Axis labels, a small title and the legend of one panel (only when something in it is
+    labelled: no empty legend, no warning); ``log`` names the axes on a log scale (``""``,
+    ``"x"``, ``"y"`` or ``"xy"``)."""
     if set(log) - {"x", "y"}:
         raise ValueError(f"log must be '', 'x', 'y' or 'xy', got {log!r}")
     if "x" in log:
@@ -57,7 +65,8 @@ def label_axes(ax: plt.Axes, xlabel: str, ylabel: str, title: str, *, log: str =
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=title_size)
-    ax.legend(fontsize=legend_size)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=legend_size)
 
 
 def figure_script_args(doc: str, argv: Sequence[str] | None = None, *,

@@ -70,7 +70,8 @@ def plot_patterns_table(tab: dict[str, Any], path: Any) -> list[str]:
                    label=m, color=f"C{j}")
         ax.set_xticks(range(len(patterns)), patterns)
         label_axes(ax, "participation pattern", ylabel,
-                   f"digits, {cfg['instances']} seeds, {cfg['rounds']} rounds (mean ± std)")
+                   f"digits, {cfg['instances']} replicas (random seeds), {cfg['rounds']} rounds "
+                   "(mean ± std)")
         if key != "f_gap":
             lo = min(float(np.min(tab[key][pat][m])) for pat in patterns for m in methods)
             ax.set_ylim(max(0.0, lo - 0.02), 1.0)

@@ -11,10 +11,9 @@ and the margins :mod:`fedtheory.claims.fdms._paper`; the figures
 
 from __future__ import annotations
 
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Figure
 from fedtheory.claims.fdms._data import PAPER
 from fedtheory.claims.stated import Erratum
-from fedtheory.plotting.fdms import plot_complexity, plot_curves, plot_heatmap
 
 from ._paper import (
     BETTER_MARGIN,
@@ -119,11 +118,24 @@ def _figures(ctx: Context) -> Evidence:
     """Test accuracy per round (Figs. 1 and 3), the similarity heat map (Fig. 4), the
     complexity reduction (Fig. 5)."""
     d = data(ctx)
-    if ctx.figure_dir is None:  # figures off: nothing to draw
-        return Evidence.illustration([], detail="figures off")
-    figs = plot_curves(d, ctx.figure_path("test_accuracy"))
-    figs += plot_heatmap(d, ctx.figure_path("similarity_heatmap"))
-    figs += plot_complexity(d, ctx.figure_path("complexity"))
+    figs = [
+        Figure("fdms.curves", "test_accuracy", {"data": d},
+               caption="Mean test accuracy over the replicas (random seeds) with the 10-90% "
+               "band, per round, for every method; rows: the setting (as titled), columns: "
+               "the dropout ratio alpha (the paper's Figs. 1 and 3). The claim: FL-FDMS (red) "
+               "converges faster and ends higher than Dropout and Stale, close to Full (black, "
+               "dashed, drawn on top)."),
+        Figure("fdms.heatmap", "similarity_heatmap", {"data": d},
+               caption="FL-FDMS's similarity scores R^(i,j) at the last round (replica 0, "
+               "alpha = 0.5), clients in their groups of 4 (the paper's Fig. 4): friends "
+               "discovered show as bright blocks on the diagonal in the clustered setting."),
+        Figure("fdms.complexity", "complexity", {"data": d},
+               caption="Clustered setting, alpha = 0.5 (the paper's Fig. 5): cumulative "
+               "similarity computations without and with the complexity reduction (left) "
+               "and the test accuracy of each run (right; its title gives the largest "
+               "difference to the run without reduction, as the curves coincide): the claim "
+               "is that the reduction saves computations at the same accuracy."),
+    ]
     return Evidence.illustration(figs, detail="test accuracy, similarity scores, computations")
 
 
@@ -165,11 +177,11 @@ CLAIM.check("monte_carlo", "friends_discovered")(friends)
 CLAIM.check("monte_carlo", "complexity_reduced")(complexity)
 
 
-@CLAIM.check("figure", "observations")
+@CLAIM.check("monte_carlo", "observations")
 def _observations(ctx: Context) -> Evidence:
-    """Outside the verdict: every run's metrics, FL-FDMS against the text's Stale (update
-    substitution) and under uniform dropout (Assumption 5 failing), rounds to 99 % of Full's
-    final accuracy, same-group substitutes, run time."""
+    """Outside the verdict (neutral: reported, not tested): every run's metrics, FL-FDMS
+    against the text's Stale (update substitution) and under uniform dropout (Assumption 5
+    failing), rounds to 99 % of Full's final accuracy, same-group substitutes, run time."""
     obs = observations(ctx)
     parts = []
     for setting, o in obs.items():
