@@ -1,10 +1,12 @@
 r"""FedAvg with full, uniform and optimal (OCS / AOCS) client participation (seed 002, Sec. 5).
 
-A compute-only driver (it returns arrays; figure scripts plot them) of Algorithm 3 of seed 002,
-vectorised over participation schemes, replicas and clients (Python loops only over rounds and
-local steps). In round :math:`k` every client :math:`i` starts from :math:`x^k`, runs local
-mini-batch SGD with step :math:`\eta_l` (one epoch of batches of size :math:`B` by default, or a
-fixed number of steps) and computes :math:`U_i^k = x^k - y_{i,R}^k`. With probabilities
+A compute-only driver (it returns arrays; figure scripts plot them) of Algorithm 3 of seed 002
+on the one engine: one :func:`~fedtheory.simulate.simulate` call per participation scheme,
+vectorised over replicas and clients, with the registered processes (Bernoulli, OCS, AOCS) and
+the engine's local mini-batch SGD (:class:`~fedtheory.engine.MiniBatches`). In round :math:`k`
+every client :math:`i` starts from :math:`x^k`, runs local mini-batch SGD with step
+:math:`\eta_l` (one epoch of batches of size :math:`B` by default, or a fixed number of steps)
+and computes :math:`U_i^k = x^k - y_{i,R}^k`. With probabilities
 :math:`p_i^k` each client independently sends :math:`\frac{w_i}{p_i^k} U_i^k` and the master
 updates
 
@@ -22,10 +24,11 @@ Schemes (independent sampling in every case, so the estimator is unbiased):
 * ``"aocs"``: Algorithm 2 (aggregation-only approximation) with ``j_max`` iterations,
   :func:`fedtheory.sampling.aocs_probabilities`.
 
-Common random numbers: in each round and replica all schemes use the same mini-batch
-permutations and the same uniforms :math:`V_i` (client :math:`i` sends iff :math:`V_i < p_i`),
-as the seed does ("the same random seed for all three methods in a single run"); comparisons
-between schemes are therefore paired.
+Common random numbers: every scheme's run has the same engine seed, so in each round and
+replica all schemes use the same mini-batch permutations (the engine's sample-order stream) and
+the same uniforms :math:`V_i` (its participation stream; client :math:`i` sends iff
+:math:`V_i < p_i`), as the seed does ("the same random seed for all three methods in a single
+run"); comparisons between schemes are therefore paired.
 
 Bits sent client :math:`\to` master are counted at ``float_bits`` (32) per float: every
 participating client sends its :math:`d`-dimensional update; with OCS and AOCS every client also
