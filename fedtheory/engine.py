@@ -1,31 +1,46 @@
 """The trajectory engine behind :func:`fedtheory.simulate.simulate`.
 
-:class:`EngineConfig` is everything a run fixes, typed and frozen (validated by ``simulate``);
-:class:`Engine` turns it into the per-run set-up and simulates blocks of replicas
-(:meth:`Engine.run_chunk`), vectorised over replicas, clients and coordinates. ``simulate``
-cuts the replicas into blocks, runs them (in threads when it pays) and assembles the traces.
+A run is configured by a few typed, frozen objects, each validated when it is built (a
+``ValueError`` naming the argument and its value):
+
+* :class:`Run`: the sizes and the randomness (rounds, replicas, seed, first replica, dtype,
+  bit generator);
+* :class:`LocalWork`: what a client does in a round (step size, local steps, mini-batches,
+  gradient noise, the closed form);
+* :class:`Server`: the server's step (global step size, momentum, initial model);
+* :class:`Metrics`: what is recorded (every how many rounds, extra metrics, per-replica
+  values, bits per float, an ``observe`` callback);
+* :class:`Execution`: how the replicas are cut and run (chunk, threads), never the numbers.
+
+:class:`EngineConfig` holds them with the problem, rule and process (checked against each other
+by ``simulate``); :class:`Engine` turns it into the per-run set-up and simulates blocks of
+replicas (:meth:`Engine.run_chunk`), vectorised over replicas, clients and coordinates.
+``simulate`` cuts the replicas into blocks, runs them (in threads when it pays) and assembles
+the traces.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fedtheory.algorithms import Participants, Rule
 from fedtheory.algorithms.base import scratch, take_rows
-from fedtheory.participation.base import RoundView
+from fedtheory.participation.base import RoundView, Selection
+from fedtheory.validation import finite_array, integer_at_least, positive_real
 
 if TYPE_CHECKING:  # fedtheory.problems is imported when an engine is built (it pulls scipy)
     from fedtheory.participation import ParticipationProcess
     from fedtheory.problems.base import Capability, Problem
     from fedtheory.problems.noise import NoiseSampler
 
-__all__ = ["BIT_GENERATORS", "METRICS", "Engine", "EngineConfig", "LocalSteps",
-           "LocalStepsDraw", "RoundRecord", "resolve_local_steps"]
+__all__ = ["BIT_GENERATORS", "METRICS", "Engine", "EngineConfig", "Execution", "LocalSteps",
+           "LocalStepsDraw", "LocalWork", "Metrics", "MiniBatches", "RoundRecord", "Run",
+           "Server", "resolve_local_steps"]
 
 #: Bit generators a simulation may use (``bit_generator=``); PCG64 is numpy's default.
 BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
@@ -127,33 +142,262 @@ def resolve_local_steps(local_steps: Any, n: int) -> int | np.ndarray | Callable
 
 
 @dataclass(frozen=True)
+class MiniBatches:
+    r"""Local mini-batch SGD: every round, each (replica, client) pair reads its :math:`s_i`
+    samples in a fresh random order and takes each local step on a batch of them.
+
+    The order is a uniform permutation per (replica, client, round), replica :math:`r`'s from
+    its own stream ``SeedSequence(seed, spawn_key=(r, 3))``, drawn for *every* client every
+    round whoever takes part: chunking never changes it, and runs on one seed with different
+    processes or rules share it (common random numbers). With :math:`B = \min(\text{size},
+    \max_i s_i)`, step :math:`k` of client :math:`i` reads the positions
+
+    * ``wrap=False`` (epochs): :math:`bB, \dots, \min((b+1)B, s_i) - 1` of the order,
+      :math:`b = k \bmod \lceil s_i/B\rceil` (the last batch of an epoch is partial;
+      :meth:`epoch_steps` steps are one epoch);
+    * ``wrap=True``: the :math:`\min(B, s_i)` positions :math:`kB, kB + 1, \dots` modulo
+      :math:`s_i` (full batches, cycling through the order).
+
+    The problem declares ``Capability.MINIBATCH_GRADIENTS`` (its ``sizes`` and
+    ``minibatch_gradients``).
+
+    >>> MiniBatches(20).epoch_steps(np.array([2, 20, 81])).tolist()
+    [1, 1, 5]
+    """
+
+    size: int
+    wrap: bool = False
+
+    def __post_init__(self) -> None:
+        integer_at_least("MiniBatches.size", self.size)
+        if not isinstance(self.wrap, (bool, np.bool_)):
+            raise ValueError(f"MiniBatches.wrap must be a bool, got {self.wrap!r}")
+
+    def epoch_steps(self, sizes: np.ndarray) -> np.ndarray:
+        r"""Local steps of one epoch per client, :math:`\lceil s_i / B\rceil` (``(n,)`` ints)."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        B = min(int(self.size), int(sizes.max()))
+        return -(-sizes // B)
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+@dataclass(frozen=True)
+class Run:
+    r"""The sizes and the randomness of a run: :math:`T` ``rounds``, :math:`R` ``replicas``,
+    the ``seed`` of every stream, the index of the ``first_replica`` (a run cut into
+    consecutive ranges of replicas has bitwise the iterates of the whole), the floating
+    ``dtype`` of iterates, updates and noise (float32 or float64; metrics in float64) and the
+    ``bit_generator`` (one of :data:`BIT_GENERATORS`).
+
+    >>> Run(rounds=10, replicas=4).dtype
+    dtype('float64')
+    """
+
+    rounds: int
+    replicas: int
+    seed: int = 0
+    first_replica: int = 0
+    dtype: Any = np.float64
+    bit_generator: str = "pcg64"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # normalised values on a frozen instance
+        set_(self, "rounds", integer_at_least("rounds", self.rounds, minimum=0))
+        set_(self, "replicas", integer_at_least("replicas", self.replicas))
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) \
+                or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        set_(self, "seed", int(self.seed))
+        set_(self, "first_replica", integer_at_least("first_replica", self.first_replica,
+                                                     minimum=0))
+        try:
+            dt = np.dtype(self.dtype)
+        except TypeError:
+            dt = None
+        if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}")
+        set_(self, "dtype", dt)
+        if self.bit_generator not in BIT_GENERATORS:
+            raise ValueError(f"bit_generator must be one of {sorted(BIT_GENERATORS)}, "
+                             f"got {self.bit_generator!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class LocalWork:
+    r"""What an active client does in a round: :math:`\tau` local ``steps`` of size
+    ``lr`` :math:`= \eta > 0` (:data:`LocalSteps`: one int, ``(n,)`` ints per client, a
+    :class:`LocalStepsDraw` or a callable), on its full data (``batches=None``) or on
+    :class:`MiniBatches`, with gradient ``noise`` (a noise model, or None) and, when exact,
+    the problem's closed form of the steps (``fuse``: None decides, True insists, False
+    refuses).
+
+    >>> LocalWork(lr=0.1, steps=4).steps
+    4
+    """
+
+    lr: float
+    steps: Any = 1
+    batches: MiniBatches | None = None
+    noise: NoiseSampler | None = None
+    fuse: bool | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lr", positive_real("lr", self.lr))
+        steps = self.steps
+        if not (isinstance(steps, LocalStepsDraw) or callable(steps)):
+            if isinstance(steps, (list, tuple, np.ndarray)):
+                a = np.asarray(steps)
+                if a.ndim != 1:
+                    raise ValueError(f"local_steps must be an int, (n,) ints, a "
+                                     f"LocalStepsDraw or a callable, got an array of shape "
+                                     f"{a.shape}")
+                _check_taus(a, a.shape)
+            else:
+                resolve_local_steps(steps, 1)
+        if self.batches is not None and not isinstance(self.batches, MiniBatches):
+            raise ValueError(f"batches must be a MiniBatches or None, got {self.batches!r}")
+        if self.noise is not None and not callable(getattr(self.noise, "sample", None)):
+            raise ValueError(f"noise must be a noise model with .sample(), got {self.noise!r}")
+        if self.fuse is not None:
+            _check_bool("fuse_local_steps", self.fuse)
+
+
+@dataclass(frozen=True, eq=False)
+class Server:
+    r"""The server's step :math:`v_t = \beta v_{t-1} + G_t`, :math:`x_{t+1} = x_t -
+    \eta_g\eta v_t`: ``global_lr`` :math:`\eta_g > 0`, heavy-ball ``momentum``
+    :math:`\beta \in [0, 1)`, and the initial model ``x0`` (``(d,)`` or one per replica
+    ``(R, d)``; None: zeros).
+
+    >>> Server(momentum=0.5).global_lr
+    1.0
+    """
+
+    global_lr: float = 1.0
+    momentum: float = 0.0
+    x0: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "global_lr", positive_real("global_lr", self.global_lr))
+        try:
+            beta = float(self.momentum)
+        except (TypeError, ValueError):
+            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}") from None
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}")
+        object.__setattr__(self, "momentum", beta)
+        if self.x0 is not None:
+            try:
+                shape = np.shape(np.asarray(self.x0, dtype=float))
+            except (TypeError, ValueError):
+                shape = ()  # finite_array names the error
+            if len(shape) not in (1, 2):
+                finite_array("x0", self.x0, [(-1,)], shape_text="(d,) or (R, d)")
+            object.__setattr__(self, "x0", finite_array("x0", self.x0, [shape]).copy())
+
+
+@dataclass(frozen=True, eq=False)
+class Metrics:
+    r"""What a run records: :data:`METRICS` and the ``extra`` ones (``name -> f((R, d)
+    iterates) -> (R,)``) every ``every`` rounds and at the first and the last, or at the
+    given ``rounds`` (increasing, in :math:`[0, T]`; then ``every`` is not used); every
+    replica's values too when ``keep_replicas``; ``bits_per_float`` bits per transmitted
+    float; ``observe(record)`` called every round of every block with a :class:`RoundRecord`
+    (never changes the numbers); ``skip``, built-in metrics not computed (their traces NaN:
+    ``grad_norm2`` costs a full gradient per replica and recorded round).
+
+    >>> Metrics(every=10).keep_replicas
+    False
+    """
+
+    every: int = 1
+    rounds: tuple[int, ...] | None = None
+    extra: Mapping[str, Callable[[np.ndarray], np.ndarray]] = field(default_factory=dict)
+    keep_replicas: bool = False
+    bits_per_float: int = 32
+    observe: Callable[[RoundRecord], None] | None = None
+    skip: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        skip = (self.skip,) if isinstance(self.skip, str) else tuple(self.skip)
+        if not set(skip) <= {"f_gap", "grad_norm2", "dist2"}:
+            raise ValueError(f"skip_metrics must name metrics of ('f_gap', 'grad_norm2', "
+                             f"'dist2'), got {self.skip!r}")
+        set_(self, "skip", skip)
+        set_(self, "every", integer_at_least("record_every", self.every))
+        set_(self, "bits_per_float", integer_at_least("bits_per_float", self.bits_per_float))
+        if self.rounds is not None:
+            r = np.asarray(self.rounds)
+            if (r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer)
+                    or r.min() < 0 or np.any(np.diff(r) <= 0)):
+                raise ValueError(f"record_rounds must be increasing integers >= 0, "
+                                 f"got {self.rounds!r}")
+            set_(self, "rounds", tuple(int(t) for t in r))
+        extra = dict(self.extra or {})
+        clash = set(extra) & set(METRICS)
+        if clash:
+            raise ValueError(f"extra_metrics must not redefine {sorted(clash)}")
+        bad = [k for k, f in extra.items() if not (isinstance(k, str) and callable(f))]
+        if bad:
+            raise ValueError(f"extra_metrics must map names to callables, got {bad[0]!r}: "
+                             f"{extra[bad[0]]!r}")
+        set_(self, "extra", extra)
+        set_(self, "keep_replicas", _check_bool("keep_replicas", self.keep_replicas))
+        if self.observe is not None and not callable(self.observe):
+            raise ValueError(f"observe must be callable(RoundRecord) or None, "
+                             f"got {self.observe!r}")
+
+    def record_rounds(self, rounds: int) -> list[int]:
+        """The rounds recorded in a run of ``rounds`` rounds."""
+        if self.rounds is not None:
+            if self.rounds[-1] > rounds:
+                raise ValueError(f"record_rounds must be within [0, rounds={rounds}], "
+                                 f"got {self.rounds!r}")
+            return list(self.rounds)
+        return sorted(set(range(0, rounds + 1, self.every)) | {rounds})
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a run is cut and run, never its numbers: ``chunk`` replicas simulated together,
+    ``workers`` threads, at most ``thread_limit`` threads when ``workers`` is None (None:
+    decided by :func:`fedtheory.simulate.simulate`).
+
+    >>> Execution(workers=1).chunk is None
+    True
+    """
+
+    chunk: int | None = None
+    workers: int | None = None
+    thread_limit: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("chunk", "workers", "thread_limit"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, integer_at_least(name, getattr(self, name)))
+
+
+@dataclass(frozen=True)
 class EngineConfig:
-    """Everything fixed for a run (validated by :func:`fedtheory.simulate.simulate`)."""
+    """Everything fixed for a run: the problem, rule and process and the configuration objects
+    (checked against each other by :func:`fedtheory.simulate.simulate`: ``local.steps``
+    resolved for ``problem.n`` by :func:`resolve_local_steps`, ``server.x0`` of the problem's
+    dimension). ``p``: the stationary probabilities the rule uses (None: some are 0)."""
 
     problem: Problem
     rule: Rule
     participation: ParticipationProcess
-    rounds: int
-    lr: float
-    #: :data:`LocalSteps`, validated by :func:`resolve_local_steps`.
-    local_steps: Any
-    global_lr: float
-    momentum: float
-    noise: NoiseSampler | None
-    x0: np.ndarray
-    seed: int
-    dtype: np.dtype
-    keep_replicas: bool
-    record: list[int]
-    bits_per_float: int
-    bit_generator: str
-    fuse_local_steps: bool | None
-    extra_metrics: dict[str, Callable[[np.ndarray], np.ndarray]]
-    p: np.ndarray | None
-    #: Index of the first replica simulated (its random streams are ``spawn_key=(r, ...)``).
-    first_replica: int = 0
-    #: Called every round with a :class:`RoundRecord` (None: nothing is called).
-    observe: Callable[[RoundRecord], None] | None = None
+    run: Run
+    local: LocalWork
+    server: Server = field(default_factory=Server)
+    metrics: Metrics = field(default_factory=Metrics)
+    p: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +421,11 @@ class RoundRecord:
     rule_state
         The rule's state after the round (e.g. a table rule's ``table``), to be read, never
         written (copy what must outlive the call).
+    selection
+        The :class:`~fedtheory.participation.Selection` of a process that sees the round
+        (its coefficients, e.g. OCS's :math:`w_i/p_i^t`, and extra floats), else None.
+    participation_state
+        The process's state after the round (e.g. AOCS's ``iterations``), to be read only.
     """
 
     start: int
@@ -185,6 +434,8 @@ class RoundRecord:
     mask: np.ndarray
     G: np.ndarray
     rule_state: dict[str, Any]
+    selection: Selection | None = None
+    participation_state: dict[str, Any] | None = None
 
 
 class NormalStreams:
@@ -272,15 +523,31 @@ def _subset(part: Participants, idx: np.ndarray) -> Participants:
 
 class Engine:
     """Everything fixed for a run, from an :class:`EngineConfig`; :meth:`run_chunk` simulates a
-    block of replicas. The configuration's fields are read as attributes (``self.lr``), and
-    what the engine derives from them (sizes, noise and local-step set-up) is set once here;
-    per-chunk state lives in the chunk, never on the engine, so chunks can run in threads.
+    block of replicas. The configuration objects are read where they are needed
+    (``self.run.rounds``, ``self.local.lr``); what the engine derives from them (sizes, noise,
+    local-step and mini-batch set-up) is set once here; per-chunk state lives in the chunk,
+    never on the engine, so chunks can run in threads.
 
     The problem's optional fast paths are those it declares (:attr:`capabilities`, read by
     :func:`~fedtheory.problems.base.declared_capabilities`: building an engine fails with a
     ``ValueError`` when a declared capability's method is missing)."""
 
-    # derived once from the configuration (besides one attribute per EngineConfig field)
+    # the configuration
+    config: EngineConfig
+    problem: Problem
+    rule: Rule
+    participation: ParticipationProcess
+    run: Run
+    local: LocalWork
+    server: Server
+    metrics: Metrics
+    # derived once from it
+    dtype: np.dtype
+    lr: float
+    noise: NoiseSampler | None
+    local_steps: Any
+    x0: np.ndarray
+    record: list[int]
     n: int
     d: int
     x_star: np.ndarray
@@ -295,20 +562,28 @@ class Engine:
     fused: bool
     stepper: Callable[..., np.ndarray] | None
     grads_take_out: bool
-    first_replica: int
+    batches: MiniBatches | None
 
     def __init__(self, config: EngineConfig) -> None:
         if not isinstance(config, EngineConfig):
             raise TypeError(f"Engine takes an EngineConfig, got {type(config).__name__}")
         self.config = config
-        for f in fields(config):  # flat attribute access on the hot path
-            setattr(self, f.name, getattr(config, f.name))
+        self.problem, self.rule = config.problem, config.rule
+        self.participation = config.participation
+        self.run, self.local = config.run, config.local
+        self.server, self.metrics = config.server, config.metrics
         prob = self.problem
         self.n, self.d = int(prob.n), int(prob.d)
+        # read on the hot path
+        self.dtype, self.lr, self.noise = self.run.dtype, self.local.lr, self.local.noise
+        self.local_steps = resolve_local_steps(self.local.steps, self.n)
+        self.x0 = (np.zeros(self.d) if self.server.x0 is None
+                   else np.asarray(self.server.x0, dtype=float))
+        self.record = self.metrics.record_rounds(self.run.rounds)
         self.x_star = np.asarray(prob.x_star, dtype=float)
         self.f_star = float(prob.f_star)
-        self.step_size = self.global_lr * self.lr
-        self.bits_per_update = self.d * self.bits_per_float * self.rule.floats_per_update
+        self.step_size = self.server.global_lr * self.lr
+        self.bits_per_update = self.d * self.metrics.bits_per_float * self.rule.floats_per_update
         self.block_rows = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (self.d * self.dtype.itemsize))
         from fedtheory.problems.base import Capability, declared_capabilities
 
@@ -390,11 +665,30 @@ class Engine:
             self.tau_max = int(tau)
         #: the one int every pair runs, or None when the steps vary by client or round
         self.tau_fixed = int(tau) if isinstance(tau, (int, np.integer)) else None
+        self.batches = self.local.batches
+        if self.batches is not None:
+            if Capability.MINIBATCH_GRADIENTS not in caps:
+                raise ValueError(f"batches={self.batches!r} needs a problem that declares "
+                                 f"Capability.MINIBATCH_GRADIENTS (sizes, minibatch_gradients), "
+                                 f"got {type(prob).__name__}")
+            if self.local.fuse:
+                raise ValueError("fuse_local_steps=True is a closed form of full-gradient "
+                                 f"steps, not of mini-batch steps (batches={self.batches!r})")
+            self.sizes = np.asarray(prob.sizes, dtype=np.int64)
+            if self.sizes.shape != (self.n,) or self.sizes.min() < 1:
+                raise ValueError(f"problem.sizes must be (n,) = ({self.n},) positive integers, "
+                                 f"got {prob.sizes!r}")
+            self.s_max = int(self.sizes.max())
+            self.batch_rows = min(int(self.batches.size), self.s_max)  # B
+            self.epoch_batches = -(-self.sizes // self.batch_rows)
+            self.fused, self.stepper = False, None
+            self.grads_take_out = Capability.GRADIENTS_INTO_BUFFER in caps
+            return
         can_fuse = (Capability.FUSED_LOCAL_STEPS in caps and bool(prob.can_fuse_local_steps)
                     and self.noise_kind in ("none", "additive"))
-        if self.fuse_local_steps is None:
+        if self.local.fuse is None:
             self.fused = can_fuse and self.tau_max > 1
-        elif self.fuse_local_steps and not can_fuse:
+        elif self.local.fuse and not can_fuse:
             raise ValueError(
                 "fuse_local_steps=True needs a problem with closed-form local steps (declared "
                 "Capability.FUSED_LOCAL_STEPS and can_fuse_local_steps true: a diagonal "
@@ -402,7 +696,7 @@ class Engine:
                 f"{type(prob).__name__} and noise {self.noise!r}"
             )
         else:
-            self.fused = bool(self.fuse_local_steps)
+            self.fused = bool(self.local.fuse)
         self.stepper = None
         if not self.fused and self.tau_max > 1 and Capability.LOCAL_STEPS in caps:
             self.stepper = prob.local_steps
@@ -452,9 +746,21 @@ class Engine:
             return self.tau_clients[part.cols]
         return work["taus"][part.rows, part.cols]
 
+    def sample_orders(self, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """This round's sample orders of :class:`MiniBatches`, ``(R, n, s_max)``: row ``r``
+        from ``rngs[r]``, a uniform permutation of client ``i``'s samples in the first
+        ``sizes[i]`` places of ``[r, i]`` (the padding after them)."""
+        R = len(rngs)
+        keys = np.empty((R, self.n, self.s_max))
+        for r in range(R):
+            rngs[r].random(out=keys[r])
+        keys[:, np.arange(self.s_max)[None, :] >= self.sizes[:, None]] = 2.0
+        return np.argsort(keys, axis=-1)
+
     def local_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
                       rngs: list[np.random.Generator], work: dict[str, Any],
-                      taus: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+                      taus: np.ndarray | None = None,
+                      orders: np.ndarray | None = None) -> tuple[np.ndarray, int]:
         r"""The active pairs' pseudo-gradients ``(K, d)`` and the gradient rows evaluated.
 
         ``taus``: ``(K,)`` local steps per pair (None: the configuration's one :math:`\tau`).
@@ -463,6 +769,9 @@ class Engine:
         :math:`\Delta_k/\tau_k`); pairs with fewer steps stop early by masking (no loop over
         clients), and replica :math:`r` draws its noise for its still-running pairs, step
         after step, so the draws do not depend on the other replicas of the block.
+
+        With :class:`MiniBatches`, ``orders`` are the round's sample orders of the block's
+        replicas (:meth:`sample_orders`) and every step is taken on a mini-batch.
 
         The result lives in a work buffer of ``work`` (the caller may overwrite it), valid
         until the next call.
@@ -473,6 +782,11 @@ class Engine:
         if taus is None and self.tau_fixed is None:
             raise ValueError("taus must give the pairs' local steps: this engine's local_steps "
                              f"vary by client or round ({self.local_steps!r}); see pair_steps")
+        if self.batches is not None:
+            if orders is None:
+                raise ValueError("orders must give the round's sample orders with batches="
+                                 f"{self.batches!r} (see sample_orders)")
+            return self._minibatch_updates(x, part, corr, rngs, work, taus, orders)
         tau: int = self.tau_fixed if taus is None else 0  # type: ignore[assignment]
         if taus is not None:
             lo, hi = int(taus.min()), int(taus.max())
@@ -570,6 +884,56 @@ class Engine:
                 y[idx] = yk - g
         return total, int(taus.sum())
 
+    def _minibatch_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
+                           rngs: Any, work: dict[str, Any], taus: np.ndarray | None,
+                           orders: np.ndarray) -> tuple[np.ndarray, int]:
+        r""":meth:`local_updates` with :class:`MiniBatches`: step :math:`k` of every pair still
+        running (:math:`\tau > k`; the others drop out by masking) on its batch of the
+        pair's sample order, all pairs in one call of ``minibatch_gradients``."""
+        K, cols, d, dt = part.size, part.cols, self.d, self.dtype
+        steps = np.full(K, self.tau_fixed, dtype=np.int64) if taus is None else taus
+        top = int(steps.max())
+        B = self.batch_rows
+        j = np.arange(B)
+        order = orders[part.rows, cols]  # (K, s_max)
+        size = self.sizes[cols]
+        y = scratch(work, "y", K, d, dt)
+        y[...] = self._start_points(x, part, work)
+        total = scratch(work, "total", K, d, dt)
+        lr = dt.type(self.lr)
+        every = np.arange(K)
+        for k in range(top):
+            idx = every if k == 0 or steps.min() > k else np.flatnonzero(steps > k)
+            s_k = size[idx, None]
+            if self.batches.wrap:
+                pos = (k * B + j)[None, :] % s_k
+                valid = np.broadcast_to(j[None, :] < s_k, pos.shape)
+            else:
+                pos = ((k % self.epoch_batches[cols[idx]]) * B)[:, None] + j[None, :]
+                valid = pos < s_k
+                pos = np.where(valid, pos, 0)
+            samples = np.take_along_axis(order[idx], pos, axis=1)
+            yk = y if idx is every else y[idx]
+            g = np.asarray(self.problem.minibatch_gradients(yk, cols[idx], samples, valid),
+                           dtype=dt)
+            if self.noise_kind != "none":
+                self._add_noise(g, part if idx is every else _subset(part, idx), rngs, work)
+            if corr is not None:
+                g += corr if idx is every else corr[idx]
+            if k == 0:
+                total[...] = g
+            elif idx is every:
+                total += g
+            else:
+                total[idx] += g
+            if k + 1 < top:
+                g *= lr
+                if idx is every:
+                    y -= g
+                else:
+                    y[idx] = yk - g
+        return total, int(steps.sum())
+
     # -- metrics --------------------------------------------------------------------------
     def _f_gap(self, x64: np.ndarray) -> np.ndarray:
         r""":math:`f(x) - f^\star`: the problem's ``loss_gap`` when it has one (exact, without
@@ -580,15 +944,20 @@ class Engine:
         return np.asarray(self.problem.loss(x64), dtype=float) - self.f_star
 
     def measure(self, x: np.ndarray, bits: np.ndarray) -> dict[str, np.ndarray]:
+        """The metrics at the iterates ``x`` ``(R, d)`` (a skipped built-in one: NaN)."""
         x64 = x.astype(float, copy=False)
-        g = np.asarray(self.problem.grad(x64), dtype=float)
-        out = {
-            "f_gap": self._f_gap(x64),
-            "grad_norm2": np.einsum("rd,rd->r", g, g),
-            "dist2": np.einsum("rd,rd->r", x64 - self.x_star, x64 - self.x_star),
-            "bits": bits.astype(float),
-        }
-        for name, fn in self.extra_metrics.items():
+        skip = self.metrics.skip
+        out = {"bits": bits.astype(float)}
+        out["f_gap"] = (np.full(x.shape[0], np.nan) if "f_gap" in skip
+                        else self._f_gap(x64))
+        if "grad_norm2" in skip:
+            out["grad_norm2"] = np.full(x.shape[0], np.nan)
+        else:
+            g = np.asarray(self.problem.grad(x64), dtype=float)
+            out["grad_norm2"] = np.einsum("rd,rd->r", g, g)
+        out["dist2"] = (np.full(x.shape[0], np.nan) if "dist2" in skip else
+                        np.einsum("rd,rd->r", x64 - self.x_star, x64 - self.x_star))
+        for name, fn in self.metrics.extra.items():
             val = np.asarray(fn(x64), dtype=float)
             if val.shape != (x.shape[0],):
                 raise ValueError(
@@ -599,10 +968,10 @@ class Engine:
 
     # -- a block of replicas --------------------------------------------------------------
     def _streams(self, start: int, size: int, which: int) -> list[np.random.Generator]:
-        bg = BIT_GENERATORS[self.bit_generator]
+        bg = BIT_GENERATORS[self.run.bit_generator]
         return [
-            np.random.Generator(bg(np.random.SeedSequence(self.seed, spawn_key=(r, which))))
-            for r in range(self.first_replica + start, self.first_replica + start + size)
+            np.random.Generator(bg(np.random.SeedSequence(self.run.seed, spawn_key=(r, which))))
+            for r in range(self.run.first_replica + start, self.run.first_replica + start + size)
         ]
 
     def run_chunk(self, start: int, size: int) -> dict[str, Any]:
@@ -627,11 +996,14 @@ class Engine:
         grad_evals = client_rounds = 0
         work: dict[str, Any] = {}  # scratch buffers reused from round to round
         tau_rngs = self._streams(start, size, 2) if self.tau_draw is not None else None
+        order_rngs = self._streams(start, size, 3) if self.batches is not None else None
 
-        def draw_taus() -> None:  # this round's (R, n) local steps, when they are drawn
+        def draw_taus() -> None:  # this round's (R, n) local steps (and sample orders), if drawn
             if tau_rngs is not None:
                 work["taus"] = _check_taus(self.tau_draw(tau_rngs, size, n), (size, n),
                                            "local_steps (the round's draw)")
+            if order_rngs is not None:
+                work["orders"] = self.sample_orders(order_rngs)
 
         initial = None
         if rule.table and rule.memory_init == "full":
@@ -639,22 +1011,22 @@ class Engine:
             draw_taus()
             # a one-off round of every client (its work arrays are not kept)
             upd, ge = self.local_updates(x, full, None, noise_rngs, {},
-                                         self.pair_steps(full, work))
+                                         self.pair_steps(full, work), work.get("orders"))
             initial = upd.reshape(size, n, d)
             grad_evals += ge
             client_rounds += full.size
-        rstate = rule.init(size, n, d, p=self.p, weights=self.problem.weights, dtype=dt,
+        rstate = rule.init(size, n, d, p=self.config.p, weights=self.problem.weights, dtype=dt,
                            initial=initial,
                            local_steps=self.tau_fixed if self.tau_fixed is not None else 1)
         pstate = self.participation.init(part_rngs, size)
         bits = np.zeros(size, dtype=np.int64)
         if initial is not None:
             bits += n * self.bits_per_update
-        v = np.zeros((size, d), dtype=dt) if self.momentum else None
-        names = list(METRICS) + list(self.extra_metrics)
+        v = np.zeros((size, d), dtype=dt) if self.server.momentum else None
+        names = list(METRICS) + list(self.metrics.extra)
         T_rec = len(self.record)
         acc = {k: (np.zeros(T_rec), np.zeros(T_rec)) for k in names}
-        kept = {k: np.empty((size, T_rec)) for k in names} if self.keep_replicas else None
+        kept = {k: np.empty((size, T_rec)) for k in names} if self.metrics.keep_replicas else None
 
         def record(j: int) -> None:
             vals = self.measure(x, bits)
@@ -691,7 +1063,7 @@ class Engine:
                                  "supported together")
             some = Participants.full(size, n) if only is None else Participants.from_mask(only)
             upd, ge = self.local_updates(x, some, None, noise_rngs, view_work,
-                                         self.pair_steps(some, work))
+                                         self.pair_steps(some, work), work.get("orders"))
             evals[0] += ge
             if only is None:
                 dense = upd.reshape(size, n, d)
@@ -711,18 +1083,18 @@ class Engine:
                 return take_rows(upd_all, block.flat_index,
                                  scratch(work, "upd_seen", block.size, d, dt))
             upd, ge = self.local_updates(x, block, corr, noise_rngs, work,
-                                         self.pair_steps(block, work))
+                                         self.pair_steps(block, work), work.get("orders"))
             evals[0] += ge
             return upd
 
         step = dt.type(self.step_size)
-        beta = dt.type(self.momentum)
+        beta = dt.type(self.server.momentum)
         diverged = np.full(size, -1, dtype=np.int64)  # first round with a non-finite x_t
         watch = True  # some replica is still finite
-        for t in range(1, self.rounds + 1):
+        for t in range(1, self.run.rounds + 1):
             work["round"] = view_work["round"] = t  # (the x_t tiles are per round)
             draw_taus()
-            extra_floats = None
+            extra_floats = sel = None
             if sees_round:
                 seen.clear()
                 view = RoundView(t, x, weights, round_updates, losses, sizes)
@@ -737,10 +1109,11 @@ class Engine:
             grad_evals += evals[0]
             evals[0] = 0
             client_rounds += seen["count"] if seen.get("updates") is not None else part.size
-            if self.observe is not None:
+            if self.metrics.observe is not None:
                 xv, Gv = x.view(), G.view()
                 xv.flags.writeable = Gv.flags.writeable = False
-                self.observe(RoundRecord(start, t, xv, part.mask, Gv, rstate))
+                self.metrics.observe(RoundRecord(start, t, xv, part.mask, Gv, rstate, sel,
+                                                 pstate))
             if v is not None:
                 v *= beta
                 v += G
@@ -757,7 +1130,7 @@ class Engine:
             bits += part.counts * self.bits_per_update
             if extra_floats is not None:
                 bits += np.rint(np.asarray(extra_floats, dtype=float)
-                                * self.bits_per_float).astype(np.int64)
+                                * self.metrics.bits_per_float).astype(np.int64)
             if j < T_rec and self.record[j] == t:
                 record(j)
                 j += 1

@@ -115,9 +115,9 @@ import contextvars
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -128,20 +128,27 @@ from fedtheory.engine import (
     METRICS,
     Engine,
     EngineConfig,
+    Execution,
     LocalSteps,
     LocalStepsDraw,
+    LocalWork,
+    Metrics,
+    MiniBatches,
     RoundRecord,
+    Run,
+    Server,
     resolve_local_steps,
 )
-from fedtheory.validation import finite_array, integer_at_least, positive_real
+from fedtheory.validation import finite_array, integer_at_least
 
 if TYPE_CHECKING:  # fedtheory.problems is imported only when a run needs it (it pulls scipy)
     from fedtheory.participation import ParticipationProcess
     from fedtheory.problems.base import Problem
-    from fedtheory.problems.noise import NoiseSampler
 
-__all__ = ["BIT_GENERATORS", "DEFAULT_MAX_THREADS", "METRICS", "DivergenceWarning",
-           "LocalStepsDraw", "SimulationResult", "Trace", "max_threads", "simulate"]
+__all__ = ["BIT_GENERATORS", "DEFAULT_MAX_THREADS", "KEYWORDS", "METRICS", "DivergenceWarning",
+           "Execution", "LocalSteps", "LocalStepsDraw", "LocalWork", "Metrics", "MiniBatches",
+           "RoundRecord", "Run", "Server", "SimulationResult", "Trace", "max_threads",
+           "simulate"]
 
 
 class DivergenceWarning(RuntimeWarning):
@@ -305,34 +312,92 @@ def _divergence_message(diverged: np.ndarray, rounds: int, lr: float, global_lr:
     )
 
 
+#: The keyword form of :func:`simulate`: each keyword and the configuration object and field it
+#: sets (``rounds=100`` is ``run=Run(rounds=100, ...)``).
+KEYWORDS: dict[str, tuple[str, str]] = {
+    "rounds": ("run", "rounds"), "replicas": ("run", "replicas"), "seed": ("run", "seed"),
+    "first_replica": ("run", "first_replica"), "dtype": ("run", "dtype"),
+    "bit_generator": ("run", "bit_generator"),
+    "lr": ("local", "lr"), "local_steps": ("local", "steps"), "batches": ("local", "batches"),
+    "noise": ("local", "noise"), "fuse_local_steps": ("local", "fuse"),
+    "global_lr": ("server", "global_lr"), "momentum": ("server", "momentum"),
+    "x0": ("server", "x0"),
+    "record_every": ("metrics", "every"), "record_rounds": ("metrics", "rounds"),
+    "extra_metrics": ("metrics", "extra"), "keep_replicas": ("metrics", "keep_replicas"),
+    "bits_per_float": ("metrics", "bits_per_float"), "observe": ("metrics", "observe"),
+    "skip_metrics": ("metrics", "skip"),
+    "chunk": ("execution", "chunk"), "workers": ("execution", "workers"),
+    "thread_limit": ("execution", "thread_limit"),
+}
+
+_CLASSES: dict[str, type] = {"run": Run, "local": LocalWork, "server": Server,
+                             "metrics": Metrics, "execution": Execution}
+
+
+def _configuration(objects: dict[str, Any], keywords: dict[str, Any]) -> dict[str, Any]:
+    """The configuration objects of a :func:`simulate` call: those given, else built from its
+    keywords (:data:`KEYWORDS`); a keyword together with its object is an error."""
+    unknown = sorted(set(keywords) - set(KEYWORDS))
+    if unknown:
+        raise TypeError(f"simulate() got unexpected keyword argument(s) {unknown}")
+    fields: dict[str, dict[str, Any]] = {name: {} for name in _CLASSES}
+    for key, value in keywords.items():
+        obj, attr = KEYWORDS[key]
+        if objects[obj] is not None:
+            raise ValueError(f"{key} must not be given together with {obj}= (set it in the "
+                             f"{_CLASSES[obj].__name__}), got {key}={value!r}")
+        fields[obj][attr] = value
+    out = {}
+    for name, cls in _CLASSES.items():
+        given = objects[name]
+        if given is not None:
+            if not isinstance(given, cls):
+                raise ValueError(f"{name} must be a {cls.__name__}, got {given!r}")
+            out[name] = given
+            continue
+        if name == "run" and not {"rounds", "replicas"} <= set(fields[name]):
+            raise ValueError("simulate needs run=Run(rounds, replicas, ...) or the keywords "
+                             f"rounds= and replicas=, got {sorted(fields[name])}")
+        if name == "local" and "lr" not in fields[name]:
+            raise ValueError("simulate needs local=LocalWork(lr, ...) or the keyword lr=")
+        out[name] = cls(**fields[name])
+    return out
+
+
 def simulate(
     problem: Problem | str,
     rule: str | Rule,
     participation: ParticipationProcess,
+    run: Run | None = None,
+    local: LocalWork | None = None,
     *,
-    rounds: int,
-    replicas: int,
-    lr: float,
-    local_steps: LocalSteps = 1,
-    global_lr: float = 1.0,
-    momentum: float = 0.0,
-    noise: NoiseSampler | None = None,
-    x0: np.ndarray | None = None,
-    seed: int = 0,
-    dtype: Any = np.float64,
-    chunk: int | None = None,
-    keep_replicas: bool = False,
-    record_every: int = 1,
-    bits_per_float: int = 32,
-    workers: int | None = None,
-    bit_generator: str = "pcg64",
-    fuse_local_steps: bool | None = None,
-    extra_metrics: dict[str, Callable[[np.ndarray], np.ndarray]] | None = None,
-    first_replica: int = 0,
-    thread_limit: int | None = None,
-    observe: Callable[[RoundRecord], None] | None = None,
+    server: Server | None = None,
+    metrics: Metrics | None = None,
+    execution: Execution | None = None,
+    **keywords: Any,
 ) -> SimulationResult:
-    r"""Simulate ``replicas`` independent runs of federated optimisation for ``rounds`` rounds.
+    r"""Simulate ``run.replicas`` independent runs of federated optimisation for
+    ``run.rounds`` rounds.
+
+    The run is configured by a few typed objects (:mod:`fedtheory.engine`), each validated
+    when built::
+
+        simulate(problem, "fedavg_is", process,
+                 Run(rounds=100, replicas=500, seed=0),
+                 LocalWork(lr=0.1, steps=5, batches=MiniBatches(20)),
+                 server=Server(momentum=0.9), metrics=Metrics(every=10),
+                 execution=Execution(workers=1))
+
+    or, equivalently, by keywords, each setting one field of one object (:data:`KEYWORDS`;
+    a keyword together with its object is an error):
+
+    ``rounds, replicas, seed, first_replica, dtype, bit_generator`` (:class:`Run`);
+    ``lr, local_steps, batches, noise, fuse_local_steps`` (:class:`LocalWork`: ``steps``,
+    ``batches``, ``noise``, ``fuse``); ``global_lr, momentum, x0`` (:class:`Server`);
+    ``record_every, record_rounds, extra_metrics, keep_replicas, bits_per_float, observe,
+    skip_metrics`` (:class:`Metrics`: ``every``, ``rounds``, ``extra``, ..., ``skip``);
+    ``chunk, workers,
+    thread_limit`` (:class:`Execution`).
 
     Parameters
     ----------
@@ -343,68 +408,51 @@ def simulate(
     participation
         A participation process (:mod:`fedtheory.participation`) over ``problem.n`` clients;
         its stationary probabilities are the :math:`p_i` the rule uses.
-    rounds, replicas
-        :math:`T` rounds, :math:`R` independent replicas.
-    lr
-        Local learning rate :math:`\eta > 0` (the seed's :math:`\eta` when ``global_lr = 1``).
-    local_steps
-        :math:`\tau \ge 1` local steps per round: one int for every client; an ``(n,)``
-        array of ints :math:`\tau_i \ge 1` per client; a
-        :class:`~fedtheory.engine.LocalStepsDraw` ``(low, high)``, every pair's
-        :math:`\tau^t_{r,i}` drawn uniformly each round; or ``callable(rngs, replicas, n)``
-        returning ``(replicas, n)`` ints (row :math:`r` from ``rngs[r]``). The update is
-        the sum of the :math:`\tau_i` gradients (see the module docstring), the same
-        convention as a uniform :math:`\tau`; a rule with a drift correction (SCAFFOLD)
-        needs one int.
-    global_lr
-        Server learning rate :math:`\eta_g > 0`: :math:`x_{t+1} = x_t - \eta_g\eta v_t`.
-    momentum
-        Heavy-ball :math:`\beta \in [0, 1)` on the server, :math:`v_t = \beta v_{t-1} + G_t`.
-    noise
-        Gradient-noise model (:mod:`fedtheory.problems.noise`) or None (exact gradients).
-    x0
-        Initial point ``(d,)`` or one per replica ``(R, d)``; zeros by default.
-    seed
-        Seed of every random stream (see the module docstring).
-    dtype
-        ``np.float64`` or ``np.float32`` for iterates, updates, tables and noise draws
-        (metrics are computed in float64).
-    chunk
-        Replicas simulated together; by default as many as keep a round's expected updates
-        under :math:`2^{19}` numbers and a table rule's table under :math:`2^{24}`, and at
-        most a ``workers``-th of them. Never changes the numbers.
-    keep_replicas
-        Also return every replica's metrics (``Trace.replicas``).
-    record_every
-        Record the metrics every this many rounds (and at the first and the last).
-    bits_per_float
-        Bits per transmitted coordinate (32: single-precision floats).
-    workers
-        Threads simulating chunks in parallel (None: up to 2 when the work is large enough
-        to pay, at most :func:`max_threads`). Never changes the numbers.
-    bit_generator
-        One of :data:`BIT_GENERATORS` (``"pcg64"``, numpy's default; ``"sfc64"`` is faster).
-    fuse_local_steps
-        Use the problem's closed form of :math:`\tau` local steps with one Gaussian per
-        coordinate (``fused_local_steps``, e.g. a diagonal quadratic; None: whenever it is
-        exact and :math:`\tau > 1`; see the module docstring).
-    extra_metrics
-        ``name -> f((R, d) iterates) -> (R,)``, recorded like the built-in metrics.
-    observe
-        ``observe(record)`` is called every round of every block of replicas with a
-        :class:`~fedtheory.engine.RoundRecord` (:math:`x_{t-1}`, the mask, the direction
-        :math:`G_t`), for what the traces do not keep (e.g. realised staleness,
-        :math:`\|G_t\|^2`); from worker threads when ``workers > 1``. Never changes the
-        numbers.
-    thread_limit
-        The most threads started when ``workers`` is None (default: the enclosing
-        :func:`max_threads` block's limit, else :data:`DEFAULT_MAX_THREADS`).
-    first_replica
-        Index of the first replica: replicas ``first_replica, ..., first_replica + R - 1``
-        are simulated (their streams, see the module docstring). Runs over consecutive ranges,
-        concatenated, have bitwise the iterates of the run over the union (the metrics reduce
-        them over other numbers of rows, so their last bits may differ): this is how a run is
-        cut into tasks (:mod:`fedtheory.tasks`), a fixed cut per preset.
+    run
+        :class:`~fedtheory.engine.Run`: :math:`T` rounds, :math:`R` independent replicas, the
+        seed of every random stream (see the module docstring), the first replica's index
+        (replicas ``first_replica, ..., first_replica + R - 1`` are simulated: runs over
+        consecutive ranges, concatenated, have bitwise the iterates of the run over the union;
+        the metrics reduce them over other numbers of rows, so their last bits may differ),
+        ``dtype`` (float32 or float64 for iterates, updates, tables and noise draws; metrics
+        in float64) and the bit generator (one of :data:`BIT_GENERATORS`).
+    local
+        :class:`~fedtheory.engine.LocalWork`: the local step :math:`\eta > 0` (the seed's
+        :math:`\eta` when ``global_lr = 1``); :math:`\tau \ge 1` local steps per round, one
+        int for every client, an ``(n,)`` array of ints :math:`\tau_i \ge 1` per client, a
+        :class:`~fedtheory.engine.LocalStepsDraw` ``(low, high)`` (every pair's
+        :math:`\tau^t_{r,i}` drawn uniformly each round) or ``callable(rngs, replicas, n)``
+        returning ``(replicas, n)`` ints (row :math:`r` from ``rngs[r]``), the update being
+        the sum of the :math:`\tau_i` gradients (a rule with a drift correction, SCAFFOLD,
+        needs one int); ``batches``, :class:`~fedtheory.engine.MiniBatches` for local
+        mini-batch SGD (None: full local gradients); the gradient-noise model
+        (:mod:`fedtheory.problems.noise`) or None; ``fuse``, the problem's closed form of
+        :math:`\tau` local steps with one Gaussian per coordinate (``fused_local_steps``,
+        e.g. a diagonal quadratic; None: whenever it is exact and :math:`\tau > 1`).
+    server
+        :class:`~fedtheory.engine.Server`: :math:`\eta_g > 0` in
+        :math:`x_{t+1} = x_t - \eta_g\eta v_t`, heavy-ball :math:`\beta \in [0, 1)` in
+        :math:`v_t = \beta v_{t-1} + G_t`, and ``x0``, ``(d,)`` or one per replica ``(R, d)``
+        (zeros by default).
+    metrics
+        :class:`~fedtheory.engine.Metrics`: record every this many rounds (and at the first
+        and the last) or at given rounds; ``extra`` metrics ``name -> f((R, d) iterates) ->
+        (R,)``; ``keep_replicas`` (every replica's values in ``Trace.replicas``); bits per
+        transmitted float (32); ``observe(record)``, called every round of every block of
+        replicas with a :class:`~fedtheory.engine.RoundRecord` (:math:`x_{t-1}`, the mask,
+        the direction :math:`G_t`, a round-aware process's selection and state), for what the
+        traces do not keep, from worker threads when ``workers > 1``; never changes the
+        numbers; ``skip``, built-in metrics not computed (NaN traces).
+    execution
+        :class:`~fedtheory.engine.Execution` (never changes the numbers): ``chunk``, replicas
+        simulated together (by default as many as keep a round's expected updates under
+        :math:`2^{19}` numbers and a table rule's table under :math:`2^{24}`, and at most a
+        ``workers``-th of them); ``workers``, threads simulating chunks in parallel (None: up
+        to 2 when the work is large enough to pay, at most :func:`max_threads`);
+        ``thread_limit``, the most threads started when ``workers`` is None (default: the
+        enclosing :func:`max_threads` block's limit, else :data:`DEFAULT_MAX_THREADS`).
+    **keywords
+        The keyword form (above).
 
     Returns
     -------
@@ -418,38 +466,21 @@ def simulate(
         (overflow, invalid value) come out of the engine.
     """
     t0 = time.perf_counter()
+    cfg = _configuration({"run": run, "local": local, "server": server, "metrics": metrics,
+                          "execution": execution}, keywords)
+    run, local, server = cfg["run"], cfg["local"], cfg["server"]
+    metrics, execution = cfg["metrics"], cfg["execution"]
     problem = _resolve_problem(problem)
     rule = get_rule(rule)
-    rounds = integer_at_least("rounds", rounds, minimum=0)
-    replicas = integer_at_least("replicas", replicas)
-    local_steps = resolve_local_steps(local_steps, int(problem.n))
+    rounds, replicas = run.rounds, run.replicas
+    local_steps = resolve_local_steps(local.steps, int(problem.n))
     if not isinstance(local_steps, int) and type(rule).correction is not Rule.correction:
         raise ValueError(f"local_steps must be one integer with rule {rule.name!r} (its drift "
                          f"correction divides by tau), got {local_steps!r}")
-    limit = _THREAD_LIMIT.get() if thread_limit is None else integer_at_least(
-        "thread_limit", thread_limit)
-    record_every = integer_at_least("record_every", record_every)
-    bits_per_float = integer_at_least("bits_per_float", bits_per_float)
-    lr = positive_real("lr", lr)
-    global_lr = positive_real("global_lr", global_lr)
-    try:
-        beta = float(momentum)
-    except (TypeError, ValueError):
-        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}") from None
-    if not 0.0 <= beta < 1.0:
-        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
-    if beta and rule.own_momentum:
-        raise ValueError(
-            f"momentum must be 0 with rule {rule.name!r}, which applies its own beta={rule.beta}"
-        )
-    dt = np.dtype(dtype)
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
-    if bit_generator not in BIT_GENERATORS:
-        raise ValueError(f"bit_generator must be one of {sorted(BIT_GENERATORS)}, "
-                         f"got {bit_generator!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    limit = _THREAD_LIMIT.get() if execution.thread_limit is None else execution.thread_limit
+    if server.momentum and rule.own_momentum:
+        raise ValueError(f"momentum must be 0 with rule {rule.name!r}, which applies its own "
+                         f"beta={rule.beta}")
     n, d = int(problem.n), int(problem.d)
     if getattr(participation, "n", None) != n:
         raise ValueError(
@@ -473,15 +504,11 @@ def simulate(
                 f"{rule.name!r}: client {i} has p = 0.0"
             )
         p = None
-    x0 = np.zeros(d) if x0 is None else finite_array(
-        "x0", x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
-    if observe is not None and not callable(observe):
-        raise ValueError(f"observe must be callable(RoundRecord) or None, got {observe!r}")
-    extra = dict(extra_metrics or {})
-    clash = set(extra) & set(METRICS)
-    if clash:
-        raise ValueError(f"extra_metrics must not redefine {sorted(clash)}")
+    x0 = np.zeros(d) if server.x0 is None else finite_array(
+        "x0", server.x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
+    record = metrics.record_rounds(rounds)
     expected_k = float(n if rule.needs_all or p is None else max(p.sum(), 1.0))
+    chunk, workers = execution.chunk, execution.workers
     if chunk is None:
         chunk = max(1, min(replicas, int(_CHUNK_BUDGET // (expected_k * d))))
         if rule.table:  # one chunk's (chunk, n, d) table stays under 128 MiB of float64
@@ -497,20 +524,12 @@ def simulate(
             workers = max(1, min(workers, os.cpu_count() or 1, limit))
         if workers > 1:
             chunk = min(chunk, -(-replicas // workers))
-    else:
-        chunk = integer_at_least("chunk", chunk)
-    workers = 1 if workers is None else integer_at_least("workers", workers)
-    record = sorted(set(range(0, rounds + 1, record_every)) | {rounds})
+    workers = 1 if workers is None else workers
 
     engine = Engine(EngineConfig(
-        problem=problem, rule=rule, participation=participation, rounds=rounds, lr=lr,
-        local_steps=local_steps, global_lr=global_lr, momentum=beta, noise=noise, x0=x0,
-        seed=int(seed), dtype=dt, keep_replicas=bool(keep_replicas), record=record,
-        bits_per_float=bits_per_float, bit_generator=bit_generator,
-        fuse_local_steps=fuse_local_steps, extra_metrics=extra, p=p,
-        first_replica=integer_at_least("first_replica", first_replica, minimum=0),
-        observe=observe,
-    ))
+        problem=problem, rule=rule, participation=participation, run=run,
+        local=replace(local, steps=local_steps), server=replace(server, x0=x0),
+        metrics=metrics, p=p))
     blocks = [(s, min(chunk, replicas - s)) for s in range(0, replicas, chunk)]
     if workers > 1 and len(blocks) > 1:
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -518,23 +537,27 @@ def simulate(
     else:
         chunks = [engine.run_chunk(*b) for b in blocks]
 
+    extra = metrics.extra
     with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN of diverged replicas
-        traces = {k: _combine(chunks, k, engine.keep_replicas)
+        traces = {k: _combine(chunks, k, metrics.keep_replicas)
                   for k in list(METRICS) + list(extra)}
     diverged = np.concatenate([c["diverged"] for c in chunks])
     if np.any(diverged >= 0):
-        warnings.warn(_divergence_message(diverged, rounds, lr, global_lr), DivergenceWarning,
-                      stacklevel=2)
+        warnings.warn(_divergence_message(diverged, rounds, local.lr, server.global_lr),
+                      DivergenceWarning, stacklevel=2)
     config = {
         "problem": repr(problem), "rule": repr(rule), "participation": repr(participation),
-        "rounds": rounds, "replicas": replicas, "lr": lr,
+        "rounds": rounds, "replicas": replicas, "lr": local.lr,
         "local_steps": (local_steps if isinstance(local_steps, int) else local_steps.tolist()
                         if isinstance(local_steps, np.ndarray) else repr(local_steps)),
-        "global_lr": global_lr, "momentum": beta, "noise": repr(noise), "seed": int(seed),
-        "dtype": dt.name, "chunk": chunk, "workers": workers, "bit_generator": bit_generator,
-        "fused_local_steps": engine.fused, "bits_per_float": bits_per_float,
-        "record_every": record_every, "first_replica": first_replica,
+        "global_lr": server.global_lr, "momentum": server.momentum, "noise": repr(local.noise),
+        "seed": run.seed, "dtype": run.dtype.name, "chunk": chunk, "workers": workers,
+        "bit_generator": run.bit_generator, "fused_local_steps": engine.fused,
+        "bits_per_float": metrics.bits_per_float, "record_every": metrics.every,
+        "first_replica": run.first_replica,
     }
+    if local.batches is not None:
+        config["batches"] = repr(local.batches)
     return SimulationResult(
         rounds=np.asarray(record),
         f_gap=traces["f_gap"], grad_norm2=traces["grad_norm2"], dist2=traces["dist2"],

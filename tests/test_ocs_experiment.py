@@ -99,12 +99,14 @@ def test_aggregate_is_unbiased(small, scheme):
 
 
 def test_driver_round_matches_the_hand_written_round(small):
-    """The driver's OCS round equals the hand-written one on the same uniforms."""
+    """The driver's OCS round equals the hand-written one on the same uniforms (replica r's
+    from the engine's participation stream, SeedSequence(seed, spawn_key=(r, 0)))."""
     run = ox.run_fedavg(small, m=2, rounds=1, replicas=50, local_lr=0.5, batch_size=None,
                         local_steps=3, schemes=("ocs",), rng=np.random.default_rng(5))
-    gen = np.random.default_rng(5)
-    gen.random((50, small.n, small.s_max))  # the permutation keys the driver draws first
-    v = gen.random((50, small.n))
+    seed = ox.engine_seed(np.random.default_rng(5))
+    assert run.config["seed"] == seed
+    v = np.stack([np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(r, 0)))
+                  .random(small.n) for r in range(50)])
     y = _local_models(small, 0.5, 3)
     p = ox.optimal_probabilities(small.weights * np.linalg.norm(y, axis=1), 2)
     x1 = np.where(v < p, small.weights / p, 0.0) @ y

@@ -90,7 +90,8 @@ def test_a_bare_problem_declares_nothing_and_runs(prob):
 def test_quadratic_declares_every_fast_path(kw):
     p = QuadraticProblem.heterogeneous(N, D, L=1.0, mu=0.2, sigma_G2=1.0,
                                        rng=np.random.default_rng(1), **kw)
-    assert declared_capabilities(p) == frozenset(Capability)
+    # every fast path but mini-batches (a quadratic has no samples)
+    assert declared_capabilities(p) == frozenset(Capability) - {Capability.MINIBATCH_GRADIENTS}
     for proto in (GradientsIntoBuffer, OwnLocalSteps, FusedLocalSteps, ExactLossGap):
         assert isinstance(p, proto)
     # a dense quadratic has the method but no closed form: the engine does not fuse

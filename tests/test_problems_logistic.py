@@ -183,10 +183,22 @@ def test_optimum_certificate(name, request):
 
 def test_satisfies_problem_protocol(multi, binary):
     from fedtheory.problems import Problem, declared_capabilities
+    from fedtheory.problems.base import Capability, MinibatchGradients
 
     assert isinstance(multi, Problem) and isinstance(binary, Problem)
-    # only the base protocol: client_gradients takes no out=, no own local steps or loss_gap
-    assert declared_capabilities(multi) == declared_capabilities(binary) == frozenset()
+    # the base protocol and mini-batch gradients: client_gradients takes no out=, no own
+    # local steps or loss_gap
+    assert declared_capabilities(multi) == declared_capabilities(binary) == frozenset(
+        {Capability.MINIBATCH_GRADIENTS})
+    assert isinstance(multi, MinibatchGradients)
+    # the full batch of a client is its gradient
+    x = np.linspace(-0.1, 0.1, multi.d)
+    cl = np.arange(multi.n)
+    samples = np.broadcast_to(np.arange(multi.s_max), (multi.n, multi.s_max))
+    valid = samples < multi.sizes[:, None]
+    np.testing.assert_allclose(
+        multi.minibatch_gradients(np.broadcast_to(x, (multi.n, multi.d)), cl, samples, valid),
+        multi.client_grads(x), rtol=1e-10, atol=1e-13)
 
 
 def test_accuracy(multi, binary):

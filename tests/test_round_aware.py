@@ -231,7 +231,7 @@ def test_fdms_friend_choice_is_the_fl_fdms_rule(reduction: dict | None) -> None:
 def test_engine_reproduces_ocs_fedavg_full_participation_local_gd() -> None:
     """The engine runs seed 002's set-up: with full participation and local gradient descent
     (no mini-batches, no randomness) it gives run_fedavg's iterates' losses; OCS with the
-    full budget is the same run."""
+    full budget is the same run; run_fedavg's mini-batch epochs are a plain loop's."""
     import fedtheory.experiments.ocs_fedavg as ox
 
     prob = ox.digits_problem(8, seed=0, unbalanced=False)
@@ -245,3 +245,26 @@ def test_engine_reproduces_ocs_fedavg_full_participation_local_gd() -> None:
     ocs = simulate(prob, "fedavg_is", OCSParticipation(prob.n, prob.n), rounds=rounds,
                    replicas=1, lr=lr, local_steps=steps)
     np.testing.assert_allclose(ocs.x, res.x, rtol=1e-10, atol=1e-13)
+    # the seed's local work, one epoch of mini-batches of 20 on a fresh permutation per
+    # client and round (partial last batch), against a plain loop on the engine's orders
+    B, seed = 20, 11
+    mb = ox.run_fedavg(prob, m=prob.n, rounds=rounds, replicas=2, local_lr=lr, batch_size=B,
+                       schemes=("full",), rng=seed)
+    sizes, s_max = prob.sizes, int(prob.sizes.max())
+    for r in range(2):
+        gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(r, 3)))
+        x = np.zeros(prob.d)
+        for k in range(rounds):
+            keys = gen.random((prob.n, s_max))
+            keys[np.arange(s_max)[None, :] >= sizes[:, None]] = 2.0
+            order = np.argsort(keys, axis=-1)
+            U = np.zeros((prob.n, prob.d))
+            for i in range(prob.n):
+                y = x.copy()
+                for b in range(-(-int(sizes[i]) // B)):
+                    batch = order[i, b * B: min((b + 1) * B, int(sizes[i]))]
+                    y = y - lr * prob.minibatch_grads_at(y[None], batch[None],
+                                                         clients=np.array([i]))[0]
+                U[i] = x - y
+            x = x - prob.weights @ U
+            np.testing.assert_allclose(mb.loss[0, r, k + 1], prob.loss(x), rtol=1e-10)

@@ -43,7 +43,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.algorithms import Participants, get_rule
-from fedtheory.engine import Engine, EngineConfig
+from fedtheory.engine import Engine, EngineConfig, LocalWork, Run
 from fedtheory.participation import BernoulliParticipation
 from fedtheory.sampling import friend_selection as fs
 
@@ -290,11 +290,9 @@ def measure_constants(problem: Any, points: np.ndarray, *, lr: float, local_step
     n, d = problem.n, problem.d
     R = int(samples)
     cfg = EngineConfig(problem=problem, rule=get_rule("full"),
-                       participation=BernoulliParticipation(1.0, n=n), rounds=1, lr=lr,
-                       local_steps=local_steps, global_lr=1.0, momentum=0.0, noise=noise,
-                       x0=np.zeros(d), seed=seed, dtype=np.dtype(np.float64),
-                       keep_replicas=False, record=[0, 1], bits_per_float=32,
-                       bit_generator="pcg64", fuse_local_steps=None, extra_metrics={}, p=None)
+                       participation=BernoulliParticipation(1.0, n=n),
+                       run=Run(rounds=1, replicas=R, seed=seed),
+                       local=LocalWork(lr=lr, steps=local_steps, noise=noise))
     eng = Engine(cfg)
     full = Participants.full(R, n)
     s2_all, s2_se, mu_all = [], [], []

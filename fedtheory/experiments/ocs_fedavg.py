@@ -1,10 +1,12 @@
 r"""FedAvg with full, uniform and optimal (OCS / AOCS) client participation (seed 002, Sec. 5).
 
-A compute-only driver (it returns arrays; figure scripts plot them) of Algorithm 3 of seed 002,
-vectorised over participation schemes, replicas and clients (Python loops only over rounds and
-local steps). In round :math:`k` every client :math:`i` starts from :math:`x^k`, runs local
-mini-batch SGD with step :math:`\eta_l` (one epoch of batches of size :math:`B` by default, or a
-fixed number of steps) and computes :math:`U_i^k = x^k - y_{i,R}^k`. With probabilities
+A compute-only driver (it returns arrays; figure scripts plot them) of Algorithm 3 of seed 002
+on the one engine: one :func:`~fedtheory.simulate.simulate` call per participation scheme,
+vectorised over replicas and clients, with the registered processes (Bernoulli, OCS, AOCS) and
+the engine's local mini-batch SGD (:class:`~fedtheory.engine.MiniBatches`). In round :math:`k`
+every client :math:`i` starts from :math:`x^k`, runs local mini-batch SGD with step
+:math:`\eta_l` (one epoch of batches of size :math:`B` by default, or a fixed number of steps)
+and computes :math:`U_i^k = x^k - y_{i,R}^k`. With probabilities
 :math:`p_i^k` each client independently sends :math:`\frac{w_i}{p_i^k} U_i^k` and the master
 updates
 
@@ -22,10 +24,11 @@ Schemes (independent sampling in every case, so the estimator is unbiased):
 * ``"aocs"``: Algorithm 2 (aggregation-only approximation) with ``j_max`` iterations,
   :func:`fedtheory.sampling.aocs_probabilities`.
 
-Common random numbers: in each round and replica all schemes use the same mini-batch
-permutations and the same uniforms :math:`V_i` (client :math:`i` sends iff :math:`V_i < p_i`),
-as the seed does ("the same random seed for all three methods in a single run"); comparisons
-between schemes are therefore paired.
+Common random numbers: every scheme's run has the same engine seed, so in each round and
+replica all schemes use the same mini-batch permutations (the engine's sample-order stream) and
+the same uniforms :math:`V_i` (its participation stream; client :math:`i` sends iff
+:math:`V_i < p_i`), as the seed does ("the same random seed for all three methods in a single
+run"); comparisons between schemes are therefore paired.
 
 Bits sent client :math:`\to` master are counted at ``float_bits`` (32) per float: every
 participating client sends its :math:`d`-dimensional update; with OCS and AOCS every client also
@@ -46,9 +49,19 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.engine import LocalWork, Metrics, MiniBatches, RoundRecord, Run, Server
+from fedtheory.participation import (
+    AOCSParticipation,
+    BernoulliParticipation,
+    OCSParticipation,
+    ParticipationProcess,
+    RoundView,
+    Selection,
+)
 from fedtheory.problems.logistic import LogisticProblem
 from fedtheory.sampling.aocs import aocs_probabilities
 from fedtheory.sampling.ocs import optimal_probabilities
+from fedtheory.simulate import simulate
 
 __all__ = [
     "PRESETS",
@@ -61,6 +74,7 @@ __all__ = [
     "common_budget",
     "curves_per_bit",
     "digits_problem",
+    "engine_seed",
     "ocs_vs_uniform",
     "run_fedavg",
     "scheme_lrs",
@@ -150,6 +164,44 @@ def _check_positive_int(value: Any, name: str, allow_none: bool = False) -> None
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
+class _AOCSBesideOCS(AOCSParticipation):
+    """AOCS (the registered process) that also records, per replica, whether Algorithm 2's
+    probabilities equal the closed form (7) on the same norms (``state["equals_ocs"]``; the
+    selection is AOCS's, untouched)."""
+
+    def _select(self, state: dict[str, Any], rng: Any, view: RoundView) -> Selection:
+        sel = super()._select(state, rng, view)
+        u = view.weighted_norms()
+        p = aocs_probabilities(u, self.m, self.j_max).p
+        state["equals_ocs"] = np.max(np.abs(p - optimal_probabilities(u, self.m)),
+                                     axis=-1) <= 1e-9
+        return sel
+
+
+def _scheme(name: str, n: int, m: float, j_max: int) -> tuple[str, ParticipationProcess]:
+    """The rule and the registered participation process of a scheme of :data:`SCHEMES`."""
+    if name == "full":
+        return "full", BernoulliParticipation(1.0, n=n)
+    if name == "uniform":
+        return "fedavg_is", BernoulliParticipation(m / n, n=n)
+    if name == "ocs":
+        return "fedavg_is", OCSParticipation(n, m)
+    return "fedavg_is", _AOCSBesideOCS(n, m, j_max=j_max)
+
+
+def engine_seed(rng: np.random.Generator | np.random.SeedSequence | int | None) -> int:
+    """The engine seed of :func:`run_fedavg`'s ``rng``: an int as is, else one number drawn
+    from the generator (a generator shared by several runs gives each its own seed)."""
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"rng must be a non-negative seed or a generator, got {rng!r}")
+        return int(rng)
+    if rng is not None and not isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
+        raise ValueError(f"rng must be a generator, a SeedSequence, a seed or None, got {rng!r}")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return int(gen.integers(0, 2**63))
+
+
 def run_fedavg(
     problem: LogisticProblem,
     *,
@@ -162,19 +214,31 @@ def run_fedavg(
     local_steps: int | None = None,
     j_max: int = 4,
     schemes: tuple[str, ...] = SCHEMES,
-    rng: np.random.Generator | int | None = None,
+    rng: np.random.Generator | np.random.SeedSequence | int | None = None,
     float_bits: int = 32,
     x0: np.ndarray | None = None,
     dtype: type = np.float64,
     measure_from: int = 0,
 ) -> FedAvgRun:
-    r"""Run FedAvg (seed 002, Algorithm 3) with several participation schemes side by side.
+    r"""Run FedAvg (seed 002, Algorithm 3) with several participation schemes side by side:
+    one :func:`~fedtheory.simulate.simulate` call per scheme, on one seed.
+
+    Scheme :math:`\to` (rule, registered process): ``"full"`` :math:`\to` (``"full"``,
+    Bernoulli(1)); ``"uniform"`` :math:`\to` (``"fedavg_is"``, Bernoulli(:math:`m/n`));
+    ``"ocs"`` :math:`\to` (``"fedavg_is"``, :class:`~fedtheory.participation.OCSParticipation`);
+    ``"aocs"`` :math:`\to` (``"fedavg_is"``, :class:`~fedtheory.participation.AOCSParticipation`).
+    The local work is the engine's: :class:`~fedtheory.engine.MiniBatches` of ``batch_size``
+    (one epoch, :math:`\lceil s_i/B\rceil` steps, when ``local_steps`` is None; else
+    ``local_steps`` full batches read cyclically), or full-batch gradient steps
+    (``batch_size=None``), :math:`U_i = \eta_l\Delta_i`. Common random numbers: every
+    scheme's run has the same seed, so replica :math:`r` reads the same sample orders and the
+    same uniforms :math:`V_i` (client :math:`i` sends iff :math:`V_i < p_i`) under every scheme.
 
     Parameters
     ----------
     problem:
-        A :class:`~fedtheory.problems.logistic.LogisticProblem` (anything with its
-        ``minibatch_grads_at``, ``sizes``, ``s_max``, ``weights``, ``loss``, ``accuracy``).
+        A :class:`~fedtheory.problems.logistic.LogisticProblem` (a problem with
+        ``Capability.MINIBATCH_GRADIENTS``, ``sizes`` and ``accuracy``).
     m:
         Expected number of clients sending an update, :math:`0 < m \le n`: one number, or one
         per scheme (so that e.g. ``schemes=("full", "ocs", "ocs")``, ``m=(n, 2, 4)`` compares
@@ -195,15 +259,18 @@ def run_fedavg(
         Names from :data:`SCHEMES` (repeats allowed with different ``m``; one ``"aocs"`` at
         most).
     rng:
-        Generator or seed.
+        The engine seed (an int), or a generator or ``SeedSequence`` one is drawn from
+        (:func:`engine_seed`).
     float_bits:
         Bits per float in the communication count.
     x0:
         Initial model ``(d,)`` (default 0).
     dtype:
-        ``numpy.float64`` or ``numpy.float32``: precision of the local training (the
-        gradients); float32 is about twice as fast. Aggregation, probabilities and metrics
-        are computed in float64 either way.
+        ``numpy.float64`` or ``numpy.float32``: precision of the engine's iterates and local
+        training (probabilities and metrics are computed in float64 either way); float32 is
+        about twice as fast.
+    measure_from:
+        First round whose loss and accuracy are measured (the earlier ones are NaN).
 
     Returns
     -------
@@ -239,98 +306,57 @@ def run_fedavg(
                          f"{local_lr!r}")
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be numpy.float64 or numpy.float32, got {dtype!r}")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    if not isinstance(measure_from, int) or not 0 <= measure_from <= rounds:
+        raise ValueError(f"measure_from must be an integer in [0, rounds], got {measure_from!r}")
+    seed = engine_seed(rng)
 
     S, R = len(schemes), int(replicas)
-    sizes = problem.sizes
-    w = problem.weights
-    s_max = int(problem.s_max)
-    B = s_max if batch_size is None else min(int(batch_size), s_max)
-    if local_steps is None:
-        steps = -(-sizes // B)  # one epoch
+    if batch_size is None:  # local GD: every batch is the client's whole data
+        batches, steps = None, 1 if local_steps is None else int(local_steps)
     else:
-        steps = np.full(n, int(local_steps))
-    T = int(steps.max())
-    ar = np.arange(B)
-    pad = np.arange(s_max)[None, :] >= sizes[:, None]  # (n, s_max)
-    # local training runs with the clients sorted by decreasing number of steps, so that the
-    # clients still active at step t are a prefix (a view) and finished ones cost nothing
-    order = np.argsort(-steps, kind="stable")
-    inverse = np.argsort(order)
-    n_active = [int(np.sum(steps > t)) for t in range(T)]
-    sizes_o = sizes[order]
-
-    lr_s = lrs.astype(dtype)[:, None, None, None]  # (S, 1, 1, 1): one step per scheme
-    x = np.zeros((S, R, d)) if x0 is None else np.broadcast_to(
-        np.asarray(x0, dtype=float), (S, R, d)).copy()
-    loss = np.empty((S, R, rounds + 1))
-    acc = np.empty((S, R, rounds + 1))
-    bits = np.zeros((S, R, rounds + 1))
+        batches = MiniBatches(int(batch_size), wrap=local_steps is not None)
+        steps = batches.epoch_steps(problem.sizes) if local_steps is None else int(local_steps)
+    w = np.asarray(problem.weights, dtype=float)
+    loss = np.full((S, R, rounds + 1), np.nan)
+    acc = np.full((S, R, rounds + 1), np.nan)
     senders = np.empty((S, R, rounds))
     expected = np.empty((S, R, rounds))
+    extra = np.zeros((S, R, rounds))  # floats sent besides the updates
     has_aocs = "aocs" in schemes
     a_iter = np.zeros((R, rounds), dtype=np.int64) if has_aocs else None
     a_eq = np.zeros((R, rounds), dtype=bool) if has_aocs else None
-    if not isinstance(measure_from, int) or not 0 <= measure_from <= rounds:
-        raise ValueError(f"measure_from must be an integer in [0, rounds], got {measure_from!r}")
-    loss[..., :measure_from] = np.nan
-    acc[..., :measure_from] = np.nan
-    if measure_from == 0:
-        loss[..., 0] = problem.loss(x)
-        acc[..., 0] = problem.accuracy(x)
+    measured = tuple(range(measure_from, rounds + 1))
 
-    for k in range(rounds):
-        # local training: one permutation of each client's data per (replica, client)
-        keys = gen.random((R, n, s_max))
-        keys[:, pad] = np.inf
-        perm = np.argsort(keys, axis=-1)[:, order]  # (R, n, s_max), sorted clients
-        y = np.repeat(x[:, :, None, :].astype(dtype), n, axis=2)  # (S, R, n, d), sorted
-        for t in range(T):
-            k_t = n_active[t]
-            q = t * B + ar
-            pos = q[None, :] % sizes_o[:k_t, None]  # (k_t, B)
-            if local_steps is None:
-                valid = q[None, :] < sizes_o[:k_t, None]
-            else:
-                valid = ar[None, :] < sizes_o[:k_t, None]
-            batch = np.take_along_axis(perm[:, :k_t], np.broadcast_to(pos, (R, k_t, B)), -1)
-            g = problem.minibatch_grads_at(y[:, :, :k_t], batch,
-                                           np.broadcast_to(valid, (R, k_t, B)),
-                                           clients=order[:k_t])
-            y[:, :, :k_t] -= lr_s * g
-        # the updates U_i = x - y_i in float64, clients still in the sorted order (no copy
-        # back): only the norms (S, R, n) go back to the natural order
-        U = np.subtract(x[:, :, None, :], y, dtype=np.float64)  # (S, R, n, d), sorted
-        u = w * np.sqrt(np.einsum("srnd,srnd->srn", U, U))[..., inverse]  # (S, R, n)
-        # participation probabilities
-        p = np.empty((S, R, n))
-        extra = np.zeros((S, R))  # floats sent besides the updates
-        for si, scheme in enumerate(schemes):
-            if scheme == "full":
-                p[si] = 1.0
-            elif scheme == "uniform":
-                p[si] = ms[si] / n
-            elif scheme == "ocs":
-                p[si] = optimal_probabilities(u[si], ms[si])
-                extra[si] = n
-            else:
-                res = aocs_probabilities(u[si], ms[si], j_max)
-                p[si], it = res.p, res.iterations
-                extra[si] = n + 2 * n * it
-                a_iter[:, k] = it
-                closed = optimal_probabilities(u[si], ms[si])
-                a_eq[:, k] = np.max(np.abs(p[si] - closed), axis=-1) <= 1e-9
-        v = gen.random((R, n))  # common uniforms: client i sends iff v_i < p_i
-        send = v[None] < p
-        coef = np.where(send, w / np.where(p > 0, p, 1.0), 0.0)  # (S, R, n)
-        x = x - global_lr * np.einsum("srn,srnd->srd", coef[..., order], U)
-        cnt = send.sum(axis=-1)
-        senders[..., k] = cnt
-        expected[..., k] = p.sum(axis=-1)
-        bits[..., k + 1] = bits[..., k] + float_bits * (d * cnt + extra)
-        if k + 1 >= measure_from:
-            loss[..., k + 1] = problem.loss(x)
-            acc[..., k + 1] = problem.accuracy(x)
+    for si, scheme in enumerate(schemes):
+        rule, proc = _scheme(scheme, n, float(ms[si]), int(j_max))
+
+        def observe(rec: RoundRecord, si: int = si, proc: Any = proc) -> None:
+            rows, k = slice(rec.start, rec.start + rec.mask.shape[0]), rec.t - 1
+            senders[si, rows, k] = rec.mask.sum(axis=1)
+            sel = rec.selection
+            if sel is None:  # full or Bernoulli: the process's fixed probabilities
+                expected[si, rows, k] = proc.stationary.sum()
+                return
+            coef = np.asarray(sel.coef, dtype=float)  # w_i / p_i (0 where p_i = 0)
+            p = np.divide(w, coef, out=np.zeros_like(coef), where=coef > 0)
+            expected[si, rows, k] = p.sum(axis=1)
+            extra[si, rows, k] = sel.extra_floats
+            if isinstance(proc, _AOCSBesideOCS):
+                a_iter[rows, k] = rec.participation_state["iterations"]
+                a_eq[rows, k] = rec.participation_state["equals_ocs"]
+
+        res = simulate(
+            problem, rule, proc,
+            Run(rounds=rounds, replicas=R, seed=seed, dtype=dtype),
+            LocalWork(lr=float(lrs[si]), steps=steps, batches=batches),
+            server=Server(global_lr=float(global_lr), x0=x0),
+            metrics=Metrics(rounds=measured, extra={"accuracy": problem.accuracy},
+                            keep_replicas=True, bits_per_float=int(float_bits),
+                            observe=observe, skip=("grad_norm2", "dist2")))
+        loss[si, :, measure_from:] = res.f_gap.replicas + problem.f_star
+        acc[si, :, measure_from:] = res.extra["accuracy"].replicas
+    bits = np.zeros((S, R, rounds + 1))
+    bits[..., 1:] = np.cumsum(float_bits * (d * senders + extra), axis=-1)
 
     return FedAvgRun(
         schemes=schemes, loss=loss, accuracy=acc, bits=bits, senders=senders,
@@ -339,7 +365,7 @@ def run_fedavg(
         config={"m": ms, "rounds": rounds, "dtype": np.dtype(dtype).name, "replicas": R,
                 "local_lr": lrs, "global_lr": global_lr, "batch_size": batch_size,
                 "local_steps": local_steps, "j_max": j_max, "float_bits": float_bits, "n": n,
-                "d": d},
+                "d": d, "seed": seed},
     )
 
 

@@ -28,6 +28,8 @@ capability                      protocol                     members
 ``FUSED_LOCAL_STEPS``           :class:`FusedLocalSteps`      ``can_fuse_local_steps``,
                                                              ``fused_local_steps(...)``
 ``EXACT_LOSS_GAP``              :class:`ExactLossGap`         ``loss_gap(x)``
+``MINIBATCH_GRADIENTS``         :class:`MinibatchGradients`   ``sizes``,
+                                                             ``minibatch_gradients(...)``
 ==============================  ===========================  ====================================
 
 The engine reads the declaration through :func:`declared_capabilities`, which fails with a
@@ -55,6 +57,7 @@ __all__ = [
     "ExactLossGap",
     "FusedLocalSteps",
     "GradientsIntoBuffer",
+    "MinibatchGradients",
     "OwnLocalSteps",
     "Problem",
     "declared_capabilities",
@@ -133,6 +136,9 @@ class Capability(Enum):
     FUSED_LOCAL_STEPS = "fused_local_steps"
     #: :math:`f(x) - f^\star` without cancellation (:class:`ExactLossGap`).
     EXACT_LOSS_GAP = "exact_loss_gap"
+    #: Gradients on mini-batches of a client's samples (:class:`MinibatchGradients`), for
+    #: local mini-batch SGD (``simulate(batches=MiniBatches(...))``).
+    MINIBATCH_GRADIENTS = "minibatch_gradients"
 
 
 @runtime_checkable
@@ -219,6 +225,28 @@ class ExactLossGap(Protocol):
         ...
 
 
+@runtime_checkable
+class MinibatchGradients(Protocol):
+    r"""Capability ``MINIBATCH_GRADIENTS``: client :math:`i` holds ``sizes[i]`` samples and
+    gives the gradient of its objective on any batch of them (local mini-batch SGD)."""
+
+    sizes: np.ndarray
+
+    def minibatch_gradients(self, y: np.ndarray, clients: np.ndarray, samples: np.ndarray,
+                            valid: np.ndarray) -> np.ndarray:
+        r"""Row ``k``: the gradient of client :math:`c_k`'s objective at :math:`y_k` on the
+        batch :math:`B_k` of its samples ``samples[k, valid[k]]`` (indices in
+        :math:`[0, s_{c_k})`),
+
+        .. math:: g_k = \nabla r(y_k) + \frac{1}{|B_k|}\sum_{j\in B_k}\nabla\ell(y_k; a_j),
+
+        the objective's per-sample form (the full batch gives :math:`\nabla f_{c_k}(y_k)`).
+        ``y`` ``(K, d)``, ``clients`` ``(K,)``, ``samples`` and ``valid`` ``(K, B)``; computed
+        in ``y``'s floating dtype. Returns ``(K, d)``.
+        """
+        ...
+
+
 #: The protocol each capability promises, and the members that protocol names.
 CAPABILITY_PROTOCOLS: dict[Capability, tuple[type, tuple[str, ...]]] = {
     Capability.GRADIENTS_INTO_BUFFER: (GradientsIntoBuffer, ("client_gradients",)),
@@ -226,10 +254,11 @@ CAPABILITY_PROTOCOLS: dict[Capability, tuple[type, tuple[str, ...]]] = {
     Capability.FUSED_LOCAL_STEPS: (FusedLocalSteps,
                                    ("can_fuse_local_steps", "fused_local_steps")),
     Capability.EXACT_LOSS_GAP: (ExactLossGap, ("loss_gap",)),
+    Capability.MINIBATCH_GRADIENTS: (MinibatchGradients, ("sizes", "minibatch_gradients")),
 }
 
 #: Members of a protocol that are data, not methods.
-_DATA_MEMBERS = frozenset({"can_fuse_local_steps"})
+_DATA_MEMBERS = frozenset({"can_fuse_local_steps", "sizes"})
 
 
 def declared_capabilities(problem: Any) -> frozenset[Capability]:

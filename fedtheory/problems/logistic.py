@@ -83,9 +83,12 @@ class LogisticProblem:
         Target gradient norm of the Newton solve for :math:`x^\star`.
     """
 
-    #: No optional fast path (:class:`~fedtheory.problems.base.Capability`): the simulator
-    #: calls :meth:`client_gradients` (no ``out=``) step by step and uses ``loss - f_star``.
-    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    #: One optional path (:class:`~fedtheory.problems.base.Capability`): gradients on
+    #: mini-batches of a client's samples (:meth:`minibatch_gradients`, for local mini-batch
+    #: SGD); otherwise the simulator calls :meth:`client_gradients` (no ``out=``) step by step
+    #: and uses ``loss - f_star``.
+    capabilities: ClassVar[frozenset[Capability]] = frozenset(
+        {Capability.MINIBATCH_GRADIENTS})
 
     def __init__(
         self,
@@ -333,6 +336,15 @@ class LogisticProblem:
         cnt = v.sum(axis=-1, keepdims=True)
         M = np.where(v, 1.0 / np.maximum(cnt, 1), 0.0).astype(X.dtype, copy=False)
         return self._grads_padded(self._V(y), Xb, Tb, M)
+
+    def minibatch_gradients(self, y: np.ndarray, clients: np.ndarray, samples: np.ndarray,
+                            valid: np.ndarray) -> np.ndarray:
+        r"""Row ``k``: client :math:`c_k`'s mini-batch gradient at :math:`y_k`,
+        :math:`\lambda y_k + \frac{1}{|B_k|}\sum_{j\in B_k}\nabla\ell(y_k; a_j, t_j)` with
+        :math:`B_k` = ``samples[k, valid[k]]`` (capability ``MINIBATCH_GRADIENTS``): ``y``
+        ``(K, d)``, ``clients`` ``(K,)``, ``samples`` and ``valid`` ``(K, B)``; in float32 when
+        ``y`` is float32. :meth:`minibatch_grads_at` with the clients on the rows."""
+        return self.minibatch_grads_at(y, samples, valid, clients=clients)
 
     def _padded(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
         """Padded features and targets in float32 (for float32 ``y``) or float64."""

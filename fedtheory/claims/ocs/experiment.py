@@ -163,7 +163,8 @@ SETUP = SetupCard(
                  "tune_local_lr: the grid {2^-1, ..., 2^-5} extended at a boundary; score the "
                  "mean hold-out accuracy over 151 rounds, 16 tuning replicas on their own "
                  "stream, seed-0 federation): full 2^1, uniform 2^-1, OCS and AOCS 2^1; "
-                 "j_max = 4; x^0 = 0; local training in float32 (aggregation in float64)"),
+                 "j_max = 4; x^0 = 0; iterates and local training in float32 (the engine's dtype; "
+                 "probabilities and metrics in float64)"),
             deviation=("the steps are this model's (larger than the CNN's), found by the "
                        "paper's procedure with the paper's pattern (full and optimal sampling "
                        "share a step, 4x uniform's); 'tuned on a holdout set' does not say the "
