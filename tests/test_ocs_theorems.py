@@ -222,3 +222,71 @@ def test_hill_climb_is_seeded_and_pure():
     a = hill_climb(THEOREM_13, DSGD_CONVEX_SEARCH, (2, 5), np.random.default_rng(4))
     b = hill_climb(THEOREM_13, DSGD_CONVEX_SEARCH, (2, 5), np.random.default_rng(4))
     assert a == b and a.evaluations == 2 * 6 and a.restarts == 2
+
+
+def test_search_points_decode_to_their_exact_instances():
+    """The search decodes a point into integer pairs: their floats are the exact case's floats,
+    and each pair is what ``rationalize`` (Fraction.limit_denominator) gives, ties included."""
+    from fedtheory.experiments import ocs_theorem_exact as xe
+    from fedtheory.experiments.search import rationalize
+
+    for v, d in [(0.5, 100), (1 / 3, 100), (-2 / 3, 3), (0.123456789, 1000), (-29.99, 1000),
+                 (1e-12, 500), (0.005, 100), (0.015, 100), (2.0, 1), (2.5, 1), (-2.5, 1)]:
+        assert Fraction(*xe._nearest(v, d)) == rationalize(v, d), (v, d)
+    rng = np.random.default_rng(7)
+    for family in (xe.DSGD_CONVEX_SEARCH, xe.DSGD_NONCONVEX_SEARCH, xe.FEDAVG_NONCONVEX_SEARCH):
+        for n in family.ns:
+            R = family.Rs[0] if family.Rs else None
+            for noise, sign in [("none", 1), ("relative", -1), ("additive", 1)]:
+                vec = rng.standard_normal(3 * n + 4) * 2
+                point = xe._decode_point(vec, n, noise, sign, family, R is not None)
+                case = xe._decode(vec, n, 1, R, noise, sign, family)
+                assert point.numbers() == case.instance.numbers(exact=False)
+                assert Fraction(*point.theta) == case.theta
+                assert Fraction(*point.g_scale) == case.g_scale
+
+
+def test_float_evaluation_on_arrays_is_the_row_by_row_one_bit_for_bit(monkeypatch):
+    """Float evaluations with many sign patterns run on arrays over the patterns
+    (``_VECTOR_ROWS``); the result is the row-by-row code's, bit for bit (so the adversarial
+    searches follow the same path either way), and it agrees with the exact evaluation."""
+    from fedtheory.experiments import ocs_theorem_exact as xe
+    from fedtheory.theory import ocs_exact
+
+    rng = np.random.default_rng(3)
+    cases = []
+    for thm, family in [(THEOREM_13, xe.DSGD_CONVEX_SEARCH), (THEOREM_15, xe.DSGD_NONCONVEX_SEARCH),
+                        (THEOREM_17, xe.FEDAVG_CONVEX_SEARCH),
+                        (THEOREM_18, xe.FEDAVG_NONCONVEX_SEARCH)]:
+        n, R = max(family.ns), (2 if family.Rs else None)
+        for noise, sign in [("relative", 1), ("additive", -1), ("none", 1)]:
+            vec = rng.standard_normal(3 * n + 4)
+            cases.append((thm, xe._decode(vec, n, 2, R, noise, sign, family)))
+    monkeypatch.setattr(ocs_exact, "_VECTOR_ROWS", 0)
+    on_arrays = [xe.evaluate_case(thm, case, exact=False) for thm, case in cases]
+    monkeypatch.setattr(ocs_exact, "_VECTOR_ROWS", 10**9)
+    by_rows = [xe.evaluate_case(thm, case, exact=False) for thm, case in cases]
+    for (thm, case), a, b in zip(cases, on_arrays, by_rows, strict=True):
+        assert a == b and all(type(a[k]) is type(b[k]) for k in a), case.name
+        exact = xe.evaluate_case(thm, case)
+        for key in ("lhs", "rhs", "gamma"):  # a fixed point iterated in floats: not to the ulp
+            assert a[key] == pytest.approx(float(exact[key]), rel=1e-9, abs=1e-12), key
+
+
+def test_float_step_checks_its_input():
+    from fedtheory.theory.ocs_exact import LineInstance, float_step
+
+    v = LineInstance([Fraction(1, 2)] * 2, [1, 1], [0, 1], 0, 1).numbers(exact=False)
+    with pytest.raises(ValueError, match="m must be"):
+        float_step(THEOREM_13, v, 3)
+    with pytest.raises(ValueError, match="DSGD"):
+        float_step(THEOREM_17, v, 1)
+    with pytest.raises(ValueError, match="FedAvg"):
+        float_step(THEOREM_13, v, 1, R=2)
+    with pytest.raises(ValueError, match="theta"):
+        float_step(THEOREM_13, v, 1, theta=2.0)
+    # degenerate: m = n (full participation, gamma = 1) and every update zero (all clients'
+    # minimum at x^k: gamma = 1, nothing moves)
+    assert float_step(THEOREM_15, v, 2)["gamma"] == 1.0
+    at_opt = float_step(THEOREM_17, {**v, "c": [0.5, 0.5], "x": 0.5}, 1, R=2)
+    assert at_opt["gamma"] == 1.0 and at_opt["lhs"] == 0.0

@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.experiments.search import rationalize
-from fedtheory.theory.ocs_exact import LineInstance, dsgd_exact, fedavg_exact
+from fedtheory.theory.ocs_exact import LineInstance, dsgd_exact, fedavg_exact, float_step
 from fedtheory.theory.ocs_theorems import (
     DsgdTheorem,
     FedavgTheorem,
@@ -115,39 +114,133 @@ class SearchFamily:
             raise ValueError(f"curvature must be 'convex' or 'identical', got {self.curvature!r}")
 
 
-def _sigmoid(z: float) -> float:
+def _sigmoid(z: Any) -> Any:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -40.0, 40.0)))
+
+
+# A search point's instance is decoded into exact rationals held as integer pairs (p, q),
+# q > 0, not reduced: the float evaluation needs only p / q (Python's int division rounds
+# correctly, as float(Fraction(p, q)) does); the Fractions are built for the best point only.
+_Q = tuple[int, int]
+
+
+def _nearest(v: float, max_denominator: int) -> _Q:
+    """``rationalize(v, max_denominator)`` as a pair (p, q): the closest rational with
+    denominator at most ``max_denominator`` (:meth:`Fraction.limit_denominator`'s choice on
+    ties)."""
+    num, den = float(v).as_integer_ratio()
+    if den <= max_denominator:
+        return num, den
+    p0, q0, p1, q1 = 0, 1, 1, 0
+    n, d = num, den
+    while True:
+        a = n // d
+        q2 = q0 + a * q1
+        if q2 > max_denominator:
+            break
+        p0, q0, p1, q1 = p1, q1, p0 + a * p1, q2
+        n, d = d, n - a * d
+    k = (max_denominator - q0) // q1
+    pb, qb = p0 + k * p1, q0 + k * q1
+    # |p1/q1 - num/den| <= |pb/qb - num/den|, cross-multiplied by q1 * qb * den > 0
+    if abs(p1 * den - num * q1) * qb <= abs(pb * den - num * qb) * q1:
+        return p1, q1
+    return pb, qb
+
+
+def _add(x: _Q, y: _Q) -> _Q:
+    return x[0] * y[1] + y[0] * x[1], x[1] * y[1]
+
+
+def _mul(x: _Q, y: _Q) -> _Q:
+    return x[0] * y[0], x[1] * y[1]
+
+
+def _less(x: _Q, y: _Q) -> bool:
+    return x[0] * y[1] < y[0] * x[1]
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A search vector's instance in exact integer pairs (see :func:`_decode_point`)."""
+
+    w: tuple[_Q, ...]
+    a: tuple[_Q, ...]
+    c: tuple[_Q, ...]
+    x: _Q
+    M: _Q
+    s2: _Q
+    theta: _Q
+    g_scale: _Q
+
+    def numbers(self) -> dict[str, Any]:
+        """The float numbers of its :class:`LineInstance` (:meth:`LineInstance.numbers`)."""
+        return {"w": [p / q for p, q in self.w], "a": [p / q for p, q in self.a],
+                "c": [p / q for p, q in self.c], "x": self.x[0] / self.x[1],
+                "M": self.M[0] / self.M[1], "sigma2": self.s2[0] / self.s2[1]}
+
+
+def _decode_point(vec: np.ndarray, n: int, noise: str, sign: int, family: SearchFamily,
+                  fedavg: bool) -> _Point:
+    """A search vector as exact rationals with small denominators (the admissible instance it
+    stands for)."""
+    z = np.exp(vec[:n] - vec[:n].max())
+    w = [(1, 500) if _less(r, (1, 500)) else r for r in (_nearest(v, 500) for v in z / z.sum())]
+    top = int(np.argmax(z))
+    rest_w = (0, 1)
+    for i, wi in enumerate(w):
+        if i != top:
+            rest_w = _add(rest_w, wi)
+    w[top] = (rest_w[1] - rest_w[0], rest_w[1])  # 1 - the others
+    if family.curvature == "convex":
+        a = [_nearest(v, 100) for v in 0.05 + 0.95 * _sigmoid(vec[n:2 * n])]
+    else:
+        a = [(sign, 1)] * n
+    c = [_nearest(v, 100) for v in 2 * np.tanh(vec[2 * n:3 * n])]
+    rest = vec[3 * n:]
+    abar, wac = (0, 1), (0, 1)
+    for wi, ai, ci in zip(w, a, c, strict=True):
+        abar = _add(abar, _mul(wi, ai))
+        wac = _add(wac, _mul(_mul(wi, ai), ci))
+    xs = (wac[0] * abar[1], wac[1] * abar[0])  # sum(w a c) / abar
+    if xs[1] < 0:
+        xs = (-xs[0], -xs[1])
+    x = _add(xs, _nearest(float(np.clip(np.sinh(rest[0]), -30, 30)), 1000))
+    root = _nearest(1.5 * _sigmoid(rest[1]), 100)
+    M, s2 = (_mul(root, root), (0, 1)) if noise == "relative" else \
+        ((0, 1), _mul(root, root)) if noise == "additive" else ((0, 1), (0, 1))
+    top_theta = _nearest(family.theta_max, 100)
+    theta = _nearest(family.theta_max * _sigmoid(rest[2]), 1000)
+    theta = (1, 1000) if _less(theta, (1, 1000)) else theta
+    theta = theta if _less(theta, top_theta) else top_theta
+    g = _nearest(2 * _sigmoid(rest[3]), 100) if fedavg else (0, 1)
+    return _Point(tuple(w), tuple(a), tuple(c), x, M, s2, theta, (g[0] + g[1], g[1]))
+
+
+def _case_of(point: _Point, m: int, R: int | None, noise: str) -> ExactCase:
+    """The exact case of a decoded point."""
+    F = Fraction
+    inst = LineInstance([F(*v) for v in point.w], [F(*v) for v in point.a],
+                        [F(*v) for v in point.c], F(*point.x), m, F(*point.M), F(*point.s2))
+    n = len(point.w)
+    return ExactCase(f"search n={n} m={m}" + (f" R={R}" if R else "") + f" noise={noise}",
+                     inst, R, F(*point.theta), F(*point.g_scale))
 
 
 def _decode(vec: np.ndarray, n: int, m: int, R: int | None, noise: str, sign: int,
             family: SearchFamily) -> ExactCase:
     """A search vector as an admissible exact case (rationals with small denominators)."""
-    z = np.exp(vec[:n] - vec[:n].max())
-    w = [max(Fraction(1, 500), rationalize(v, 500)) for v in z / z.sum()]
-    w[int(np.argmax(z))] += 1 - sum(w)
-    if family.curvature == "convex":
-        a = [rationalize(0.05 + 0.95 * _sigmoid(v), 100) for v in vec[n:2 * n]]
-    else:
-        a = [Fraction(sign)] * n
-    c = [rationalize(2 * np.tanh(v), 100) for v in vec[2 * n:3 * n]]
-    rest = vec[3 * n:]
-    abar = sum(wi * ai for wi, ai in zip(w, a, strict=True))
-    xs = sum(wi * ai * ci for wi, ai, ci in zip(w, a, c, strict=True)) / abar
-    x = xs + rationalize(float(np.clip(np.sinh(rest[0]), -30, 30)), 1000)
-    root = rationalize(1.5 * _sigmoid(rest[1]), 100)
-    M, s2 = (root**2, Fraction(0)) if noise == "relative" else \
-        (Fraction(0), root**2) if noise == "additive" else (Fraction(0), Fraction(0))
-    theta = min(Fraction(family.theta_max).limit_denominator(100),
-                max(Fraction(1, 1000), rationalize(family.theta_max * _sigmoid(rest[2]), 1000)))
-    g_scale = 1 + rationalize(2 * _sigmoid(rest[3]), 100) if R is not None else Fraction(1)
-    inst = LineInstance(w, a, c, x, m, M, s2)
-    return ExactCase(f"search n={n} m={m}" + (f" R={R}" if R else "") + f" noise={noise}",
-                     inst, R, theta, g_scale)
+    return _case_of(_decode_point(vec, n, noise, sign, family, R is not None), m, R, noise)
 
 
-def _float_ratio(theorem: DsgdTheorem | FedavgTheorem, case: ExactCase) -> float:
-    """The float ratio of a case (-inf where it certifies nothing or rounding dominates)."""
-    out = evaluate_case(theorem, case, exact=False)
+def _float_ratio(theorem: DsgdTheorem | FedavgTheorem, point: _Point, m: int,
+                 R: int | None) -> float:
+    """The float ratio of a point (-inf where it certifies nothing or rounding dominates):
+    :func:`evaluate_case` with ``exact=False`` on its case, without building the case."""
+    if any(p < 0 for p, _ in point.w):  # not admissible: LineInstance says why
+        _case_of(point, m, R, "none")
+    out = float_step(theorem, point.numbers(), m, R, point.theta[0] / point.theta[1],
+                     point.g_scale[0] / point.g_scale[1])
     inc, lhs = out["increment"], out["lhs"]
     if not out.get("ok", True) or not inc > 1e-9 * max(1.0, abs(lhs), abs(out["rhs"] - inc)):
         return -np.inf
@@ -175,11 +268,18 @@ def hill_climb(theorem: DsgdTheorem | FedavgTheorem, family: SearchFamily,
     identical curvatures, their sign; then climbs the float ratio
     (lhs - rhs + increment)/increment over the weights, curvatures, centres, iterate, noise
     level, step multiple and :math:`\eta_g` multiple (Gaussian proposals, step halved after
-    misses). The caller re-checks the best case exactly (:func:`evaluate_case`).
+    misses). Each point is decoded into exact rationals held as integer pairs and evaluated in
+    floats (:func:`~fedtheory.theory.ocs_exact.float_step`: what :func:`evaluate_case` with
+    ``exact=False`` gives on its case, bit for bit); the exact case is built for the best point
+    only, which the caller re-checks exactly (:func:`evaluate_case`).
     """
     thm = theorem
     restarts, steps = budget
-    best: tuple[float, ExactCase] | None = None
+    fedavg = bool(family.Rs)
+    if fedavg != isinstance(thm, FedavgTheorem):
+        raise ValueError(f"a family with local steps Rs = {family.Rs} needs a FedAvg theorem, "
+                         f"one without a DSGD theorem; got {thm.label}")
+    best: tuple[float, _Point, int, int | None, str] | None = None
     evaluations = 0
     for _ in range(restarts):
         n = int(rng.choice(family.ns))
@@ -191,24 +291,25 @@ def hill_climb(theorem: DsgdTheorem | FedavgTheorem, family: SearchFamily,
         sign = int(rng.choice([1, -1])) if family.curvature == "identical" else 1
         vec = rng.standard_normal(3 * n + 4)
         vec[3 * n + 2] = 3.0  # start at the largest step
-        case = _decode(vec, n, m, R, noise, sign, family)
-        cur = _float_ratio(thm, case)
+        point = _decode_point(vec, n, noise, sign, family, fedavg)
+        cur = _float_ratio(thm, point, m, R)
         evaluations += 1
         scale = 1.0
         for _ in range(steps):
             prop = vec + scale * rng.standard_normal(vec.shape)
-            cand = _decode(prop, n, m, R, noise, sign, family)
-            val = _float_ratio(thm, cand)
+            cand = _decode_point(prop, n, noise, sign, family, fedavg)
+            val = _float_ratio(thm, cand, m, R)
             evaluations += 1
             if val > cur:
-                vec, cur, case = prop, val, cand
+                vec, cur, point = prop, val, cand
             else:
                 scale = max(0.05, scale * 0.8)
         if np.isfinite(cur) and (best is None or cur > best[0]):
-            best = (cur, case)
+            best = (cur, point, m, R, noise)
     if best is None:
         return SearchResult(None, -np.inf, evaluations, restarts)
-    return SearchResult(best[1], best[0], evaluations, restarts)
+    cur, point, m, R, noise = best
+    return SearchResult(_case_of(point, m, R, noise), cur, evaluations, restarts)
 
 
 # ----------------------------------------------------------------------------- the catalogue
