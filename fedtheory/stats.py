@@ -35,7 +35,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as _st
+
+# scipy.special's quantile functions, not scipy.stats (whose import costs about a second of every
+# start-up): ndtri, stdtrit, betaincinv and betainccinv are what scipy.stats's norm, t and beta
+# call (same values bit for bit; tests/test_stats.py holds them to scipy.stats)
+from scipy import special as _sc
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -77,7 +81,7 @@ def z_quantile(alpha: float, sided: str = "two", components: int = 1) -> float:
     if components < 1:
         raise ValueError(f"components must be >= 1, got {components}")
     tail = alpha / components / (2.0 if sided == "two" else 1.0)
-    return float(_st.norm.isf(tail))
+    return float(-_sc.ndtri(tail))
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,7 @@ def detectable_effect(stderr: float, n: int, alpha: float, power: float = DEFAUL
     if not 0.0 < power < 1.0:
         raise ValueError(f"power must be in (0, 1), got {power}")
     df = n - 1
-    return float((_st.t.isf(alpha, df) + _st.t.ppf(power, df)) * stderr)
+    return float((-_sc.stdtrit(df, alpha) + _sc.stdtrit(df, power)) * stderr)
 
 
 @dataclass(frozen=True)
@@ -191,7 +195,7 @@ def paired_t_test(a: Any, b: Any, alpha: float = DEFAULT_ALPHA, higher_is_better
     gain = (a_arr - b_arr) if higher_is_better else (b_arr - a_arr)
     mean = float(gain.mean())
     se = float(gain.std(ddof=1) / np.sqrt(n))
-    tq = float(_st.t.isf(alpha, n - 1))
+    tq = float(-_sc.stdtrit(n - 1, alpha))
     return PairedTTest(mean, se, tq, mean - tq * se, mean + tq * se, n, alpha, power,
                        detectable_effect(se, n, alpha, power), higher_is_better)
 
@@ -214,9 +218,9 @@ def clopper_pearson(k: Any, n: Any, alpha: float, side: str) -> np.ndarray:
         raise ValueError(f"need 0 <= k <= n, got k={k!r}, n={n!r}")
     with np.errstate(invalid="ignore", divide="ignore"):
         if side == "lower":
-            v = _st.beta.ppf(alpha, k, n - k + 1)
+            v = _sc.betaincinv(k, n - k + 1, alpha)
             return np.where(k == 0, 0.0, v)
-        v = _st.beta.isf(alpha, k + 1, n - k)
+        v = _sc.betainccinv(k + 1, n - k, alpha)
         return np.where(k == n, 1.0, v)
 
 

@@ -51,3 +51,27 @@ def test_proportion_limits_exact_and_degenerate():
     assert np.isinf(stats.proportion_limits([1], [10], [0.0]).ratio[0])
     with pytest.raises(ValueError, match="k <= n"):
         stats.proportion_limits([11], [10], [0.5])
+
+
+def test_quantiles_equal_scipy_stats_bit_for_bit() -> None:
+    """stats.py calls scipy.special's quantile functions (a lighter import than scipy.stats):
+    the values are those of scipy.stats's norm, t and beta, bit for bit."""
+    from scipy import stats as st
+
+    from fedtheory import stats as fs
+
+    rng = np.random.default_rng(7)
+    n = rng.integers(2, 10**6, size=400)
+    k = np.minimum(rng.integers(0, 10**6, size=400), n)
+    alpha = 10.0 ** rng.uniform(-12, -0.5, size=400)
+    for a in alpha[:20]:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lo = np.where(k == 0, 0.0, st.beta.ppf(a, k, n - k + 1))
+            hi = np.where(k == n, 1.0, st.beta.isf(a, k + 1, n - k))
+        assert np.array_equal(fs.clopper_pearson(k, n, float(a), "lower"), lo)
+        assert np.array_equal(fs.clopper_pearson(k, n, float(a), "upper"), hi)
+    for a, m in zip(alpha[:50], n[:50], strict=True):
+        assert fs.z_quantile(float(a), "one") == float(st.norm.isf(a))
+        se = 0.37
+        want = float((st.t.isf(a, m - 1) + st.t.ppf(0.8, m - 1)) * se)
+        assert fs.detectable_effect(se, int(m), float(a), 0.8) == want
