@@ -177,6 +177,10 @@ class RoundRecord:
     rule_state
         The rule's state after the round (e.g. a table rule's ``table``), to be read, never
         written (copy what must outlive the call).
+    participation_state
+        The participation process's state after the round (e.g.
+        :class:`~fedtheory.participation.FDMSFriendChoice`'s friends and candidate sets), to
+        be read, never written (copy what must outlive the call).
     """
 
     start: int
@@ -185,6 +189,7 @@ class RoundRecord:
     mask: np.ndarray
     G: np.ndarray
     rule_state: dict[str, Any]
+    participation_state: dict[str, Any] | None = None
 
 
 class NormalStreams:
@@ -740,7 +745,7 @@ class Engine:
             if self.observe is not None:
                 xv, Gv = x.view(), G.view()
                 xv.flags.writeable = Gv.flags.writeable = False
-                self.observe(RoundRecord(start, t, xv, part.mask, Gv, rstate))
+                self.observe(RoundRecord(start, t, xv, part.mask, Gv, rstate, pstate))
             if v is not None:
                 v *= beta
                 v += G
