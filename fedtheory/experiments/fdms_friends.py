@@ -33,6 +33,7 @@ recording its choices. It has no round loop of its own.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -49,6 +50,15 @@ from fedtheory.problems.noise import GaussianNoise
 from fedtheory.sampling import friend_selection as fs
 from fedtheory.sampling.friend_selection import complexity_threshold
 from fedtheory.simulate import simulate
+from fedtheory.stats import clopper_pearson
+from fedtheory.theory.fdms import (
+    estimate_similarity_means,
+    friendship,
+    gap_constants,
+    gap_interval,
+    lemma2_bound,
+    realised_beta,
+)
 
 __all__ = [
     "DiscreteClients",
@@ -144,13 +154,18 @@ class DiscreteClients:
         >>> m.from_normals(np.array([0, 0]), np.array([[-1.0], [1.0]])).tolist()
         [[1.0], [-1.0]]
         """
-        V, P = self._padded()
-        cum = np.cumsum(P, axis=1)
+        V, cum, last = self._inverse_table
         c = np.asarray(clients, dtype=np.intp)
         u = ndtr(np.asarray(z, dtype=float)[:, 0])
         idx = (u[:, None] >= cum[c]).sum(axis=1)
-        sizes = np.array([p.size for p in self.probs])
-        return V[c, np.minimum(idx, sizes[c] - 1)]
+        return V[c, np.minimum(idx, last[c])]
+
+    @functools.cached_property
+    def _inverse_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The padded values, cumulative probabilities and last index of each client (a pure
+        memo of this immutable model, built on first use)."""
+        V, P = self._padded()
+        return V, np.cumsum(P, axis=1), np.array([p.size - 1 for p in self.probs])
 
     def sample(self, rng: np.random.Generator, R: int) -> np.ndarray:
         """``(R, n, d)`` independent draws."""
@@ -561,8 +576,6 @@ def tight_curve(q: Fraction, t_max: int, period: int) -> dict[str, Any]:
     active only in rounds :math:`t \equiv 0 \pmod{period}` (``period = 1``: ``k`` active in
     rounds :math:`0..t-1`, dropped in round :math:`t`, :math:`\beta = 1`). Returns ``t``,
     ``N``, ``P`` (floats of the exact rationals), ``beta`` (realised), ``delta`` and ``K``."""
-    from fedtheory.theory.fdms import friendship, gap_constants, realised_beta
-
     inst = lemma_tight_instance(q)
     model = inst["model"]
     fr = friendship(model.sigma2(), inst["sigma_F2"] * (1 + 1e-12))
@@ -628,9 +641,6 @@ def nonfriend_figure_data(preset: str = "quick", seed: int = 0,
     """Data of the non-friend figure: exact curves of :func:`tight_curve` (:math:`q = 3/4`,
     :math:`\\beta = 1` and period 4) with Lemma 2's bound, and FL-FDMS simulated on the tight
     instance (``k`` active in even rounds) with two-sided Clopper-Pearson bands at ``alpha``."""
-    from fedtheory.stats import clopper_pearson
-    from fedtheory.theory.fdms import friendship, lemma2_bound, realised_beta
-
     q = Fraction(3, 4)
     t_max = 150 if preset == "quick" else 400
     curves = {}
@@ -658,13 +668,6 @@ def complexity_figure_data(preset: str = "quick", seed: int = 0, p: float = 0.1
     """Data of the complexity figure: :func:`complexity_runs` on :func:`twenty_clusters` with
     random dropout (each client w.p. 0.3, a friend always kept), :math:`\\delta_f` the upper
     end of its estimated interval; plus :math:`\\Theta_t` itself."""
-    from fedtheory.theory.fdms import (
-        estimate_similarity_means,
-        friendship,
-        gap_interval,
-        realised_beta,
-    )
-
     model, sF2 = twenty_clusters()
     rng = np.random.default_rng([seed, 4, 98])
     est = estimate_similarity_means(model.sample, 20000, rng)
