@@ -150,3 +150,22 @@ def test_bad_masks_and_friends_are_refused() -> None:
         ff.simulate_discovery(model, mask[:, :2], 3, rng, fr)
     with pytest.raises(ValueError, match="friends must be bool"):
         ff.simulate_discovery(model, mask, 3, rng, fr[:2])
+
+
+def test_friend_choice_thresholds_are_validated() -> None:
+    from fedtheory.participation import BernoulliParticipation, FDMSFriendChoice
+
+    base = BernoulliParticipation(0.5, n=3)
+    red = {"horizon": 5, "max_friends": 1, "beta": 0.5, "p": 0.1, "delta_f": 0.1}
+    for bad in ([], [0.0], [np.nan], [0.5, -1.0]):
+        with pytest.raises(ValueError, match="thresholds must be"):
+            FDMSFriendChoice(base, thresholds=bad)
+    with pytest.raises(ValueError, match="reduction or thresholds, not both"):
+        FDMSFriendChoice(base, red, thresholds=[0.5])
+    with pytest.raises(ValueError, match="measure_error must be a bool"):
+        FDMSFriendChoice(base, measure_error="yes")  # type: ignore[arg-type]
+    proc = FDMSFriendChoice(base, thresholds=[np.inf, 0.5])
+    assert proc.eliminates and proc.threshold(1) == np.inf and proc.threshold(2) == 0.5
+    with pytest.raises(ValueError, match="thresholds hold rounds 1..2, round 3"):
+        proc.threshold(3)
+    assert not FDMSFriendChoice(base).eliminates and FDMSFriendChoice(base, red).eliminates
