@@ -478,6 +478,8 @@ class _DiscoveryRecorder:
         self.eliminated = np.full(R, -1)
         self.mean_sim = np.full((R, n, n), np.nan)
         self.eliminates, self.T = eliminates, T
+        self._nonfriend_flat = ~friends.reshape(-1)  # [k * n + j]: j is no friend of k
+        self._row_start = np.arange(friends.shape[0]) * friends.shape[0]
         self._before: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per block
 
     def __call__(self, rec: RoundRecord) -> None:
@@ -485,25 +487,30 @@ class _DiscoveryRecorder:
         assert st is not None
         disc = st["discovery"]
         b, t = rec.start, rec.t - 1
-        rows = slice(b, b + rec.mask.shape[0])
-        n = self.fr.shape[0]
         act = rec.mask
+        rows = slice(b, b + act.shape[0])
         phi = st["friends"]
-        ok = ~act & (phi >= 0)
-        self.nonfriend[rows, t] = ok & ~self.fr[np.arange(n)[None, :], np.where(ok, phi, 0)]
+        ok = phi >= 0
+        ok &= ~act
+        # ok & ~fr[k, phi_k] (phi_k read as 0 where not ok)
+        self.nonfriend[rows, t] = ok & self._nonfriend_flat[self._row_start + phi * ok]
         self.e2[rows, t] = st["error2"]
         comps = disc["computations"]
-        prev_comps, prev_cand = self._before.get(b, (np.zeros_like(comps), None))
-        self.computations[rows, t] = comps - prev_comps
+        before = self._before.get(b)
+        self.computations[rows, t] = comps if before is None else comps - before[0]
         cand = disc["candidates"]
         if self.eliminates:
-            if prev_cand is not None:
-                lost = (prev_cand & ~cand & self.fr[None]).any(axis=(1, 2))
+            if before is not None:
+                if cand is before[1]:  # not pruned this round: nothing was lost
+                    lost = None
+                else:
+                    lost = (before[1] & ~cand & self.fr[None]).any(axis=(1, 2))
             else:  # the first round: the sets started full
                 lost = (~cand & self.fr[None]).any(axis=(1, 2))
-            e = self.eliminated[rows]
-            self.eliminated[rows] = np.where((e < 0) & lost, t, e)
-        self._before[b] = (comps.copy(), cand.copy() if self.eliminates else None)
+            if lost is not None:
+                e = self.eliminated[rows]
+                self.eliminated[rows] = np.where((e < 0) & lost, t, e)
+        self._before[b] = (comps, cand)  # (the process replaces them, never writes into them)
         if rec.t == self.T:
             self.mean_sim[rows] = fs.mean_similarity({"sum": disc["similarity_sum"],
                                                        "count": disc["similarity_count"]})
