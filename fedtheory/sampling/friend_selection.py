@@ -469,7 +469,10 @@ def substitution_coefficients(active: np.ndarray, source: np.ndarray,
             r0, k0 = int(rr[bad][0]), int(kk[bad][0])
             raise ValueError(f"source[{r0}, {k0}] = {int(src[r0, k0])} is not an active client")
         np.add.at(coef, (rr, src[rr, kk]), w[kk])
-    W_none = np.where(dropped & (src < 0), w, 0.0).sum(axis=1)
+    none = dropped & (src < 0)
+    if not none.any():  # no W_none: the term below would add +0 to every coefficient
+        return coef
+    W_none = np.where(none, w, 0.0).sum(axis=1)
     scale = np.divide(W_none, W_act, out=np.zeros(R), where=W_act > 0)
     coef += scale[:, None] * np.where(a, w, 0.0)
     return coef
