@@ -18,24 +18,42 @@ as the numpy code they replace (no fused multiply-add, no reassociation: numba's
       \text{change}_k = (u_k - G_{\text{idx}_k})\,\kappa_k,\qquad
       G_{\text{idx}_k} \leftarrow G_{\text{idx}_k} + \text{change}_k .
 
-Install with ``pip install "fedtheory[fast]"``. ``FEDTHEORY_NUMBA=0`` in the environment (or
-:func:`use_numba` ``(False)``) turns the kernels off; :func:`numba_enabled` tells whether they are
-used. They are compiled on first use and cached on disk (``cache=True``); they release the GIL,
-so the simulator's replica threads run them in parallel.
+Install with ``pip install "fedtheory[fast]"``. ``FEDTHEORY_NUMBA=0`` in the environment turns
+the kernels off; so does a ``with numba_kernels(False):`` block (or :func:`use_numba`
+``(False)``, for the rest of the current context); :func:`numba_enabled` tells whether they are
+used. The switch is a :class:`contextvars.ContextVar`, never a mutable module global: it holds
+in the thread (or asyncio task) that set it, and :func:`fedtheory.simulate.simulate` runs its
+worker threads in a copy of the caller's context, so they follow the caller's switch. Either
+way the numbers are the same. The kernels are compiled on first use (:func:`_kernels`, a pure
+memo: the compiled functions depend on nothing) and cached on disk (``cache=True``); they
+release the GIL, so the simulator's replica threads run them in parallel.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-__all__ = ["diagonal_gradient_rows", "importance_rows", "numba_enabled", "use_numba"]
+__all__ = ["diagonal_gradient_rows", "importance_rows", "numba_enabled", "numba_kernels",
+           "use_numba"]
 
-_KERNELS: dict[str, Callable[..., Any]] | None = None
-_ENABLED: bool | None = None
+#: The switch of the current context: True (on, if numba is installed), False (off) or None
+#: (the default: on unless ``FEDTHEORY_NUMBA=0``). A context variable, not a module global.
+_USE_NUMBA: contextvars.ContextVar[bool | None] = contextvars.ContextVar(
+    "fedtheory_use_numba", default=None)
+
+
+@functools.cache
+def _kernels() -> dict[str, Callable[..., Any]] | None:
+    """The compiled kernels (None without numba): compiled once per process, a pure memo (the
+    kernels depend on no argument and no setting)."""
+    return _compile()
 
 
 def _compile() -> dict[str, Callable[..., Any]] | None:
@@ -93,26 +111,50 @@ def _define(jit: Callable[[Callable[..., Any]], Any]) -> dict[str, Callable[...,
     return {"gradient": gradient, "importance": importance}
 
 
+def _check_flag(flag: Any) -> bool | None:
+    if flag is not None and not isinstance(flag, (bool, np.bool_)):
+        raise ValueError(f"flag must be True, False or None, got {flag!r}")
+    return None if flag is None else bool(flag)
+
+
 def use_numba(flag: bool | None = None) -> bool:
     """Turn the compiled kernels on (``True``: if numba is installed), off (``False``), or back
-    to the default (``None``: on unless ``FEDTHEORY_NUMBA=0``). Returns whether they are on.
+    to the default (``None``: on unless ``FEDTHEORY_NUMBA=0``) for the rest of the current
+    context (thread or task; prefer the scoped :func:`numba_kernels`). Returns whether they
+    are on.
 
-    >>> was = numba_enabled()
-    >>> use_numba(False)
+    >>> with numba_kernels(None):  # a scope, so that the doctest leaves the switch as it was
+    ...     use_numba(False)
     False
-    >>> _ = use_numba(was)
     """
-    global _ENABLED, _KERNELS
-    want = os.environ.get("FEDTHEORY_NUMBA", "1") != "0" if flag is None else bool(flag)
-    if want and _KERNELS is None:
-        _KERNELS = _compile()
-    _ENABLED = want and _KERNELS is not None
-    return _ENABLED
+    _USE_NUMBA.set(_check_flag(flag))
+    return numba_enabled()
+
+
+@contextlib.contextmanager
+def numba_kernels(flag: bool | None) -> Iterator[bool]:
+    """Within the block, the compiled kernels are on (``True``, if numba is installed), off
+    (``False``) or as by default (``None``); yields whether they are on. Scoped to the block
+    and to its thread or task (and to :func:`~fedtheory.simulate.simulate`'s worker threads
+    started in it); never changes the numbers.
+
+    >>> with numba_kernels(False) as on:
+    ...     on, numba_enabled()
+    (False, False)
+    """
+    token = _USE_NUMBA.set(_check_flag(flag))
+    try:
+        yield numba_enabled()
+    finally:
+        _USE_NUMBA.reset(token)
 
 
 def numba_enabled() -> bool:
-    """Whether the compiled kernels are used (numba installed and not turned off)."""
-    return use_numba() if _ENABLED is None else _ENABLED
+    """Whether the compiled kernels are used in the current context (numba installed and not
+    turned off by the context's switch or, by default, by ``FEDTHEORY_NUMBA=0``)."""
+    flag = _USE_NUMBA.get()
+    want = os.environ.get("FEDTHEORY_NUMBA", "1") != "0" if flag is None else flag
+    return want and _kernels() is not None
 
 
 def diagonal_gradient_rows(a: np.ndarray, c: np.ndarray, idx: np.ndarray, y: np.ndarray,
@@ -126,10 +168,10 @@ def diagonal_gradient_rows(a: np.ndarray, c: np.ndarray, idx: np.ndarray, y: np.
     >>> if diagonal_gradient_rows(a, c, np.array([0]), np.array([[4.0, 0.0]]), out):
     ...     assert out.tolist() == [[6.0, -3.0]]
     """
-    if not numba_enabled():
+    kernels = _kernels() if numba_enabled() else None
+    if kernels is None:
         return False
-    assert _KERNELS is not None
-    _KERNELS["gradient"](a, c, idx, y, out)
+    kernels["gradient"](a, c, idx, y, out)
     return True
 
 
@@ -157,21 +199,21 @@ def importance_rows(rows: np.ndarray, idx: np.ndarray, updates: np.ndarray, coef
         raise ValueError("change must be an array when no total is given, got None")
     if summed and np.ndim(weight):
         raise ValueError(f"weight must be a scalar, got {weight!r}")
-    if not numba_enabled() or not updates.shape[0]:
+    kernels = _kernels() if numba_enabled() else None
+    if kernels is None or not updates.shape[0]:
         return False
-    assert _KERNELS is not None
     per_client = isinstance(coef, np.ndarray) and coef.ndim > 0
     kappa = coef if per_client else np.full(1, coef, dtype=rows.dtype)
     cols = cols if per_client else cols[:0]
     if not summed or change is not None:  # the change rows out, then (numpy) their sum
-        _KERNELS["importance"](rows, idx, updates, kappa, cols, change, rows[:1], -1,
+        kernels["importance"](rows, idx, updates, kappa, cols, change, rows[:1], -1,
                                rows[0, :1], rows[0, :1])
         if summed:
             s = np.add.reduce(change, axis=0)
             s *= weight
             total[replica] += s
         return True
-    _KERNELS["importance"](rows, idx, updates, kappa, cols, updates[:0], total, replica,
+    kernels["importance"](rows, idx, updates, kappa, cols, updates[:0], total, replica,
                            np.full(1, weight, dtype=rows.dtype),
                            np.empty(rows.shape[1], dtype=rows.dtype))
     return True

@@ -425,7 +425,9 @@ class RoundRecord:
         The :class:`~fedtheory.participation.Selection` of a process that sees the round
         (its coefficients, e.g. OCS's :math:`w_i/p_i^t`, and extra floats), else None.
     participation_state
-        The process's state after the round (e.g. AOCS's ``iterations``), to be read only.
+        The process's state after the round (e.g. AOCS's ``iterations``,
+        :class:`~fedtheory.participation.FDMSFriendChoice`'s friends and candidate sets), to
+        be read, never written (copy what must outlive the call).
     """
 
     start: int

@@ -532,8 +532,11 @@ def simulate(
         metrics=metrics, p=p))
     blocks = [(s, min(chunk, replicas - s)) for s in range(0, replicas, chunk)]
     if workers > 1 and len(blocks) > 1:
+        # the workers run in copies of the caller's context (its context variables, e.g.
+        # fedtheory.compiled's switch; a thread otherwise starts with the defaults)
+        context = contextvars.copy_context()
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            chunks = list(pool.map(lambda b: engine.run_chunk(*b), blocks))
+            chunks = list(pool.map(lambda b: context.copy().run(engine.run_chunk, *b), blocks))
     else:
         chunks = [engine.run_chunk(*b) for b in blocks]
 

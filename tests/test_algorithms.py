@@ -379,6 +379,43 @@ def test_segment_sum_paths_agree_bitwise(dtype):
         np.testing.assert_array_equal(loop[r], sparse[r])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_segment_sum_padded_path_is_the_sparse_product_bitwise(dtype):
+    """The zero-padded dense sum (many replicas with similar counts) gives the sparse
+    product's bits, signed zeros, infinities and one column included."""
+    from scipy import sparse
+
+    from fedtheory.algorithms import base
+
+    rng = np.random.default_rng(17)
+    for cols in (1, 3):
+        mask = rng.random((30, 12)) < 0.7
+        mask[4] = False
+        part = Participants.from_mask(mask)
+        vals = (rng.normal(size=(part.size, cols))
+                * np.exp(3 * rng.normal(size=(part.size, 1)))).astype(dtype)
+        vals[rng.random(vals.shape) < 0.2] = -0.0
+        vals[0, 0] = np.inf
+        for coef in (None, rng.random(part.size)):
+            data = np.ones(part.size, dtype) if coef is None else coef.astype(dtype)
+            sel = sparse.csr_array((data, np.arange(part.size), part.starts),
+                                   shape=(30, part.size))
+            want = np.asarray(sel @ vals)
+            got = base.segment_sum(vals, part, coef)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_participants_mask_is_a_fresh_copy():
+    mask = np.array([[True, False], [False, True]])
+    part = Participants.from_mask(mask)
+    mask[0, 0] = False  # the caller's array may change afterwards
+    got = part.mask
+    assert got.tolist() == [[True, False], [False, True]]
+    got[1, 1] = False
+    assert part.mask.tolist() == [[True, False], [False, True]]
+    assert Participants.full(1, 2).mask.tolist() == [[True, True]]
+
+
 def _pieces(part, size):
     """Each replica's pieces (as (client tuple) per block) when the pairs stream in blocks."""
     out = {}

@@ -137,3 +137,43 @@ def test_the_environment_variable_turns_them_off(monkeypatch):
         assert compiled.use_numba() is HAS_NUMBA
     finally:
         compiled.use_numba(was)
+
+
+def test_the_switch_is_scoped_to_its_block_and_context():
+    """numba_kernels: a context variable, restored at the end of the block; a thread started
+    outside the block's context sees the default; simulate's worker threads see the caller's."""
+    import contextvars
+    import threading
+
+    base = compiled.numba_enabled()
+    with compiled.numba_kernels(False) as on:
+        assert on is False and not compiled.numba_enabled()
+        with compiled.numba_kernels(True) as inner:
+            assert inner is HAS_NUMBA and compiled.numba_enabled() is HAS_NUMBA
+        assert not compiled.numba_enabled()
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(compiled._USE_NUMBA.get()))
+        t.start()
+        t.join()
+        assert seen == [None]  # a new thread starts with the defaults
+        ctx = contextvars.copy_context()
+        assert ctx.run(compiled._USE_NUMBA.get) is False
+        flags = []
+        prob = QuadraticProblem.heterogeneous(6, 3, L=1.0, mu=0.1, sigma_G2=1.0,
+                                              rng=np.random.default_rng(0))
+        simulate(prob, "fedavg", BernoulliParticipation(0.5, n=6), rounds=2, replicas=4,
+                 lr=0.1, chunk=1, workers=2,
+                 extra_metrics={"flag": lambda x: flags.append(compiled._USE_NUMBA.get())
+                                or np.zeros(x.shape[0])})
+        assert flags and set(flags) == {False}  # the workers followed the caller's switch
+    assert compiled.numba_enabled() is base
+    with pytest.raises(ValueError, match="flag must be True, False or None"):
+        with compiled.numba_kernels("off"):  # type: ignore[arg-type]
+            pass
+    with pytest.raises(ValueError, match="flag must be True, False or None"):
+        compiled.use_numba(0)  # type: ignore[arg-type]
+
+
+def test_no_mutable_module_globals_in_compiled():
+    """The switch is not a module global any more (issue 18)."""
+    assert not hasattr(compiled, "_ENABLED") and not hasattr(compiled, "_KERNELS")

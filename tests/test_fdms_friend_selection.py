@@ -12,6 +12,7 @@ from fedtheory.sampling.friend_selection import (
     choose_friends,
     complexity_threshold,
     count_computations,
+    discovery_round,
     init_candidates,
     init_similarity,
     mean_similarity,
@@ -291,3 +292,30 @@ def test_prune_keeps_best_and_unknown():
         prune_candidates(m, init_candidates(1, 4), 0.0)
     with pytest.raises(ValueError, match="theta"):
         prune_candidates(two, init_candidates(2, 4), np.ones(3))
+
+
+def test_discovery_round_counts_and_infinite_threshold():
+    """Without elimination the scores computed are binom(S_t, 2) (the full sets' count); a
+    round whose threshold is inf keeps the candidate sets and counts as a pruning with inf."""
+    rng = np.random.default_rng(3)
+    R, n, d = 4, 6, 3
+
+    def fresh():
+        sim = init_similarity(R, n)
+        return {"similarity_sum": sim["sum"], "similarity_count": sim["count"],
+                "candidates": init_candidates(R, n), "t": 0,
+                "computations": np.zeros(R, dtype=np.int64)}
+
+    plain, inf, ref = fresh(), fresh(), fresh()
+    for _ in range(5):
+        active = rng.random((R, n)) < 0.7
+        u = rng.normal(size=(R, n, d))
+        want = ref["computations"] + count_computations(ref["candidates"], active)
+        phi = discovery_round(plain, active, u, "cosine", None)
+        np.testing.assert_array_equal(plain["computations"], want)
+        ref["computations"] = want
+        np.testing.assert_array_equal(discovery_round(inf, active, u, "cosine",
+                                                      lambda t: np.inf), phi)
+        np.testing.assert_array_equal(inf["candidates"], init_candidates(R, n))
+    with pytest.raises(ValueError, match="theta must be > 0"):
+        discovery_round(fresh(), active, u, "cosine", lambda t: 0.0)

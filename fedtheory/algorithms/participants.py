@@ -89,7 +89,9 @@ class Participants:
             if coef.shape != mask.shape:
                 raise ValueError(f"coef must have the mask's shape {mask.shape}, got {coef.shape}")
             pair = coef[rows, cols]
-        return cls(mask.shape[0], mask.shape[1], rows, cols, starts, pair)
+        part = cls(mask.shape[0], mask.shape[1], rows, cols, starts, pair)
+        part.__dict__["_mask"] = mask.copy()  # for :attr:`mask` (a copy: the caller's may change)
+        return part
 
     @classmethod
     def full(cls, replicas: int, n: int) -> Participants:
@@ -199,7 +201,10 @@ class Participants:
 
     @property
     def mask(self) -> np.ndarray:
-        """The dense ``(R, n)`` boolean mask."""
+        """The dense ``(R, n)`` boolean mask (a new array on every call)."""
+        kept = self.__dict__.get("_mask")
+        if kept is not None:  # built from this mask
+            return kept.copy()
         out = np.zeros((self.replicas, self.n), dtype=bool)
         out[self.rows, self.cols] = True
         return out
@@ -209,6 +214,33 @@ class Participants:
 _FEW_SEGMENTS = 4
 
 
+def _padded_sum(flat: np.ndarray, part: Participants,
+                c: np.ndarray | None) -> np.ndarray | None:
+    r"""The sparse product of :func:`segment_sum` without the sparse matrix (whose set-up costs
+    more than the sum for the small rounds of many replicas): the pairs laid out as a zero-padded
+    ``(m, R, cols)`` array (:math:`m` the most pairs of a replica; pair :math:`j` of replica
+    :math:`r` at ``[j, r]``), summed slice after slice from zero. Each replica's sum is
+    :math:`((0 + c_0v_0) + c_1v_1) + \dots`, the sparse product's order and roundings; the
+    padding adds :math:`+0`, which leaves a running sum started at :math:`+0` unchanged (it is
+    never :math:`-0`). None when the padding would more than double the pairs (a few
+    replicas with many pairs: the sparse product then)."""
+    R, K = part.replicas, part.size
+    counts = part.counts
+    m = int(counts.max())
+    if R * m > 2 * K + 64:
+        return None
+    pos = np.arange(K) - part.starts[part.rows]
+    pad = np.zeros((m, R, flat.shape[1]), dtype=flat.dtype)
+    if c is None:
+        pad[pos, part.rows] = flat
+    else:
+        pad[pos, part.rows] = flat * c[:, None]
+    out = np.zeros((R, flat.shape[1]), dtype=flat.dtype)
+    for j in range(m):
+        out += pad[j]
+    return out
+
+
 def segment_sum(values: np.ndarray, part: Participants,
                 coef: np.ndarray | None = None) -> np.ndarray:
     r"""Sum the ``(K, ...)`` rows of ``values`` per replica: ``(R, ...)``, zero where none.
@@ -216,7 +248,9 @@ def segment_sum(values: np.ndarray, part: Participants,
     .. math:: S_r = \sum_{k:\ \text{rows}_k = r} c_k\, v_k \qquad (c_k = 1 \text{ by default})
 
     Computed as the product of the sparse ``(R, K)`` selector with ``values`` (compiled, no
-    :func:`numpy.add.at`), or for a few replicas (and more than one column) by a loop of
+    :func:`numpy.add.at`), the same additions on a zero-padded dense layout when the replicas
+    hold similar numbers of pairs (:func:`_padded_sum`: no sparse set-up, the usual small
+    round of many replicas), or for a few replicas (and more than one column) by a loop of
     :func:`numpy.sum`: either way each replica's rows are added one after the other, in
     order, so a replica's sum does not depend on which other replicas share the call
     (chunking).
@@ -234,6 +268,11 @@ def segment_sum(values: np.ndarray, part: Participants,
     # one column: numpy sums a contiguous axis pairwise, so only the (sequential) sparse
     # product keeps the sums independent of the chunking
     nonempty = part.present if flat.shape[1] > 1 else None
+    if part.size and flat.dtype.kind == "f" and (nonempty is None
+                                                 or len(nonempty) > _FEW_SEGMENTS):
+        padded = _padded_sum(flat, part, c)
+        if padded is not None:
+            return padded.reshape((part.replicas,) + tail)
     if nonempty is not None and len(nonempty) <= _FEW_SEGMENTS:
         # the same sequential sums without the sparse matrix's set-up cost
         out = np.zeros((part.replicas, flat.shape[1]), dtype=values.dtype)

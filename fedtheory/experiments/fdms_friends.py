@@ -24,11 +24,16 @@ score is lower than a non-friend's: :math:`\delta_{\min} < 0`), :func:`orthogona
 client active), :func:`whole_cluster_dropout` (violates Assumption 5).
 
 :func:`simulate_discovery` runs FL-FDMS's friend discovery (with or without the complexity
-reduction of Section 5.3) with :mod:`fedtheory.sampling.friend_selection`.
+reduction of Section 5.3) on the engine: the model as a problem whose updates are its draws
+(:class:`ModelUpdates`), the dropout replayed, the discovery the round-aware process
+:class:`~fedtheory.participation.FDMSFriendChoice` (the FL-FDMS rule's own discovery,
+:func:`~fedtheory.sampling.friend_selection.discovery_round`), and an ``observe`` callback
+recording its choices. It has no round loop of its own.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -36,21 +41,28 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtr
 
-from fedtheory.sampling.friend_selection import (
-    choose_friends,
-    complexity_threshold,
-    count_computations,
-    init_candidates,
-    init_similarity,
-    mean_similarity,
-    prune_candidates,
-    similarity_matrix,
-    update_similarity,
+from fedtheory.engine import RoundRecord
+from fedtheory.participation import FDMSFriendChoice, ReplayParticipation
+from fedtheory.problems.base import Capability
+from fedtheory.problems.noise import GaussianNoise
+from fedtheory.sampling import friend_selection as fs
+from fedtheory.sampling.friend_selection import complexity_threshold
+from fedtheory.simulate import simulate
+from fedtheory.stats import clopper_pearson
+from fedtheory.theory.fdms import (
+    estimate_similarity_means,
+    friendship,
+    gap_constants,
+    gap_interval,
+    lemma2_bound,
+    realised_beta,
 )
 
 __all__ = [
     "DiscreteClients",
+    "ModelUpdates",
     "GaussianClusters",
     "drop_schedule",
     "lemma_tight_instance",
@@ -128,6 +140,33 @@ class DiscreteClients:
         np.fill_diagonal(out, 0.0)
         return np.maximum(out, 0.0)
 
+    @property
+    def dim(self) -> int:
+        """The dimension :math:`d` of the updates."""
+        return int(self.values[0].shape[1])
+
+    def from_normals(self, clients: np.ndarray, z: np.ndarray) -> np.ndarray:
+        r"""``(K, d)``: client ``clients[k]``'s draw from the standard normals ``z[k]``
+        ``(K, d)``: the value :math:`l` with :math:`F(l-1) \le \Phi(z_{k,1}) < F(l)` (the
+        inverse distribution function of its law at a uniform).
+
+        >>> m = DiscreteClients.build([[[1.0], [-1.0]]], [[0.5, 0.5]])
+        >>> m.from_normals(np.array([0, 0]), np.array([[-1.0], [1.0]])).tolist()
+        [[1.0], [-1.0]]
+        """
+        V, cum, last = self._inverse_table
+        c = np.asarray(clients, dtype=np.intp)
+        u = ndtr(np.asarray(z, dtype=float)[:, 0])
+        idx = (u[:, None] >= cum[c]).sum(axis=1)
+        return V[c, np.minimum(idx, last[c])]
+
+    @functools.cached_property
+    def _inverse_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The padded values, cumulative probabilities and last index of each client (a pure
+        memo of this immutable model, built on first use)."""
+        V, P = self._padded()
+        return V, np.cumsum(P, axis=1), np.array([p.size - 1 for p in self.probs])
+
     def sample(self, rng: np.random.Generator, R: int) -> np.ndarray:
         """``(R, n, d)`` independent draws."""
         V, P = self._padded()
@@ -156,7 +195,18 @@ class GaussianClusters:
         np.fill_diagonal(out, 0.0)
         return out
 
+    @property
+    def dim(self) -> int:
+        """The dimension :math:`d` of the updates."""
+        return int(self.means.shape[1])
+
+    def from_normals(self, clients: np.ndarray, z: np.ndarray) -> np.ndarray:
+        r"""``(K, d)``: :math:`m_{c(i_k)} + s\,z_k`, client ``clients[k]``'s draw from the
+        standard normals ``z`` ``(K, d)``."""
+        return self.means[self.cluster[np.asarray(clients, dtype=np.intp)]] + self.s * z
+
     def sample(self, rng: np.random.Generator, R: int) -> np.ndarray:
+        """``(R, n, d)`` independent draws."""
         m = self.means[self.cluster]
         return m[None] + self.s * rng.standard_normal((R, *m.shape))
 
@@ -338,67 +388,194 @@ def whole_cluster_dropout(n: int, T: int, members: Any, period: int, warmup: int
 # ------------------------------------------------------------------ simulation
 
 
+class ModelUpdates:
+    r"""A generative model of client updates as a :class:`~fedtheory.problems.Problem`, so that
+    the engine runs FL-FDMS's discovery on it (:func:`simulate_discovery`).
+
+    The objective is zero (:math:`f_i \equiv 0`): the updates say nothing about the iterate;
+    what the model gives is the law of client :math:`i`'s update in a round, drawn afresh
+    each round (Lemma 2's setting). The engine's one local-work path (one local step,
+    ``local_steps=1``) hands each (replica, client) pair a row :math:`z` of standard normals
+    from the replica's noise stream (``noise=GaussianNoise(d)``, :math:`\sigma_\xi = 1`);
+    the problem's closed form (capability ``FUSED_LOCAL_STEPS``) maps it to the model's draw,
+    :meth:`DiscreteClients.from_normals` / :meth:`GaussianClusters.from_normals`:
+    :math:`\Delta_i = m_{c(i)} + s z` for Gaussian clusters, the inverse distribution
+    function of client :math:`i`'s law at :math:`\Phi(z_1)` for a discrete one. The draws
+    are exact values of the model (no rounding of the values themselves: the exact-score
+    instances keep their exact scores).
+    """
+
+    capabilities = frozenset({Capability.FUSED_LOCAL_STEPS})
+    can_fuse_local_steps = True
+    L = 0.0
+    mu = 0.0
+    f_star = 0.0
+
+    def __init__(self, model: Any) -> None:
+        if not callable(getattr(model, "from_normals", None)):
+            raise ValueError(f"model must offer from_normals(clients, z), got {model!r}")
+        self.model = model
+        self.n = int(model.n)
+        self.d = int(model.dim)
+        self.weights = np.full(self.n, 1.0 / self.n)
+        self.x_star = np.zeros(self.d)
+
+    def __repr__(self) -> str:
+        return f"ModelUpdates({type(self.model).__name__}, n={self.n}, d={self.d})"
+
+    def loss(self, x: np.ndarray) -> np.ndarray:
+        """0, ``(..., d)`` -> ``(...)``."""
+        return np.zeros(np.shape(x)[:-1])
+
+    def client_losses(self, x: np.ndarray) -> np.ndarray:
+        """0, ``(..., d)`` -> ``(..., n)``."""
+        return np.zeros((*np.shape(x)[:-1], self.n))
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        """0, ``(..., d)`` -> ``(..., d)``."""
+        return np.zeros(np.shape(x))
+
+    def client_grads(self, x: np.ndarray) -> np.ndarray:
+        """0, ``(..., d)`` -> ``(..., n, d)``."""
+        return np.zeros((*np.shape(x)[:-1], self.n, self.d))
+
+    def client_gradients(self, y: np.ndarray, clients: np.ndarray) -> np.ndarray:
+        """0, ``(K, d)``: the mean-free part of an update is the model's draw (the noise)."""
+        return np.zeros((len(clients), self.d))
+
+    def heterogeneity(self, x: np.ndarray) -> np.ndarray:
+        """0, ``(..., d)`` -> ``(...)``."""
+        return np.zeros(np.shape(x)[:-1])
+
+    def fused_local_steps(self, y: np.ndarray, clients: np.ndarray, lr: float, steps: int, *,
+                          correction: np.ndarray | None = None,
+                          normals: np.ndarray | None = None, noise_sd: float = 0.0,
+                          out: np.ndarray | None = None) -> np.ndarray:
+        r"""The pairs' updates: the model's draws for ``clients`` from the standard normals
+        ``normals`` ``(K, d)`` (one step, no correction, ``noise_sd`` 1)."""
+        if steps != 1 or correction is not None or normals is None or noise_sd != 1.0:
+            raise ValueError(f"ModelUpdates draws one update per round from the engine's "
+                             f"standard normals (local_steps=1, noise=GaussianNoise(d), no "
+                             f"correction), got steps={steps!r}, noise_sd={noise_sd!r}, "
+                             f"normals {'absent' if normals is None else 'given'}")
+        draw = self.model.from_normals(np.asarray(clients), normals)
+        if out is None:
+            return draw
+        out[...] = draw
+        return out
+
+
+class _DiscoveryRecorder:
+    """The ``observe`` callback of :func:`simulate_discovery`: per round, the substitutes'
+    non-friend flags, the error, the scores computed and the first friend eliminated, read
+    from the process's state (rows placed by the block's first replica)."""
+
+    def __init__(self, R: int, T: int, n: int, friends: np.ndarray, eliminates: bool) -> None:
+        self.fr = friends
+        self.nonfriend = np.zeros((R, T, n), dtype=bool)
+        self.e2 = np.zeros((R, T))
+        self.computations = np.zeros((R, T), dtype=np.int64)
+        self.eliminated = np.full(R, -1)
+        self.mean_sim = np.full((R, n, n), np.nan)
+        self.eliminates, self.T = eliminates, T
+        self._nonfriend_flat = ~friends.reshape(-1)  # [k * n + j]: j is no friend of k
+        self._row_start = np.arange(friends.shape[0]) * friends.shape[0]
+        self._before: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per block
+
+    def __call__(self, rec: RoundRecord) -> None:
+        st = rec.participation_state
+        assert st is not None
+        disc = st["discovery"]
+        b, t = rec.start, rec.t - 1
+        act = rec.mask
+        rows = slice(b, b + act.shape[0])
+        phi = st["friends"]
+        ok = phi >= 0
+        ok &= ~act
+        # ok & ~fr[k, phi_k] (phi_k read as 0 where not ok)
+        self.nonfriend[rows, t] = ok & self._nonfriend_flat[self._row_start + phi * ok]
+        self.e2[rows, t] = st["error2"]
+        comps = disc["computations"]
+        before = self._before.get(b)
+        self.computations[rows, t] = comps if before is None else comps - before[0]
+        cand = disc["candidates"]
+        if self.eliminates:
+            if before is not None:
+                if cand is before[1]:  # not pruned this round: nothing was lost
+                    lost = None
+                else:
+                    lost = (before[1] & ~cand & self.fr[None]).any(axis=(1, 2))
+            else:  # the first round: the sets started full
+                lost = (~cand & self.fr[None]).any(axis=(1, 2))
+            if lost is not None:
+                e = self.eliminated[rows]
+                self.eliminated[rows] = np.where((e < 0) & lost, t, e)
+        self._before[b] = (comps, cand)  # (the process replaces them, never writes into them)
+        if rec.t == self.T:
+            self.mean_sim[rows] = fs.mean_similarity({"sum": disc["similarity_sum"],
+                                                       "count": disc["similarity_count"]})
+
+
 def simulate_discovery(model: Any, mask: np.ndarray, R: int, rng: np.random.Generator,
                        friends: np.ndarray, *, theta: Any = None,
                        kind: str = "cosine") -> dict[str, np.ndarray]:
-    r"""FL-FDMS's friend discovery over :math:`T` rounds on ``R`` replicas.
+    r"""FL-FDMS's friend discovery over :math:`T` rounds on ``R`` replicas, run by the engine
+    (:func:`fedtheory.simulate.simulate`): the model as a problem (:class:`ModelUpdates`),
+    the dropout as a :class:`~fedtheory.participation.ReplayParticipation` of ``mask``
+    (``(T, n)``, or ``(R, T, n)`` one per replica), the discovery as the round-aware process
+    :class:`~fedtheory.participation.FDMSFriendChoice` (measuring the error), aggregated by
+    ``"fedavg_is"`` with its substitution coefficients, and an ``observe`` callback recording
+    what the process decided.
 
-    Each round: draw updates, score the active pairs (only the candidate pairs with the
-    complexity reduction), update the running means (eq. 15), choose a substitute for every
-    dropped client, and (with ``theta``, an array of :math:`\Theta_t`, :math:`t < T`) prune
-    the candidate sets.
+    Each round: every client's update is drawn (the dropped clients' only to measure
+    :math:`e_t`), the active pairs scored (only the candidate pairs with the complexity
+    reduction), the running means updated (eq. 15), a substitute chosen for every dropped
+    client, and (with ``theta``, an array of :math:`\Theta_t`, :math:`t < T`, applied after
+    round :math:`t + 1`; ``inf``: none) the candidate sets pruned.
+
+    Randomness: one engine seed drawn from ``rng`` (``rng.integers(2**63)``), then replica
+    :math:`r`'s updates from the engine's noise stream of replica :math:`r`
+    (:mod:`fedtheory.simulate`): a run that follows another on ``rng`` gets the same numbers
+    whether or not the first was simulated (:func:`skip_discovery`), and any chunking of the
+    replicas gives the same numbers.
 
     Returns ``nonfriend`` ``(R, T, n)`` bool (dropped and given a non-friend), ``dropped``
     ``(R, T, n)``, ``e2`` ``(R, T)`` (:math:`\|e_t\|^2`, :math:`e_t = \frac1K\sum_{k\notin
     \mathcal S_t}(\Delta^{\phi_t(k)}_t - \Delta^k_t)`), ``computations`` ``(R, T)``
-    (similarity scores computed), ``eliminated`` ``(R,)`` (first round a true friend left a
-    candidate set, ``-1`` if never), ``mean_sim`` (the final :math:`R^{i,j}_T`).
+    (similarity scores computed), ``eliminated`` ``(R,)`` (first round, from 0, after which
+    a true friend left a candidate set, ``-1`` if never), ``mean_sim`` (the final
+    :math:`R^{i,j}_T`).
     """
     m = np.asarray(mask, dtype=bool)
-    m = np.broadcast_to(m, (R, *m.shape)) if m.ndim == 2 else m
-    _, T, n = m.shape
+    if m.ndim not in (2, 3) or (m.ndim == 3 and m.shape[0] != R):
+        raise ValueError(f"mask must be bool (T, n) or (R, T, n) = ({R}, T, n), got shape "
+                         f"{m.shape}")
+    T, n = m.shape[-2:]
+    if n != model.n:
+        raise ValueError(f"mask must have n = {model.n} clients (the model's), got {n}")
     fr = np.asarray(friends, dtype=bool)
-    state = init_similarity(R, n)
-    cand = init_candidates(R, n) if theta is not None else None
+    if fr.shape != (n, n):
+        raise ValueError(f"friends must be bool ({n}, {n}), got shape {fr.shape}")
     th = None if theta is None else np.broadcast_to(np.asarray(theta, dtype=float), (T,))
-    out_nf = np.zeros((R, T, n), dtype=bool)
-    e2 = np.zeros((R, T))
-    comps = np.zeros((R, T), dtype=np.int64)
-    elim = np.full(R, -1)
-    rows = np.arange(R)[:, None]
-    for t in range(T):
-        act = m[:, t]
-        u = model.sample(rng, R)
-        sims = similarity_matrix(u, act, kind)
-        if cand is None:
-            s_t = act.sum(axis=1)
-            comps[:, t] = s_t * (s_t - 1) // 2
-            state = update_similarity(state, sims, act)
-        else:
-            comps[:, t] = count_computations(cand, act)
-            state = update_similarity(state, sims, act, cand | np.swapaxes(cand, 1, 2))
-        mean = mean_similarity(state)
-        phi = choose_friends(mean, act, cand)
-        ok = ~act & (phi >= 0)
-        safe = np.where(ok, phi, 0)
-        out_nf[:, t] = ok & ~fr[np.arange(n)[None, :], safe]
-        diff = np.where(ok[..., None], u[rows, safe] - u, 0.0)
-        e2[:, t] = np.sum((diff.sum(axis=1) / n) ** 2, axis=1)
-        if cand is not None and np.isfinite(th[t]):
-            new, _ = prune_candidates(mean, cand, th[t])
-            lost = (cand & ~new & fr[None]).any(axis=(1, 2))
-            elim = np.where((elim < 0) & lost, t, elim)
-            cand = new
-    return {"nonfriend": out_nf, "dropped": ~m, "e2": e2, "computations": comps,
-            "eliminated": elim, "mean_sim": mean_similarity(state)}
+    seed = int(rng.integers(2**63))
+    base = ReplayParticipation(m if m.ndim == 2 else np.swapaxes(m, 0, 1), p=1.0)
+    proc = FDMSFriendChoice(base, similarity=kind, thresholds=th, measure_error=True)
+    rec = _DiscoveryRecorder(R, T, n, fr, th is not None)
+    prob = ModelUpdates(model)
+    simulate(prob, "fedavg_is", proc, rounds=T, replicas=R, lr=1.0,
+             noise=GaussianNoise(float(prob.d)), fuse_local_steps=True, seed=seed,
+             record_every=T, chunk=R if m.ndim == 3 else None, observe=rec)
+    return {"nonfriend": rec.nonfriend, "dropped": np.broadcast_to(~m, (R, T, n)).copy(),
+            "e2": rec.e2, "computations": rec.computations, "eliminated": rec.eliminated,
+            "mean_sim": rec.mean_sim}
 
 
 def skip_discovery(model: Any, T: int, R: int, rng: np.random.Generator) -> None:
-    """Advance ``rng`` past the draws of :func:`simulate_discovery` over ``T`` rounds on ``R``
-    replicas (its only randomness: ``model.sample(rng, R)`` once a round), without simulating:
-    a run that follows another on the same generator gets its numbers without the first."""
-    for _ in range(T):
-        model.sample(rng, R)
+    """Advance ``rng`` past the draws of :func:`simulate_discovery` (its only draw from
+    ``rng``: the engine seed), without simulating: a run that follows another on the same
+    generator gets its numbers without the first. (``model``, ``T`` and ``R`` do not change
+    what is drawn; kept for the callers.)"""
+    rng.integers(2**63)
 
 
 def tight_curve(q: Fraction, t_max: int, period: int) -> dict[str, Any]:
@@ -406,8 +583,6 @@ def tight_curve(q: Fraction, t_max: int, period: int) -> dict[str, Any]:
     active only in rounds :math:`t \equiv 0 \pmod{period}` (``period = 1``: ``k`` active in
     rounds :math:`0..t-1`, dropped in round :math:`t`, :math:`\beta = 1`). Returns ``t``,
     ``N``, ``P`` (floats of the exact rationals), ``beta`` (realised), ``delta`` and ``K``."""
-    from fedtheory.theory.fdms import friendship, gap_constants, realised_beta
-
     inst = lemma_tight_instance(q)
     model = inst["model"]
     fr = friendship(model.sigma2(), inst["sigma_F2"] * (1 + 1e-12))
@@ -473,9 +648,6 @@ def nonfriend_figure_data(preset: str = "quick", seed: int = 0,
     """Data of the non-friend figure: exact curves of :func:`tight_curve` (:math:`q = 3/4`,
     :math:`\\beta = 1` and period 4) with Lemma 2's bound, and FL-FDMS simulated on the tight
     instance (``k`` active in even rounds) with two-sided Clopper-Pearson bands at ``alpha``."""
-    from fedtheory.stats import clopper_pearson
-    from fedtheory.theory.fdms import friendship, lemma2_bound, realised_beta
-
     q = Fraction(3, 4)
     t_max = 150 if preset == "quick" else 400
     curves = {}
@@ -503,13 +675,6 @@ def complexity_figure_data(preset: str = "quick", seed: int = 0, p: float = 0.1
     """Data of the complexity figure: :func:`complexity_runs` on :func:`twenty_clusters` with
     random dropout (each client w.p. 0.3, a friend always kept), :math:`\\delta_f` the upper
     end of its estimated interval; plus :math:`\\Theta_t` itself."""
-    from fedtheory.theory.fdms import (
-        estimate_similarity_means,
-        friendship,
-        gap_interval,
-        realised_beta,
-    )
-
     model, sF2 = twenty_clusters()
     rng = np.random.default_rng([seed, 4, 98])
     est = estimate_similarity_means(model.sample, 20000, rng)

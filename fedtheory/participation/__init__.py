@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from fedtheory.participation import fedau_sampler  # (its classes stay outside PROCESSES)
 from fedtheory.participation.aocs import AOCSParticipation
 from fedtheory.participation.base import (
     ParticipationProcess,
@@ -38,8 +41,14 @@ from fedtheory.participation.ocs import OCSParticipation
 from fedtheory.participation.power_of_choice import PowerOfChoice
 from fedtheory.participation.replay import ReplayParticipation
 from fedtheory.participation.uniform import UniformParticipation
+from fedtheory.sampling.designs import (
+    IndependentSampling,
+    SamplingDesign,
+    UniformWithoutReplacement,
+)
 
 __all__ = [
+    "KNOWN_PROCESSES",
     "PROCESSES",
     "AOCSParticipation",
     "CustomParticipation",
@@ -61,6 +70,9 @@ __all__ = [
     "ReplayParticipation",
     "UniformParticipation",
     "get_process",
+    "process_name",
+    "process_of_design",
+    "process_parameters",
     "uniforms",
     "validate_n",
     "validate_probability_vector",
@@ -86,6 +98,79 @@ PROCESSES: dict[str, type[ParticipationProcess]] = {
         FDMSFriendChoice,
     )
 }
+
+
+#: Every participation process of the package by name: :data:`PROCESSES` and the authors'
+#: FedAU patterns (:mod:`fedtheory.participation.fedau_sampler`), kept out of
+#: :data:`PROCESSES`'s generic battery of tests. The one vocabulary of who takes part: the
+#: exact formulas of :mod:`fedtheory.theory.fedau` name their patterns by these names (or take
+#: the process objects), resolved by :func:`process_name`.
+KNOWN_PROCESSES: dict[str, type[ParticipationProcess]] = {
+    **PROCESSES, **{cls.name: cls for cls in (fedau_sampler.JoinRateMarkov,
+                                              fedau_sampler.OffsetCyclic)}}
+
+
+def process_name(process: str | ParticipationProcess | type[ParticipationProcess],
+                 argument: str = "participation process") -> str:
+    """The name of a participation process: a process object's or class's ``name``, or a name
+    of :data:`KNOWN_PROCESSES` itself. Anything else is a ``ValueError`` naming ``argument``
+    and listing the known names (the one place a process is named).
+
+    >>> process_name(BernoulliParticipation(0.5, n=2)), process_name("markov")
+    ('bernoulli', 'markov')
+    >>> process_name("poisson")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: participation process must be one of ['aocs', ...], got 'poisson'
+    """
+    if isinstance(process, ParticipationProcess) or (
+            isinstance(process, type) and issubclass(process, ParticipationProcess)):
+        name = process.name
+    else:
+        name = process
+    if not isinstance(name, str) or name not in KNOWN_PROCESSES:
+        raise ValueError(f"{argument} must be one of {sorted(KNOWN_PROCESSES)}, "
+                         f"got {process!r}")
+    return name
+
+
+def process_parameters(process: str | ParticipationProcess, names: tuple[str, ...],
+                       given: dict[str, Any]) -> dict[str, Any]:
+    """The parameters ``names`` of a pattern: those ``given``, the others read from the
+    process object (e.g. a :class:`MarkovParticipation`'s ``correlation``); a ``ValueError``
+    naming a parameter that is neither given nor held by ``process``.
+
+    >>> process_parameters(CyclicParticipation(0.5, 4, n=2), ("period",), {})
+    {'period': 4}
+    """
+    out = dict(given)
+    for key in names:
+        if key in out:
+            continue
+        value = getattr(process, key, None) if not isinstance(process, str) else None
+        if value is None:
+            raise ValueError(f"pattern {process_name(process)!r} needs the parameter {key!r}: "
+                             f"pass {key}= or a process object that has it, got {process!r}")
+        out[key] = value.item() if isinstance(value, np.generic) else value
+    return out
+
+
+def process_of_design(design: SamplingDesign) -> ParticipationProcess:
+    r"""The memoryless process whose every round is drawn from ``design``: an
+    :class:`~fedtheory.sampling.IndependentSampling` is :class:`BernoulliParticipation`, a
+    :class:`~fedtheory.sampling.UniformWithoutReplacement` is :class:`UniformParticipation`
+    (their ``design()`` goes back). A design of another kind is a ``ValueError``.
+
+    >>> from fedtheory.sampling import UniformWithoutReplacement
+    >>> process_of_design(UniformWithoutReplacement(5, 2))
+    UniformParticipation(n=5, b=2)
+    """
+    if isinstance(design, IndependentSampling):
+        return BernoulliParticipation(design.p)
+    if isinstance(design, UniformWithoutReplacement):
+        return UniformParticipation(design.n, design.b)
+    raise ValueError(f"design must be an IndependentSampling or a UniformWithoutReplacement "
+                     f"(the designs of memoryless processes), got {design!r}")
 
 
 def get_process(name: str, **params: Any) -> ParticipationProcess:

@@ -17,6 +17,7 @@ from fedtheory.participation.base import (
     uniforms,
     validate_probability_vector,
 )
+from fedtheory.sampling.designs import IndependentSampling
 
 __all__ = ["BernoulliParticipation"]
 
@@ -47,6 +48,15 @@ class BernoulliParticipation(ParticipationProcess):
     @property
     def stationary(self) -> np.ndarray:
         return self.p.copy()
+
+    def design(self) -> IndependentSampling:
+        """The law of one round's participants, as a sampling design (its exact moments,
+        estimators and enumeration: :mod:`fedtheory.sampling`).
+
+        >>> BernoulliParticipation([0.5, 0.25]).design().P_exact[0, 1]
+        Fraction(1, 8)
+        """
+        return IndependentSampling(self.p)
 
     def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
         return uniforms(rng, state["replicas"], self.n) < self.p

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedtheory.participation.base import ParticipationProcess, RNGLike, uniforms, validate_n
+from fedtheory.sampling.designs import UniformWithoutReplacement
 
 __all__ = ["UniformParticipation"]
 
@@ -38,6 +39,15 @@ class UniformParticipation(ParticipationProcess):
     @property
     def stationary(self) -> np.ndarray:
         return np.full(self.n, self.b / self.n)
+
+    def design(self) -> UniformWithoutReplacement:
+        """The law of one round's participants, as a sampling design (:mod:`fedtheory.
+        sampling`).
+
+        >>> UniformParticipation(4, 2).design().P_exact[0, 1]
+        Fraction(1, 6)
+        """
+        return UniformWithoutReplacement(self.n, self.b)
 
     def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
         if self.b == self.n:  # no randomness to draw (full participation)

@@ -100,6 +100,8 @@ def _check_replicas(replicas: Any) -> int:
 
 
 #: Per thread: the work arrays of :func:`_partial_shuffle`, by shape (``(n, k, rows)``).
+#: Scratch only (each table is restored after its call): no result depends on what ran
+#: before, and a thread never sees another's (issue 18: no shared mutable module state).
 _SHUFFLE_WORK = threading.local()
 
 #: Work arrays for tables of up to this many entries (``rows * n``) are kept between calls (one

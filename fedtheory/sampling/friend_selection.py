@@ -36,6 +36,7 @@ Conventions (each tested in ``tests/test_fdms_friend_selection.py``):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -60,12 +61,16 @@ __all__ = [
 def _cosine(updates: np.ndarray) -> np.ndarray:
     r"""Eq. (14) for all pairs: :math:`\frac12(\langle u_i, u_j\rangle + 1)` with
     :math:`u_i = \Delta^i/\|\Delta^i\|` (:math:`u_i = 0` for a zero update)."""
-    scale = np.max(np.abs(updates), axis=2, keepdims=True)  # guards the norm from under/overflow
+    # guards the norm from under/overflow
+    scale = np.maximum.reduce(np.abs(updates), axis=2, keepdims=True)
     y = np.divide(updates, scale, out=np.zeros_like(updates), where=scale > 0)
-    norm = np.linalg.norm(y, axis=2, keepdims=True)
+    norm = np.sqrt(np.add.reduce(y * y, axis=2, keepdims=True))  # = np.linalg.norm's
     u = np.divide(y, norm, out=np.zeros_like(y), where=norm > 0)
-    cos = np.clip(u @ np.swapaxes(u, 1, 2), -1.0, 1.0)
-    return 0.5 * (cos + 1.0)
+    cos = u @ np.swapaxes(u, 1, 2)
+    np.minimum(np.maximum(cos, -1.0, out=cos), 1.0, out=cos)  # = np.clip, without its wrapper
+    cos += 1.0
+    cos *= 0.5
+    return cos
 
 
 def _negative_distance(updates: np.ndarray) -> np.ndarray:
@@ -138,7 +143,7 @@ def similarity_matrix(updates: Any, active: Any, kind: str = "cosine") -> np.nda
     R, n, _ = u.shape
     a = _check_active(active, R, n)
     u = np.where(a[:, :, None], u, 0.0)  # dropped clients' rows may hold anything
-    if not np.all(np.isfinite(u)):
+    if not np.isfinite(u).all():
         raise ValueError("updates of active clients must be finite")
     sims = SIMILARITIES[kind](u)
     both = a[:, :, None] & a[:, None, :]
@@ -201,7 +206,7 @@ def update_similarity(
         if c.shape != (R, n, n):
             raise ValueError(f"computed must have shape {(R, n, n)}, got {c.shape}")
         upd = upd & c
-    if not np.all(np.isfinite(r[upd])):
+    if not (np.isfinite(r) | ~upd).all():
         raise ValueError("sims must be finite where both clients are active (and computed)")
     return {"sum": total + np.where(upd, r, 0.0), "count": count + upd}
 
@@ -317,8 +322,18 @@ def count_computations(candidates: Any, active: Any = None) -> np.ndarray:
     need = c | np.swapaxes(c, 1, 2)
     if active is not None:
         a = _check_active(active, R, n)
-        need = need & a[:, :, None] & a[:, None, :]
-    return np.triu(need, k=1).sum(axis=(1, 2))
+        need &= a[:, :, None]
+        need &= a[:, None, :]
+    need &= _upper(n)
+    return need.sum(axis=(1, 2))
+
+
+@functools.lru_cache(maxsize=64)
+def _upper(n: int) -> np.ndarray:
+    """The strict upper triangle ``(n, n)`` bool (read-only; a memo of a constant)."""
+    up = np.triu(np.ones((n, n), dtype=bool), k=1)
+    up.flags.writeable = False
+    return up
 
 
 def prune_candidates(
@@ -365,13 +380,26 @@ def prune_candidates(
     if np.any(np.isnan(th)) or np.any(th <= 0):
         raise ValueError(f"theta must be > 0, got {theta!r}")
     th = th.reshape(-1, 1, 1) if th.ndim == 1 else th
-    c = c & ~np.eye(n, dtype=bool)
+    new = _prune(m, c, th)
+    return new, count_computations(new, active_next)
+
+
+def _prune(m: np.ndarray, c: np.ndarray, th: Any) -> np.ndarray:
+    """:func:`prune_candidates`' new sets, of validated arguments (without the count)."""
+    c = c & _off_diagonal(m.shape[1])
     known = c & ~np.isnan(m)
-    best = np.max(np.where(known, m, -np.inf), axis=2, keepdims=True)
+    best = np.maximum.reduce(np.where(known, m, -np.inf), axis=2, keepdims=True)
     with np.errstate(invalid="ignore"):
         eliminate = known & (best - m >= th)
-    new = c & ~eliminate
-    return new, count_computations(new, active_next)
+    return c & ~eliminate
+
+
+@functools.lru_cache(maxsize=64)
+def _off_diagonal(n: int) -> np.ndarray:
+    """``~eye(n)`` bool (read-only; a memo of a constant)."""
+    off = ~np.eye(n, dtype=bool)
+    off.flags.writeable = False
+    return off
 
 
 def discovery_round(state: dict[str, Any], active: np.ndarray, updates: np.ndarray,
@@ -393,12 +421,19 @@ def discovery_round(state: dict[str, Any], active: np.ndarray, updates: np.ndarr
     sim = update_similarity({"sum": state["similarity_sum"],
                              "count": state["similarity_count"]}, sims, active, computed)
     state["similarity_sum"], state["similarity_count"] = sim["sum"], sim["count"]
-    state["computations"] = state["computations"] + count_computations(
-        state["candidates"], active)
+    if cand is None:  # the sets stay full: every active pair, binom(S_t, 2)
+        s_t = np.count_nonzero(active, axis=1).astype(np.int64)
+        state["computations"] = state["computations"] + s_t * (s_t - 1) // 2
+    else:
+        state["computations"] = state["computations"] + count_computations(cand, active)
     mean = mean_similarity(sim)
     friends = choose_friends(mean, active, cand)
     if cand is not None and theta is not None:
-        state["candidates"], _ = prune_candidates(mean, cand, theta(state["t"]))
+        th = float(theta(state["t"]))
+        if not th > 0:
+            raise ValueError(f"theta must be > 0, got {th!r} (round {state['t']})")
+        if th != np.inf:  # (inf eliminates nothing: the sets stay as they are)
+            state["candidates"] = _prune(mean, cand, th)
     return friends
 
 
@@ -434,7 +469,10 @@ def substitution_coefficients(active: np.ndarray, source: np.ndarray,
             r0, k0 = int(rr[bad][0]), int(kk[bad][0])
             raise ValueError(f"source[{r0}, {k0}] = {int(src[r0, k0])} is not an active client")
         np.add.at(coef, (rr, src[rr, kk]), w[kk])
-    W_none = np.where(dropped & (src < 0), w, 0.0).sum(axis=1)
+    none = dropped & (src < 0)
+    if not none.any():  # no W_none: the term below would add +0 to every coefficient
+        return coef
+    W_none = np.where(none, w, 0.0).sum(axis=1)
     scale = np.divide(W_none, W_act, out=np.zeros(R), where=W_act > 0)
     coef += scale[:, None] * np.where(a, w, 0.0)
     return coef

@@ -37,6 +37,8 @@ __all__ = [
 STEP_SYMBOLS = sp.symbols("q v g2 s_h r", nonnegative=True)
 
 
+# A pure memo (one process): the derivation is a function of its arguments only (sympy
+# expressions are immutable) and its readers do not modify the dict (issue 18).
 @cache
 def derive_fedavg_is_step(n: int = 3) -> dict[str, Any]:
     r"""One FedAvg-IS step with exact gradients: from indicators to the seed's bound.
@@ -93,6 +95,8 @@ def derive_fedavg_is_step(n: int = 3) -> dict[str, Any]:
     }
 
 
+# A pure memo (one process): the derivation is a function of its arguments only (sympy
+# expressions are immutable) and its readers do not modify the dict (issue 18).
 @cache
 def derive_summed_floor() -> dict[str, Any]:
     r"""Sum the one-step bound over :math:`t<T` and compare the floor with the seed's.
@@ -140,6 +144,8 @@ def derive_summed_floor() -> dict[str, Any]:
     }
 
 
+# A pure memo (one process): the derivation is a function of its arguments only (sympy
+# expressions are immutable) and its readers do not modify the dict (issue 18).
 @cache
 def derive_zero_floor_sum(T_val: int = 6, tau_val: int = 2) -> dict[str, Any]:
     r"""Where the seed's MIFA summation loses terms, and the denominator :math:`\eta T-1`.

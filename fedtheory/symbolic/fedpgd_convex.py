@@ -17,6 +17,8 @@ from fedtheory.symbolic.mifa_symbols import (
 __all__ = ["derive_fedpgd_convex", "derive_fedpgd_convex_sharp", "fedpgd_convex_slack"]
 
 
+# A pure memo (one process): the derivation is a function of its arguments only (sympy
+# expressions are immutable) and its readers do not modify the dict (issue 18).
 @cache
 def derive_fedpgd_convex() -> dict[str, Any]:
     r"""The convex FedPGD bound, derived: one step of :math:`u_t = x_t - x^\star`,
@@ -48,6 +50,8 @@ def derive_fedpgd_convex() -> dict[str, Any]:
             "avg_bound": sp.expand(bound), "theta": theta, "V": V, "U0": U0}
 
 
+# A pure memo (one process): the derivation is a function of its arguments only (sympy
+# expressions are immutable) and its readers do not modify the dict (issue 18).
 @cache
 def derive_fedpgd_convex_sharp() -> dict[str, Any]:
     r"""The convex FedPGD bound by the sharper route (co-coercivity), for :math:`\eta\le 1/L`.

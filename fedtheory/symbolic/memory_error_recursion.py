@@ -15,6 +15,8 @@ from fedtheory.symbolic.mifa_symbols import (
 __all__ = ["derive_memory_error_recursion"]
 
 
+# A pure memo (one process): the derivation is a function of its arguments only (sympy
+# expressions are immutable) and its readers do not modify the dict (issue 18).
 @cache
 def derive_memory_error_recursion() -> dict[str, Any]:
     r"""How one client's memory error :math:`e = \nabla f_i(w_t) - G^{(i)}` evolves in a round.

@@ -23,6 +23,8 @@ __all__ = ["N", "derive_conditional_means", "derive_error_terms", "mifa_bound_ce
 N = sp.Symbol("n", positive=True)
 
 
+# A pure memo (one process): the derivation is a function of its arguments only (sympy
+# expressions are immutable) and its readers do not modify the dict (issue 18).
 @cache
 def derive_conditional_means(n: int = 3) -> dict[str, Any]:
     r"""One client's new memory row and its conditional mean, for MIFA and U-MIFA.
@@ -62,6 +64,8 @@ def derive_conditional_means(n: int = 3) -> dict[str, Any]:
     }
 
 
+# A pure memo (one process): the derivation is a function of its arguments only (sympy
+# expressions are immutable) and its readers do not modify the dict (issue 18).
 @cache
 def derive_error_terms(n: int = 3) -> dict[str, Any]:
     r"""The error :math:`\mathbb E\|\nabla f(w_t)-G_t\|^2` of MIFA and U-MIFA given the past.

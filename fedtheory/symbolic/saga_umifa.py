@@ -17,6 +17,8 @@ from fedtheory.symbolic.mifa_symbols import (
 __all__ = ["derive_saga_umifa"]
 
 
+# A pure memo (one process): the derivation is a function of its arguments only (sympy
+# expressions are immutable) and its readers do not modify the dict (issue 18).
 @cache
 def derive_saga_umifa(n: int = 3) -> dict[str, Any]:
     r"""SAGA, SAG, MIFA and U-MIFA given the same memory :math:`\alpha_i` and active set.

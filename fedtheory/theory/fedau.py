@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.participation import ParticipationProcess, process_name, process_parameters
+
 __all__ = [
     "argmin_h",
     "bernoulli_weight_error",
@@ -58,6 +60,31 @@ __all__ = [
     "markov_long_run_weight",
     "renewal_weight",
 ]
+
+
+#: A participation pattern: a process of :mod:`fedtheory.participation` or its name.
+Pattern = str | ParticipationProcess
+
+#: The processes with closed forms here (by their names, :func:`~fedtheory.participation.
+#: process_name`) and the parameters each needs (given, or read from the process object).
+_PATTERN_PARAMS: dict[str, tuple[str, ...]] = {
+    "bernoulli": (), "markov": ("correlation",), "cyclic": ("period",),
+    "markov_join": ("to_active",), "cyclic_offset": ("period",)}
+
+#: The patterns of the renewal formulas and of the exact chain.
+_CHAINS = ("bernoulli", "markov", "cyclic")
+
+
+def _pattern(pattern: Pattern, params: dict[str, Any],
+             supported: Sequence[str] = tuple(_PATTERN_PARAMS)) -> tuple[str, dict[str, Any]]:
+    """The name of ``pattern`` (a process or a name, resolved in one place:
+    :func:`~fedtheory.participation.process_name`) and its parameters, or a ``ValueError``
+    naming what this formula supports."""
+    name = process_name(pattern, "pattern")
+    if name not in supported:
+        raise ValueError(f"pattern must be one of {list(supported)} (the participation "
+                         f"processes with a closed form here), got {name!r}")
+    return name, process_parameters(pattern, _PATTERN_PARAMS[name], params)
 
 
 def _one(x: Any) -> Any:
@@ -108,19 +135,26 @@ def cyclic_long_run_weight(p: Any, period: int, K: Any) -> Fraction:
     return out
 
 
-def long_run_weight(pattern: str, p: Any, K: Any, **params: Any) -> Any:
-    """The long-run weight of ``pattern`` (``"bernoulli"``, ``"markov"`` with
-    ``correlation``, ``"cyclic"`` with ``period``)."""
+def long_run_weight(pattern: Pattern, p: Any, K: Any, **params: Any) -> Any:
+    """The long-run weight of ``pattern`` (a process or its name: ``"bernoulli"``,
+    ``"markov"`` with ``correlation``, ``"cyclic"`` with ``period``; a process object
+    supplies the parameters not given).
+
+    >>> from fedtheory.participation import MarkovParticipation
+    >>> long_run_weight(MarkovParticipation(0.5, 0.0, n=1), 0.5, 2)  # its correlation 0.0
+    1.5
+    >>> long_run_weight("markov", Fraction(1, 2), 2, correlation=Fraction(0))
+    Fraction(3, 2)
+    """
+    pattern, params = _pattern(pattern, params, _CHAINS)
     if pattern == "bernoulli":
         return renewal_weight(p, K)
     if pattern == "markov":
         return markov_long_run_weight(p, params["correlation"], K)
-    if pattern == "cyclic":
-        return cyclic_long_run_weight(p, params["period"], K)
-    raise ValueError(f"pattern must be 'bernoulli', 'markov' or 'cyclic', got {pattern!r}")
+    return cyclic_long_run_weight(p, params["period"], K)
 
 
-def implicit_weight(pattern: str, p: Any, K: Any, **params: Any) -> Fraction:
+def implicit_weight(pattern: Pattern, p: Any, K: Any, **params: Any) -> Fraction:
     r"""The long-run weight FedAU gives client :math:`n` in the objective it optimises,
     :math:`\lim_t \mathbb E[1_t^n\,\omega_t^n]` (Theorem 1's :math:`\omega_np_n`), exact.
 
@@ -150,6 +184,7 @@ def implicit_weight(pattern: str, p: Any, K: Any, **params: Any) -> Fraction:
     >>> implicit_weight("markov_join", Fraction(1, 50), math.inf, to_active=Fraction(1, 20))
     Fraction(1, 1)
     """
+    pattern, params = _pattern(pattern, params)
     if pattern == "markov_join":
         join, leave = join_rate_chain(p, params["to_active"])
         pf = Fraction(p)
@@ -207,7 +242,7 @@ def offset_cycle(p: Any, period: int) -> tuple[int, int]:
     return m, max(1, int(period) - m)
 
 
-def method_weighting(method: str, pattern: str, p: Sequence[Any], K: Any = math.inf,
+def method_weighting(method: str, pattern: Pattern, p: Sequence[Any], K: Any = math.inf,
                      **params: Any) -> list[Fraction] | None:
     r"""The long-run client weighting :math:`\lim_t\mathbb E[1_t^n\,\omega_t^n]` (Theorem
     1's :math:`\omega_np_n`, up to a common factor) that a method of the seed's table
@@ -222,6 +257,7 @@ def method_weighting(method: str, pattern: str, p: Sequence[Any], K: Any = math.
     >>> method_weighting("known", "cyclic_offset", [Fraction(1, 40)], period=100)
     [Fraction(4, 5)]
     """
+    pattern, params = _pattern(pattern, params)
     q = [_fraction(x) for x in p]
 
     def freq(x: Fraction) -> Fraction:
@@ -345,16 +381,14 @@ def _on_off(pattern: str, p: Any, num: Callable[[Any], Any], **params: Any) -> t
     join)`` = :math:`(P(1_t = 1 \mid 1_{t-1} = 1), P(1_t = 1 \mid 1_{t-1} = 0))`;
     Bernoulli: :math:`(p, p)`; Markov with lag-one correlation :math:`\lambda`:
     :math:`(1 - (1-p)(1-\lambda), p(1-\lambda))`. ``num`` converts :math:`\lambda`
-    (Fraction or float)."""
+    (Fraction or float). ``pattern``: a name resolved by :func:`_pattern`."""
     if pattern == "bernoulli":
         return p, p
-    if pattern == "markov":
-        lam = num(params["correlation"])
-        return 1 - (1 - p) * (1 - lam), p * (1 - lam)
-    raise ValueError(f"pattern must be 'bernoulli', 'markov' or 'cyclic', got {pattern!r}")
+    lam = num(params["correlation"])  # "markov"
+    return 1 - (1 - p) * (1 - lam), p * (1 - lam)
 
 
-def chain_long_run_weight(pattern: str, p: Fraction, K: int, **params: Any) -> Fraction:
+def chain_long_run_weight(pattern: Pattern, p: Fraction, K: int, **params: Any) -> Fraction:
     r"""The long-run weight as 1 / (stationary rate of interval ends) of the finite chain
     (counter :math:`S^\diamond`, participation state), in exact rationals.
 
@@ -362,8 +396,9 @@ def chain_long_run_weight(pattern: str, p: Fraction, K: int, **params: Any) -> F
     :math:`1_{t-1}`); the round ends an interval iff :math:`1_{t-1} = 1` or :math:`c+1 = K`.
     Cyclic: the pair (counter, position in the cycle) moves deterministically; the rate is
     counted over its eventual cycle and averaged over the two possible on-run lengths.
-    ``K`` must be a finite positive integer.
+    ``K`` must be a finite positive integer. ``pattern``: a process or its name.
     """
+    pattern, params = _pattern(pattern, params, _CHAINS)
     p = Fraction(p)
     if pattern == "cyclic":
         period = int(params["period"])
@@ -405,7 +440,8 @@ def chain_long_run_weight(pattern: str, p: Fraction, K: int, **params: Any) -> F
     return 1 / rate
 
 
-def expected_intervals(pattern: str, p: float, K: float, T: int, **params: Any) -> np.ndarray:
+def expected_intervals(pattern: Pattern, p: float, K: float, T: int,
+                       **params: Any) -> np.ndarray:
     r""":math:`\mathbb E[M_t]`, the expected number of intervals Algorithm 2 has recorded when
     :math:`\omega_t` is used, :math:`t = 0..T-1`, under the processes of
     :mod:`fedtheory.participation` started as they start (chains in their stationary law,
@@ -414,8 +450,9 @@ def expected_intervals(pattern: str, p: float, K: float, T: int, **params: Any) 
     Bernoulli and Markov: the law of (counter, :math:`1_{t-1}`) propagated forward (float64).
     Cyclic: the mask sequence is a step function of the phase :math:`\varphi`, constant
     between the breakpoints :math:`\{j/P\}` and :math:`\{(p - j/P) \bmod 1\}`; each piece is
-    run once and weighted by its length.
+    run once and weighted by its length. ``pattern``: a process or its name.
     """
+    pattern, params = _pattern(pattern, params, _CHAINS)
     T = int(T)
     if pattern == "cyclic":
         period = int(params["period"])
