@@ -143,10 +143,58 @@ def test_out_of_scope_and_undescribed() -> None:
     out = certify(OutOfScope("an O(.) rate"))
     assert out["status"] == "out of scope" and out["reason"] == "an O(.) rate"
     assert certify(None)["status"] == "out of scope"
-    for cid in ("ocs.dsgd_strongly_convex", "ocs.dsgd_strongly_convex.corrected",
-                "ocs.dsgd_nonconvex", "ocs.fedavg_strongly_convex.corrected",
+    for cid in ("ocs.dsgd_nonconvex", "ocs.fedavg_strongly_convex.corrected",
                 "ocs.fedavg_nonconvex"):
         assert isinstance(get_claim(cid).one_step, OutOfScope), cid
+    for cid in ("ocs.dsgd_strongly_convex", "ocs.dsgd_strongly_convex.corrected"):
+        assert isinstance(get_claim(cid).one_step, OneStep), cid
+
+
+# -- Theorem 13 of seed 002: contraction and additive constant apart -----------------------
+_H = Fr(1, 2)
+
+
+@pytest.mark.parametrize("claim_id, params, worst, stated", [
+    # the contraction (Z = 0, sigma = 0) is not tight: 19/32 against 1 - mu eta = 3/4
+    ("ocs.dsgd_strongly_convex", {"part": "contraction", "w": (_H, _H), "m": 1, "M": 0,
+                                  "mu": _H, "theta": 1}, Fr(19, 32), Fr(3, 4)),
+    # the additive constant is attained at equal weights (sigma^2 and Z parts)
+    ("ocs.dsgd_strongly_convex", {"part": "additive", "w": (_H, _H), "m": 1, "M": 0,
+                                  "sigma2": 1, "mu": _H, "theta": 1}, Fr(3, 4), Fr(3, 4)),
+    # the corrected Z part is twice the worst case
+    ("ocs.dsgd_strongly_convex.corrected", {"part": "additive", "w": (_H, _H), "m": 1, "M": 1,
+                                            "sigma2": 0, "mu": _H, "theta": 1},
+     Fr(1, 6), Fr(1, 3)),
+])
+def test_theorem13_parts_certified(claim_id, params, worst, stated) -> None:
+    row = certify_instance(get_claim(claim_id).one_step, params)
+    assert row["status"] == "exact"
+    assert Fr(row["lower"]) == Fr(row["upper"]) == worst and Fr(row["stated"]) == stated
+    assert "counterexample" not in row
+
+
+def test_theorem13_refuted_by_the_peps_own_instance() -> None:
+    """w = (3/4, 1/4): the PEP's instance (identical quadratics on a line, rational) adds
+    6/11 beyond the contraction where (20) allows 1/2; re-checked here exactly."""
+    step = get_claim("ocs.dsgd_strongly_convex").one_step
+    params = {"part": "additive", "w": (Fr(3, 4), Fr(1, 4)), "m": 1, "M": 0, "sigma2": 0,
+              "mu": _H, "theta": 1}
+    row = certify_instance(step, params)
+    ce = row["counterexample"]
+    assert Fr(ce["value"]) == Fr(6, 11) > Fr(ce["stated"]) == _H
+    assert Fr(row["upper"]) >= Fr(6, 11) and row["ratio"] < 1
+    built = step.build(params)
+    V = [[Fr(v) for v in r] for r in ce["instance"]["vectors"]]
+    assert built.pep.check_primal(V, [Fr(v) for v in ce["instance"]["values"]]) == Fr(6, 11)
+    # the corrected statement holds there
+    fixed = certify_instance(get_claim("ocs.dsgd_strongly_convex.corrected").one_step, params)
+    assert "counterexample" not in fixed and Fr(fixed["upper"]) < Fr(fixed["stated"])
+
+
+def test_theorem13_bad_part_is_refused() -> None:
+    step = get_claim("ocs.dsgd_strongly_convex").one_step
+    with pytest.raises(ValueError, match="part must be"):
+        step.build({"part": "both", "w": (_H, _H), "m": 1, "M": 0, "mu": _H, "theta": 1})
 
 
 def test_certified_entry_matches_the_schema() -> None:
@@ -219,6 +267,25 @@ def test_listed_claims_quick_grids(claim_id, status, ratio) -> None:
         assert Fraction(r["lower"]) <= Fraction(r["upper"])
     if "closed_form" in out:
         assert out["closed_form"]["holds"]
+
+
+@pytest.mark.slow
+def test_theorem13_quick_grids() -> None:
+    """Both statements' quick grids: the original refuted (stated < worst at the unequal
+    weights, a rational counterexample), the corrected one holding everywhere; the
+    contraction never tight, the OCS ratios certified one at a time."""
+    orig = certify(get_claim("ocs.dsgd_strongly_convex").one_step, quick=True)
+    corr = certify(get_claim("ocs.dsgd_strongly_convex.corrected").one_step, quick=True)
+    assert "refuted" in orig and Fr(orig["counterexample"]["value"]) > Fr(
+        orig["counterexample"]["stated"])
+    assert "refuted" not in corr and corr["status"] in ("exact", "sandwich")
+    for out in (orig, corr):
+        assert out["by_part"]["contraction"]["statuses"] == ["exact"]
+        assert out["by_part"]["contraction"]["ratio_min"] > 1.1
+        for r in out["instances"]:
+            if r["lower"] is not None and r["upper"] is not None:
+                assert Fraction(r["lower"]) <= Fraction(r["upper"])
+    assert any(r["params"].get("ratios") for r in orig["instances"])
 
 
 def test_a_certified_entry_is_written_read_back_and_rendered(tmp_path) -> None:

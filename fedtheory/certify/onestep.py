@@ -185,10 +185,16 @@ def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
     if low is not None and (up is None or up[0] > low[0]):
         # the solver's multipliers (the centre of the optimal face) did not round exactly:
         # the least-weight multipliers certifying the lower value often do
-        lam = pep.sparse_dual(float(low[0]))
-        up2 = None if lam is None else pep.round_dual(lam, target=low[0])
-        if up2 is not None and (up is None or up2[0] < up[0]):
-            up = up2
+        # the least-weight multipliers certifying the lower value, then a simple fraction
+        # next to the solver's value (a worst case the rounded instance only approaches)
+        guess = Fraction(sol.value).limit_denominator(10**4)
+        for target in dict.fromkeys([low[0], *([guess] if guess > low[0] else [])]):
+            if up is not None and up[0] <= target:
+                break
+            lam = pep.sparse_dual(float(target))
+            up2 = None if lam is None else pep.round_dual(lam, target=target)
+            if up2 is not None and (up is None or up2[0] < up[0]):
+                up = up2
     upper = None if up is None else up[0]
     lower = None if low is None else low[0]
     if lower is not None and upper is not None:
@@ -209,6 +215,13 @@ def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
         "constraints": len(pep.all_constraints()), "gram_size": pep.n_vec,
         "seconds": round(time.perf_counter() - t0, 3),
     }
+    if low is not None and low[0] > stated:
+        # the statement fails: the PEP's own instance, re-checked exactly, is the
+        # counterexample (stated < worst)
+        out["counterexample"] = {
+            "value": str(low[0]), "stated": str(stated), "from": low[1],
+            "instance": {k: [[str(v) for v in row] if isinstance(row, list) else str(row)
+                             for row in rows] for k, rows in low[2].items()}}
     if step.closed_form is not None:
         cf = step.closed_form(params)
         if cf is not None:
@@ -253,6 +266,21 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
         "description": step.description, "relaxation": step.relaxation,
         "seconds": round(time.perf_counter() - t0, 3),
     }
+    bad = [r for r in rows if "counterexample" in r]
+    if bad:
+        out["refuted"] = (f"stated < worst at {len(bad)} of {len(rows)} instances (the PEP's "
+                          "own instance, re-checked in exact arithmetic, exceeds the stated "
+                          "side)")
+        out["counterexample"] = {"params": bad[0]["params"], **bad[0]["counterexample"]}
+    if rows and all("part" in r["params"] for r in rows):
+        parts: dict[str, Any] = {}
+        for r in rows:
+            parts.setdefault(r["params"]["part"], []).append(r)
+        out["by_part"] = {k: {
+            "statuses": sorted({r["status"] for r in rs}),
+            "ratio_min": min((r["ratio"] for r in rs if r["ratio"] is not None), default=None),
+            "ratio_max": max((r["ratio"] for r in rs if r["ratio"] is not None), default=None),
+            "instances": len(rs)} for k, rs in parts.items()}
     n_exact = sum(r["status"] == "exact" for r in rows)
     if len(ratios) == 1:
         (r,) = ratios
