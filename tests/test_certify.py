@@ -205,6 +205,7 @@ def test_certified_entry_matches_the_schema() -> None:
     jsonschema.validate(doc, schema.CERTIFIED_SCHEMA)
     # exact at equal p; the unequal-p instance's worst case is irrational: a sandwich
     assert doc["status"] == "sandwich" and doc["closed_form"]["holds"]
+    assert doc["derivation"] == "symbolic" and doc["derived"][0]["n"] == 2   # derived at n = 2
     assert Fr(doc["stated"]) / Fr(doc["upper"]) == Fr(20, 19)       # n = 2, p = 1/10
     from fedtheory.certify import STATUSES
 
@@ -313,3 +314,39 @@ def test_a_certified_entry_is_written_read_back_and_rendered(tmp_path) -> None:
         json.dumps(res.certified))
     md = write_markdown(tmp_path, [back], 0, "quick")
     assert "**Certified** (performance estimation): **exact**" in md.read_text()
+
+
+# -- tight constants derived symbolically from the dual --------------------------------------
+_P = [Fr(1, 10), Fr(1, 5), Fr(1, 3), Fr(1, 2), Fr(2, 3), Fr(3, 4), Fr(9, 10)]
+
+
+def test_mifa_error_worst_case_derived_symbolically() -> None:
+    """n = 2, symbolic p: the fitted least-weight multipliers certify (1-p)(2-p)/4 for every
+    p in (0, 1) (values cancel, S PSD by its pivots), the instance attains it; a wrong
+    closed form is said to differ."""
+    import sympy as sp
+
+    from fedtheory.certify.symbolic import derive_worst_case
+
+    step = get_claim("mifa.mifa_error").one_step
+    out = derive_worst_case(step, lambda q: {"n": 2, "p": q}, _P,
+                            closed_form=lambda t: (1 - t) * (2 * (1 - t) + t) / 4)
+    assert out["derivation"] == "symbolic" and out["closed_form_equal"] and out["attained"]
+    t = sp.Symbol("p", positive=True)
+    assert sp.simplify(sp.sympify(out["worst"], locals={"p": t}) - (1 - t) * (2 - t) / 4) == 0
+    assert all(out["checks"].values())
+    wrong = derive_worst_case(step, lambda q: {"n": 2, "p": q}, _P,
+                              closed_form=lambda t: (1 - t) / 2)
+    assert wrong["closed_form_equal"] is False
+    with pytest.raises(ValueError, match="samples"):
+        derive_worst_case(step, lambda q: {"n": 2, "p": q}, _P[:3])
+
+
+@pytest.mark.slow
+def test_error_floor_step_worst_case_derived_symbolically() -> None:
+    """n = 2, θ = 1, symbolic p: worst case p(1-p)/4 = η^2 L c/4 (η = p, c = 1/p - 1) for
+    every p, certified by the fitted dual; the entry says "symbolic"."""
+    out = certify(get_claim("mifa.error_floor_step").one_step, quick=True)
+    assert out["derivation"] == "symbolic"
+    (d,) = out["derived"]
+    assert d["worst"] == "-p*(p - 1)/4" and d["closed_form_equal"] and d["attained"]

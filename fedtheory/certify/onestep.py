@@ -80,6 +80,10 @@ class OneStep:
     #: Instances outside the stated condition (e.g. a larger step), reported apart
     #: (``beyond_stated_condition``): where the statement could be relaxed to.
     beyond: Callable[[bool], list[dict[str, Any]]] | None = None
+    #: The worst case derived symbolically from the dual (``derive(quick) -> [result of
+    #: fedtheory.certify.symbolic.derive_worst_case, ...]``): the entry's ``derivation`` is
+    #: ``"symbolic"`` when every result is, else ``"instances only"``.
+    derive: Callable[[bool], list[dict[str, Any]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -295,6 +299,14 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
         out["closed_form"] = {"text": step.closed_form_text, "holds": ok,
                               "instances": len(with_cf),
                               "exactly": sum(r["status"] == "exact" for r in with_cf)}
+    if step.derive is not None:
+        derived = step.derive(quick)
+        out["derived"] = derived
+        out["derivation"] = "symbolic" if derived and all(
+            d["derivation"] == "symbolic" and d.get("closed_form_equal") is not False
+            for d in derived) else "instances only"
+    elif step.closed_form is not None:
+        out["derivation"] = "instances only"
     if step.notes:
         out["notes"] = list(step.notes)
     if step.beyond is not None:
