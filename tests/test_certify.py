@@ -143,10 +143,10 @@ def test_out_of_scope_and_undescribed() -> None:
     out = certify(OutOfScope("an O(.) rate"))
     assert out["status"] == "out of scope" and out["reason"] == "an O(.) rate"
     assert certify(None)["status"] == "out of scope"
-    for cid in ("ocs.dsgd_nonconvex", "ocs.fedavg_strongly_convex.corrected",
-                "ocs.fedavg_nonconvex"):
+    for cid in ("ocs.fedavg_strongly_convex.corrected", "ocs.fedavg_nonconvex"):
         assert isinstance(get_claim(cid).one_step, OutOfScope), cid
-    for cid in ("ocs.dsgd_strongly_convex", "ocs.dsgd_strongly_convex.corrected"):
+    for cid in ("ocs.dsgd_strongly_convex", "ocs.dsgd_strongly_convex.corrected",
+                "ocs.dsgd_nonconvex"):
         assert isinstance(get_claim(cid).one_step, OneStep), cid
 
 
@@ -189,6 +189,16 @@ def test_theorem13_refuted_by_the_peps_own_instance() -> None:
     # the corrected statement holds there
     fixed = certify_instance(get_claim("ocs.dsgd_strongly_convex.corrected").one_step, params)
     assert "counterexample" not in fixed and Fr(fixed["upper"]) < Fr(fixed["stated"])
+
+
+@pytest.mark.parametrize("params, worst, stated", [
+    ({"w": (_H, _H), "m": 1, "theta": 1}, Fr(1, 16), Fr(1, 16)),            # attained
+    ({"w": (Fr(3, 4), Fr(1, 4)), "m": 1, "theta": 1}, Fr(1, 16), Fr(3, 32)),  # 3/2 loose
+])
+def test_theorem15_descent_certified(params, worst, stated) -> None:
+    row = certify_instance(get_claim("ocs.dsgd_nonconvex").one_step, params)
+    assert row["status"] == "exact"
+    assert Fr(row["lower"]) == Fr(row["upper"]) == worst and Fr(row["stated"]) == stated
 
 
 def test_theorem13_bad_part_is_refused() -> None:
@@ -287,6 +297,18 @@ def test_theorem13_quick_grids() -> None:
             if r["lower"] is not None and r["upper"] is not None:
                 assert Fraction(r["lower"]) <= Fraction(r["upper"])
     assert any(r["params"].get("ratios") for r in orig["instances"])
+
+
+@pytest.mark.slow
+def test_theorem15_quick_grid() -> None:
+    """Theorem 15 (noise-free): exact and attained at equal weights, never refuted; the OCS
+    ratio rows certify an upper bound below the stated side."""
+    out = certify(get_claim("ocs.dsgd_nonconvex").one_step, quick=True)
+    assert "refuted" not in out
+    for r in out["instances"]:
+        assert r["upper"] is not None and Fraction(r["upper"]) <= Fraction(r["stated"])
+        if not r["params"].get("ratios"):
+            assert r["status"] == "exact"
 
 
 def test_a_certified_entry_is_written_read_back_and_rendered(tmp_path) -> None:

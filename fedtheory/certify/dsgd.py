@@ -30,11 +30,13 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from .models import dsgd_step
-from .onestep import Built, OneStep
-from .pep import Pep, as_fraction
+import numpy as np
 
-__all__ = ["recursion_one_step", "theorem13_grid"]
+from .models import dsgd_step, expectation
+from .onestep import Built, OneStep, bernoulli_patterns
+from .pep import Pep, Vec, as_fraction
+
+__all__ = ["descent_one_step", "recursion_one_step", "theorem13_grid", "theorem15_grid"]
 
 #: ``probabilities(norms, m) -> p``: the OCS probabilities (7) for given norms (the claim
 #: passes the toolkit's exact implementation; the library layer does not import the theory).
@@ -61,8 +63,6 @@ def _sampling(params: dict[str, Any], probabilities: Probabilities | None
 def _form(d: dict[str, Any], e: Any, a: Fraction, k: int) -> Any:
     """The quadratic form of ``e`` (its constant dropped) in ``y`` at identical quadratics
     of curvature ``a`` (by polarisation; floating point)."""
-    import numpy as np
-
     def val(y: Sequence[Fraction]) -> float:
         V, F = d["instance"](y, a)
         G = [[vi[0] * vj[0] for vj in V] for vi in V]
@@ -86,8 +86,6 @@ def _line_instance(pep: Pep, d: dict[str, Any], curvatures: Sequence[Fraction]
     :math:`y = (r, c_1, \dots)`; the largest objective under the constraints is found in
     floating point (a generalised eigenproblem after maximising over :math:`r`), rounded,
     and shrunk to satisfy the normalisation exactly; the best exact value wins."""
-    import numpy as np
-
     assert pep.objective is not None
     k = d["free"]
     best: tuple[Fraction, Any] | None = None
@@ -222,4 +220,90 @@ def theorem13_grid(quick: bool) -> list[dict[str, Any]]:
             {"part": "additive", "w": eq[2], "m": 1, "M": 0, "sigma2": 0, "mu": h, "theta": 1,
              "ratios": (1, 1)},
         ]
+    return rows
+
+
+def descent_one_step(descent_half: Any, beta_half: Any,
+                     grid: Callable[[bool], list[dict[str, Any]]],
+                     probabilities: Probabilities | None = None,
+                     notes: tuple[str, ...] = ()) -> OneStep:
+    r"""The :class:`~.onestep.OneStep` of Theorem 15's descent (24) with exact gradients
+    (:math:`M = \sigma = 0`):
+
+    .. math::
+
+        \mathbb E f(x^{k+1}) - f(x^k) + \eta\Big(1 - \frac{c_dL\eta}{\gamma}\Big)
+        \|\nabla f(x^k)\|^2 \le \eta^2\,\frac{c_\beta L}{\gamma}(1 - \gamma)W\rho,
+
+    :math:`f` :math:`L`-smooth (class ``smooth``; the clients' own functions are
+    :math:`f` plus a linear term, so only their gradients at :math:`x^k` matter and
+    Assumption 9, :math:`\sum_iw_i\|\nabla f_i(x) - \nabla f(x)\|^2 \le \rho = 1`, is imposed
+    there: exact), the step :math:`\eta = \theta\gamma/L`; a grid row is ``{"w", "m",
+    "theta"}`` (+ ``"ratios"`` for OCS)."""
+    cd, cb = as_fraction(descent_half, "descent_half"), as_fraction(beta_half, "beta_half")
+
+    def build(params: dict[str, Any]) -> Built:
+        w = [as_fraction(v, "w") for v in params["w"]]
+        p, gamma = _sampling(params, probabilities)
+        L = Fraction(1)
+        eta = as_fraction(params["theta"], "theta") * gamma / L
+        pep = Pep()
+        f = pep.function("smooth", L)
+        g = [pep.vector(f"g{i + 1}") for i in range(len(w))]
+        gbar = Vec()
+        for wi, gi in zip(w, g, strict=True):
+            gbar = gbar + gi * wi
+        f0 = pep.value()
+        f.add_point(Vec(), gbar, f0)
+        rho = sum(((gi - gbar).sq() * wi for wi, gi in zip(w, g, strict=True)),
+                  gbar.sq() * 0)
+        pep.constrain(rho - 1, "sum_i w_i ||g_i - grad f||^2 <= rho = 1")
+        if params.get("ratios") is not None:
+            u = [as_fraction(v, "ratios") for v in params["ratios"]]
+            base = (g[0] * w[0]).sq()
+            for i in range(1, len(w)):
+                e = (g[i] * w[i]).sq() - base * (u[i] * u[i] / (u[0] * u[0]))
+                pep.constrain(e, f"||w{i + 1} g{i + 1}|| <= ratio ||w1 g1||")
+                pep.constrain(-e, f"||w{i + 1} g{i + 1}|| >= ratio ||w1 g1||")
+
+        def value(mask: tuple[bool, ...]) -> Any:
+            step = Vec()
+            for m_, gi, wi, pi in zip(mask, g, w, p, strict=True):
+                if m_:
+                    step = step + gi * (wi / pi)
+            return f.value(step * (-eta))
+
+        pep.maximize(expectation(bernoulli_patterns(p), value) - f0
+                     + gbar.sq() * (eta * (1 - cd * L * eta / gamma)))
+        return Built(pep, eta * eta * cb * L / gamma * (1 - gamma) * max(w))
+
+    return OneStep(
+        description=(
+            "one DSGD step with exact gradients (M = sigma = 0), f L-smooth (L = 1), "
+            "Assumption 9 at x^k with rho = 1, independent sampling p_i = m/n (gamma = m/n) "
+            "or the OCS probabilities at fixed ratios of ||w_i grad f_i(x)||, every pattern; "
+            "metric E f(x+) - f(x) + eta(1 - L eta/(2 gamma))||grad f||^2 against "
+            "eta^2 (L/(2 gamma))(1 - gamma) W rho, eta = theta gamma/L"),
+        build=build, grid=grid,
+        relaxation=("none for the noise-free statement (the clients' functions enter only "
+                    "through their gradients at x^k); the noisy one (M, sigma > 0) is not "
+                    "modelled: its worst case over noise laws is no finite PEP here"),
+        notes=notes)
+
+
+def theorem15_grid(quick: bool) -> list[dict[str, Any]]:
+    """Theorem 15's instances: equal and unequal weights, m of n = 2, 3, 4 in expectation,
+    the step gamma/L (theta = 1) and half of it, two OCS norm ratios."""
+    F = Fraction
+    h = F(1, 2)
+    rows: list[dict[str, Any]] = [
+        {"w": (h, h), "m": 1, "theta": 1},
+        {"w": (F(3, 4), F(1, 4)), "m": 1, "theta": 1},
+        {"w": (F(1, 3),) * 3, "m": 2, "theta": 1},
+        {"w": (h, h), "m": 1, "theta": 1, "ratios": (1, 2)},
+        {"w": (h, h), "m": 1, "theta": 1, "ratios": (1, 4)},
+    ]
+    if not quick:
+        rows += [{"w": (F(1, 4),) * 4, "m": 2, "theta": 1}, {"w": (h, h), "m": 1, "theta": h},
+                 {"w": (F(1, 2), F(1, 4), F(1, 4)), "m": 1, "theta": 1}]
     return rows

@@ -199,6 +199,15 @@ def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
             up2 = None if lam is None else pep.round_dual(lam, target=target)
             if up2 is not None and (up is None or up2[0] < up[0]):
                 up = up2
+    if low is None and (up is None or up[0] > Fraction(sol.value).limit_denominator(10**4)):
+        # no lower certificate to aim at: least-weight multipliers just above the solver's
+        # value (a valid upper bound whatever it is; tighter than a loose rounding)
+        target = Fraction(sol.value + 1e-6 * max(1.0, abs(sol.value))).limit_denominator(
+            10**6)
+        lam = pep.sparse_dual(float(target))
+        up2 = None if lam is None else pep.round_dual(lam, target=target)
+        if up2 is not None and (up is None or up2[0] < up[0]):
+            up = up2
     upper = None if up is None else up[0]
     lower = None if low is None else low[0]
     if lower is not None and upper is not None:
