@@ -314,6 +314,7 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
         out["derivation"] = "symbolic" if derived and all(
             d["derivation"] == "symbolic" and d.get("closed_form_equal") is not False
             for d in derived) else "instances only"
+        out["seconds"] = round(time.perf_counter() - t0, 3)
     elif step.closed_form is not None:
         out["derivation"] = "instances only"
     if step.notes:
