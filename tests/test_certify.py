@@ -143,10 +143,68 @@ def test_out_of_scope_and_undescribed() -> None:
     out = certify(OutOfScope("an O(.) rate"))
     assert out["status"] == "out of scope" and out["reason"] == "an O(.) rate"
     assert certify(None)["status"] == "out of scope"
-    for cid in ("ocs.dsgd_strongly_convex", "ocs.dsgd_strongly_convex.corrected",
-                "ocs.dsgd_nonconvex", "ocs.fedavg_strongly_convex.corrected",
-                "ocs.fedavg_nonconvex"):
+    for cid in ("ocs.fedavg_strongly_convex.corrected", "ocs.fedavg_nonconvex"):
         assert isinstance(get_claim(cid).one_step, OutOfScope), cid
+    for cid in ("ocs.dsgd_strongly_convex", "ocs.dsgd_strongly_convex.corrected",
+                "ocs.dsgd_nonconvex"):
+        assert isinstance(get_claim(cid).one_step, OneStep), cid
+
+
+# -- Theorem 13 of seed 002: contraction and additive constant apart -----------------------
+_H = Fr(1, 2)
+
+
+@pytest.mark.parametrize("claim_id, params, worst, stated", [
+    # the contraction (Z = 0, sigma = 0) is not tight: 19/32 against 1 - mu eta = 3/4
+    ("ocs.dsgd_strongly_convex", {"part": "contraction", "w": (_H, _H), "m": 1, "M": 0,
+                                  "mu": _H, "theta": 1}, Fr(19, 32), Fr(3, 4)),
+    # the additive constant is attained at equal weights (sigma^2 and Z parts)
+    ("ocs.dsgd_strongly_convex", {"part": "additive", "w": (_H, _H), "m": 1, "M": 0,
+                                  "sigma2": 1, "mu": _H, "theta": 1}, Fr(3, 4), Fr(3, 4)),
+    # the corrected Z part is twice the worst case
+    ("ocs.dsgd_strongly_convex.corrected", {"part": "additive", "w": (_H, _H), "m": 1, "M": 1,
+                                            "sigma2": 0, "mu": _H, "theta": 1},
+     Fr(1, 6), Fr(1, 3)),
+])
+def test_theorem13_parts_certified(claim_id, params, worst, stated) -> None:
+    row = certify_instance(get_claim(claim_id).one_step, params)
+    assert row["status"] == "exact"
+    assert Fr(row["lower"]) == Fr(row["upper"]) == worst and Fr(row["stated"]) == stated
+    assert "counterexample" not in row
+
+
+def test_theorem13_refuted_by_the_peps_own_instance() -> None:
+    """w = (3/4, 1/4): the PEP's instance (identical quadratics on a line, rational) adds
+    6/11 beyond the contraction where (20) allows 1/2; re-checked here exactly."""
+    step = get_claim("ocs.dsgd_strongly_convex").one_step
+    params = {"part": "additive", "w": (Fr(3, 4), Fr(1, 4)), "m": 1, "M": 0, "sigma2": 0,
+              "mu": _H, "theta": 1}
+    row = certify_instance(step, params)
+    ce = row["counterexample"]
+    assert Fr(ce["value"]) == Fr(6, 11) > Fr(ce["stated"]) == _H
+    assert Fr(row["upper"]) >= Fr(6, 11) and row["ratio"] < 1
+    built = step.build(params)
+    V = [[Fr(v) for v in r] for r in ce["instance"]["vectors"]]
+    assert built.pep.check_primal(V, [Fr(v) for v in ce["instance"]["values"]]) == Fr(6, 11)
+    # the corrected statement holds there
+    fixed = certify_instance(get_claim("ocs.dsgd_strongly_convex.corrected").one_step, params)
+    assert "counterexample" not in fixed and Fr(fixed["upper"]) < Fr(fixed["stated"])
+
+
+@pytest.mark.parametrize("params, worst, stated", [
+    ({"w": (_H, _H), "m": 1, "theta": 1}, Fr(1, 16), Fr(1, 16)),            # attained
+    ({"w": (Fr(3, 4), Fr(1, 4)), "m": 1, "theta": 1}, Fr(1, 16), Fr(3, 32)),  # 3/2 loose
+])
+def test_theorem15_descent_certified(params, worst, stated) -> None:
+    row = certify_instance(get_claim("ocs.dsgd_nonconvex").one_step, params)
+    assert row["status"] == "exact"
+    assert Fr(row["lower"]) == Fr(row["upper"]) == worst and Fr(row["stated"]) == stated
+
+
+def test_theorem13_bad_part_is_refused() -> None:
+    step = get_claim("ocs.dsgd_strongly_convex").one_step
+    with pytest.raises(ValueError, match="part must be"):
+        step.build({"part": "both", "w": (_H, _H), "m": 1, "M": 0, "mu": _H, "theta": 1})
 
 
 def test_certified_entry_matches_the_schema() -> None:
@@ -157,6 +215,7 @@ def test_certified_entry_matches_the_schema() -> None:
     jsonschema.validate(doc, schema.CERTIFIED_SCHEMA)
     # exact at equal p; the unequal-p instance's worst case is irrational: a sandwich
     assert doc["status"] == "sandwich" and doc["closed_form"]["holds"]
+    assert doc["derivation"] == "symbolic" and doc["derived"][0]["n"] == 2   # derived at n = 2
     assert Fr(doc["stated"]) / Fr(doc["upper"]) == Fr(20, 19)       # n = 2, p = 1/10
     from fedtheory.certify import STATUSES
 
@@ -221,6 +280,37 @@ def test_listed_claims_quick_grids(claim_id, status, ratio) -> None:
         assert out["closed_form"]["holds"]
 
 
+@pytest.mark.slow
+def test_theorem13_quick_grids() -> None:
+    """Both statements' quick grids: the original refuted (stated < worst at the unequal
+    weights, a rational counterexample), the corrected one holding everywhere; the
+    contraction never tight, the OCS ratios certified one at a time."""
+    orig = certify(get_claim("ocs.dsgd_strongly_convex").one_step, quick=True)
+    corr = certify(get_claim("ocs.dsgd_strongly_convex.corrected").one_step, quick=True)
+    assert "refuted" in orig and Fr(orig["counterexample"]["value"]) > Fr(
+        orig["counterexample"]["stated"])
+    assert "refuted" not in corr and corr["status"] in ("exact", "sandwich")
+    for out in (orig, corr):
+        assert out["by_part"]["contraction"]["statuses"] == ["exact"]
+        assert out["by_part"]["contraction"]["ratio_min"] > 1.1
+        for r in out["instances"]:
+            if r["lower"] is not None and r["upper"] is not None:
+                assert Fraction(r["lower"]) <= Fraction(r["upper"])
+    assert any(r["params"].get("ratios") for r in orig["instances"])
+
+
+@pytest.mark.slow
+def test_theorem15_quick_grid() -> None:
+    """Theorem 15 (noise-free): exact and attained at equal weights, never refuted; the OCS
+    ratio rows certify an upper bound below the stated side."""
+    out = certify(get_claim("ocs.dsgd_nonconvex").one_step, quick=True)
+    assert "refuted" not in out
+    for r in out["instances"]:
+        assert r["upper"] is not None and Fraction(r["upper"]) <= Fraction(r["stated"])
+        if not r["params"].get("ratios"):
+            assert r["status"] == "exact"
+
+
 def test_a_certified_entry_is_written_read_back_and_rendered(tmp_path) -> None:
     """A claim with a one-step description: the entry validates, reads back and renders."""
     from fedtheory.claims import Claim, ClaimKind, Evidence
@@ -246,3 +336,39 @@ def test_a_certified_entry_is_written_read_back_and_rendered(tmp_path) -> None:
         json.dumps(res.certified))
     md = write_markdown(tmp_path, [back], 0, "quick")
     assert "**Certified** (performance estimation): **exact**" in md.read_text()
+
+
+# -- tight constants derived symbolically from the dual --------------------------------------
+_P = [Fr(1, 10), Fr(1, 5), Fr(1, 3), Fr(1, 2), Fr(2, 3), Fr(3, 4), Fr(9, 10)]
+
+
+def test_mifa_error_worst_case_derived_symbolically() -> None:
+    """n = 2, symbolic p: the fitted least-weight multipliers certify (1-p)(2-p)/4 for every
+    p in (0, 1) (values cancel, S PSD by its pivots), the instance attains it; a wrong
+    closed form is said to differ."""
+    import sympy as sp
+
+    from fedtheory.certify.symbolic import derive_worst_case
+
+    step = get_claim("mifa.mifa_error").one_step
+    out = derive_worst_case(step, lambda q: {"n": 2, "p": q}, _P,
+                            closed_form=lambda t: (1 - t) * (2 * (1 - t) + t) / 4)
+    assert out["derivation"] == "symbolic" and out["closed_form_equal"] and out["attained"]
+    t = sp.Symbol("p", positive=True)
+    assert sp.simplify(sp.sympify(out["worst"], locals={"p": t}) - (1 - t) * (2 - t) / 4) == 0
+    assert all(out["checks"].values())
+    wrong = derive_worst_case(step, lambda q: {"n": 2, "p": q}, _P,
+                              closed_form=lambda t: (1 - t) / 2)
+    assert wrong["closed_form_equal"] is False
+    with pytest.raises(ValueError, match="samples"):
+        derive_worst_case(step, lambda q: {"n": 2, "p": q}, _P[:3])
+
+
+@pytest.mark.slow
+def test_error_floor_step_worst_case_derived_symbolically() -> None:
+    """n = 2, θ = 1, symbolic p: worst case p(1-p)/4 = η^2 L c/4 (η = p, c = 1/p - 1) for
+    every p, certified by the fitted dual; the entry says "symbolic"."""
+    out = certify(get_claim("mifa.error_floor_step").one_step, quick=True)
+    assert out["derivation"] == "symbolic"
+    (d,) = out["derived"]
+    assert d["worst"] == "-p*(p - 1)/4" and d["closed_form_equal"] and d["attained"]

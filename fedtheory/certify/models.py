@@ -15,7 +15,7 @@ from typing import Any
 from .onestep import bernoulli_patterns, uniform_patterns
 from .pep import Expr, Function, Pep, Vec, as_fraction
 
-__all__ = ["dropout_patterns", "expectation", "fedavg_is_step", "quadratic_instance",
+__all__ = ["dropout_patterns", "dsgd_step", "expectation", "fedavg_is_step", "quadratic_instance",
            "rounded_rows", "substitution_error", "unit_vectors_summing_to_zero"]
 
 
@@ -186,3 +186,107 @@ def rounded_rows(G: Any, leaves: Sequence[int], den: int = 10**6) -> dict[int, l
     V = U[:, keep] * np.sqrt(w[keep]) if keep.any() else np.zeros((len(leaves), 1))
     return {k: [Fraction(float(v)).limit_denominator(den) for v in row]
             for k, row in zip(leaves, V, strict=True)}
+
+
+def dsgd_step(pep: Pep, w: Sequence[Any], p: Sequence[Any], eta: Any, L: Any, mu: Any,
+              M: Any, sigma2: Any, heterogeneous: bool = True) -> dict[str, Any]:
+    r"""One DSGD step with independent partial participation (seed 002's eq. (6)),
+    :math:`x^+ = x - \eta\sum_{i\in S}\frac{w_i}{p_i}(\nabla f_i(x) + \xi_i)`, from
+    :math:`r = x - x^\star` (:math:`x^\star = 0`, translation invariance), every pattern of
+    independent Bernoulli(:math:`p_i`) participation enumerated; the noise is independent
+    across clients, zero-mean, :math:`\mathbb E\|\xi_i\|^2 \le M\|\nabla f_i(x)\|^2 +
+    \sigma^2` (Assumption 7), taken at its largest second moment (the only moment the
+    squared distance reads).
+
+    Every :math:`f_i` is :math:`L`-smooth and :math:`\mu`-strongly convex (class
+    ``smooth_strongly_convex``; interpolation exact), so :math:`f = \sum_i w_if_i` is too;
+    :math:`x^\star` minimises :math:`f` (:math:`\sum_i w_i\nabla f_i(x^\star) = 0`, the last
+    client's gradient there written through the others) and, when ``heterogeneous``, each
+    :math:`f_i` has a minimiser :math:`x_i^\star` (a point with gradient 0) so that
+    :math:`Z_i = f_i(x^\star) - f_i^\star` is an expression; otherwise :math:`x^\star`
+    minimises every :math:`f_i` (:math:`Z_i = 0`).
+
+    Returns ``r`` (leaf), ``g`` (:math:`\nabla f_i(x)`), ``Z`` (expressions), ``E_dist``
+    (:math:`\mathbb E\|r^+\|^2`, exact sum) and ``r2`` (:math:`\|r\|^2`).
+    """
+    ws = [as_fraction(v, "w") for v in w]
+    ps = [as_fraction(v, "p") for v in p]
+    n = len(ws)
+    if n < 1 or len(ps) != n:
+        raise ValueError(f"w and p must give one value per client, got {w!r}, {p!r}")
+    if any(v <= 0 for v in ws) or sum(ws) != 1:
+        raise ValueError(f"w must be positive and sum to 1, got {w!r}")
+    eta, M, sigma2 = as_fraction(eta, "eta"), as_fraction(M, "M"), as_fraction(sigma2, "sigma2")
+    if M < 0 or sigma2 < 0:
+        raise ValueError(f"M and sigma2 must be >= 0, got {M}, {sigma2}")
+    fs = [pep.function("smooth_strongly_convex", L, mu) for _ in range(n)]
+    r = pep.vector("r")
+    r_leaf = pep.n_vec - 1
+    g_leaves = list(range(pep.n_vec, pep.n_vec + n))
+    g = [pep.vector(f"g{i + 1}") for i in range(n)]
+    Z: list[Expr] = []
+    if heterogeneous and n > 1:
+        s_leaves = list(range(pep.n_vec, pep.n_vec + n - 1))
+        s = [pep.vector(f"s{i + 1}") for i in range(n - 1)]
+        last = Vec()
+        for wi, si in zip(ws, s, strict=False):
+            last = last - si * (wi / ws[-1])
+        s.append(last)
+    else:
+        s_leaves = []
+        s = [Vec() for _ in range(n)]
+    z_leaves: list[int] = []
+    fx_vals, fs_vals, fm_vals = [], [], []
+    for i, f in enumerate(fs):
+        fx_vals.append(pep.n_val)
+        f.add_point(r, g[i], pep.value())
+        fs_vals.append(pep.n_val)
+        f_star_i = pep.value()
+        f.add_point(Vec(), s[i], f_star_i)
+        if heterogeneous and n > 1:
+            fm_vals.append(pep.n_val)
+            f_min = pep.value()
+            z_leaves.append(pep.n_vec)
+            f.add_point(pep.vector(f"z{i + 1}"), Vec(), f_min)
+            Z.append(f_star_i - f_min)
+        else:
+            Z.append(Expr())
+
+    def dist(mask: tuple[bool, ...]) -> Expr:
+        step = Vec()
+        for m, gi, wi, pi in zip(mask, g, ws, ps, strict=True):
+            if m:
+                step = step + gi * (wi / pi)
+        return (r - step * eta).sq()
+
+    noise = Expr()
+    for gi, wi, pi in zip(g, ws, ps, strict=True):
+        noise = noise + (gi.sq() * M + sigma2) * (wi * wi / pi)
+    def instance(y: Sequence[Fraction], a: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
+        """The leaves at identical quadratics :math:`f_i = \\frac a2(x - c_i)^2` on a line
+        (:math:`\\mu \\le a \\le L`: in the class), ``y = (r, c_1, ..., c_{n-1})`` (the last
+        centre makes :math:`\\sum_i w_ic_i = 0`; ``y = (r,)`` without heterogeneity)."""
+        a = as_fraction(a, "a")
+        rv = Fraction(y[0])
+        cs = [Fraction(v) for v in y[1:]] if len(s_leaves) else [Fraction(0)] * (n - 1)
+        if n > 1:
+            cs.append(-sum((wi * ci for wi, ci in zip(ws, cs, strict=False)), Fraction(0))
+                      / ws[-1])
+        else:
+            cs = [Fraction(0)]
+        rows: dict[int, Fraction] = {r_leaf: rv}
+        F: dict[int, Fraction] = {}
+        for i in range(n):
+            rows[g_leaves[i]] = a * (rv - cs[i])
+            F[fx_vals[i]] = a / 2 * (rv - cs[i]) ** 2
+            F[fs_vals[i]] = a / 2 * cs[i] ** 2
+            if i < len(s_leaves):
+                rows[s_leaves[i]] = -a * cs[i]
+            if z_leaves:
+                rows[z_leaves[i]] = cs[i]
+                F[fm_vals[i]] = Fraction(0)
+        return ([[rows[k]] for k in range(pep.n_vec)], [F[k] for k in range(pep.n_val)])
+
+    return {"r": r, "g": g, "Z": Z, "r2": r.sq(), "instance": instance,
+            "free": 1 + len(s_leaves),
+            "E_dist": expectation(bernoulli_patterns(ps), dist) + noise * (eta * eta)}

@@ -80,6 +80,10 @@ class OneStep:
     #: Instances outside the stated condition (e.g. a larger step), reported apart
     #: (``beyond_stated_condition``): where the statement could be relaxed to.
     beyond: Callable[[bool], list[dict[str, Any]]] | None = None
+    #: The worst case derived symbolically from the dual (``derive(quick) -> [result of
+    #: fedtheory.certify.symbolic.derive_worst_case, ...]``): the entry's ``derivation`` is
+    #: ``"symbolic"`` when every result is, else ``"instances only"``.
+    derive: Callable[[bool], list[dict[str, Any]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -185,8 +189,23 @@ def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
     if low is not None and (up is None or up[0] > low[0]):
         # the solver's multipliers (the centre of the optimal face) did not round exactly:
         # the least-weight multipliers certifying the lower value often do
-        lam = pep.sparse_dual(float(low[0]))
-        up2 = None if lam is None else pep.round_dual(lam, target=low[0])
+        # the least-weight multipliers certifying the lower value, then a simple fraction
+        # next to the solver's value (a worst case the rounded instance only approaches)
+        guess = Fraction(sol.value).limit_denominator(10**4)
+        for target in dict.fromkeys([low[0], *([guess] if guess > low[0] else [])]):
+            if up is not None and up[0] <= target:
+                break
+            lam = pep.sparse_dual(float(target))
+            up2 = None if lam is None else pep.round_dual(lam, target=target)
+            if up2 is not None and (up is None or up2[0] < up[0]):
+                up = up2
+    if low is None and (up is None or up[0] > Fraction(sol.value).limit_denominator(10**4)):
+        # no lower certificate to aim at: least-weight multipliers just above the solver's
+        # value (a valid upper bound whatever it is; tighter than a loose rounding)
+        target = Fraction(sol.value + 1e-6 * max(1.0, abs(sol.value))).limit_denominator(
+            10**6)
+        lam = pep.sparse_dual(float(target))
+        up2 = None if lam is None else pep.round_dual(lam, target=target)
         if up2 is not None and (up is None or up2[0] < up[0]):
             up = up2
     upper = None if up is None else up[0]
@@ -209,6 +228,13 @@ def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
         "constraints": len(pep.all_constraints()), "gram_size": pep.n_vec,
         "seconds": round(time.perf_counter() - t0, 3),
     }
+    if low is not None and low[0] > stated:
+        # the statement fails: the PEP's own instance, re-checked exactly, is the
+        # counterexample (stated < worst)
+        out["counterexample"] = {
+            "value": str(low[0]), "stated": str(stated), "from": low[1],
+            "instance": {k: [[str(v) for v in row] if isinstance(row, list) else str(row)
+                             for row in rows] for k, rows in low[2].items()}}
     if step.closed_form is not None:
         cf = step.closed_form(params)
         if cf is not None:
@@ -253,6 +279,21 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
         "description": step.description, "relaxation": step.relaxation,
         "seconds": round(time.perf_counter() - t0, 3),
     }
+    bad = [r for r in rows if "counterexample" in r]
+    if bad:
+        out["refuted"] = (f"stated < worst at {len(bad)} of {len(rows)} instances (the PEP's "
+                          "own instance, re-checked in exact arithmetic, exceeds the stated "
+                          "side)")
+        out["counterexample"] = {"params": bad[0]["params"], **bad[0]["counterexample"]}
+    if rows and all("part" in r["params"] for r in rows):
+        parts: dict[str, Any] = {}
+        for r in rows:
+            parts.setdefault(r["params"]["part"], []).append(r)
+        out["by_part"] = {k: {
+            "statuses": sorted({r["status"] for r in rs}),
+            "ratio_min": min((r["ratio"] for r in rs if r["ratio"] is not None), default=None),
+            "ratio_max": max((r["ratio"] for r in rs if r["ratio"] is not None), default=None),
+            "instances": len(rs)} for k, rs in parts.items()}
     n_exact = sum(r["status"] == "exact" for r in rows)
     if len(ratios) == 1:
         (r,) = ratios
@@ -267,6 +308,15 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
         out["closed_form"] = {"text": step.closed_form_text, "holds": ok,
                               "instances": len(with_cf),
                               "exactly": sum(r["status"] == "exact" for r in with_cf)}
+    if step.derive is not None:
+        derived = step.derive(quick)
+        out["derived"] = derived
+        out["derivation"] = "symbolic" if derived and all(
+            d["derivation"] == "symbolic" and d.get("closed_form_equal") is not False
+            for d in derived) else "instances only"
+        out["seconds"] = round(time.perf_counter() - t0, 3)
+    elif step.closed_form is not None:
+        out["derivation"] = "instances only"
     if step.notes:
         out["notes"] = list(step.notes)
     if step.beyond is not None:

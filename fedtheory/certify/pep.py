@@ -353,7 +353,10 @@ class Pep:
         prob = cp.Problem(cp.Minimize(cp.sum(lam)), parts)
         try:
             prob.solve(solver=cp.CLARABEL)
-        except cp.error.SolverError:  # a refinement only: the first certificate stands
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # noqa: BLE001 - a refinement only: the first certificate
+            # stands (SolverError, or a panic of Clarabel's Rust core: a BaseException)
             solver_log.record("pep dual (least weight)", "CLARABEL", "solver_error")
             return None
         solver_log.record("pep dual (least weight)", "CLARABEL", str(prob.status))

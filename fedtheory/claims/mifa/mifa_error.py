@@ -12,6 +12,7 @@ import sympy as sp
 
 from fedtheory.certify import Built, OneStep, Pep, Vec, bernoulli_patterns
 from fedtheory.certify.models import expectation
+from fedtheory.certify.symbolic import derive_worst_case
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
@@ -296,6 +297,23 @@ def _certify_build(params: dict[str, Any]) -> Built:
     return Built(pep, CLAIM.stated.constants["bound"] * (1 - p_) / n, inst)
 
 
+#: The values of p at which the dual multipliers are fitted (exact).
+_DERIVE_P = [Fraction(1, 10), Fraction(1, 5), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3),
+             Fraction(3, 4), Fraction(9, 10)]
+
+
+def _certify_derive(quick: bool) -> list[dict[str, Any]]:
+    """The worst case derived from the dual at symbolic p (n = 2; 3 and 4 in full): equal
+    to (1-p)((1-p)n + p)/n^2 identically, or said otherwise."""
+    assert isinstance(CLAIM.one_step, OneStep)
+    out = []
+    for n in ((2,) if quick else (2, 3, 4)):
+        d = derive_worst_case(CLAIM.one_step, lambda q, n=n: {"n": n, "p": q}, _DERIVE_P,
+                              closed_form=lambda t, n=n: (1 - t) * ((1 - t) * n + t) / n**2)
+        out.append({"n": n, **d})
+    return out
+
+
 CLAIM.one_step = OneStep(
     description=("one MIFA aggregation, exact gradients, independent Bernoulli(p) "
                  "participation (all 2^n patterns); memory errors e_i free vectors with "
@@ -314,4 +332,5 @@ CLAIM.one_step = OneStep(
     notes=("non-uniform p (one instance): the stated bound is written for equal p; it is "
            "read with p = min_i p_i (the largest bound, and one that holds: Jensen as in the "
            "derivation)",),
+    derive=_certify_derive,
 )

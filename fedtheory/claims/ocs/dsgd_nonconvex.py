@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from fedtheory.certify import OutOfScope
+from fedtheory.certify.dsgd import descent_one_step, theorem15_grid
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     dsgd_check,
@@ -18,6 +18,7 @@ from fedtheory.experiments.ocs_theorem_exact import (
 )
 from fedtheory.symbolic.ocs_dsgd_descent import derive_dsgd_descent
 from fedtheory.symbolic.ocs_dsgd_proofs import prove_dsgd_descent
+from fedtheory.theory.ocs_exact import ocs_probabilities
 from fedtheory.theory.ocs_theorems import THEOREM_15
 
 from ._common import derivation_evidence
@@ -106,9 +107,17 @@ def _dsgd_nonconvex_replicas(ctx: Context) -> Evidence:
     return dsgd_check(ctx, nonconvex_scenarios(ctx, R=1), THEOREM_15.restated(ctx))
 
 # `verify --certify`: not (yet) a PEP (fedtheory.certify)
-CLAIM.one_step = OutOfScope(
-    "OCS samples with probabilities that depend on the clients' update norms (gamma^k is "
-    "data-dependent): a PEP fits one ratio of norms at a time, i.e. a grid over norm ratios "
-    "beside the function class; not described to the PEP builder in this version (under "
-    "uniform sampling the recursion fits: its contraction factor and additive constant "
-    "would come out separately)")
+CLAIM.one_step = descent_one_step(
+    THEOREM_15.constants["descent_half"], THEOREM_15.constants["beta_half"], theorem15_grid,
+    ocs_probabilities,
+    notes=(
+        "noise-free instances only (M = sigma = 0): with noise the worst case is over noise "
+        "laws (a two-point law would give only a lower bound), not modelled",
+        "uniform sampling is the seed's independent uniform sampling (p_i = m/n, gamma = "
+        "m/n); OCS: one PEP per fixed ratio of ||w_i grad f_i(x)|| (a grid, nothing claimed "
+        "between its points; the ratio rows certify an upper bound only: the rounded "
+        "instance breaks the ratio equalities)",
+        "the bound is attained at equal weights (stated/worst = 1 at n = 2, m = 1 and n = 3, "
+        "m = 2) and 3/2 loose at w = (3/4, 1/4) (the step sum w_i^2 ||.||^2 <= W sum w_i "
+        "||.||^2 of Appendix C.2)"),
+)
