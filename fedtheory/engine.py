@@ -453,6 +453,9 @@ class NormalStreams:
 
     #: Requests of the largest size read ahead, as far as :attr:`BUDGET` allows.
     AHEAD = 8
+    #: At least this many normals per replica read ahead (small requests, e.g. a scalar per
+    #: client, would otherwise call every replica's generator every few rounds).
+    MIN_AHEAD = 1024
     #: Numbers held ahead for all replicas together (8 MiB of float64) beyond one request: a
     #: one-off large request (a table rule's first round of every client) is not multiplied.
     BUDGET = 1 << 20
@@ -497,7 +500,8 @@ class NormalStreams:
             return
         top = int(need.max())
         if top > self.cap:  # grow: room for up to AHEAD such requests
-            ahead = min(self.AHEAD * top, self.BUDGET // max(len(self.streams), 1))
+            ahead = min(max(self.AHEAD * top, self.MIN_AHEAD),
+                        self.BUDGET // max(len(self.streams), 1))
             self._refill(np.empty(0, dtype=np.intp), max(top, ahead))
         pos = self.pos[present]
         short = pos + need > self.cap
@@ -1043,7 +1047,8 @@ class Engine:
         if self.record[0] == 0:
             record(0)
             j = 1
-        all_pairs = Participants.full(size, n) if rule.needs_all else None
+        every = Participants.full(size, n)  # every pair of the chunk (read-only, built once)
+        all_pairs = every if rule.needs_all else None
         evals = [0]  # gradient rows evaluated in this round's blocks
         proc = self.participation
         sees_round = bool(getattr(proc, "sees_round", False))
@@ -1063,7 +1068,7 @@ class Engine:
                 raise ValueError(f"participation {proc.name!r} reads the clients' updates, which "
                                  f"rule {rule.name!r} corrects during the local work: not "
                                  "supported together")
-            some = Participants.full(size, n) if only is None else Participants.from_mask(only)
+            some = every if only is None else Participants.from_mask(only)
             upd, ge = self.local_updates(x, some, None, noise_rngs, view_work,
                                          self.pair_steps(some, work), work.get("orders"))
             evals[0] += ge
