@@ -558,6 +558,7 @@ def certified_lines(c: Mapping[str, Any]) -> list[str]:
            + (f"; closed form: {c['closed_form']['text']} "
               f"({_closed_form_text(c['closed_form'])})"
               if c.get("closed_form") else ""), "",
+           *_certified_findings(c),
            "| instance | stated | worst (lower, upper) | stated/worst | status | s |",
            "|---|---|---|---|---|---|"]
     for r in c.get("instances", []):
@@ -566,6 +567,24 @@ def certified_lines(c: Mapping[str, Any]) -> list[str]:
                    f"{_md_cell(str(worst)[:60])} | {_ratio_text(r.get('ratio'))} | "
                    f"{r['status']} | {r.get('seconds', '')} |")
     return [*out, ""]
+
+
+def _certified_findings(c: Mapping[str, Any]) -> list[str]:
+    """The certified entry's refutation (the PEP's own instance, re-checked exactly) and its
+    symbolic derivation of the worst case, as Markdown lines (none when absent)."""
+    out: list[str] = []
+    if c.get("refuted"):
+        ce = c.get("counterexample") or {}
+        out += [f"**Refuted by the certificate**: {_md_cell(str(c['refuted']))}"
+                + (f"; at `{_md_cell(json.dumps(ce.get('params')))}` the worst case is "
+                   f"{ce.get('value')} against the stated {ce.get('stated')} "
+                   f"({_md_cell(str(ce.get('from', '')))})" if ce else ""), ""]
+    for d in c.get("derived") or []:
+        out += [f"**Worst case derived** ({d.get('derivation')}, n = {d.get('n')}, in "
+                f"{d.get('parameter')}): `{_md_cell(str(d.get('worst')))}`"
+                + ("; attained by an instance" if d.get("attained") else "")
+                + ("; equals the closed form" if d.get("closed_form_equal") else ""), ""]
+    return out
 
 
 def _closed_form_text(cf: Mapping[str, Any]) -> str:

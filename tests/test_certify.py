@@ -372,3 +372,20 @@ def test_error_floor_step_worst_case_derived_symbolically() -> None:
     assert out["derivation"] == "symbolic"
     (d,) = out["derived"]
     assert d["worst"] == "-p*(p - 1)/4" and d["closed_form_equal"] and d["attained"]
+
+
+def test_report_lines_show_a_refutation_and_a_derivation() -> None:
+    """report.md names the PEP's refuting instance and the derived worst case."""
+    from fedtheory.report import certified_lines
+
+    entry = {"status": "sandwich", "ratio": 0.9, "at": {"w": ["3/4", "1/4"]}, "instances": [],
+             "refuted": "stated < worst at 1 of 8 instances",
+             "counterexample": {"params": {"w": ["3/4", "1/4"]}, "value": "6/11",
+                                "stated": "1/2", "from": "the PEP's instance"},
+             "derived": [{"derivation": "symbolic", "n": 2, "parameter": "p",
+                          "worst": "(p - 2)*(p - 1)/4", "attained": True,
+                          "closed_form_equal": True}]}
+    text = "\n".join(certified_lines(entry))
+    assert "Refuted by the certificate" in text and "6/11 against the stated 1/2" in text
+    assert "Worst case derived** (symbolic, n = 2, in p): `(p - 2)*(p - 1)/4`" in text
+    assert "Refuted" not in "\n".join(certified_lines({**entry, "refuted": None}))

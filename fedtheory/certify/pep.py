@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -321,7 +322,7 @@ class Pep:
         obj = cp.sum(cp.multiply(Q0, G)) + c0 + (a0 @ F if F is not None else 0)
         prob = cp.Problem(cp.Maximize(obj), [con])
         t0 = time.perf_counter()
-        prob.solve(solver=cp.CLARABEL)
+        _solve_quietly(prob, cp.CLARABEL)
         secs = time.perf_counter() - t0
         solver_log.record(problem, "CLARABEL", str(prob.status))
         if prob.status not in ("optimal", "optimal_inaccurate"):
@@ -352,7 +353,7 @@ class Pep:
             parts.append(np.array(As).reshape(len(cons), self.n_val).T @ lam == a0)
         prob = cp.Problem(cp.Minimize(cp.sum(lam)), parts)
         try:
-            prob.solve(solver=cp.CLARABEL)
+            _solve_quietly(prob, cp.CLARABEL)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException:  # noqa: BLE001 - a refinement only: the first certificate
@@ -580,3 +581,13 @@ class Pep:
                 if float(val) >= sol.value - 1e-9 * max(1.0, abs(sol.value)):
                     break
         return best
+
+
+def _solve_quietly(prob: Any, solver: str) -> None:
+    """Solve ``prob`` without cvxpy's "Solution may be inaccurate" warning on the terminal:
+    the status (``optimal_inaccurate``) is recorded (:mod:`fedtheory.solver_log`) and what is
+    reported is only ever the certificates, checked in exact arithmetic."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate",
+                                category=UserWarning)
+        prob.solve(solver=solver)
