@@ -36,7 +36,8 @@ from .models import dsgd_step, expectation
 from .onestep import Built, OneStep, bernoulli_patterns
 from .pep import Pep, Vec, as_fraction
 
-__all__ = ["descent_one_step", "recursion_one_step", "theorem13_grid", "theorem15_grid"]
+__all__ = ["THEOREM13_NOTES", "descent_one_step", "recursion_one_step", "theorem13_grid",
+           "theorem15_grid"]
 
 #: ``probabilities(norms, m) -> p``: the OCS probabilities (7) for given norms (the claim
 #: passes the toolkit's exact implementation; the library layer does not import the theory).
@@ -184,6 +185,20 @@ def recursion_one_step(c1: Any, c2: Any, step_of: Callable[..., Fraction], grid:
             "subclass"),
         closed_form=closed_form, closed_form_text=closed_form_text, notes=notes)
 
+
+#: What the certified entries of Theorem 13 (original and corrected) say of the model.
+THEOREM13_NOTES: tuple[str, ...] = (
+    "uniform sampling is the seed's independent uniform sampling (p_i = m/n, every one "
+    "of the 2^n patterns; gamma = m/n by Definition 11), not b-of-n without replacement",
+    "OCS: the probabilities (7) depend on the gradient norms, so each OCS instance fixes "
+    "the ratios ||w_i grad f_i(x)|| (equality constraints) and certifies that one ratio; "
+    "a grid of ratios, never all of them: at most 'sandwich' per grid, nothing claimed "
+    "between the grid points",
+    "the contraction factor is not tight: the worst factor (Z = 0, sigma = 0) lies "
+    "below the stated 1 - mu eta (stated/worst 1.13-1.26 on the grid, e.g. 19/32 "
+    "against 3/4); the additive constant is the tight part (original, equal weights: "
+    "stated/worst = 1; its sigma^2 part is attained exactly in both statements)",
+)
 
 def theorem13_grid(quick: bool) -> list[dict[str, Any]]:
     """The instances of recursion (20): both parts, equal and unequal weights, uniform

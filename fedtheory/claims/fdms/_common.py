@@ -17,6 +17,8 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.algorithms import get_rule
+from fedtheory.certify import Built, OneStep, Pep
+from fedtheory.certify.models import substitution_error
 from fedtheory.experiments import fdms_constants as fc
 from fedtheory.experiments.fdms_constants import noise_expectation
 
@@ -92,3 +94,34 @@ def engine_error2(rule: str, means: np.ndarray, var: np.ndarray, masks: np.ndarr
     G, _ = r.step(r.init(R, n, d), masks, U)
     e = G - U.mean(axis=1)
     return np.einsum("rd,rd->r", e, e)
+
+
+# -- the one-round substitution inequality, for `verify --certify` (performance estimation) --
+def substitution_one_step(claim: Any, rule: str, sigma: str, substitute: str, pairs: str,
+                          closed_form: Any, closed_form_text: str) -> OneStep:
+    r"""The :class:`~fedtheory.certify.OneStep` of a substitution-error bound
+    (``fdms.naive_error``, ``fdms.friend_error``): maximise :math:`E\|e_t\|^2` over the
+    client updates (free vectors: their Gram matrix holds the second moments, so noise is
+    covered) with ``pairs`` bounded by :math:`\sigma^2 = 1`, D of K clients dropped (uniformly
+    at random, or a fixed set) and replaced by ``substitute`` under ``rule``; the stated side
+    is :math:`\alpha^2\sigma^2` with :math:`\alpha = D/K`. A fixed set's worst case is built
+    directly: the active clients at 0, the dropped ones at 1."""
+    def build(params: dict[str, Any]) -> Built:
+        assert claim.stated is not None
+        K, D, law = params["K"], params["D"], params["law"]
+        pep = Pep()
+        pep.maximize(substitution_error(pep, K, D, law, rule))
+        inst = ([[Fraction(int(j >= K - D))] for j in range(K)], []) if law == "fixed" else None
+        return Built(pep, claim.stated.constants["bound"] * Fraction(D, K) ** 2, inst)
+
+    return OneStep(
+        description=(f"one aggregation with D of K clients dropped and replaced by {substitute}; "
+                     "client updates free vectors (their Gram matrix = second moments, so "
+                     f"noise is covered) with {pairs} <= {sigma}^2 = 1; laws: D of K uniformly "
+                     "at random, and a fixed dropped set; metric E||e_t||^2 against "
+                     f"α^2 {sigma}^2, α = D/K"),
+        build=build,
+        grid=lambda quick: [{"K": K, "D": D, "law": law}
+                            for K in ((2, 3, 4) if quick else (2, 3, 4, 5))
+                            for D in range(1, K) for law in ("fixed", "uniform")],
+        closed_form=closed_form, closed_form_text=closed_form_text)

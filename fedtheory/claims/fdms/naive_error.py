@@ -9,8 +9,6 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from fedtheory.certify import Built, OneStep, Pep
-from fedtheory.certify.models import substitution_error
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import fdms_constants as fc
@@ -25,6 +23,7 @@ from ._common import (
     fmt,
     noise_expectation,
     rational_instance,
+    substitution_one_step,
     worst_mask,
 )
 
@@ -312,30 +311,9 @@ def _search(ctx: Context) -> Evidence:
 
 
 # -- the one-round inequality, for `verify --certify` (performance estimation) --------------
-def _certify_build(params: dict[str, Any]) -> Built:
-    """Maximise E||e_t||^2 over the client updates (naive substitution, sigma_P^2 = 1), D of K
-    dropped (law: uniform or a fixed set); the stated
-    side is α^2 sigma_P^2 with α = D/K."""
-    assert CLAIM.stated is not None
-    K, D, law = params["K"], params["D"], params["law"]
-    pep = Pep()
-    pep.maximize(substitution_error(pep, K, D, law, "naive"))
-    # a fixed set's worst case: the active clients at 0, the dropped ones at 1
-    inst = ([[Fraction(int(j >= K - D))] for j in range(K)], []) if law == "fixed" else None
-    return Built(pep, CLAIM.stated.constants["bound"] * Fraction(D, K) ** 2, inst)
-
-
-CLAIM.one_step = OneStep(
-    description=("one aggregation with D of K clients dropped and replaced by the active "
-                 "mean; "
-                 "client updates free vectors (their Gram matrix = second moments, so noise "
-                 "is covered) with every pairwise "
-                 "E||Δ^i - Δ^j||^2 <= sigma_P^2 = 1; laws: D of K uniformly at random, and a "
-                 "fixed dropped set; metric E||e_t||^2 against α^2 sigma_P^2, α = D/K"),
-    build=_certify_build,
-    grid=lambda quick: [{"K": K, "D": D, "law": law} for K in ((2, 3, 4) if quick else
-                                                               (2, 3, 4, 5))
-                        for D in range(1, K) for law in ("fixed", "uniform")],
+CLAIM.one_step = substitution_one_step(
+    CLAIM, "naive", "sigma_P", "the active mean",
+    "every pairwise E||Δ^i - Δ^j||^2",
     closed_form=lambda q: (Fraction(q["D"], q["K"]) ** 2 if q["law"] == "fixed" else
                            Fraction(q["D"], 2 * q["K"] * (q["K"] - q["D"]))),
     closed_form_text=("worst case α^2 σ_P^2 for a fixed dropped set (attained: the bound is "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedtheory.certify.dsgd import recursion_one_step, theorem13_grid
+from fedtheory.certify.dsgd import THEOREM13_NOTES, recursion_one_step, theorem13_grid
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     dsgd_check,
@@ -161,16 +161,7 @@ CLAIM.one_step = recursion_one_step(
     THEOREM_13.constants["beta1_Z"], THEOREM_13.constants["beta2_Z"],
     lambda W, M, L, gamma: gamma / ((1 + W * M) * L), theorem13_grid, ocs_probabilities,
     notes=(
-        "uniform sampling is the seed's independent uniform sampling (p_i = m/n, every one "
-        "of the 2^n patterns; gamma = m/n by Definition 11), not b-of-n without replacement",
-        "OCS: the probabilities (7) depend on the gradient norms, so each OCS instance fixes "
-        "the ratios ||w_i grad f_i(x)|| (equality constraints) and certifies that one ratio; "
-        "a grid of ratios, never all of them: at most 'sandwich' per grid, nothing claimed "
-        "between the grid points",
-        "the contraction factor is not tight: the worst factor (Z = 0, sigma = 0) lies "
-        "below the stated 1 - mu eta (stated/worst 1.13-1.26 on the grid, e.g. 19/32 "
-        "against 3/4); the additive constant is the tight part (original, equal weights: "
-        "stated/worst = 1; its sigma^2 part is attained exactly in both statements)",
+        *THEOREM13_NOTES,
         "the original (c_1 = c_2 = 2, step gamma/((1+WM)L)) is refuted by the PEP at w = "
            "(3/4, 1/4): its own instance, re-checked exactly, adds 6/11 beyond the contraction "
            "where the statement allows 1/2 (L sum w_i^2 Z_i = 1, m = 1 of n = 2, M = 0)"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from fedtheory.certify.dsgd import recursion_one_step, theorem13_grid
+from fedtheory.certify.dsgd import THEOREM13_NOTES, recursion_one_step, theorem13_grid
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     dsgd_check,
@@ -152,16 +152,7 @@ CLAIM.one_step = recursion_one_step(
     lambda W, M, L, gamma: gamma / ((1 + 2 * W * (1 + M)) * L), theorem13_grid,
     ocs_probabilities,
     notes=(
-        "uniform sampling is the seed's independent uniform sampling (p_i = m/n, every one "
-        "of the 2^n patterns; gamma = m/n by Definition 11), not b-of-n without replacement",
-        "OCS: the probabilities (7) depend on the gradient norms, so each OCS instance fixes "
-        "the ratios ||w_i grad f_i(x)|| (equality constraints) and certifies that one ratio; "
-        "a grid of ratios, never all of them: at most 'sandwich' per grid, nothing claimed "
-        "between the grid points",
-        "the contraction factor is not tight: the worst factor (Z = 0, sigma = 0) lies "
-        "below the stated 1 - mu eta (stated/worst 1.13-1.26 on the grid, e.g. 19/32 "
-        "against 3/4); the additive constant is the tight part (original, equal weights: "
-        "stated/worst = 1; its sigma^2 part is attained exactly in both statements)",
+        *THEOREM13_NOTES,
         "the corrected additive constant (c_1 = c_2 = 4): its Z part is 2x the worst case "
         "at equal weights (1/3 against 1/6, 8/25 against 4/25; the Bregman step doubles "
         "it), its sigma^2 part exact; with w = (3/4, 1/4) the worst case is within "
