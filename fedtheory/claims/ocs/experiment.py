@@ -281,17 +281,17 @@ weights $w_i = s_i/\sum_j s_j$. FedAvg as Algorithm 3: one local epoch of SGD (b
 $\eta_g = 1$, $x^0 = 0$, $m = 3$, $j_{\max} = 4$. Local steps tuned per scheme by the seed's
 procedure (Appendix F.1: the grid $\{2^{-1}, \dots, 2^{-5}\}$ extended at a boundary until the
 best step is interior; `tune_local_lr`, score the mean hold-out accuracy over 151 rounds, 16
-replicas on their own stream): full $2^2$, uniform $2^0$, OCS and AOCS $2^1$ (the seed's full
-and optimal sampling share a step larger than uniform's; here optimal sampling's is between
-the two; the neighbouring steps score within 0.0005-0.002 accuracy of these, near-ties). Uniform sampling is
-independent with $p_i = m/n$; OCS uses eq. (7) on $\|w_i U_i\|$; AOCS Algorithm 2. All schemes
-share the mini-batch permutations and the uniforms deciding participation (common random
-numbers; the seed: "the same random seed for all three methods in a single run"), so every
-comparison is paired over replicas. Bits client → master: 32 per float, an update $d = 650$
-floats, OCS one float more per client and round, AOCS two more per client and executed
-iteration of Algorithm 2. The loss is the suboptimality $f(x^k) - f^\star$ of the global
-objective (the seed plots the clients' "(local) training loss"); accuracy is on the hold-out.
-Quick preset: 30 rounds, 60 replicas; full: 151 rounds (Appendix F.1), 100 replicas.
+replicas on their own stream): full $2^2$, uniform $2^0$, OCS and AOCS $2^1$ (the seed's full and
+optimal sampling share a step larger than uniform's; here optimal sampling's is between the two; the
+neighbouring steps score within 0.0005-0.002 accuracy of these, near-ties). Uniform sampling is
+independent with $p_i = m/n$; OCS uses eq. (7) on $\|w_i U_i\|$; AOCS Algorithm 2. All schemes share
+the mini-batch permutations and the uniforms deciding participation (common random numbers; the
+seed: "the same random seed for all three methods in a single run"), so every comparison is paired
+over replicas. Bits client → master: 32 per float, an update $d = 650$ floats, OCS one float more
+per client and round, AOCS two more per client and executed iteration of Algorithm 2. The loss is
+the suboptimality $f(x^k) - f^\star$ of the global objective (the seed plots the clients' "(local)
+training loss"); accuracy is on the hold-out. Quick preset: 30 rounds, 60 replicas; full: 151 rounds
+(Appendix F.1), 100 replicas.
 
 Tests: paired Student-$t$ comparisons (`fedtheory.claims.checks.compare_paired`) at
 $\alpha = 10^{-6}$ each, a check's level the sum over its comparisons (`all_of`). Per replica
@@ -333,12 +333,12 @@ $w_i n/m$); the log areas are close to normal.
   otherwise. One test per $(n, m)$, level the sum (quick 13 tests, full 27). The log-log slope of
   $m^\star(n)$ is reported.
 
-Measured (seed 0). Quick: per round OCS gains 1.57 over uniform on the log-loss area (limits
-[1.26, 1.88], detectable effect 0.36) and 9.0 accuracy points ([6.5, 11.4], detectable 2.8);
-full is ahead of OCS by 0.39 (log) and 1.6 points, within the margins' sense of "not worse".
-Per bit OCS gains 1.53 (log) and 9.3 points over uniform, 1.96 and 20.5 points over full; AOCS
+Measured (seed 0). Quick: per round OCS gains 1.99 over uniform on the log-loss area (limits
+[1.59, 2.40], detectable effect 0.47) and 9.4 accuracy points ([6.5, 12.4], detectable 3.4);
+full is ahead of OCS by 0.44 (log) and 0.7 point, within the margins' sense of "not worse".
+Per bit OCS gains 1.92 (log) and 9.8 points over uniform, 2.05 and 20.9 points over full; AOCS
 alike. AOCS's probabilities equal eq. (7) in every round (1800 of 1800); its per-round results
-are bitwise OCS's. Sweep: $m^\star = 2, 4, 6$ for $n = 8, 16, 32$ against budgets 3, 5, 6.
+are bitwise OCS's. Sweep: $m^\star = 2, 3, 6$ for $n = 8, 16, 32$ against budgets 3, 5, 6.
 Full: per round OCS gains 1.38 over uniform (log; [1.24, 1.53], detectable 0.17) and 2.5 points
 ([2.0, 3.1], detectable 0.66); full ahead of OCS by 0.29 (log) and 0.26 point. Per bit OCS gains
 1.39 (log) and 2.5 points over uniform, 1.80 and 4.5 points over full. AOCS = eq. (7) in 15100 of
