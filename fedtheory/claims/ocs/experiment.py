@@ -339,19 +339,18 @@ full is ahead of OCS by 0.44 (log) and 0.7 point, within the margins' sense of "
 Per bit OCS gains 1.92 (log) and 9.8 points over uniform, 2.05 and 20.9 points over full; AOCS
 alike. AOCS's probabilities equal eq. (7) in every round (1800 of 1800); its per-round results
 are bitwise OCS's. Sweep: $m^\star = 2, 3, 6$ for $n = 8, 16, 32$ against budgets 3, 5, 6.
-Full: per round OCS gains 1.38 over uniform (log; [1.24, 1.53], detectable 0.17) and 2.5 points
-([2.0, 3.1], detectable 0.66); full ahead of OCS by 0.29 (log) and 0.26 point. Per bit OCS gains
-1.39 (log) and 2.5 points over uniform, 1.80 and 4.5 points over full. AOCS = eq. (7) in 15100 of
-15100 rounds. Sweep: $m^\star = 1, 2, 2, 4, 3$ for $n = 8, \dots, 128$ against budgets 3, 5, 6,
-9, 12 (slope 0.42). CPU time (one core): quick 20 s, full 260 s (the main comparison 32 s,
-the sweep the rest).
+Full: per round OCS gains 1.49 over uniform (log; [1.20, 1.79], detectable 0.34) and 2.5 points
+([1.7, 3.2], detectable 0.85); full ahead of OCS by 0.30 (log) and 0.36 point. Per bit OCS gains
+1.50 (log) and 2.5 points over uniform, 1.66 and 4.9 points over full. AOCS = eq. (7) in 15100 of
+15100 rounds. Sweep: $m^\star = 1, 1, 2, 3, 3$ for $n = 8, \dots, 128$ against budgets 3, 5, 6,
+9, 12 (slope 0.48). CPU time (one core): quick 27 s, full 310 s (the sweep most of it).
 
 Power of the $\sqrt n$ check (the constant is $m(32) = 6$, $c = m(32)/\sqrt{32}$; a referee's
 mutant would scale it by 0.7). In the full preset $0.7c$ and $0.4c$ hold as well ($m^\star(n)$
 against $\lceil 0.4c\sqrt n\rceil = 2, 2, 3, 4, 5$): true statements on this data; OCS on
 `load_digits` needs fewer clients than on Shakespeare, where the seed read off its constant, and
 the gap to full participation exceeds the tolerance only at $m = 1$, so the check can refute
-constants up to about $0.12c$ (full) or $0.24c$ (quick) only. In the quick preset (30 rounds,
+constants up to about $0.08c$ (full) or $0.17c$ (quick) only. In the quick preset (30 rounds,
 30 replicas) the data supports $1.0c$ and leaves $0.7c$ undecided. The check reports both
 numbers (the smallest constant the data supports, $\max_n m^\star(n)/\sqrt n$, and the largest
 it could refute) and the outcome for $0.7c$ and $0.4c$ (in its data: `power`). The constant is
