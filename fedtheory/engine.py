@@ -687,6 +687,8 @@ class Engine:
             self.s_max = int(self.sizes.max())
             self.batch_rows = min(int(self.batches.size), self.s_max)  # B
             self.epoch_batches = -(-self.sizes // self.batch_rows)
+            self._size_groups = [(int(v), np.flatnonzero(self.sizes == v))
+                                 for v in np.unique(self.sizes)]
             self.fused, self.stepper = False, None
             self.grads_take_out = Capability.GRADIENTS_INTO_BUFFER in caps
             return
@@ -760,8 +762,15 @@ class Engine:
         keys = np.empty((R, self.n, self.s_max))
         for r in range(R):
             rngs[r].random(out=keys[r])
-        keys[:, np.arange(self.s_max)[None, :] >= self.sizes[:, None]] = 2.0
-        return np.argsort(keys, axis=-1)
+        # Client i's order is the argsort of its first sizes[i] keys (the keys are distinct
+        # almost surely, so the order is the same whatever the sort's algorithm); the places
+        # after them (never read) hold the padding indices. One sort per distinct size: the
+        # padding is not sorted (an unbalanced federation is mostly padding).
+        orders = np.empty((R, self.n, self.s_max), dtype=np.intp)
+        for s, cols in self._size_groups:
+            orders[:, cols, :s] = np.argsort(keys[:, cols, :s], axis=-1)
+            orders[:, cols, s:] = np.arange(s, self.s_max)
+        return orders
 
     def local_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
                       rngs: list[np.random.Generator], work: dict[str, Any],
@@ -899,6 +908,8 @@ class Engine:
         K, cols, d, dt = part.size, part.cols, self.d, self.dtype
         steps = np.full(K, self.tau_fixed, dtype=np.int64) if taus is None else taus
         top = int(steps.max())
+        if self.noise_kind == "none" and int(steps.min()) < top:
+            return self._minibatch_sorted(x, part, corr, work, steps, orders)
         B = self.batch_rows
         j = np.arange(B)
         order = orders[part.rows, cols]  # (K, s_max)
@@ -939,6 +950,54 @@ class Engine:
                 else:
                     y[idx] = yk - g
         return total, int(steps.sum())
+
+    def _minibatch_sorted(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
+                          work: dict[str, Any], steps: np.ndarray,
+                          orders: np.ndarray) -> tuple[np.ndarray, int]:
+        r""":meth:`_minibatch_updates` without noise when the pairs' steps differ: the pairs
+        sorted by decreasing steps, so that those still running at step :math:`k` are a prefix
+        (slices, not gathered rows), then put back in order. Row by row the same arithmetic,
+        so the same numbers."""
+        K, d, dt = part.size, self.d, self.dtype
+        perm = np.argsort(-steps, kind="stable")
+        cols, st = part.cols[perm], steps[perm]
+        active = np.searchsorted(-st, -np.arange(int(st[0])), side="left")  # (steps > k).sum()
+        B = self.batch_rows
+        j = np.arange(B)
+        order = orders[part.rows[perm], cols]  # (K, s_max)
+        size = self.sizes[cols][:, None]
+        y = scratch(work, "y", K, d, dt)
+        np.take(self._start_points(x, part, work), perm, axis=0, out=y)
+        cs = None if corr is None else corr[perm]
+        total = scratch(work, "total_sorted", K, d, dt)
+        lr = dt.type(self.lr)
+        top = int(st[0])
+        for k in range(top):
+            c = K if k == 0 else int(active[k])
+            s_k = size[:c]
+            if self.batches.wrap:
+                pos = (k * B + j)[None, :] % s_k
+                valid = np.broadcast_to(j[None, :] < s_k, pos.shape)
+            else:
+                pos = ((k % self.epoch_batches[cols[:c]]) * B)[:, None] + j[None, :]
+                valid = pos < s_k
+                pos = np.where(valid, pos, 0)
+            samples = np.take_along_axis(order[:c], pos, axis=1)
+            yk = y[:c]
+            g = np.asarray(self.problem.minibatch_gradients(yk, cols[:c], samples, valid),
+                           dtype=dt)
+            if cs is not None:
+                g += cs[:c]
+            if k == 0:
+                total[...] = g
+            else:
+                total[:c] += g
+            if k + 1 < top:
+                g *= lr
+                yk -= g
+        out = scratch(work, "total", K, d, dt)
+        out[perm] = total
+        return out, int(steps.sum())
 
     # -- metrics --------------------------------------------------------------------------
     def _f_gap(self, x64: np.ndarray) -> np.ndarray:

@@ -268,7 +268,7 @@ def test_tuned_steps_are_reproduced(which):
         assert all(ox.SETUP["local_lr"][s] == v for s, v in t["best"].items())
         assert ox.SETUP["local_lr"]["aocs"] == t["best"]["ocs"]
     else:
-        assert set(t["best"].values()) == {ox.SETUP["sweep_local_lr"]}
+        assert ox.SETUP["sweep_local_lr"] == t["best"]
 
 
 def test_the_card_states_the_tuned_steps():
@@ -276,6 +276,9 @@ def test_the_card_states_the_tuned_steps():
 
     card = {r.aspect: r for r in EXPERIMENT.setup.rows}
     text = card["hyper-parameters"].run
-    assert "full 2^1, uniform 2^-1, OCS and AOCS 2^1" in text
-    assert ox.SETUP["local_lr"] == {"full": 2.0, "uniform": 0.5, "ocs": 2.0, "aocs": 2.0}
+    assert "full 2^2, uniform 2^0, OCS and AOCS 2^1" in text
+    assert ox.SETUP["local_lr"] == {"full": 4.0, "uniform": 1.0, "ocs": 2.0, "aocs": 2.0}
+    sweep = {r.aspect: r for r in EXPERIMENT.setup.rows if isinstance(r.run, dict)}
+    assert any("η_l = 2^0 for full, 2^-1 for OCS" in r.run["quick"] for r in sweep.values())
+    assert ox.SETUP["sweep_local_lr"] == {"full": 1.0, "ocs": 0.5}
     assert "a = 2" in card["data"].run and ox.SETUP["unbalance_a"] == 2

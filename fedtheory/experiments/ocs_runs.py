@@ -166,7 +166,9 @@ def sweep_point(n: int, *, preset: str, seed: int, replicas: int,
     tail = max(1, int(round(SETUP["match_tail"] * K)))
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     run = run_fedavg(prob, m=(n, *grid), schemes=("full",) + ("ocs",) * len(grid),
-                     rounds=K, replicas=replicas, local_lr=SETUP["sweep_local_lr"],
+                     rounds=K, replicas=replicas,
+                     local_lr=(SETUP["sweep_local_lr"]["full"],
+                               *(SETUP["sweep_local_lr"]["ocs"],) * len(grid)),
                      global_lr=SETUP["global_lr"], batch_size=SETUP["batch_size"],
                      rng=gen, dtype=SETUP["dtype"], measure_from=K - tail + 1)
     return {"grid": grid, "acc": run.accuracy[..., -tail:].mean(axis=-1),

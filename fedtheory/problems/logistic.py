@@ -329,10 +329,13 @@ class LogisticProblem:
             raise ValueError(f"valid must have the shape of batch {batch.shape}, got {v.shape}")
         if np.any(v & ((batch < 0) | (batch >= self.sizes[cl][:, None]))):
             raise ValueError("batch has row indices outside [0, s_i) for some client")
-        ii = cl[:, None]
         X, T = self._padded(y.dtype)
-        Xb = X[ii, batch]  # (..., k, B, p)
-        Tb = np.swapaxes(T[ii, batch], -1, -2)  # (..., k, C, B)
+        # rows of the clients' padded data as rows of one (n s_max, .) table: np.take of flat
+        # indices copies them in one pass (two index arrays cost numpy's general fancy
+        # indexing far more)
+        flat = (cl * self.s_max)[:, None] + batch
+        Xb = np.take(X.reshape(-1, self.p), flat, axis=0)  # (..., k, B, p)
+        Tb = np.swapaxes(np.take(T.reshape(-1, T.shape[-1]), flat, axis=0), -1, -2)  # (.., C, B)
         cnt = v.sum(axis=-1, keepdims=True)
         M = np.where(v, 1.0 / np.maximum(cnt, 1), 0.0).astype(X.dtype, copy=False)
         return self._grads_padded(self._V(y), Xb, Tb, M)
