@@ -148,3 +148,15 @@ def test_model_substitution_and_full_first_dropout():
     np.testing.assert_array_equal(masks[1:], plain[1:])  # the same later rounds
     with pytest.raises(ValueError, match="full_first"):
         DropoutParticipation(10, 0.3, full_first=1)
+
+
+def test_logit_space_steps_are_the_weight_space_steps():
+    prob = SoftmaxRegression(_splits(2), C)
+    rng = np.random.default_rng(1)
+    y = np.c_[rng.normal(size=(5, C * P)), [0, 1, 1, 0, 1]]
+    c = np.array([0, 3, 3, 7, 5])
+    fast = prob.local_steps(y, c, LR, STEPS)
+    slow = prob.local_steps(y, c, LR, STEPS, add_noise=lambda g: None)  # the weight-space loop
+    np.testing.assert_allclose(fast, slow, rtol=1e-4, atol=1e-5)
+    one = prob.local_steps(y, c, LR, 1)
+    np.testing.assert_allclose(one, prob.client_gradients(y, c), rtol=1e-5, atol=1e-6)

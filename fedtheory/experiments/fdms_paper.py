@@ -45,6 +45,18 @@ this module does instead where the machine cannot:
     under the toolkit's earlier dropout, :math:`\lfloor\alpha K\rfloor` clients uniformly at
     random (Assumption 5 fails in 80 % of the rounds).
 
+How it runs: on the engine, with no round loop of its own. Every method is one
+:func:`~fedtheory.simulate.simulate` call whose replicas are the seeds of a task: the model is
+:class:`~fedtheory.problems.softmax.SoftmaxRegression` holding every seed's split (a frozen
+last coordinate of the model names a replica's split), 5 full-batch local steps of lr 0.1 in
+float32, test accuracy of every round's iterate read by an ``observe`` hook; Full and
+Dropout are ``"fedavg"`` (Full under a process that keeps everyone), Stale is
+:class:`~fedtheory.algorithms.substitution.ModelSubstitution`, Stale (updates) ``"mifa"``,
+FL-FDMS :class:`~fedtheory.algorithms.substitution.FLFDMS` (its friends, similarity means and
+computations read by the same hook). The methods of one process share its engine seed,
+so replica :math:`r` sees the same masks under every method (common random numbers);
+``tests/test_fdms_paper_engine.py`` holds the runs to hand-written reference rounds.
+
 :func:`run_seeds` runs one setting for a range of seeds (a piece, :func:`paper_pieces`); joined by
 :func:`paper_combine` they are the
 claim's dataset (every setting, every seed, chunked into tasks); :func:`final_accuracy`,
@@ -223,19 +235,25 @@ def _methods(setting: str, T: int, p: dict[str, Any]
 
 
 class _Watch:
-    """An ``observe`` hook of an FL-FDMS run: per replica, the substitutions and those by a
-    same-group client, the cumulative similarity computations per round, the similarity means
-    after the last round."""
+    """The ``observe`` hook of a run: per replica, the test accuracy of the iterate each round
+    starts from; for FL-FDMS (``fdms``) also the substitutions and those by a same-group
+    client, the cumulative similarity computations per round and the similarity means after
+    the last round."""
 
-    def __init__(self, rounds: int, replicas: int, same_group: np.ndarray) -> None:
-        self.rounds, self.same = rounds, same_group
+    def __init__(self, rounds: int, replicas: int, same_group: np.ndarray,
+                 accuracy: Any, fdms: bool) -> None:
+        self.rounds, self.same, self.accuracy, self.fdms = rounds, same_group, accuracy, fdms
+        self.acc = np.zeros((rounds + 1, replicas))
         self.hits, self.subs = np.zeros(replicas), np.zeros(replicas)
         self.computations = np.zeros((rounds, replicas))
         self.heat = np.full((replicas, K, K), np.nan)
 
     def __call__(self, rec: RoundRecord) -> None:
+        rows = slice(rec.start, rec.start + rec.mask.shape[0])
+        self.acc[rec.t - 1, rows] = self.accuracy(rec.x)
+        if not self.fdms:
+            return
         st, mask = rec.rule_state, rec.mask
-        rows = slice(rec.start, rec.start + mask.shape[0])
         src = st["friends"]
         dropped = ~mask & (src >= 0)
         ok = self.same[np.arange(K)[None, :], np.maximum(src, 0)]
@@ -269,6 +287,7 @@ def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int
     T = p["rounds"] if rounds is None else int(rounds)
     R, lr, E = int(count), p["lr"], p["epochs"]
     Xtr, ytr, Xte, yte = digits_images(p["test_fraction"])
+    Xte32 = Xte.astype(np.float32)
     parts = [_split(setting, ytr, np.random.Generator(np.random.PCG64(
         _streams(entropy, setting, first + r).spawn(1)[0])), p["train_fraction"])
         for r in range(R)]
@@ -283,7 +302,7 @@ def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int
     same_group = labels[:, None] == labels[None, :]
 
     def accuracy(x: np.ndarray) -> np.ndarray:
-        return prob.accuracy(x, Xte, yte)
+        return prob.accuracy(x, Xte32, yte)
 
     streams = _methods(setting, T, p)
     acc: dict[tuple[str, str], np.ndarray] = {}
@@ -294,15 +313,16 @@ def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int
         run = Run(rounds=T, replicas=R, seed=_engine_seed(entropy, setting, j),
                   first_replica=first, dtype=np.float32)
         for m, rule in rules:
-            watch = _Watch(T, R, same_group) if isinstance(rule, FLFDMS) else None
+            fdms = isinstance(rule, FLFDMS)
+            watch = _Watch(T, R, same_group, accuracy, fdms)
             res = simulate(prob, rule, proc, run, LocalWork(lr=lr, steps=E),
                            server=Server(x0=x0),
-                           metrics=Metrics(extra={"acc": accuracy}, keep_replicas=True,
-                                           skip=("f_gap", "grad_norm2", "dist2"),
+                           metrics=Metrics(rounds=(T,), skip=("f_gap", "grad_norm2", "dist2"),
                                            observe=watch),
                            execution=Execution(workers=1))
-            acc[(name, m)] = res.extra["acc"].replicas.T.copy()  # (T + 1, R)
-            if watch is None:
+            watch.acc[T] = accuracy(res.x)
+            acc[(name, m)] = watch.acc
+            if not fdms:
                 continue
             if m == "FL-FDMS":
                 friend_rate[name] = watch.hits / np.maximum(watch.subs, 1)

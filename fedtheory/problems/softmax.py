@@ -89,8 +89,10 @@ class SoftmaxRegression:
                                      f"[0, {n_classes}), got {b!r}")
         self.n, self.p, self.n_classes, self.splits = n, int(p), int(n_classes), len(data)
         self.d = self.n_classes * self.p + 1
-        self.sizes = np.array([[a.shape[0] for a in Xs] for Xs, _ in data], dtype=np.int64)
-        S, s = self.splits, int(self.sizes.max())
+        #: samples per (split, client), ``(S, n)``
+        self.split_sizes = np.array([[a.shape[0] for a in Xs] for Xs, _ in data],
+                                    dtype=np.int64)
+        S, s = self.splits, int(self.split_sizes.max())
         X = np.zeros((S, n, s, self.p), dtype=np.float32)
         Y = np.zeros((S, n, self.n_classes, s), dtype=np.float32)
         v = np.zeros((S, n, s), dtype=np.float32)
@@ -103,6 +105,7 @@ class SoftmaxRegression:
         # the gradient's two terms: softmax(W A^T) (A/n_i) and the fixed T^T (A/n_i)
         self._Xv = X * v[..., None]
         self._YX = Y @ self._Xv  # (S, n, C, p)
+        self._H = self._Xv @ self.XT  # (S, n, s, s): the steps in logit space
         self.weights = np.full(self.n, 1.0 / self.n)
         self.L = float(max(np.linalg.norm(a, 2) ** 2 / (2 * a.shape[0])
                            for Xs, _ in data for a in Xs))
@@ -168,24 +171,61 @@ class SoftmaxRegression:
         \sum_{j<\tau}(\nabla f_{c_k}(y^j_k) + \xi^j + u_k)`, ``(K, d)`` (the pairs' data
         gathered once for the :math:`\tau` steps)."""
         y = np.asarray(y)
-        K = y.shape[0]
-        data = self._gather(y, np.asarray(clients, dtype=np.intp))
-        yk = np.array(y, dtype=np.float32)
-        W = yk[:, :-1].reshape(K, self.n_classes, self.p)  # a view: steps move yk
-        total = np.zeros_like(yk)
-        g = np.zeros_like(yk)
+        K, c = y.shape[0], np.asarray(clients, dtype=np.intp)
+        if out is None:
+            out = np.empty((K, self.d), dtype=np.float32)
+        out[:, -1] = 0.0
+        W = np.array(y[:, :-1], dtype=np.float32).reshape(K, self.n_classes, self.p)
+        if add_noise is None and correction is None:
+            out[:, :-1] = self._logit_steps(W, self._split_of(y), c, lr, int(steps)
+                                            ).reshape(K, -1)
+            return out
+        data = self._gather(y, c)
+        total = np.zeros_like(W)
         eta = np.float32(lr)
-        for _ in range(int(steps)):
+        g = np.zeros((K, self.d), dtype=np.float32)
+        for _ in range(int(steps)):  # noise and corrections act on the full (K, d) rows
             g[:, :-1] = self._grads(W, data).reshape(K, -1)
             if add_noise is not None:
                 add_noise(g)
             if correction is not None:
                 g += correction
-            total += g
-            yk -= eta * g
-        if out is not None:
-            out[...] = total
-            return out
+            if g[:, -1].any():
+                raise ValueError("the noise or correction must leave the split coordinate "
+                                 "(the last) at 0")
+            gw = g[:, :-1].reshape(K, self.n_classes, self.p)
+            total += gw
+            W -= eta * gw
+        out[:, :-1] = total.reshape(K, -1)
+        return out
+
+    def _logit_steps(self, W: np.ndarray, k: np.ndarray, c: np.ndarray, lr: float,
+                     steps: int) -> np.ndarray:
+        r"""The sum of the gradients of ``steps`` full-batch steps from :math:`W` ``(K, C, p)``,
+        taken in logit space: with :math:`Z_j = W_j A^\top`, :math:`P_j =
+        \operatorname{softmax}(Z_j)` and :math:`\tilde A = A/n_i`, the step
+        :math:`W_{j+1} = W_j - \eta(P_j - T^\top)\tilde A` is
+        :math:`Z_{j+1} = Z_j - \eta (P_j - T^\top) H`, :math:`H = \tilde A A^\top`
+        (:math:`s\times s`, per split and client, computed once), and
+        :math:`\sum_j g_j = (\sum_j P_j)\tilde A - \tau T^\top\tilde A`: two products a step
+        fewer than in weight space (the same steps, other roundings)."""
+        XT, Xv, YX, H, Y = self.XT[k, c], self._Xv[k, c], self._YX[k, c], self._H[k, c], \
+            self.Y[k, c]
+        eta = np.float32(lr)
+        Z = W @ XT  # (K, C, s)
+        P = np.empty_like(Z)
+        Psum = np.zeros_like(Z)
+        for j in range(steps):
+            np.subtract(Z, Z.max(axis=1, keepdims=True), out=P)
+            np.exp(P, out=P)
+            P /= P.sum(axis=1, keepdims=True)
+            Psum += P
+            if j + 1 < steps:
+                P -= Y
+                P *= eta
+                Z -= P @ H
+        total = Psum @ Xv
+        total -= np.float32(steps) * YX
         return total
 
     # -- the protocol's full-batch quantities -------------------------------------------
@@ -227,9 +267,10 @@ class SoftmaxRegression:
     def accuracy(self, x: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         r"""The share of rows of ``X`` ``(N, p)`` whose argmax class under :math:`W` is ``y``:
         ``(R, d)`` -> ``(R,)``."""
-        W = np.asarray(x, dtype=np.float32)[:, :-1].reshape(-1, self.n_classes, self.p)
-        pred = np.argmax(W @ np.asarray(X, dtype=np.float32).T, axis=1)
-        return (pred == np.asarray(y)).mean(axis=1)
+        W = np.asarray(x, dtype=np.float32)[:, :-1].reshape(-1, self.p)  # (R C, p)
+        Z = np.asarray(X, dtype=np.float32) @ W.T  # (N, R C): one product for every replica
+        pred = np.argmax(Z.reshape(Z.shape[0], -1, self.n_classes), axis=2)  # (N, R)
+        return (pred == np.asarray(y)[:, None]).mean(axis=0)
 
     def __repr__(self) -> str:
         return (f"SoftmaxRegression(n={self.n}, p={self.p}, n_classes={self.n_classes}, "
