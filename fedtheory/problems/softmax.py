@@ -209,8 +209,7 @@ class SoftmaxRegression:
         (:math:`s\times s`, per split and client, computed once), and
         :math:`\sum_j g_j = (\sum_j P_j)\tilde A - \tau T^\top\tilde A`: two products a step
         fewer than in weight space (the same steps, other roundings)."""
-        XT, Xv, YX, H, Y = self.XT[k, c], self._Xv[k, c], self._YX[k, c], self._H[k, c], \
-            self.Y[k, c]
+        XT, YX, H, Y = self.XT[k, c], self._YX[k, c], self._H[k, c], self.Y[k, c]
         eta = np.float32(lr)
         Z = W @ XT  # (K, C, s)
         P = np.empty_like(Z)
@@ -224,7 +223,8 @@ class SoftmaxRegression:
                 P -= Y
                 P *= eta
                 Z -= P @ H
-        total = Psum @ Xv
+        Psum *= self.v[k, c][:, None, :]  # (sum_j P_j) A/n_i, without gathering A/n_i
+        total = Psum @ np.swapaxes(XT, 1, 2)
         total -= np.float32(steps) * YX
         return total
 
