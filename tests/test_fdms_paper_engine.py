@@ -141,6 +141,10 @@ def test_model_substitution_and_full_first_dropout():
     st = rule.init(1, 2, 1)
     G, st = rule.step(st, np.array([True, False]), np.array([[2.0], [0.0]]))
     assert G.tolist() == [1.0]  # models -2 and x0 = 0
+    G, st = rule.step(st, np.array([False, False]), np.zeros((2, 1)))
+    assert G.tolist() == [0.0]  # nobody uploads: the mean of the same models, x stays
+    G, st = rule.step(st, np.array([False, True]), np.array([[0.0], [3.0]]))
+    assert G.tolist() == [2.0]  # x = -1: models -2 (kept) and -1 - 3 = -4, mean -3
     proc = DropoutParticipation(10, 0.3, "max", full_first=True)
     masks = proc.sample(np.random.default_rng(0), 3, 3)
     assert masks[0].all() and (masks[1:].sum(axis=2) == 7).all()
