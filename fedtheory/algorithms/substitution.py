@@ -13,7 +13,8 @@ The rules of the seed's comparisons, and where they live:
 seed                        substitute :math:`\tilde\Delta^k_t`               rule
 ==========================  ================================================  ===============
 Dropout (eq. 4)             mean of the active updates                        ``"fedavg"``
-Stale                       :math:`k`'s last upload (0 before its first one)  ``"mifa"``
+Stale (the text's)          :math:`k`'s last upload (0 before its first one)  ``"mifa"``
+Stale (the code's)          :math:`k`'s last *local model*                    ``ModelSubstitution``
 FL-FDMS (Section 5.1)       :math:`\Delta^{\phi_t(k)}_t`, best active friend  ``"fl_fdms"``
 FL-FDMS + CR (Section 5.3)  the same, candidates pruned with :math:`\Theta_t`  ``"fl_fdms"``
 oracle (Assumption 5)       an active true friend's update                    ``"oracle"``
@@ -37,12 +38,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.algorithms.base import Participants, Rule
+from fedtheory.algorithms.base import Participants, Rule, TableRule
 from fedtheory.participation.dropout import validate_clusters
 from fedtheory.sampling import friend_selection as fs
 
-__all__ = ["FLFDMS", "FriendOracle", "oracle_friends", "substituted_aggregate",
-           "substitution_coefficients"]
+__all__ = ["FLFDMS", "FriendOracle", "ModelSubstitution", "oracle_friends",
+           "substituted_aggregate", "substitution_coefficients"]
 
 substitution_coefficients = fs.substitution_coefficients
 
@@ -250,3 +251,59 @@ class FLFDMS(_Substitution):
             def theta(t: int) -> float:
                 return self.threshold(t, state["n"])
         return fs.discovery_round(state, active, dense, self.similarity, theta)
+
+
+class ModelSubstitution(TableRule):
+    r"""The authors' Stale (``FL_Stale/pl_per.py``, ``PL_Update``): the new model is the
+    weighted mean of every client's **last uploaded local model** (model substitution),
+
+    .. math:: m^i_t = \begin{cases} x_t - \eta\Delta^i_t, & i \in \mathcal S_t\\
+        m^i_{t-1}, & \text{otherwise}\end{cases},\qquad x_{t+1} = \sum_i w_i m^i_t,
+        \qquad G_t = (x_t - x_{t+1})/\eta ,
+
+    with :math:`m^i_0 = x_0` (a client that never uploaded stands at the initial model). The
+    rule sees updates, not models: its table holds the models relative to the server's,
+    :math:`e^i_t = m^i_t - x_{t+1}`, so that
+
+    .. math:: e'^i = \begin{cases} -\eta\Delta^i_t, & i \in \mathcal S_t\\
+        e^i_{t-1}, & \text{otherwise}\end{cases},\quad \bar e = \sum_i w_i e'^i,\quad
+        G_t = -\bar e/\eta,\quad e^i_t = e'^i - \bar e ,
+
+    exact when the server's step is plain, :math:`x_{t+1} = x_t - \eta G_t` (``global_lr =
+    1``, no momentum) with :math:`\eta` = ``lr``, the local step.
+
+    >>> rule = ModelSubstitution(lr=0.5)
+    >>> st = rule.init(1, 2, 1)
+    >>> G, st = rule.step(st, np.array([True, True]), np.array([[2.0], [4.0]]))
+    >>> G.tolist()  # models -1 and -2 from x = 0: x moves to -1.5
+    [3.0]
+    >>> G, st = rule.step(st, np.array([True, False]), np.array([[1.0], [9.0]]))
+    >>> G.tolist()  # models -1.5 - 0.5 = -2 and -2 (kept): x moves to -2
+    [1.0]
+    """
+
+    name: ClassVar[str] = "model_substitution"
+
+    def __init__(self, lr: float) -> None:
+        try:
+            eta = float(lr)
+        except (TypeError, ValueError):
+            raise ValueError(f"lr must be a positive finite number, got {lr!r}") from None
+        if not (np.isfinite(eta) and eta > 0):
+            raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+        self.lr = eta
+        self.memory_init = "zeros"
+
+    def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
+                   updates: np.ndarray, consume: bool = False) -> None:
+        idx, change = self._gather(state, block)
+        rel = updates * -state["dtype"].type(self.lr)  # e'^i = -eta Delta^i
+        np.subtract(rel, change, out=change)
+        self._scatter(state, block, idx, rel, change)
+
+    def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
+        mean = self._weighted_sum(state)  # exact each round: the table moves every round
+        state["table"] -= mean[:, None, :]
+        state["total"] = self._weighted_sum(state)
+        state["since_refresh"] = 0
+        return mean / -state["dtype"].type(self.lr)

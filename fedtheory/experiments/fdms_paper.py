@@ -45,6 +45,18 @@ this module does instead where the machine cannot:
     under the toolkit's earlier dropout, :math:`\lfloor\alpha K\rfloor` clients uniformly at
     random (Assumption 5 fails in 80 % of the rounds).
 
+How it runs: on the engine, with no round loop of its own. Every method is one
+:func:`~fedtheory.simulate.simulate` call whose replicas are the seeds of a task: the model is
+:class:`~fedtheory.problems.softmax.SoftmaxRegression` holding every seed's split (a frozen
+last coordinate of the model names a replica's split), 5 full-batch local steps of lr 0.1 in
+float32, test accuracy of every round's iterate read by an ``observe`` hook; Full and
+Dropout are ``"fedavg"`` (Full under a process that keeps everyone), Stale is
+:class:`~fedtheory.algorithms.substitution.ModelSubstitution`, Stale (updates) ``"mifa"``,
+FL-FDMS :class:`~fedtheory.algorithms.substitution.FLFDMS` (its friends, similarity means and
+computations read by the same hook). The methods of one process share its engine seed,
+so replica :math:`r` sees the same masks under every method (common random numbers);
+``tests/test_fdms_paper_engine.py`` holds the runs to hand-written reference rounds.
+
 :func:`run_seeds` runs one setting for a range of seeds (a piece, :func:`paper_pieces`); joined by
 :func:`paper_combine` they are the
 claim's dataset (every setting, every seed, chunked into tasks); :func:`final_accuracy`,
@@ -60,7 +72,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.algorithms.substitution import FLFDMS
+from fedtheory.algorithms.substitution import FLFDMS, ModelSubstitution
+from fedtheory.engine import Execution, LocalWork, Metrics, RoundRecord, Run, Server
 from fedtheory.participation.dropout import DropoutParticipation
 from fedtheory.participation.grouped_dropout import GroupedDropout
 from fedtheory.problems.clustered import (
@@ -68,6 +81,8 @@ from fedtheory.problems.clustered import (
     authors_shard_split,
     digits_images,
 )
+from fedtheory.problems.softmax import SoftmaxRegression
+from fedtheory.simulate import simulate
 
 __all__ = ["ALPHAS", "CLAIM_ID", "CR_RUNS", "GROUP", "K", "METHODS", "SENSITIVITY", "SETTINGS",
            "cr_reductions", "final_accuracy", "mean_accuracy", "pair_probability", "paper_combine",
@@ -191,38 +206,63 @@ def _split(setting: str, ytr: np.ndarray, rng: np.random.Generator, frac: float
     return authors_shard_split(ytr, rng, K, 100, 3, frac)
 
 
-def _local(W: np.ndarray, X: np.ndarray, XT: np.ndarray, Y: np.ndarray, v: np.ndarray,
-           lr: float, steps: int) -> np.ndarray:
-    """``steps`` full-batch gradient steps of the mean NLL of softmax regression, for ``M``
-    models per client at once: ``W (N, M, C, p)``, a client's ``X (N, s, p)``, ``XT (N, p,
-    s)``, one-hot ``Y (N, C, s)``, row weights ``v (N, s)`` (1/size, 0 on padding)."""
-    N, M, C, p = W.shape
-    W = W.copy()
-    for _ in range(steps):
-        Z = (W.reshape(N, M * C, p) @ XT).reshape(N, M, C, -1)
-        Z -= Z.max(axis=2, keepdims=True)
-        np.exp(Z, out=Z)
-        Z /= Z.sum(axis=2, keepdims=True)
-        Z -= Y[:, None]
-        Z *= v[:, None, None, :]
-        W -= lr * (Z.reshape(N, M * C, -1) @ X).reshape(N, M, C, p)
-    return W
+def _engine_seed(entropy: tuple[int, ...], setting: str, stream: int) -> int:
+    """The engine's ``Run.seed`` of a stream (one per setting and stream, the same for all
+    seeds: replica ``r`` of the run draws from ``SeedSequence(seed, spawn_key=(r, 0))``)."""
+    seq = np.random.SeedSequence(list(entropy),
+                                 spawn_key=(SETTINGS.index(setting), 1_000_000 + stream))
+    return int(seq.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
-class _Stream:
-    """One participation process and the methods that run on its masks."""
+def _methods(setting: str, T: int, p: dict[str, Any]
+             ) -> list[tuple[str, Any, tuple[tuple[str, Any], ...]]]:
+    """The streams of a setting: ``(name, process, ((method, rule), ...))``; every method of
+    a stream runs on the stream's masks (the same process and seed: common random numbers).
+    Full is FedAvg under a process that keeps every client."""
+    out: list[tuple[str, Any, tuple[tuple[str, Any], ...]]] = [
+        ("Full", DropoutParticipation(K, 0.0), (("Full", "fedavg"),))]
+    for a in ALPHAS:
+        rules: list[tuple[str, Any]] = [
+            ("Dropout", "fedavg"), ("Stale", ModelSubstitution(p["lr"])),
+            ("Stale (updates)", "mifa"), ("FL-FDMS", FLFDMS())]
+        if setting == "clustered" and a == 0.5:
+            rules += [(n, FLFDMS(red)) for n, red in cr_reductions(T, p).items()]
+        out.append((f"alpha={a}", GroupedDropout(K, a), tuple(rules)))
+    if setting == "clustered":
+        out.append((SENSITIVITY, DropoutParticipation(K, 0.7, "max", full_first=True),
+                    (("Dropout", "fedavg"), ("FL-FDMS", FLFDMS()))))
+    return out
 
-    def __init__(self, name: str, proc: Any, methods: tuple[str, ...], R: int, p_dim: int,
-                 rules: dict[str, FLFDMS]) -> None:
-        self.name, self.proc, self.methods = name, proc, methods
-        self.W = np.zeros((R, len(methods), CLASSES, p_dim), dtype=np.float32)
-        self.rules = rules
-        self.rstate = {m: r.init(R, K, CLASSES * p_dim) for m, r in rules.items()}
-        self.table = {m: np.zeros((R, K, CLASSES, p_dim), dtype=np.float32)
-                      for m in methods if m in ("Stale", "Stale (updates)")}
-        self.computations: dict[str, list[np.ndarray]] = {m: [] for m in rules}
-        self.friend_hits = np.zeros(R)
-        self.substitutions = np.zeros(R)
+
+class _Watch:
+    """The ``observe`` hook of a run: per replica, the test accuracy of the iterate each round
+    starts from; for FL-FDMS (``fdms``) also the substitutions and those by a same-group
+    client, the cumulative similarity computations per round and the similarity means after
+    the last round."""
+
+    def __init__(self, rounds: int, replicas: int, same_group: np.ndarray,
+                 accuracy: Any, fdms: bool) -> None:
+        self.rounds, self.same, self.accuracy, self.fdms = rounds, same_group, accuracy, fdms
+        self.acc = np.zeros((rounds + 1, replicas))
+        self.hits, self.subs = np.zeros(replicas), np.zeros(replicas)
+        self.computations = np.zeros((rounds, replicas))
+        self.heat = np.full((replicas, K, K), np.nan)
+
+    def __call__(self, rec: RoundRecord) -> None:
+        rows = slice(rec.start, rec.start + rec.mask.shape[0])
+        self.acc[rec.t - 1, rows] = self.accuracy(rec.x)
+        if not self.fdms:
+            return
+        st, mask = rec.rule_state, rec.mask
+        src = st["friends"]
+        dropped = ~mask & (src >= 0)
+        ok = self.same[np.arange(K)[None, :], np.maximum(src, 0)]
+        self.hits[rows] += (dropped & ok).sum(axis=1)
+        self.subs[rows] += dropped.sum(axis=1)
+        self.computations[rec.t - 1, rows] = st["computations"]
+        if rec.t == self.rounds:
+            cnt = st["similarity_count"]
+            np.divide(st["similarity_sum"], cnt, out=self.heat[rows], where=cnt > 0)
 
 
 def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int,
@@ -230,9 +270,16 @@ def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int
     """One setting for seeds ``first .. first + count - 1`` (a task): every method's test
     accuracy per round, FL-FDMS's similarity means at the last round (alpha = 0.5), the
     similarity computations of the complexity-reduction runs, FL-FDMS's share of
-    substitutions by a same-group client, per seed. Seed ``r`` draws its split, its dropout
-    masks (one stream per process) from ``SeedSequence(entropy, spawn_key=(setting, r))``:
-    the same whatever the chunking. ``rounds`` overrides the preset's (tests)."""
+    substitutions by a same-group client, per seed.
+
+    Seed ``r`` draws its split from ``SeedSequence(entropy, spawn_key=(setting, r))`` and is
+    replica ``r`` of the engine (its masks from the stream's seed, :func:`_engine_seed`, and
+    its replica index): the same whatever the chunking. Every method is one
+    :func:`~fedtheory.simulate.simulate` call over the seeds, on a
+    :class:`~fedtheory.problems.softmax.SoftmaxRegression` holding every seed's split
+    (replica ``r`` on its own), 5 full-batch local steps of lr 0.1, float32; the methods of a
+    stream share its process and seed, so they see the same masks (common random numbers).
+    ``rounds`` overrides the preset's (tests)."""
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
     t0 = time.perf_counter()
@@ -240,107 +287,49 @@ def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int
     T = p["rounds"] if rounds is None else int(rounds)
     R, lr, E = int(count), p["lr"], p["epochs"]
     Xtr, ytr, Xte, yte = digits_images(p["test_fraction"])
-    pdim = Xtr.shape[1]
-    seqs = [_streams(entropy, setting, first + r) for r in range(R)]
-    children = [s.spawn(8) for s in seqs]
-    parts = [_split(setting, ytr, np.random.Generator(np.random.PCG64(ch[0])),
-                    p["train_fraction"]) for ch in children]
+    Xte32 = Xte.astype(np.float32)
+    parts = [_split(setting, ytr, np.random.Generator(np.random.PCG64(
+        _streams(entropy, setting, first + r).spawn(1)[0])), p["train_fraction"])
+        for r in range(R)]
     smax = max(len(c) for ps in parts for c in ps)
     if smax > p["batch"]:
         raise ValueError(f"a client holds {smax} > batch {p['batch']} training samples: the "
                          "full-batch local step assumes one batch per epoch")
-    idx = np.zeros((R, K, smax), dtype=np.intp)
-    v = np.zeros((R, K, smax), dtype=np.float32)
-    for r, ps in enumerate(parts):
-        for i, c in enumerate(ps):
-            idx[r, i, :len(c)] = c
-            v[r, i, :len(c)] = 1.0 / len(c)
-    X = Xtr[idx].astype(np.float32)  # (R, K, s, p)
-    XT = np.ascontiguousarray(np.swapaxes(X, 2, 3))
-    Y = np.ascontiguousarray(np.swapaxes(np.eye(CLASSES, dtype=np.float32)[ytr[idx]], 2, 3))
+    prob = SoftmaxRegression([([Xtr[c] for c in ps], [ytr[c] for c in ps]) for ps in parts],
+                             CLASSES)
+    x0 = prob.initial(np.arange(R))
     labels = np.repeat(np.arange(K // GROUP), GROUP)
     same_group = labels[:, None] == labels[None, :]
 
-    streams = [_Stream("Full", None, ("Full",), R, pdim, {})]
-    for a in ALPHAS:
-        methods, rules = METHODS, {"FL-FDMS": FLFDMS()}
-        if setting == "clustered" and a == 0.5:
-            methods = METHODS + CR_RUNS
-            rules.update({n: FLFDMS(red) for n, red in cr_reductions(T, p).items()})
-        streams.append(_Stream(f"alpha={a}", GroupedDropout(K, a), methods, R, pdim, rules))
-    if setting == "clustered":
-        streams.append(_Stream(SENSITIVITY, DropoutParticipation(K, 0.7, "max"),
-                               SENSITIVITY_METHODS, R, pdim, {"FL-FDMS": FLFDMS()}))
-    gens = {s.name: [np.random.Generator(np.random.PCG64(ch[1 + j])) for ch in children]
-            for j, s in enumerate(streams)}
-    pstate = {s.name: s.proc.init(gens[s.name], R) for s in streams if s.proc is not None}
-    acc = {(s.name, m): np.zeros((T + 1, R)) for s in streams for m in s.methods}
-    XteT = Xte.T.astype(np.float32)
-    rr = np.arange(R)[:, None]
+    def accuracy(x: np.ndarray) -> np.ndarray:
+        return prob.accuracy(x, Xte32, yte)
 
-    def evaluate(t: int) -> None:
-        for s in streams:
-            pred = np.argmax(s.W @ XteT, axis=2)  # (R, M, N)
-            hit = (pred == yte).mean(axis=2)
-            for j, m in enumerate(s.methods):
-                acc[(s.name, m)][t] = hit[:, j]
-
-    evaluate(0)
-    for t in range(T):
-        for s in streams:
-            if s.proc is None or t == 0:  # the first round is full for every method
-                mask = np.ones((R, K), dtype=bool)
-                if s.proc is not None:  # advance the process past its (full) first round
-                    _, pstate[s.name] = s.proc.step(pstate[s.name], gens[s.name])
-            else:
-                mask, pstate[s.name] = s.proc.step(pstate[s.name], gens[s.name])
-            S = int(mask[0].sum())
-            act = np.nonzero(mask)[1].reshape(R, S)
-            M = len(s.methods)
-            start = np.broadcast_to(s.W[:, None], (R, S, M, CLASSES, pdim))
-            loc = _local(start.reshape(R * S, M, CLASSES, pdim), X[rr, act].reshape(R * S, smax,
-                         pdim), XT[rr, act].reshape(R * S, pdim, smax),
-                         Y[rr, act].reshape(R * S, CLASSES, smax), v[rr, act].reshape(R * S, smax),
-                         lr, E).reshape(R, S, M, CLASSES, pdim)
-            delta = s.W[:, None] - loc  # (R, S, M, C, p): the model change, lr x update
-            for j, m in enumerate(s.methods):
-                if m in ("Full", "Dropout"):
-                    s.W[:, j] = loc[:, :, j].mean(axis=1)
-                elif m == "Stale":
-                    s.table[m][rr, act] = loc[:, :, j]
-                    s.W[:, j] = s.table[m].mean(axis=1)
-                elif m == "Stale (updates)":
-                    s.table[m][rr, act] = delta[:, :, j]
-                    s.W[:, j] = s.W[:, j] - s.table[m].mean(axis=1)
-                else:  # FL-FDMS, with or without the complexity reduction
-                    dense = np.zeros((R, K, CLASSES * pdim))
-                    dense[rr, act] = delta[:, :, j].reshape(R, S, -1) / lr
-                    G, st = s.rules[m].step(s.rstate[m], mask, dense)
-                    s.W[:, j] = (s.W[:, j] - lr * G.reshape(R, CLASSES, pdim)).astype(np.float32)
-                    s.computations[m].append(st["computations"].copy())
-                    if m == "FL-FDMS":
-                        src = st["friends"]
-                        dropped = ~mask & (src >= 0)
-                        ok = same_group[np.arange(K)[None, :], np.maximum(src, 0)]
-                        s.friend_hits += (dropped & ok).sum(axis=1)
-                        s.substitutions += dropped.sum(axis=1)
-        evaluate(t + 1)
-
-    heat = {}
-    friend_rate = {}
-    computations = {}
-    for s in streams:
-        if "FL-FDMS" in s.rstate:
-            st = s.rstate["FL-FDMS"]
-            with np.errstate(invalid="ignore"):
-                friend_rate[s.name] = s.friend_hits / np.maximum(s.substitutions, 1)
-            if s.name == "alpha=0.5":
-                heat = np.divide(st["similarity_sum"], st["similarity_count"],
-                                 out=np.full(st["similarity_sum"].shape, np.nan),
-                                 where=st["similarity_count"] > 0)
-        for m, hist in s.computations.items():
-            if s.name == "alpha=0.5":
-                computations[m] = np.array(hist)  # (T, R) cumulative
+    streams = _methods(setting, T, p)
+    acc: dict[tuple[str, str], np.ndarray] = {}
+    friend_rate: dict[str, np.ndarray] = {}
+    computations: dict[str, np.ndarray] = {}
+    heat = np.full((R, K, K), np.nan)
+    for j, (name, proc, rules) in enumerate(streams):
+        run = Run(rounds=T, replicas=R, seed=_engine_seed(entropy, setting, j),
+                  first_replica=first, dtype=np.float32)
+        for m, rule in rules:
+            fdms = isinstance(rule, FLFDMS)
+            watch = _Watch(T, R, same_group, accuracy, fdms)
+            res = simulate(prob, rule, proc, run, LocalWork(lr=lr, steps=E),
+                           server=Server(x0=x0),
+                           metrics=Metrics(rounds=(T,), skip=("f_gap", "grad_norm2", "dist2"),
+                                           observe=watch),
+                           execution=Execution(workers=1))
+            watch.acc[T] = accuracy(res.x)
+            acc[(name, m)] = watch.acc
+            if not fdms:
+                continue
+            if m == "FL-FDMS":
+                friend_rate[name] = watch.hits / np.maximum(watch.subs, 1)
+            if name == "alpha=0.5":
+                computations[m] = watch.computations
+                if m == "FL-FDMS":
+                    heat = watch.heat
     return {"acc": acc, "heat": heat, "friend_rate": friend_rate,
             "computations": computations, "seconds": time.perf_counter() - t0,
             "sizes": [[len(c) for c in ps] for ps in parts]}

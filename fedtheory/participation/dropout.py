@@ -59,6 +59,10 @@ class DropoutParticipation(_Reports, ParticipationProcess):
         Bound on the dropout ratio, in [0, 1).
     distribution
         ``"uniform"`` (default) or ``"max"``: law of the number of dropped clients.
+    full_first
+        The first round has every client active (seed 004's code; default False). Its
+        uniforms are drawn and discarded all the same, so the later rounds' masks do not
+        depend on it.
 
     >>> proc = DropoutParticipation(10, 0.3, distribution="max")
     >>> rng = np.random.default_rng(0)
@@ -69,7 +73,8 @@ class DropoutParticipation(_Reports, ParticipationProcess):
 
     name: ClassVar[str] = "dropout"
 
-    def __init__(self, n: int, alpha: float, distribution: str = "uniform") -> None:
+    def __init__(self, n: int, alpha: float, distribution: str = "uniform",
+                 full_first: bool = False) -> None:
         self.n = validate_n(n)
         a = float(alpha)
         if not 0.0 <= a < 1.0:
@@ -78,6 +83,9 @@ class DropoutParticipation(_Reports, ParticipationProcess):
         if distribution not in ("uniform", "max"):
             raise ValueError(f"distribution must be 'uniform' or 'max', got {distribution!r}")
         self.distribution = distribution
+        if not isinstance(full_first, (bool, np.bool_)):
+            raise ValueError(f"full_first must be a bool, got {full_first!r}")
+        self.full_first = bool(full_first)
 
     @property
     def max_dropped(self) -> int:
@@ -97,6 +105,8 @@ class DropoutParticipation(_Reports, ParticipationProcess):
         else:
             dropped = np.full(R, dmax, dtype=np.intp)
         rank = u[:, 1:]
+        if self.full_first and state["t"] == 0:
+            return np.ones((R, self.n), dtype=bool)
         # the clients with the `dropped` smallest uniforms drop out
         kth = np.sort(rank, axis=1)[np.arange(R), dropped]
         return rank >= kth[:, None]
