@@ -1,6 +1,12 @@
 r"""The seed's table (seed 001, 'Experiments'), recomputed in the authors' regime on the digits
 data set: methods x participation patterns, multinomial logistic regression.
 
+This module keeps its own round loop (:func:`simulate_pattern`): its instances each have their
+own data, participation means and learning rate, which the engine's replicas cannot yet carry
+(they share one problem and one rule); run as one ``simulate`` call per instance and method it
+gave the same verdicts at 4.5 times the CPU. It goes onto the engine once replicas can carry
+their own problems (``docs/architecture.md``, known engine debt).
+
 The set-up follows FedAU's public code (``config.py``, ``main.py``, ``util/util.py``;
 https://github.com/IBM/fedau) wherever the machine allows; the claim's set-up card
 (:data:`fedtheory.claims.fedau.participation_patterns.CLAIM`) lists every deviation.
