@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from .onestep import bernoulli_patterns, uniform_patterns
 from .pep import Expr, Function, Pep, Vec, as_fraction
 
@@ -178,8 +180,6 @@ def rounded_rows(G: Any, leaves: Sequence[int], den: int = 10**6) -> dict[int, l
     """Rational vectors for ``leaves`` whose Gram matrix approximates ``G`` restricted to them
     (an eigen-factor, rounded to denominator ``den``): the free vectors of an instance built
     from a PEP's worst case."""
-    import numpy as np
-
     sub = np.asarray(G)[np.ix_(list(leaves), list(leaves))]
     w, U = np.linalg.eigh((sub + sub.T) / 2)
     keep = w > 1e-9 * max(float(w.max()), 1e-12)
