@@ -20,7 +20,7 @@ from typing import Any
 
 from fedtheory.index import load_index
 from fedtheory.papers import PAPERS, Paper, references
-from fedtheory.report import load_report
+from fedtheory.report import check_counts, load_report
 from fedtheory.schema import audit, claim_label, derived
 
 __all__ = [
@@ -244,18 +244,19 @@ def evidence_summary(entry: Mapping[str, Any]) -> str:
     >>> evidence_summary({"checks": [chk, chk, fig]})
     '2 of 2 checks passed (exact); 1 figure'
     """
-    checks = [c for c in entry["checks"] if c["kind"] != "figure" and not c["neutral"]]
-    n_figures = len(entry["checks"]) - len(checks)
-    counts = Counter(_outcome(c) for c in checks)
-    kinds = ", ".join(dict.fromkeys(c["kind"].replace("_", " ") for c in checks))
-    text = f"{counts['passed']} of {len(checks)} check{'s' if len(checks) != 1 else ''} passed"
+    n = check_counts(entry["checks"])  # the report's rule: figures and observations apart
+    tested = [c for c in entry["checks"] if not c["neutral"] or c["error"] is not None]
+    kinds = ", ".join(dict.fromkeys(c["kind"].replace("_", " ") for c in tested))
+    text = f"{n['passed']} of {n['checks']} check{'s' if n['checks'] != 1 else ''} passed"
     if kinds:
         text += f" ({kinds})"
-    extra = [f"{counts[o]} {o}" for o in ("failed", "undecided", "raised") if counts[o]]
+    extra = [f"{n[o]} {o}" for o in ("failed", "undecided", "raised") if n[o]]
     if extra:
         text += ", " + ", ".join(extra)
-    if n_figures:
-        text += f"; {n_figures} figure{'s' if n_figures != 1 else ''}"
+    if n["figures"]:
+        text += f"; {n['figures']} figure{'s' if n['figures'] != 1 else ''}"
+    if n["reported"]:
+        text += f"; {n['reported']} reported outside the verdict"
     return text
 
 
