@@ -579,6 +579,14 @@ class Engine:
         self.run, self.local = config.run, config.local
         self.server, self.metrics = config.server, config.metrics
         prob = self.problem
+        from fedtheory.problems.base import Capability, declared_capabilities
+        from fedtheory.problems.stack import ProblemStack
+
+        #: the ProblemStack of a run whose replicas have their own problems, else None
+        self.stack = prob if isinstance(prob, ProblemStack) else None
+        #: the problem the hot path calls: the stack's flat problem (client r n + i is replica
+        #: r's client i, see :meth:`client_ids`), else the problem
+        self.hot = prob.flat if self.stack is not None else prob
         self.n, self.d = int(prob.n), int(prob.d)
         # read on the hot path
         self.dtype, self.lr, self.noise = self.run.dtype, self.local.lr, self.local.noise
@@ -586,14 +594,16 @@ class Engine:
         self.x0 = (np.zeros(self.d) if self.server.x0 is None
                    else np.asarray(self.server.x0, dtype=float))
         self.record = self.metrics.record_rounds(self.run.rounds)
-        self.x_star = np.asarray(prob.x_star, dtype=float)
-        self.f_star = float(prob.f_star)
+        self.x_star = np.asarray(prob.x_star, dtype=float)  # (R, d) for a stack
+        self.f_star = (np.asarray(prob.f_star, dtype=float) if self.stack is not None
+                       else float(prob.f_star))
         self.step_size = self.server.global_lr * self.lr
         self.bits_per_update = self.d * self.metrics.bits_per_float * self.rule.floats_per_update
         self.block_rows = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (self.d * self.dtype.itemsize))
-        from fedtheory.problems.base import Capability, declared_capabilities
-
-        self.capabilities = declared_capabilities(prob)
+        if self.stack is not None:  # the hot path's from the flat problem, loss_gap the stack's
+            self.capabilities = self.stack.hot_capabilities | self.stack.capabilities
+        else:
+            self.capabilities = declared_capabilities(prob)
         self.loss_gap = prob.loss_gap if Capability.EXACT_LOSS_GAP in self.capabilities else None
         self._setup_noise()
         self._setup_local_work()
@@ -657,7 +667,7 @@ class Engine:
         else repeated ``client_gradients``, into work buffers when it declares ``out=``."""
         from fedtheory.problems.base import Capability
 
-        prob, caps = self.problem, self.capabilities
+        prob, caps = self.hot, self.capabilities
         tau = self.local_steps
         self.tau_clients = tau if isinstance(tau, np.ndarray) else None
         self.tau_draw = None
@@ -680,15 +690,27 @@ class Engine:
             if self.local.fuse:
                 raise ValueError("fuse_local_steps=True is a closed form of full-gradient "
                                  f"steps, not of mini-batch steps (batches={self.batches!r})")
+            # per client of the hot path: (n,), or (R n,) flat for a stack
             self.sizes = np.asarray(prob.sizes, dtype=np.int64)
-            if self.sizes.shape != (self.n,) or self.sizes.min() < 1:
-                raise ValueError(f"problem.sizes must be (n,) = ({self.n},) positive integers, "
+            if self.sizes.shape != (int(prob.n),) or self.sizes.min() < 1:
+                raise ValueError(f"problem.sizes must be (n,) = ({prob.n},) positive integers, "
                                  f"got {prob.sizes!r}")
             self.s_max = int(self.sizes.max())
             self.batch_rows = min(int(self.batches.size), self.s_max)  # B
             self.epoch_batches = -(-self.sizes // self.batch_rows)
-            self._size_groups = [(int(v), np.flatnonzero(self.sizes == v))
-                                 for v in np.unique(self.sizes)]
+            #: per hot-path client its replica's B, when they differ (a stack whose replicas'
+            #: largest clients are below MiniBatches.size: B = min(size, that replica's)),
+            #: else None (one B)
+            self.batch_of = None
+            if self.stack is not None:
+                tops = self.sizes.reshape(-1, self.n).max(axis=1)
+                per = np.minimum(int(self.batches.size), tops)
+                if (per != self.batch_rows).any():
+                    self.batch_of = np.repeat(per, self.n)
+                    self.epoch_batches = -(-self.sizes // self.batch_of)
+            # the padding of each client's row of sort keys (sample_keys), (n, s_max)
+            self._padding = (None if self.stack is not None
+                             else np.arange(self.s_max) >= self.sizes[:, None])
             self.fused, self.stepper = False, None
             self.grads_take_out = Capability.GRADIENTS_INTO_BUFFER in caps
             return
@@ -714,8 +736,8 @@ class Engine:
         """The problem's gradient rows at ``y``, in a work buffer the engine may overwrite."""
         if self.grads_take_out:
             out = scratch(work, "g", y.shape[0], self.d, self.dtype)
-            return self.problem.client_gradients(y, cols, out=out)
-        return np.array(self.problem.client_gradients(y, cols), dtype=self.dtype)
+            return self.hot.client_gradients(y, cols, out=out)
+        return np.array(self.hot.client_gradients(y, cols), dtype=self.dtype)
 
     def _start_points(self, x: np.ndarray, part: Participants,
                       work: dict[str, Any]) -> np.ndarray:
@@ -744,6 +766,15 @@ class Engine:
         return tile[:K]
 
     # -- one round's local work -----------------------------------------------------------
+    def client_ids(self, part: Participants, work: dict[str, Any]) -> np.ndarray:
+        r"""The hot path's client of each pair: ``part.cols``, or for a
+        :class:`~fedtheory.problems.stack.ProblemStack` the flat problem's client
+        :math:`rn + i` of the pair's replica :math:`r` in the run (``work["first"]``: the
+        block's first replica)."""
+        if self.stack is None:
+            return part.cols
+        return (part.rows + work["first"]) * self.n + part.cols
+
     def pair_steps(self, part: Participants, work: dict[str, Any]) -> np.ndarray | None:
         """``(K,)`` local steps of the pairs of ``part`` this round, or None when every pair
         runs the configuration's one :math:`\tau` (``work["taus"]``: the round's ``(R, n)``
@@ -754,23 +785,35 @@ class Engine:
             return self.tau_clients[part.cols]
         return work["taus"][part.rows, part.cols]
 
-    def sample_orders(self, rngs: Sequence[np.random.Generator]) -> np.ndarray:
-        """This round's sample orders of :class:`MiniBatches`, ``(R, n, s_max)``: row ``r``
-        from ``rngs[r]``, a uniform permutation of client ``i``'s samples in the first
-        ``sizes[i]`` places of ``[r, i]`` (the padding after them)."""
+    def sample_keys(self, rngs: Sequence[np.random.Generator], first: int = 0) -> np.ndarray:
+        """This round's sort keys of :class:`MiniBatches`' sample orders, ``(R, n, s_max)``: row
+        ``r`` from ``rngs[r]``, uniforms in the first ``sizes[i]`` places of ``[r, i]`` and 2
+        in the padding after them (for a stack, the sizes of the run's replicas ``first,
+        first + 1, ...``). A pair's order is the stable argsort of its row
+        (:meth:`sample_orders`): a uniform permutation of its samples (the keys are distinct
+        almost surely, so whatever the sort), then the padding in place order. Only the pairs
+        that work this round are sorted; every pair's keys are drawn, so chunking never
+        changes them."""
         R = len(rngs)
         keys = np.empty((R, self.n, self.s_max))
+        if self.stack is None:
+            for r in range(R):
+                rngs[r].random(out=keys[r])
+            keys[:, self._padding] = 2.0
+            return keys
+        # a replica draws (n, its own largest size) keys, as a run of its problem alone does
+        sizes = self.sizes.reshape(-1, self.n)[first:first + R]
         for r in range(R):
-            rngs[r].random(out=keys[r])
-        # Client i's order is the argsort of its first sizes[i] keys (the keys are distinct
-        # almost surely, so the order is the same whatever the sort's algorithm); the places
-        # after them (never read) hold the padding indices. One sort per distinct size: the
-        # padding is not sorted (an unbalanced federation is mostly padding).
-        orders = np.empty((R, self.n, self.s_max), dtype=np.intp)
-        for s, cols in self._size_groups:
-            orders[:, cols, :s] = np.argsort(keys[:, cols, :s], axis=-1)
-            orders[:, cols, s:] = np.arange(s, self.s_max)
-        return orders
+            top = int(sizes[r].max())
+            keys[r, :, :top] = rngs[r].random((self.n, top))
+        keys[np.arange(self.s_max) >= sizes[..., None]] = 2.0
+        return keys
+
+    @staticmethod
+    def sample_orders(keys: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """The sample orders ``(K, s_max)`` of the pairs ``(rows, cols)`` from the round's keys
+        (:meth:`sample_keys`)."""
+        return np.argsort(keys[rows, cols], axis=-1, kind="stable")
 
     def local_updates(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
                       rngs: list[np.random.Generator], work: dict[str, Any],
@@ -785,22 +828,24 @@ class Engine:
         clients), and replica :math:`r` draws its noise for its still-running pairs, step
         after step, so the draws do not depend on the other replicas of the block.
 
-        With :class:`MiniBatches`, ``orders`` are the round's sample orders of the block's
-        replicas (:meth:`sample_orders`) and every step is taken on a mini-batch.
+        With :class:`MiniBatches`, ``orders`` are the round's sort keys of the block's
+        replicas' sample orders (:meth:`sample_keys`) and every step is taken on a
+        mini-batch.
 
         The result lives in a work buffer of ``work`` (the caller may overwrite it), valid
         until the next call.
         """
-        K, cols, d, dt = part.size, part.cols, self.d, self.dtype
+        K, d, dt = part.size, self.d, self.dtype
         if K == 0:
             return np.empty((0, d), dtype=dt), 0
+        cols = self.client_ids(part, work)
         if taus is None and self.tau_fixed is None:
             raise ValueError("taus must give the pairs' local steps: this engine's local_steps "
                              f"vary by client or round ({self.local_steps!r}); see pair_steps")
         if self.batches is not None:
             if orders is None:
-                raise ValueError("orders must give the round's sample orders with batches="
-                                 f"{self.batches!r} (see sample_orders)")
+                raise ValueError("orders must give the round's sample-order keys with batches="
+                                 f"{self.batches!r} (see sample_keys)")
             return self._minibatch_updates(x, part, corr, rngs, work, taus, orders)
         tau: int = self.tau_fixed if taus is None else 0  # type: ignore[assignment]
         if taus is not None:
@@ -812,7 +857,7 @@ class Engine:
         y0 = self._start_points(x, part, work)
         if self.fused:
             z = self._normals(part, rngs, work) if self.noise_sd > 0 else None
-            upd = self.problem.fused_local_steps(
+            upd = self.hot.fused_local_steps(
                 y0, cols, self.lr, tau, correction=corr, normals=z, noise_sd=self.noise_sd,
                 out=scratch(work, "upd", K, d, dt))
             return upd, K
@@ -856,14 +901,15 @@ class Engine:
         """:meth:`local_updates` when the pairs' steps differ: the closed form per distinct
         :math:`\tau` (fused: one normal per coordinate per pair, drawn for all pairs at once,
         as in the uniform case), else the step loop with the finished pairs masked out."""
-        K, cols, d, dt = part.size, part.cols, self.d, self.dtype
+        K, d, dt = part.size, self.d, self.dtype
+        cols = self.client_ids(part, work)
         y0 = self._start_points(x, part, work)
         if self.fused:
             z = self._normals(part, rngs, work) if self.noise_sd > 0 else None
             upd = scratch(work, "upd", K, d, dt)
             for tv in np.unique(taus).tolist():
                 idx = np.flatnonzero(taus == tv)
-                upd[idx] = self.problem.fused_local_steps(
+                upd[idx] = self.hot.fused_local_steps(
                     y0[idx], cols[idx], self.lr, int(tv),
                     correction=None if corr is None else corr[idx],
                     normals=None if z is None else z[idx], noise_sd=self.noise_sd)
@@ -905,14 +951,15 @@ class Engine:
         r""":meth:`local_updates` with :class:`MiniBatches`: step :math:`k` of every pair still
         running (:math:`\tau > k`; the others drop out by masking) on its batch of the
         pair's sample order, all pairs in one call of ``minibatch_gradients``."""
-        K, cols, d, dt = part.size, part.cols, self.d, self.dtype
+        K, d, dt = part.size, self.d, self.dtype
+        cols = self.client_ids(part, work)  # the hot path's clients (sizes, gradients)
         steps = np.full(K, self.tau_fixed, dtype=np.int64) if taus is None else taus
         top = int(steps.max())
         if self.noise_kind == "none" and int(steps.min()) < top:
             return self._minibatch_sorted(x, part, corr, work, steps, orders)
         B = self.batch_rows
         j = np.arange(B)
-        order = orders[part.rows, cols]  # (K, s_max)
+        order = self.sample_orders(orders, part.rows, part.cols)  # (K, s_max)
         size = self.sizes[cols]
         y = scratch(work, "y", K, d, dt)
         y[...] = self._start_points(x, part, work)
@@ -922,16 +969,10 @@ class Engine:
         for k in range(top):
             idx = every if k == 0 or steps.min() > k else np.flatnonzero(steps > k)
             s_k = size[idx, None]
-            if self.batches.wrap:
-                pos = (k * B + j)[None, :] % s_k
-                valid = np.broadcast_to(j[None, :] < s_k, pos.shape)
-            else:
-                pos = ((k % self.epoch_batches[cols[idx]]) * B)[:, None] + j[None, :]
-                valid = pos < s_k
-                pos = np.where(valid, pos, 0)
+            pos, valid = self._batch_positions(k, cols[idx], s_k, j)
             samples = np.take_along_axis(order[idx], pos, axis=1)
             yk = y if idx is every else y[idx]
-            g = np.asarray(self.problem.minibatch_gradients(yk, cols[idx], samples, valid),
+            g = np.asarray(self.hot.minibatch_gradients(yk, cols[idx], samples, valid),
                            dtype=dt)
             if self.noise_kind != "none":
                 self._add_noise(g, part if idx is every else _subset(part, idx), rngs, work)
@@ -951,6 +992,32 @@ class Engine:
                     y[idx] = yk - g
         return total, int(steps.sum())
 
+    def _batch_positions(self, k: int, cols: np.ndarray, s_k: np.ndarray,
+                         j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Step ``k``'s positions in the pairs' sample orders and which are read, ``(K, B)``
+        each (see :class:`MiniBatches`), for the hot path's clients ``cols`` of sizes ``s_k``
+        ``(K, 1)``; with per-replica batch sizes (a stack whose replicas' largest clients
+        are below ``MiniBatches.size``), each pair's own."""
+        B = self.batch_rows
+        if self.batch_of is None:
+            if self.batches.wrap:
+                pos = (k * B + j)[None, :] % s_k
+                valid = np.broadcast_to(j[None, :] < s_k, pos.shape)
+            else:
+                pos = ((k % self.epoch_batches[cols]) * B)[:, None] + j[None, :]
+                valid = pos < s_k
+                pos = np.where(valid, pos, 0)
+            return pos, valid
+        Bc = self.batch_of[cols][:, None]
+        if self.batches.wrap:
+            pos = (k * Bc + j[None, :]) % s_k
+            valid = j[None, :] < np.minimum(s_k, Bc)
+        else:
+            pos = (k % self.epoch_batches[cols])[:, None] * Bc + j[None, :]
+            valid = (pos < s_k) & (j[None, :] < Bc)
+            pos = np.where(valid, pos, 0)
+        return pos, valid
+
     def _minibatch_sorted(self, x: np.ndarray, part: Participants, corr: np.ndarray | None,
                           work: dict[str, Any], steps: np.ndarray,
                           orders: np.ndarray) -> tuple[np.ndarray, int]:
@@ -960,11 +1027,11 @@ class Engine:
         so the same numbers."""
         K, d, dt = part.size, self.d, self.dtype
         perm = np.argsort(-steps, kind="stable")
-        cols, st = part.cols[perm], steps[perm]
+        cols, st = self.client_ids(part, work)[perm], steps[perm]
         active = np.searchsorted(-st, -np.arange(int(st[0])), side="left")  # (steps > k).sum()
         B = self.batch_rows
         j = np.arange(B)
-        order = orders[part.rows[perm], cols]  # (K, s_max)
+        order = self.sample_orders(orders, part.rows[perm], part.cols[perm])  # (K, s_max)
         size = self.sizes[cols][:, None]
         y = scratch(work, "y", K, d, dt)
         np.take(self._start_points(x, part, work), perm, axis=0, out=y)
@@ -975,16 +1042,10 @@ class Engine:
         for k in range(top):
             c = K if k == 0 else int(active[k])
             s_k = size[:c]
-            if self.batches.wrap:
-                pos = (k * B + j)[None, :] % s_k
-                valid = np.broadcast_to(j[None, :] < s_k, pos.shape)
-            else:
-                pos = ((k % self.epoch_batches[cols[:c]]) * B)[:, None] + j[None, :]
-                valid = pos < s_k
-                pos = np.where(valid, pos, 0)
+            pos, valid = self._batch_positions(k, cols[:c], s_k, j)
             samples = np.take_along_axis(order[:c], pos, axis=1)
             yk = y[:c]
-            g = np.asarray(self.problem.minibatch_gradients(yk, cols[:c], samples, valid),
+            g = np.asarray(self.hot.minibatch_gradients(yk, cols[:c], samples, valid),
                            dtype=dt)
             if cs is not None:
                 g += cs[:c]
@@ -1000,30 +1061,42 @@ class Engine:
         return out, int(steps.sum())
 
     # -- metrics --------------------------------------------------------------------------
-    def _f_gap(self, x64: np.ndarray) -> np.ndarray:
+    def _f_gap(self, x64: np.ndarray, reps: np.ndarray) -> np.ndarray:
         r""":math:`f(x) - f^\star`: the problem's ``loss_gap`` when it has one (exact, without
         the cancellation of ``loss(x) - f_star`` near :math:`x^\star`), else that
-        difference."""
+        difference; for a stack, each row on its replica's problem (``reps``)."""
+        if self.stack is not None:
+            return self.stack.loss_gap(x64, reps)
         if self.loss_gap is not None:
             return np.asarray(self.loss_gap(x64), dtype=float)
         return np.asarray(self.problem.loss(x64), dtype=float) - self.f_star
 
-    def measure(self, x: np.ndarray, bits: np.ndarray) -> dict[str, np.ndarray]:
-        """The metrics at the iterates ``x`` ``(R, d)`` (a skipped built-in one: NaN)."""
+    def measure(self, x: np.ndarray, bits: np.ndarray, first: int = 0) -> dict[str, np.ndarray]:
+        """The metrics at the iterates ``x`` ``(R_b, d)`` of the run's replicas ``first,
+        first + 1, ...`` (a skipped built-in one: NaN). With a
+        :class:`~fedtheory.problems.stack.ProblemStack` every row is measured on its replica's
+        problem, and an extra metric is called as ``fn(x, replicas=...)`` (the rows' replicas
+        in the run)."""
         x64 = x.astype(float, copy=False)
+        reps = np.arange(first, first + x.shape[0])
         skip = self.metrics.skip
         out = {"bits": bits.astype(float)}
         out["f_gap"] = (np.full(x.shape[0], np.nan) if "f_gap" in skip
-                        else self._f_gap(x64))
+                        else self._f_gap(x64, reps))
         if "grad_norm2" in skip:
             out["grad_norm2"] = np.full(x.shape[0], np.nan)
         else:
-            g = np.asarray(self.problem.grad(x64), dtype=float)
+            g = np.asarray(self.problem.grad(x64) if self.stack is None
+                           else self.stack.grad(x64, reps), dtype=float)
             out["grad_norm2"] = np.einsum("rd,rd->r", g, g)
-        out["dist2"] = (np.full(x.shape[0], np.nan) if "dist2" in skip else
-                        np.einsum("rd,rd->r", x64 - self.x_star, x64 - self.x_star))
+        if "dist2" in skip:
+            out["dist2"] = np.full(x.shape[0], np.nan)
+        else:
+            diff = x64 - (self.x_star if self.stack is None else self.x_star[reps])
+            out["dist2"] = np.einsum("rd,rd->r", diff, diff)
         for name, fn in self.metrics.extra.items():
-            val = np.asarray(fn(x64), dtype=float)
+            val = np.asarray(fn(x64) if self.stack is None else fn(x64, replicas=reps),
+                             dtype=float)
             if val.shape != (x.shape[0],):
                 raise ValueError(
                     f"extra metric {name!r} must map (R, d) iterates to (R,), got {val.shape}"
@@ -1057,9 +1130,15 @@ class Engine:
         dt = self.dtype
         x = np.array(np.broadcast_to(self.x0[start : start + size] if self.x0.ndim == 2
                                      else self.x0, (size, self.d)), dtype=dt)
-        rule, n, d = self.rule, self.n, self.d
+        # components with per-replica parameters give those of this block's replicas
+        rule = self.rule.for_replicas(start, start + size)
+        proc = self.participation
+        if getattr(proc, "replicas", None) is not None:
+            proc = proc.for_replicas(start, start + size)
+        n, d = self.n, self.d
         grad_evals = client_rounds = 0
-        work: dict[str, Any] = {}  # scratch buffers reused from round to round
+        # scratch buffers reused from round to round; "first": the block's first replica
+        work: dict[str, Any] = {"first": start}
         tau_rngs = self._streams(start, size, 2) if self.tau_draw is not None else None
         order_rngs = self._streams(start, size, 3) if self.batches is not None else None
 
@@ -1068,14 +1147,14 @@ class Engine:
                 work["taus"] = _check_taus(self.tau_draw(tau_rngs, size, n), (size, n),
                                            "local_steps (the round's draw)")
             if order_rngs is not None:
-                work["orders"] = self.sample_orders(order_rngs)
+                work["orders"] = self.sample_keys(order_rngs, start)
 
         initial = None
         if rule.table and rule.memory_init == "full":
             full = Participants.full(size, n)
             draw_taus()
             # a one-off round of every client (its work arrays are not kept)
-            upd, ge = self.local_updates(x, full, None, noise_rngs, {},
+            upd, ge = self.local_updates(x, full, None, noise_rngs, {"first": start},
                                          self.pair_steps(full, work), work.get("orders"))
             initial = upd.reshape(size, n, d)
             grad_evals += ge
@@ -1083,7 +1162,7 @@ class Engine:
         rstate = rule.init(size, n, d, p=self.config.p, weights=self.problem.weights, dtype=dt,
                            initial=initial,
                            local_steps=self.tau_fixed if self.tau_fixed is not None else 1)
-        pstate = self.participation.init(part_rngs, size)
+        pstate = proc.init(part_rngs, size)
         bits = np.zeros(size, dtype=np.int64)
         if initial is not None:
             bits += n * self.bits_per_update
@@ -1094,7 +1173,7 @@ class Engine:
         kept = {k: np.empty((size, T_rec)) for k in names} if self.metrics.keep_replicas else None
 
         def record(j: int) -> None:
-            vals = self.measure(x, bits)
+            vals = self.measure(x, bits, start)
             for k in names:
                 mean = vals[k].mean()
                 acc[k][0][j] = mean
@@ -1109,14 +1188,20 @@ class Engine:
         every = Participants.full(size, n)  # every pair of the chunk (read-only, built once)
         all_pairs = every if rule.needs_all else None
         evals = [0]  # gradient rows evaluated in this round's blocks
-        proc = self.participation
         sees_round = bool(getattr(proc, "sees_round", False))
         seen: dict[str, Any] = {}  # this round's updates, when the process asked for them
-        view_work: dict[str, Any] = {}
+        view_work: dict[str, Any] = {"first": start}
         weights = np.asarray(self.problem.weights, dtype=float)
         sizes = getattr(self.problem, "sizes", None)
         losses = None
-        if hasattr(self.problem, "client_losses"):
+        if self.stack is not None:
+            if sizes is not None:
+                sizes = sizes[start:start + size]  # (R_b, n): this block's replicas'
+            reps = np.arange(start, start + size)
+
+            def losses() -> np.ndarray:
+                return self.stack.client_losses(x.astype(float, copy=False), reps)
+        elif hasattr(self.problem, "client_losses"):
             def losses() -> np.ndarray:
                 return np.asarray(self.problem.client_losses(x.astype(float, copy=False)))
 

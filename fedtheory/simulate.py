@@ -269,6 +269,8 @@ def _resolve_problem(problem: Problem | str) -> Problem:
         if getter is None:
             raise ValueError(f"unknown problem {problem!r}: pass a problem object")
         return getter(problem)
+    if hasattr(problem, "flat") and hasattr(problem, "client_ids"):  # a ProblemStack
+        return problem
     needed = ("n", "d", "weights", "loss", "grad", "client_gradients", "x_star", "f_star")
     missing = [a for a in needed if not hasattr(problem, a)]
     if missing:
@@ -493,21 +495,46 @@ def simulate(
             f"participation {participation!r} sets its own aggregation coefficients (e.g. "
             f"w_i/p_i of this round): the rule must apply them (one with pair_coefficients, "
             f"such as 'fedavg_is'), got rule {rule.name!r}")
+    for label, comp in (("problem", problem), ("participation", participation),
+                        ("rule", rule)):
+        own = getattr(comp, "replicas", None)  # a component with one part per replica
+        if own is not None and own != replicas:
+            raise ValueError(f"replicas must be {label}'s {own} (it holds one {label} per "
+                             f"replica: {comp!r}), got {replicas}")
     p = np.asarray(participation.stationary, dtype=float)
-    if p.shape != (n,) or not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
-        raise ValueError(f"participation.stationary must be n={n} probabilities, got {p!r}")
-    if (p == 0).any():
-        if rule.importance_weighted:
-            i = int(np.flatnonzero(p == 0)[0])
-            raise ValueError(
-                f"participation.stationary must be positive for the importance-weighted rule "
-                f"{rule.name!r}: client {i} has p = 0.0"
-            )
-        p = None
+    per_replica_k = None  # expected participants per round, when the replicas' laws differ
+    if getattr(participation, "replicas", None) is not None and p.shape == (replicas, n):
+        if np.all(p == p[0]):
+            p = p[0].copy()  # a stack of processes of one law: their common probabilities
+        else:
+            if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
+                raise ValueError(f"participation.stationary must be probabilities, got {p!r}")
+            if rule.importance_weighted:
+                raise ValueError(
+                    f"participation {participation!r} has per-replica stationary probabilities "
+                    f"{p.shape}: the importance-weighted rule {rule.name!r} takes one (n,) "
+                    f"vector (give per-replica weights to a rule that takes them, e.g. "
+                    f"FedAvgWeighted(omega=(R, n)))")
+            per_replica_k = float(p.sum(axis=1).mean())
+            p = None
+    if p is not None:
+        if p.shape != (n,) or not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
+            raise ValueError(f"participation.stationary must be n={n} probabilities, "
+                             f"got {p!r}")
+        if (p == 0).any():
+            if rule.importance_weighted:
+                i = int(np.flatnonzero(p == 0)[0])
+                raise ValueError(
+                    f"participation.stationary must be positive for the importance-weighted "
+                    f"rule {rule.name!r}: client {i} has p = 0.0"
+                )
+            p = None
     x0 = np.zeros(d) if server.x0 is None else finite_array(
         "x0", server.x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
     record = metrics.record_rounds(rounds)
-    expected_k = float(n if rule.needs_all or p is None else max(p.sum(), 1.0))
+    expected_k = float(n if rule.needs_all else max(per_replica_k, 1.0)
+                       if per_replica_k is not None else n if p is None
+                       else max(p.sum(), 1.0))
     chunk, workers = execution.chunk, execution.workers
     if chunk is None:
         chunk = max(1, min(replicas, int(_CHUNK_BUDGET // (expected_k * d))))

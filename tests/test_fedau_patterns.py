@@ -204,7 +204,7 @@ def test_simulator_invariants():
     insts = fp._instances(0, 0, 3, 12)
     runs = [(m, 0.05, 1.0) for m in fp.METHODS] + [("average all", 0.05, 1.0)]
     out = fp.simulate_pattern(data, insts, "cyclic", rounds=40, runs=runs,
-                              rng=np.random.default_rng(0), evals=[20, 40])
+                              seed=0, evals=[20, 40])
     assert out["f"].shape == (6, 3, 2) and np.all(np.isfinite(out["f"]))
     # K = 50 and K = inf coincide before any interval reaches 50 rounds (shared draws);
     # the same run twice gives the same numbers
@@ -215,10 +215,84 @@ def test_simulator_invariants():
     assert np.all((out["test_acc"] >= 0) & (out["test_acc"] <= 1))
     with pytest.raises(ValueError, match="runs must name methods"):
         fp.simulate_pattern(data, insts, "cyclic", rounds=5, runs=[("fedavg", 0.1, 1.0)],
-                            rng=np.random.default_rng(0), evals=[5])
+                            seed=0, evals=[5])
     with pytest.raises(ValueError, match="evals must be rounds"):
         fp.simulate_pattern(data, insts, "cyclic", rounds=5, runs=runs,
-                            rng=np.random.default_rng(0), evals=[6])
+                            seed=0, evals=[6])
+
+
+def _reference_round(data, inst, pattern, method, gam, glr, seed, replica, steps, batch):
+    """One round of the authors' training written out by hand (no engine, no LogisticProblem):
+    the engine's participation and sample-order streams of ``replica``, ``steps`` mini-batch
+    SGD steps on min(batch, s_n) distinct samples, the method's aggregation; returns x_1."""
+    X, y, N = data["X"], data["y"], len(inst.parts)
+    C, nf = 10, X.shape[1]
+
+    def gen(which):
+        return np.random.Generator(np.random.PCG64(
+            np.random.SeedSequence(seed, spawn_key=(replica, which))))
+
+    proc = fp.make_process(pattern, inst.p)
+    g0 = [gen(0)]
+    mask = proc.step(proc.init(g0, 1), g0)[0][0]
+    s_max = int(inst.sizes.max())
+    keys = gen(3).random((N, s_max))
+    keys[np.arange(s_max)[None, :] >= inst.sizes[:, None]] = 2.0
+    order = np.argsort(keys, axis=1)
+    B = min(batch, s_max)
+    x0 = np.zeros((C, nf))
+    total = np.zeros_like(x0)
+    active = np.flatnonzero(mask)
+    for n in active:
+        q, s = inst.parts[n], inst.sizes[n]
+        v = x0.copy()
+        for k in range(steps):
+            rows = q[order[n, [(k * B + j) % s for j in range(min(B, s))]]]
+            Z = X[rows] @ v.T
+            P = np.exp(Z - Z.max(axis=1, keepdims=True))
+            P /= P.sum(axis=1, keepdims=True)
+            P[np.arange(rows.size), y[rows]] -= 1.0
+            v = v - gam * (P.T @ X[rows] / rows.size + fp.LAM * v)
+        coef = {"FedAU (K=inf)": 1 / N, "average participating": 1 / active.size,
+                "average all": 1 / N, "known statistics": 1 / (N * inst.p[n])}[method]
+        total += coef * (v - x0)
+    return x0 + glr * total, mask
+
+
+def test_engine_port_matches_a_hand_written_round():
+    """simulate_pattern (the engine) takes the same first round as the hand-written one, for
+    every aggregation, and every method sees the same participation record."""
+    data = fp.digits_split(0)
+    insts = fp._instances(0, 1, 1, 8)  # instance 1: two clients take part in round 1
+    methods = ["FedAU (K=inf)", "average participating", "average all", "known statistics"]
+    runs = [(m, 0.1, 1.5) for m in methods]
+    out = fp.simulate_pattern(data, insts, "Bernoulli", rounds=1, runs=runs, seed=0,
+                              first=4, evals=[1], local_steps=3, batch=16,
+                              dtype=np.float64)
+    X, y = data["X"], data["y"]
+    for s, inst in enumerate(insts):
+        N = len(inst.parts)
+        for j, m in enumerate(methods):
+            x1, mask = _reference_round(data, inst, "Bernoulli", m, 0.1, 1.5, 0, 4 + s, 3, 16)
+            x1 = x1.ravel()
+            Z = x1.reshape(10, -1) @ X.T  # (C, samples): f = (1/N) sum_n F_n + lam/2 |x|^2
+            ell = np.log(np.exp(Z).sum(axis=0)) - Z[y, np.arange(y.size)]
+            f = np.mean([ell[q].mean() for q in inst.parts]) + fp.LAM / 2 * np.sum(x1 ** 2)
+            np.testing.assert_allclose(out["f"][j, s, 0], f, rtol=1e-12)
+            for key, A, labels in (("train_acc", X, y),
+                                   ("test_acc", data["X_test"], data["y_test"])):
+                L = x1.reshape(10, -1) @ A.T
+                top2 = np.sort(L, axis=0)[-2:]
+                ties = np.mean(top2[1] - top2[0] < 1e-9)  # rounding may break ties apart
+                acc = np.mean(L.argmax(axis=0) == labels)
+                assert abs(out[key][j, s, 0] - acc) <= ties
+        assert out["participation_rate"][s] == mask.sum() / N
+        assert mask.sum() == 2  # average participating differs from average all
+    with pytest.raises(ValueError, match="method must be one of"):
+        fp.method_rule("fedavg", insts[0].p)
+    with pytest.raises(ValueError, match="first must be a non-negative integer"):
+        fp.simulate_pattern(data, insts, "Bernoulli", rounds=1, runs=runs, seed=0, first=-1,
+                            evals=[1])
 
 
 def test_patterns_table_is_wired(monkeypatch):

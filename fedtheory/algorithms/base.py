@@ -136,6 +136,14 @@ class Rule:
     pair_coefficients: ClassVar[bool] = False
     #: "zeros" or "full" (tables filled with every client's update at the initial point).
     memory_init: str = "zeros"
+    #: :math:`R` when the rule carries parameters per replica of a run (the run's
+    #: ``replicas`` must then be :math:`R`), else None (one rule for every replica).
+    replicas: int | None = None
+
+    def for_replicas(self, start: int, stop: int) -> Rule:
+        """The rule of a run's replicas ``start .. stop - 1``, the block the engine simulates:
+        itself, unless the rule carries per-replica parameters (then their rows)."""
+        return self
 
     def __repr__(self) -> str:
         params = {k: v for k, v in vars(self).items() if not k.startswith("_")}

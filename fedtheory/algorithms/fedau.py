@@ -144,7 +144,10 @@ class FedAvgWeighted(Rule):
 
     .. math:: G_t = \sum_{n\in\mathcal A(t)} w_n\,\omega_n\,\Delta_n .
 
-    ``omega=None`` means :math:`\omega_n = 1` ("average all"). No memory.
+    ``omega=None`` means :math:`\omega_n = 1` ("average all"); an ``(R, n)`` array gives
+    replica :math:`r` of a run its own weights :math:`\omega_{r,n}` (row :math:`r`; the run's
+    ``replicas`` must be :math:`R`: e.g. :math:`1/p_{r,n}` for instances with their own
+    participation means). No memory.
 
     >>> rule = FedAvgWeighted(omega=[1.0, 2.0])
     >>> st = rule.init(1, 2, 1)
@@ -157,17 +160,34 @@ class FedAvgWeighted(Rule):
     def __init__(self, omega: Any = None) -> None:
         if omega is not None:
             w = np.asarray(omega, dtype=float)
-            if w.ndim != 1 or w.size < 1 or not np.all(np.isfinite(w)) or np.any(w < 0):
-                raise ValueError(f"omega must be a 1-d array of finite non-negative weights, "
-                                 f"got {omega!r}")
+            if w.ndim not in (1, 2) or w.size < 1 or not np.all(np.isfinite(w)) \
+                    or np.any(w < 0):
+                raise ValueError(f"omega must be an (n,) or (R, n) array of finite "
+                                 f"non-negative weights, got {omega!r}")
             omega = w
         self.omega = omega
+
+    @property
+    def replicas(self) -> int | None:  # type: ignore[override]
+        """:math:`R` when ``omega`` has a row per replica, else None (shared by all)."""
+        return None if self.omega is None or self.omega.ndim == 1 else int(self.omega.shape[0])
+
+    def for_replicas(self, start: int, stop: int) -> FedAvgWeighted:
+        """The rule of the run's replicas ``start .. stop - 1`` (their rows of ``omega``)."""
+        if self.replicas is None or (start, stop) == (0, self.replicas):
+            return self
+        if not 0 <= start < stop <= self.replicas:
+            raise ValueError(f"start, stop must satisfy 0 <= start < stop <= {self.replicas}, "
+                             f"got {start}, {stop}")
+        return FedAvgWeighted(self.omega[start:stop])
 
     def _omega(self, state: dict[str, Any]) -> np.ndarray:
         if self.omega is None:
             return np.ones(state["n"])
-        if self.omega.shape != (state["n"],):
-            raise ValueError(f"omega must have shape ({state['n']},), got {self.omega.shape}")
+        shapes = [(state["n"],), (state["replicas"], state["n"])]
+        if self.omega.shape not in shapes:
+            raise ValueError(f"omega must have shape ({state['n']},) or ({state['replicas']}, "
+                             f"{state['n']}), got {self.omega.shape}")
         return self.omega
 
     def begin(self, state: dict[str, Any], part: Participants,
@@ -179,7 +199,9 @@ class FedAvgWeighted(Rule):
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
                    updates: np.ndarray, consume: bool = False) -> None:
-        add_scaled_sums(acc["num"], updates, block, acc["coef"][block.cols][:, None])
+        coef = acc["coef"]
+        picked = coef[block.rows, block.cols] if coef.ndim == 2 else coef[block.cols]
+        add_scaled_sums(acc["num"], updates, block, picked[:, None])
 
     def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
         return acc["num"]

@@ -1,12 +1,6 @@
 r"""The seed's table (seed 001, 'Experiments'), recomputed in the authors' regime on the digits
 data set: methods x participation patterns, multinomial logistic regression.
 
-This module keeps its own round loop (:func:`simulate_pattern`): its instances each have their
-own data, participation means and learning rate, which the engine's replicas cannot yet carry
-(they share one problem and one rule); run as one ``simulate`` call per instance and method it
-gave the same verdicts at 4.5 times the CPU. It goes onto the engine once replicas can carry
-their own problems (``docs/architecture.md``, known engine debt).
-
 The set-up follows FedAU's public code (``config.py``, ``main.py``, ``util/util.py``;
 https://github.com/IBM/fedau) wherever the machine allows; the claim's set-up card
 (:data:`fedtheory.claims.fedau.participation_patterns.CLAIM`) lists every deviation.
@@ -25,13 +19,16 @@ https://github.com/IBM/fedau) wherever the machine allows; the claim's set-up ca
   floor 0.02, a few near 1: participation correlated with the data.
 * **Patterns.** Bernoulli; ``markov-0.05`` and ``cyclic-100``
   (:mod:`fedtheory.participation.fedau_sampler`).
-* **Training.** :math:`I = 5` local SGD steps per round on mini-batches of
-  :math:`\min(16, s_n)` samples drawn without replacement (the code's loader: a client with
-  fewer than 16 samples uses all of them), from :math:`x_0 = 0`; the server adds
+* **Training.** :math:`I = 5` local SGD steps per round, each on a mini-batch of
+  :math:`\min(16, s_n)` distinct samples (a client with fewer than 16 samples uses all of
+  them): the client's samples in a fresh random order every round, read 16 at a time,
+  cyclically (:class:`~fedtheory.engine.MiniBatches` with ``wrap=True``; the code's loader
+  reads its shuffled samples 16 at a time and reshuffles when fewer than 16 remain), from
+  :math:`x_0 = 0`; the server adds
   :math:`\eta_g\cdot` the aggregate of the updates :math:`\Delta_n = y_{n,I} - x_t`:
 
   - FedAU (:math:`K=\infty` and :math:`K=50`): :math:`\frac1N\sum_{n\in\mathcal A}\omega_t^n
-    \Delta_n`, Algorithm 2's weights (:func:`~fedtheory.algorithms.fedau_state`; 1 until
+    \Delta_n`, Algorithm 2's weights (:class:`~fedtheory.algorithms.FedAU`; 1 until
     a client's first interval is recorded, as the code's first participation);
   - average participating: :math:`\frac1{|\mathcal A|}\sum_{n\in\mathcal A}\Delta_n`;
   - average all: :math:`\frac1N\sum_{n\in\mathcal A}\Delta_n`;
@@ -49,23 +46,38 @@ https://github.com/IBM/fedau) wherever the machine allows; the claim's set-up ca
 Every seed is one *instance*: its own split, multiplier, participation draws and mini-batches
 (the code draws them all from the run's seed). Within an instance every method of a pattern
 sees the same participation record and the same mini-batches (common random numbers), so the
-comparisons are paired over the instances. The simulation is vectorised over
-(method, instance, participating client); a task is one pattern on a chunk of instances.
+comparisons are paired over the instances. Every run is one call of the engine
+(:func:`fedtheory.simulate.simulate`, one replica: instance :math:`k` is replica :math:`k`
+of the pattern's seed in every method's run, which is what shares the draws); a task is one
+pattern on a chunk of instances.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from fedtheory.algorithms.fedau import fedau_state
+from fedtheory.algorithms import FedAU, FedAvgAll, FedAvgWeighted, Rule, get_rule
 from fedtheory.participation import BernoulliParticipation
 from fedtheory.participation.fedau_sampler import JoinRateMarkov, OffsetCyclic
-from fedtheory.problems.datasets import load_dataset
+from fedtheory.problems.datasets import FederatedData, load_dataset
+from fedtheory.problems.logistic import LogisticProblem
+from fedtheory.simulate import (
+    DivergenceWarning,
+    Execution,
+    LocalWork,
+    Metrics,
+    MiniBatches,
+    RoundRecord,
+    Run,
+    Server,
+    simulate,
+)
 
 __all__ = [
     "AUTHORS",
@@ -79,8 +91,10 @@ __all__ = [
     "authors_partition",
     "authors_probabilities",
     "digits_split",
+    "instance_problem",
     "make_instance",
     "make_process",
+    "method_rule",
     "objective_minimum",
     "optimum_run",
     "pattern_run",
@@ -324,42 +338,87 @@ def objective_minimum(inst: Instance, data: dict[str, np.ndarray]) -> float:
 
 
 # ------------------------------------------------------------------------------ runs
-def _coefficients(kind: str, params: dict[str, Any], masks: np.ndarray, p: np.ndarray
-                  ) -> np.ndarray:
-    """Per round and client the factor of Delta_n in the server's sum, ``(T, S, N)``
-    (0 for absent clients)."""
+def instance_problem(inst: Instance, data: dict[str, np.ndarray]) -> LogisticProblem:
+    r"""The instance as an engine problem: multinomial logistic regression on the clients'
+    samples with :math:`f = \frac1N\sum_nF_n + \frac\lambda2\|x\|^2` (uniform weights,
+    :data:`LAM`), the test set as its validation set.
 
-    T, S, N = masks.shape
-    m = masks.astype(float)
+    Its optimum is *not* solved (``tol=inf``: ``x_star`` is 0, ``f_star`` is
+    :math:`f(0)`; Newton's method costs seconds per instance here): the runs record
+    :math:`f` itself and skip the metrics that use :math:`x^\star`, and :math:`f^\star` is
+    :func:`objective_minimum`'s."""
+    X, y = data["X"], data["y"]
+    fd = FederatedData(X_clients=tuple(X[q] for q in inst.parts),
+                       y_clients=tuple(y[q] for q in inst.parts),
+                       X_val=data["X_test"], y_val=data["y_test"], n_classes=10,
+                       name="digits", params={"split": "authors"})
+    return LogisticProblem(fd, lam=LAM, weights="uniform", multinomial=True,
+                           tol=math.inf)
+
+
+def method_rule(method: str, p: np.ndarray) -> Rule:
+    r"""The engine rule of a method label (:data:`METHODS`) for nominal probabilities ``p``:
+    FedAU (:class:`~fedtheory.algorithms.FedAU`, cutoff :math:`K`), average participating
+    (``fedavg``), average all (``fedavg_all``) and known statistics
+    (``fedavg_weighted`` with :math:`\omega_n = 1/p_n`, the *nominal* :math:`p_n`, also under
+    the cyclic pattern whose stationary probabilities differ, as the authors' code)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
+    kind, params = METHODS[method]
     if kind == "fedau":
-        omega = fedau_state(masks.reshape(T, S * N), params["K"])["omega"].reshape(T, S, N)
-        return m * omega / N
+        return FedAU(K=params["K"])
     if kind == "participating":
-        cnt = masks.sum(axis=2, keepdims=True)
-        return m / np.maximum(cnt, 1)
+        return get_rule("fedavg")
     if kind == "all":
-        return m / N
-    if kind == "known":
-        return m / (N * p[None])
-    raise ValueError(f"unknown aggregation {kind!r}")
+        return FedAvgAll()
+    return FedAvgWeighted(omega=1.0 / np.asarray(p, dtype=float))
+
+
+def _metrics(iterates: np.ndarray, instances: Sequence[Instance],
+             data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    r"""The objective :math:`f`, training and test accuracy of iterates ``(M, S, E, d)``
+    (instance ``s`` on axis 1), each ``(M, S, E)``, in float64, one matrix product per data
+    set; a non-finite :math:`f` is ``inf``."""
+    M, S, E, d = iterates.shape
+    X, y = data["X"], data["y"]
+    C, n_feat = 10, X.shape[1]
+    x = iterates.transpose(0, 2, 1, 3)  # (M, E, S, d)
+    W = x.reshape(M * E * S, C, n_feat)
+    sw = np.stack([_sample_weights(i, y.size) for i in instances])  # (S, n_train)
+    with np.errstate(all="ignore"):  # a diverged run is scored, not warned about
+        loss, corr = _loss_terms(W, X, y)
+        f = (np.einsum("mesj,sj->mes", loss.reshape(M, E, S, -1), sw)
+             + LAM / 2 * np.einsum("mesd,mesd->mes", x, x))
+        _, tc = _loss_terms(W, data["X_test"], data["y_test"])
+    out = {"f": np.where(np.isfinite(f), f, np.inf),
+           "train_acc": corr.reshape(M, E, S, -1).mean(axis=3),
+           "test_acc": tc.reshape(M, E, S, -1).mean(axis=3)}
+    return {k: v.transpose(0, 2, 1) for k, v in out.items()}
 
 
 def simulate_pattern(data: dict[str, np.ndarray], instances: Sequence[Instance], pattern: str,
                      *, rounds: int, runs: Sequence[tuple[str, float, float]],
-                     rng: np.random.Generator, evals: Sequence[int],
+                     seed: int, evals: Sequence[int], first: int = 0,
                      local_steps: int = AUTHORS["local_steps"],
                      batch: int = AUTHORS["minibatch"], dtype: Any = np.float32
                      ) -> dict[str, Any]:
     r"""Several runs (``runs``: method label of :data:`METHODS`, local learning rate
     :math:`\gamma`, global learning rate :math:`\eta_g`) under one pattern on the given
-    instances, side by side: every run of an instance sees the same participation record and
-    the same mini-batches (common random numbers).
+    instances, each run of each instance one call of :func:`fedtheory.simulate.simulate`
+    (one replica): ``local_steps`` mini-batch SGD steps from :math:`x_t`, each on
+    :math:`\min(B, s_n)` distinct samples (``MiniBatches(batch, wrap=True)``: a fresh
+    permutation of the client's samples per round, read cyclically), the server adding
+    :math:`\eta_g` times the rule's aggregate of :math:`y_{n,I} - x_t`.
 
-    Local training is in ``dtype`` (float32 by default: about twice as fast), the server's
-    iterate and the metrics in float64. Returns ``{"rounds": (E,), "f": (M, S, E),
-    "train_acc": (M, S, E), "test_acc": (M, S, E), "participation_rate": (S,)}`` at the
-    rounds ``evals`` (1-based, after that many rounds), ``f`` the objective (not minus
-    :math:`f^\star`); a diverged run has ``f = inf``.
+    Instance ``j`` is replica ``first + j`` of ``seed``'s streams in every run, so all runs of
+    an instance see the same participation record and the same mini-batches (common random
+    numbers), whatever the chunking of the instances.
+
+    Local training and the iterate are in ``dtype`` (float32 by default: about twice as
+    fast), the metrics in float64. Returns ``{"rounds": (E,), "f": (M, S, E), "train_acc":
+    (M, S, E), "test_acc": (M, S, E), "participation_rate": (S,)}`` at the rounds ``evals``
+    (1-based, after that many rounds), ``f`` the objective (not minus :math:`f^\star`); a
+    diverged run has ``f = inf``.
     """
     S = len(instances)
     if S < 1:
@@ -370,6 +429,8 @@ def simulate_pattern(data: dict[str, np.ndarray], instances: Sequence[Instance],
     for name, v in (("rounds", rounds), ("local_steps", local_steps), ("batch", batch)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or first < 0:
+        raise ValueError(f"first must be a non-negative integer, got {first!r}")
     evals = sorted(set(int(e) for e in evals))
     if not evals or evals[0] < 1 or evals[-1] > rounds:
         raise ValueError(f"evals must be rounds in 1..{rounds}, got {evals!r}")
@@ -379,75 +440,46 @@ def simulate_pattern(data: dict[str, np.ndarray], instances: Sequence[Instance],
         raise ValueError(f"runs must name methods of {list(METHODS)}, got {unknown or runs}")
     if any(not (g > 0 and h > 0 and np.isfinite(g * h)) for _, g, h in runs):
         raise ValueError(f"learning rates must be positive and finite, got {runs!r}")
-    X, y = data["X"], data["y"]
-    n_feat, C = X.shape[1], 10
-    d = C * n_feat
-    M = len(runs)
-    # per (instance, client): padded sample indices and sizes
-    s_max = max(int(i.sizes.max()) for i in instances)
-    idx = np.zeros((S, N, s_max), dtype=np.int64)
-    sizes = np.stack([i.sizes for i in instances])  # (S, N)
+    if pattern not in PATTERNS:
+        raise ValueError(f"pattern must be one of {list(PATTERNS)}, got {pattern!r}")
+    M, E = len(runs), len(evals)
+    iterates = np.empty((M, S, E, 10 * data["X"].shape[1]))  # x_t at the rounds evals
+    rate = np.empty(S)
+    slot = {t: e for e, t in enumerate(evals)}
     for s, inst in enumerate(instances):
-        for n, q in enumerate(inst.parts):
-            idx[s, n, :q.size] = q
-    B = min(batch, s_max)
-    p = np.stack([i.p for i in instances])  # (S, N)
-    proc = make_process(pattern, p.ravel())
-    masks = proc.sample(rng, 1, rounds)[:, 0, :].reshape(rounds, S, N)
-    kinds = list(dict.fromkeys(m for m, _, _ in runs))
-    table = np.stack([_coefficients(*METHODS[k], masks, p).astype(np.float32) for k in kinds])
-    which = np.array([kinds.index(m) for m, _, _ in runs])
-    gam = np.array([g for _, g, _ in runs], dtype=dtype)
-    glr = np.array([h for _, _, h in runs])
-    Xd = X.astype(dtype)
-    Yd = np.eye(C, dtype=dtype)[y]
-    x = np.zeros((M, S, d))
-    out = {k: np.empty((M, S, len(evals))) for k in ("f", "train_acc", "test_acc")}
-    sw = np.stack([_sample_weights(i, y.size) for i in instances])  # (S, n_train)
-    e = 0
-    ar = np.arange(B)
-    with np.errstate(all="ignore"):  # a diverging run is scored, not warned about
-        for t in range(rounds):
-            ss, nn = np.nonzero(masks[t])  # active (instance, client), sorted by instance
-            A = ss.size
-            if A:
-                # mini-batches shared by the runs: min(B, s_n) distinct samples per step
-                keys = rng.random((local_steps, A, s_max))
-                keys[:, np.arange(s_max)[None, :] >= sizes[ss, nn][:, None]] = np.inf
-                pick = np.argsort(keys, axis=2)[:, :, :B]  # (I, A, B)
-                rows = np.take_along_axis(
-                    np.broadcast_to(idx[ss, nn], (local_steps, A, s_max)), pick, axis=2)
-                valid = ar[None, :] < sizes[ss, nn][:, None]  # (A, B)
-                wts = (valid / valid.sum(axis=1, keepdims=True)).astype(dtype)[:, None, :]
-                x0 = x[:, ss, :]  # (M, A, d)
-                yv = x0.astype(dtype).reshape(M, A, C, n_feat)
-                for i in range(local_steps):
-                    Xb = Xd[rows[i]]  # (A, B, p)
-                    Z = yv @ Xb.transpose(0, 2, 1)  # logits (M, A, C, B)
-                    Z -= Z.max(axis=2, keepdims=True)
-                    np.exp(Z, out=Z)
-                    Z /= Z.sum(axis=2, keepdims=True)
-                    Z -= Yd[rows[i]].transpose(0, 2, 1)  # softmax minus one-hot
-                    Z *= wts
-                    G = Z @ Xb  # (M, A, C, p): the mini-batch gradient of the loss
-                    G += LAM * yv
-                    yv = yv - gam[:, None, None, None] * G
-                delta = yv.reshape(M, A, d).astype(float) - x0  # (M, A, d)
-                cf = table[:, t, ss, nn][which] * glr[:, None]  # (M, A)
-                uniq, starts = np.unique(ss, return_index=True)
-                x[:, uniq] += np.add.reduceat(cf[..., None] * delta, starts, axis=1)
-            while e < len(evals) and t + 1 == evals[e]:
-                W = x.reshape(M * S, C, n_feat)
-                loss, corr = _loss_terms(W, X, y)
-                f = (np.einsum("msj,sj->ms", loss.reshape(M, S, -1), sw)
-                     + LAM / 2 * np.einsum("msd,msd->ms", x, x))
-                out["f"][:, :, e] = np.where(np.isfinite(f), f, np.inf)
-                out["train_acc"][:, :, e] = corr.reshape(M, S, -1).mean(axis=2)
-                _, tc = _loss_terms(W, data["X_test"], data["y_test"])
-                out["test_acc"][:, :, e] = tc.reshape(M, S, -1).mean(axis=2)
-                e += 1
-    return {"rounds": np.array(evals), **out,
-            "participation_rate": masks.mean(axis=(0, 2))}
+        prob = instance_problem(inst, data)
+        proc = make_process(pattern, inst.p)
+        rule_of: dict[str, Rule] = {}
+        for j, (method, gam, glr) in enumerate(runs):
+            rule = rule_of.setdefault(method, method_rule(method, inst.p))
+
+            def keep(rec: RoundRecord, j: int = j, s: int = s) -> None:
+                e = slot.get(rec.t - 1)  # rec.x is x_{t-1}, the iterate after round t - 1
+                if e is not None:
+                    iterates[j, s, e] = rec.x[0]
+
+            with warnings.catch_warnings():  # a diverging run is scored, not warned about
+                warnings.simplefilter("ignore", DivergenceWarning)
+                res = simulate(prob, rule, proc,
+                               Run(rounds=rounds, replicas=1, seed=seed,
+                                   first_replica=int(first) + s, dtype=dtype),
+                               LocalWork(lr=gam, steps=local_steps,
+                                         batches=MiniBatches(batch, wrap=True)),
+                               server=Server(global_lr=glr),
+                               metrics=Metrics(rounds=(rounds,), observe=keep,
+                                               skip=("f_gap", "grad_norm2", "dist2")),
+                               execution=Execution(workers=1))
+            iterates[j, s, slot[rounds]] = res.x[0]  # the last round has no next one
+            if j == 0:  # the realised participation (the same record in every run)
+                rate[s] = res.client_rounds / (rounds * N)
+    out = _metrics(iterates, instances, data)
+    return {"rounds": np.array(evals), **out, "participation_rate": rate}
+
+
+def _run_seed(*key: int) -> int:
+    """The engine seed of a stream of runs: 63 bits of ``SeedSequence(key)``."""
+    return int(np.random.SeedSequence([int(k) for k in key]).generate_state(2, np.uint64)[0]
+               >> np.uint64(1))
 
 
 def _setup(preset: str, seed: int) -> dict[str, Any]:
@@ -486,11 +518,11 @@ def pattern_run(*, preset: str, seed: int, pattern: str, first: int, count: int
     cfg = _setup(preset, seed)
     insts = _instances(seed, first, count, cfg["clients"])
     k = list(PATTERNS).index(pattern)
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 2, k, first]))
+    run_seed = _run_seed(seed, 2, k)
     evals, start = _eval_rounds(cfg["rounds"], cfg["eval_every"])
     runs = [(m, *LEARNING_RATES[m]) for m in METHODS]
     run = simulate_pattern(digits_split(seed), insts, pattern, rounds=cfg["rounds"], runs=runs,
-                           rng=rng, evals=evals)
+                           seed=run_seed, first=first, evals=evals)
     tail = run["rounds"] > start
     return {"f": run["f"][:, :, tail].mean(axis=2),
             "train_acc": run["train_acc"][:, :, tail].mean(axis=2),
@@ -605,9 +637,9 @@ def _tuning_scores(runs: list[tuple[str, float, float]], insts: list[Instance],
     """Mean of f - f* over the last tenth of ``T`` rounds and the instances, per run
     (inf when diverged)."""
     evals, start = _eval_rounds(T, max(1, T // 50))
-    rng = np.random.default_rng(np.random.SeedSequence(
-        [int(seed), 4, list(PATTERNS).index(pattern), stage]))
-    run = simulate_pattern(digits_split(seed), insts, pattern, rounds=T, runs=runs, rng=rng,
+    run_seed = _run_seed(seed, 4, list(PATTERNS).index(pattern), stage)
+    run = simulate_pattern(digits_split(seed), insts, pattern, rounds=T, runs=runs,
+                           seed=run_seed,
                            evals=evals)
     tail = run["rounds"] > start
     gap = (run["f"][:, :, tail] - f_star[None, :, None]).mean(axis=(1, 2))

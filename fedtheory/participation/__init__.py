@@ -40,6 +40,7 @@ from fedtheory.participation.markov import MarkovParticipation
 from fedtheory.participation.ocs import OCSParticipation
 from fedtheory.participation.power_of_choice import PowerOfChoice
 from fedtheory.participation.replay import ReplayParticipation
+from fedtheory.participation.stack import ProcessStack
 from fedtheory.participation.uniform import UniformParticipation
 from fedtheory.sampling.designs import (
     IndependentSampling,
@@ -55,6 +56,7 @@ __all__ = [
     "FDMSFriendChoice",
     "OCSParticipation",
     "PowerOfChoice",
+    "ProcessStack",
     "RoundAwareProcess",
     "RoundView",
     "Selection",

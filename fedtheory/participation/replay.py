@@ -35,9 +35,9 @@ class ReplayParticipation(ParticipationProcess):
         (0, 1]); by default the empirical frequencies
         :math:`\hat p_i = \frac{1}{TR}\sum_{t,r} 1_{t,r,i}` (0 for a client never active).
 
-    With ``(T, R, n)`` masks the process only runs ``R`` replicas at once: its state cannot
-    tell which replicas a chunk holds, so :meth:`init` rejects any other count (simulate with
-    ``chunk=R``).
+    With ``(T, R, n)`` masks the process has one mask sequence per replica of a run of ``R``
+    replicas; a block of them is :meth:`for_replicas` (what the engine asks for, so the
+    replicas may be simulated in any chunks), and :meth:`init` rejects any other count.
 
     >>> proc = ReplayParticipation(np.array([[True, False], [False, True]]))
     >>> proc.sample(np.random.default_rng(0), 3, 2)[:, 0].tolist(), proc.stationary.tolist()
@@ -63,6 +63,21 @@ class ReplayParticipation(ParticipationProcess):
         else:
             self.p = validate_probability_vector(p, self.n)
 
+    def for_replicas(self, start: int, stop: int) -> ReplayParticipation:
+        """The masks of replicas ``start .. stop - 1`` (same ``p``); itself without a replica
+        axis.
+
+        >>> m = np.zeros((2, 3, 1), dtype=bool); m[:, 1] = True
+        >>> ReplayParticipation(m).for_replicas(1, 3).masks[:, :, 0].tolist()
+        [[True, False], [True, False]]
+        """
+        if self.replicas is None or (start, stop) == (0, self.replicas):
+            return self
+        if not 0 <= start < stop <= self.replicas:
+            raise ValueError(f"start, stop must satisfy 0 <= start < stop <= {self.replicas}, "
+                             f"got {start}, {stop}")
+        return ReplayParticipation(self._masks[:, start:stop], p=self.p)
+
     @property
     def masks(self) -> np.ndarray:
         """The replayed masks (read-only)."""
@@ -76,7 +91,7 @@ class ReplayParticipation(ParticipationProcess):
         if self.replicas is not None and state["replicas"] != self.replicas:
             raise ValueError(
                 f"replicas must be {self.replicas}, the replicas of the masks, got "
-                f"{state['replicas']} (run all replicas in one chunk)"
+                f"{state['replicas']} (see for_replicas)"
             )
 
     def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:

@@ -21,6 +21,7 @@ from fedtheory.problems.logistic import LogisticProblem, make_logistic_problem
 from fedtheory.problems.noise import GaussianNoise, NoiseModel, RelativeNoise
 from fedtheory.problems.quadratic import QuadraticProblem
 from fedtheory.problems.registry import PROBLEMS, get_problem
+from fedtheory.problems.stack import ProblemStack
 
 __all__ = [
     "PROBLEMS",
@@ -34,6 +35,7 @@ __all__ = [
     "NoiseModel",
     "OwnLocalSteps",
     "Problem",
+    "ProblemStack",
     "QuadraticProblem",
     "RelativeNoise",
     "declared_capabilities",

@@ -49,6 +49,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import ClassVar
 
@@ -426,6 +427,32 @@ class LogisticProblem:
             x, fx, g = x_new, f_new, self.grad(x_new)
         raise RuntimeError(f"Newton did not converge in {max_iter} iterations: "
                            f"|grad f| = {np.linalg.norm(g):.3g}")
+
+    @classmethod
+    def stack(cls, problems: Sequence[LogisticProblem]) -> LogisticProblem:
+        r"""The flat problem of a :class:`~fedtheory.problems.stack.ProblemStack`: one
+        problem of :math:`Rn` clients whose client :math:`rn + i` holds ``problems[r]``'s
+        client :math:`i`'s samples (same :math:`\lambda`, link and classes; uniform weights and
+        no optimum solved: only its clients' gradients are used), so that the engine's local
+        work on every (replica, client) pair is one batched product."""
+        probs = list(problems)
+        if not probs or not all(isinstance(p, LogisticProblem) for p in probs):
+            raise ValueError(f"problems must be a non-empty sequence of LogisticProblem, "
+                             f"got {problems!r}")
+        first = probs[0]
+        for k, q in enumerate(probs):
+            if (q.lam, q.multinomial, q.n_classes, q.p) != (first.lam, first.multinomial,
+                                                            first.n_classes, first.p):
+                raise ValueError(f"problems must share lam, the link, the classes and the "
+                                 f"features to be stacked: problems[{k}] differs from "
+                                 f"problems[0]")
+        data = FederatedData(
+            X_clients=tuple(a for q in probs for a in q.data.X_clients),
+            y_clients=tuple(b for q in probs for b in q.data.y_clients),
+            X_val=first.data.X_val, y_val=first.data.y_val, n_classes=first.n_classes,
+            name=first.data.name, params={"stacked": len(probs)})
+        return cls(data, lam=first.lam, weights="uniform", multinomial=first.multinomial,
+                   tol=float("inf"))
 
     def __repr__(self) -> str:
         kind = "multinomial" if self.multinomial else "binary"

@@ -44,7 +44,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -480,6 +480,28 @@ class QuadraticProblem:
         return np.einsum("i,...i->...", self.weights, np.sum((g - gbar[..., None, :]) ** 2, -1))
 
     # ------------------------------------------------------------------ constructors
+    @classmethod
+    def stack(cls, problems: Sequence[QuadraticProblem]) -> QuadraticProblem:
+        r"""The flat problem of a :class:`~fedtheory.problems.stack.ProblemStack`: one
+        quadratic of :math:`Rn` clients whose client :math:`rn + i` is ``problems[r]``'s
+        client :math:`i` (uniform weights: only its clients are used), so that the engine's
+        local work on every (replica, client) pair is one batched call.
+
+        >>> q = QuadraticProblem(np.ones((2, 1)), np.array([[0.0], [1.0]]))
+        >>> QuadraticProblem.stack([q, q]).centers.ravel().tolist()
+        [0.0, 1.0, 0.0, 1.0]
+        """
+        probs = list(problems)
+        if not probs or not all(isinstance(p, QuadraticProblem) for p in probs):
+            raise ValueError(f"problems must be a non-empty sequence of QuadraticProblem, "
+                             f"got {problems!r}")
+        if len({(p.n, p.d, p.diagonal) for p in probs}) != 1:
+            raise ValueError("problems must have equal n, d and Hessian layout (diagonal or "
+                             "dense) to be stacked")
+        return cls(np.concatenate([p.hessians for p in probs]),
+                   np.concatenate([p.centers for p in probs]),
+                   np.concatenate([p.offsets for p in probs]))
+
     @classmethod
     def heterogeneous(
         cls,

@@ -94,8 +94,10 @@ SETUP = SetupCard(
                  paper_where="seed 001, Algorithm 1 ('Input: gamma, eta, x_0, I')",
                  code="5 SGD iterations per round, mini-batch 16",
                  code_where="config.py -iters-per-round 5, -minibatch 16",
-                 run="5 SGD steps per round on min(16, s_n) images drawn without "
-                     "replacement (the code's loader reshuffles when fewer than 16 remain)"),
+                 run="5 SGD steps per round, each on min(16, s_n) distinct images: the "
+                     "client's images in a fresh random order every round, read 16 at a "
+                     "time, cyclically (the code's loader reads its shuffled images 16 at a "
+                     "time and reshuffles when fewer than 16 remain)"),
         SetupRow("participation",
                  paper="Bernoulli, Markovian and cyclic; 'Same stationary probability for "
                        "all participation patterns (but different across clients), initial "
