@@ -46,10 +46,12 @@ https://github.com/IBM/fedau) wherever the machine allows; the claim's set-up ca
 Every seed is one *instance*: its own split, multiplier, participation draws and mini-batches
 (the code draws them all from the run's seed). Within an instance every method of a pattern
 sees the same participation record and the same mini-batches (common random numbers), so the
-comparisons are paired over the instances. Every run is one call of the engine
-(:func:`fedtheory.simulate.simulate`, one replica: instance :math:`k` is replica :math:`k`
-of the pattern's seed in every method's run, which is what shares the draws); a task is one
-pattern on a chunk of instances.
+comparisons are paired over the instances. Every method's run on a chunk of instances is one
+call of the engine (:func:`fedtheory.simulate.simulate`): its replicas are the instances,
+each with its own problem, process and weights (:class:`~fedtheory.problems.ProblemStack`,
+:class:`~fedtheory.participation.ProcessStack`), instance :math:`k` reading replica
+:math:`k`'s streams of the pattern's seed in every method's run, which is what shares the
+draws; a task is one pattern on a chunk of instances.
 """
 
 from __future__ import annotations
@@ -63,10 +65,11 @@ from typing import Any
 import numpy as np
 
 from fedtheory.algorithms import FedAU, FedAvgAll, FedAvgWeighted, Rule, get_rule
-from fedtheory.participation import BernoulliParticipation
+from fedtheory.participation import BernoulliParticipation, ProcessStack
 from fedtheory.participation.fedau_sampler import JoinRateMarkov, OffsetCyclic
 from fedtheory.problems.datasets import FederatedData, load_dataset
 from fedtheory.problems.logistic import LogisticProblem
+from fedtheory.problems.stack import ProblemStack
 from fedtheory.simulate import (
     DivergenceWarning,
     Execution,
@@ -357,7 +360,8 @@ def instance_problem(inst: Instance, data: dict[str, np.ndarray]) -> LogisticPro
 
 
 def method_rule(method: str, p: np.ndarray) -> Rule:
-    r"""The engine rule of a method label (:data:`METHODS`) for nominal probabilities ``p``:
+    r"""The engine rule of a method label (:data:`METHODS`) for nominal probabilities ``p``
+    (``(N,)``, or ``(S, N)``: one row per instance, replica of the run):
     FedAU (:class:`~fedtheory.algorithms.FedAU`, cutoff :math:`K`), average participating
     (``fedavg``), average all (``fedavg_all``) and known statistics
     (``fedavg_weighted`` with :math:`\omega_n = 1/p_n`, the *nominal* :math:`p_n`, also under
@@ -404,13 +408,15 @@ def simulate_pattern(data: dict[str, np.ndarray], instances: Sequence[Instance],
                      ) -> dict[str, Any]:
     r"""Several runs (``runs``: method label of :data:`METHODS`, local learning rate
     :math:`\gamma`, global learning rate :math:`\eta_g`) under one pattern on the given
-    instances, each run of each instance one call of :func:`fedtheory.simulate.simulate`
-    (one replica): ``local_steps`` mini-batch SGD steps from :math:`x_t`, each on
+    instances, each run one call of :func:`fedtheory.simulate.simulate` whose replica
+    :math:`s` is instance :math:`s` (a :class:`~fedtheory.problems.ProblemStack` of the
+    instances' problems, a :class:`~fedtheory.participation.ProcessStack` of their
+    processes): ``local_steps`` mini-batch SGD steps from :math:`x_t`, each on
     :math:`\min(B, s_n)` distinct samples (``MiniBatches(batch, wrap=True)``: a fresh
     permutation of the client's samples per round, read cyclically), the server adding
     :math:`\eta_g` times the rule's aggregate of :math:`y_{n,I} - x_t`.
 
-    Instance ``j`` is replica ``first + j`` of ``seed``'s streams in every run, so all runs of
+    Instance ``j`` reads replica ``first + j``'s streams of ``seed`` in every run, so all runs of
     an instance see the same participation record and the same mini-batches (common random
     numbers), whatever the chunking of the instances.
 
@@ -444,36 +450,39 @@ def simulate_pattern(data: dict[str, np.ndarray], instances: Sequence[Instance],
         raise ValueError(f"pattern must be one of {list(PATTERNS)}, got {pattern!r}")
     M, E = len(runs), len(evals)
     iterates = np.empty((M, S, E, 10 * data["X"].shape[1]))  # x_t at the rounds evals
-    rate = np.empty(S)
+    joined = np.zeros(S)  # client-rounds per instance (the same record in every run)
     slot = {t: e for e, t in enumerate(evals)}
-    for s, inst in enumerate(instances):
-        prob = instance_problem(inst, data)
-        proc = make_process(pattern, inst.p)
-        rule_of: dict[str, Rule] = {}
-        for j, (method, gam, glr) in enumerate(runs):
-            rule = rule_of.setdefault(method, method_rule(method, inst.p))
+    # instance s is replica s of every run: its own problem, process and (known statistics)
+    # weights; the replicas' streams are first + s, shared by the runs
+    problem = ProblemStack([instance_problem(inst, data) for inst in instances])
+    process = ProcessStack([make_process(pattern, inst.p) for inst in instances])
+    p = np.stack([inst.p for inst in instances])
+    rule_of: dict[str, Rule] = {}
+    for j, (method, gam, glr) in enumerate(runs):
+        rule = rule_of.setdefault(method, method_rule(method, p))
 
-            def keep(rec: RoundRecord, j: int = j, s: int = s) -> None:
-                e = slot.get(rec.t - 1)  # rec.x is x_{t-1}, the iterate after round t - 1
-                if e is not None:
-                    iterates[j, s, e] = rec.x[0]
+        def keep(rec: RoundRecord, j: int = j) -> None:
+            rows = slice(rec.start, rec.start + rec.x.shape[0])
+            e = slot.get(rec.t - 1)  # rec.x is x_{t-1}, the iterate after round t - 1
+            if e is not None:
+                iterates[j, rows, e] = rec.x
+            if j == 0:
+                joined[rows] += rec.mask.sum(axis=1)
 
-            with warnings.catch_warnings():  # a diverging run is scored, not warned about
-                warnings.simplefilter("ignore", DivergenceWarning)
-                res = simulate(prob, rule, proc,
-                               Run(rounds=rounds, replicas=1, seed=seed,
-                                   first_replica=int(first) + s, dtype=dtype),
-                               LocalWork(lr=gam, steps=local_steps,
-                                         batches=MiniBatches(batch, wrap=True)),
-                               server=Server(global_lr=glr),
-                               metrics=Metrics(rounds=(rounds,), observe=keep,
-                                               skip=("f_gap", "grad_norm2", "dist2")),
-                               execution=Execution(workers=1))
-            iterates[j, s, slot[rounds]] = res.x[0]  # the last round has no next one
-            if j == 0:  # the realised participation (the same record in every run)
-                rate[s] = res.client_rounds / (rounds * N)
+        with warnings.catch_warnings():  # a diverging run is scored, not warned about
+            warnings.simplefilter("ignore", DivergenceWarning)
+            res = simulate(problem, rule, process,
+                           Run(rounds=rounds, replicas=S, seed=seed, first_replica=int(first),
+                               dtype=dtype),
+                           LocalWork(lr=gam, steps=local_steps,
+                                     batches=MiniBatches(batch, wrap=True)),
+                           server=Server(global_lr=glr),
+                           metrics=Metrics(rounds=(rounds,), observe=keep,
+                                           skip=("f_gap", "grad_norm2", "dist2")),
+                           execution=Execution(workers=1))
+        iterates[j, :, slot[rounds]] = res.x  # the last round has no next one
     out = _metrics(iterates, instances, data)
-    return {"rounds": np.array(evals), **out, "participation_rate": rate}
+    return {"rounds": np.array(evals), **out, "participation_rate": joined / (rounds * N)}
 
 
 def _run_seed(*key: int) -> int:
