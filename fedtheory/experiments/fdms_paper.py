@@ -46,10 +46,10 @@ this module does instead where the machine cannot:
     random (Assumption 5 fails in 80 % of the rounds).
 
 How it runs: on the engine, with no round loop of its own. Every method is one
-:func:`~fedtheory.simulate.simulate` call whose replicas are the seeds of a task: the model is
-:class:`~fedtheory.problems.softmax.SoftmaxRegression` holding every seed's split (a frozen
-last coordinate of the model names a replica's split), 5 full-batch local steps of lr 0.1 in
-float32, test accuracy of every round's iterate read by an ``observe`` hook; Full and
+:func:`~fedtheory.simulate.simulate` call whose replicas are the seeds of a task, each on its
+own split: a :class:`~fedtheory.problems.ProblemStack` of one
+:class:`~fedtheory.problems.softmax.SoftmaxRegression` per seed, 5 full-batch local steps of
+lr 0.1 in float32, test accuracy of every round's iterate read by an ``observe`` hook; Full and
 Dropout are ``"fedavg"`` (Full under a process that keeps everyone), Stale is
 :class:`~fedtheory.algorithms.substitution.ModelSubstitution`, Stale (updates) ``"mifa"``,
 FL-FDMS :class:`~fedtheory.algorithms.substitution.FLFDMS` (its friends, similarity means and
@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.algorithms.substitution import FLFDMS, ModelSubstitution
-from fedtheory.engine import Execution, LocalWork, Metrics, RoundRecord, Run, Server
+from fedtheory.engine import Execution, LocalWork, Metrics, RoundRecord, Run
 from fedtheory.participation.dropout import DropoutParticipation
 from fedtheory.participation.grouped_dropout import GroupedDropout
 from fedtheory.problems.clustered import (
@@ -82,6 +82,7 @@ from fedtheory.problems.clustered import (
     digits_images,
 )
 from fedtheory.problems.softmax import SoftmaxRegression
+from fedtheory.problems.stack import ProblemStack
 from fedtheory.simulate import simulate
 
 __all__ = ["ALPHAS", "CLAIM_ID", "CR_RUNS", "GROUP", "K", "METHODS", "SENSITIVITY", "SETTINGS",
@@ -276,8 +277,9 @@ def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int
     replica ``r`` of the engine (its masks from the stream's seed, :func:`_engine_seed`, and
     its replica index): the same whatever the chunking. Every method is one
     :func:`~fedtheory.simulate.simulate` call over the seeds, on a
-    :class:`~fedtheory.problems.softmax.SoftmaxRegression` holding every seed's split
-    (replica ``r`` on its own), 5 full-batch local steps of lr 0.1, float32; the methods of a
+    :class:`~fedtheory.problems.ProblemStack` of one
+    :class:`~fedtheory.problems.softmax.SoftmaxRegression` per seed's split (replica ``r`` on
+    its own), 5 full-batch local steps of lr 0.1, float32; the methods of a
     stream share its process and seed, so they see the same masks (common random numbers).
     ``rounds`` overrides the preset's (tests)."""
     if setting not in SETTINGS:
@@ -295,14 +297,14 @@ def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int
     if smax > p["batch"]:
         raise ValueError(f"a client holds {smax} > batch {p['batch']} training samples: the "
                          "full-batch local step assumes one batch per epoch")
-    prob = SoftmaxRegression([([Xtr[c] for c in ps], [ytr[c] for c in ps]) for ps in parts],
-                             CLASSES)
-    x0 = prob.initial(np.arange(R))
+    # replica r trains on seed r's split: its own problem
+    prob = ProblemStack([SoftmaxRegression([Xtr[c] for c in ps], [ytr[c] for c in ps], CLASSES)
+                         for ps in parts])
     labels = np.repeat(np.arange(K // GROUP), GROUP)
     same_group = labels[:, None] == labels[None, :]
 
     def accuracy(x: np.ndarray) -> np.ndarray:
-        return prob.accuracy(x, Xte32, yte)
+        return prob.problems[0].accuracy(x, Xte32, yte)
 
     streams = _methods(setting, T, p)
     acc: dict[tuple[str, str], np.ndarray] = {}
@@ -316,7 +318,6 @@ def run_seeds(*, setting: str, preset: str, entropy: tuple[int, ...], first: int
             fdms = isinstance(rule, FLFDMS)
             watch = _Watch(T, R, same_group, accuracy, fdms)
             res = simulate(prob, rule, proc, run, LocalWork(lr=lr, steps=E),
-                           server=Server(x0=x0),
                            metrics=Metrics(rounds=(T,), skip=("f_gap", "grad_norm2", "dist2"),
                                            observe=watch),
                            execution=Execution(workers=1))
