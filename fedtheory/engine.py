@@ -180,6 +180,28 @@ class MiniBatches:
         return -(-sizes // B)
 
 
+def positive_reals(name: str, value: Any) -> float | np.ndarray:
+    """``value`` as a finite float > 0, or a 1-D array of such (one per replica; a constant
+    array is its float, the same run), or a ``ValueError`` naming ``name``.
+
+    >>> positive_reals("lr", [0.1, 0.2]).tolist(), positive_reals("lr", [0.5, 0.5])
+    ([0.1, 0.2], 0.5)
+    """
+    if isinstance(value, (list, tuple, np.ndarray)):
+        try:
+            a = np.array(value, dtype=float)
+        except (TypeError, ValueError):
+            a = np.array([np.nan])
+        if a.ndim != 1 or a.size == 0 or not (np.isfinite(a).all() and (a > 0).all()):
+            raise ValueError(f"{name} must be a positive real number or a 1-D array of them "
+                             f"(one per replica), got {value!r}")
+        if a.min() == a.max():
+            return float(a[0])
+        a.flags.writeable = False
+        return a
+    return positive_real(name, value)
+
+
 def _check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be a bool, got {value!r}")
@@ -194,8 +216,15 @@ class Run:
     ``dtype`` of iterates, updates and noise (float32 or float64; metrics in float64) and the
     ``bit_generator`` (one of :data:`BIT_GENERATORS`).
 
+    Replica :math:`r` draws from the streams of index ``first_replica + r``, or of index
+    ``streams[r]`` when ``streams`` is given (``(R,)`` non-negative integers, repeats allowed):
+    replicas that share an index share every draw (participation, noise, local steps,
+    mini-batches), so methods run side by side in one call see common random numbers.
+
     >>> Run(rounds=10, replicas=4).dtype
     dtype('float64')
+    >>> Run(rounds=10, replicas=4, streams=[0, 1, 0, 1]).stream_indices(2, 2).tolist()
+    [0, 1]
     """
 
     rounds: int
@@ -204,6 +233,7 @@ class Run:
     first_replica: int = 0
     dtype: Any = np.float64
     bit_generator: str = "pcg64"
+    streams: Any = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # normalised values on a frozen instance
@@ -225,12 +255,30 @@ class Run:
         if self.bit_generator not in BIT_GENERATORS:
             raise ValueError(f"bit_generator must be one of {sorted(BIT_GENERATORS)}, "
                              f"got {self.bit_generator!r}")
+        if self.streams is not None:
+            a = np.asarray(self.streams)
+            if (a.shape != (self.replicas,) or not np.issubdtype(a.dtype, np.integer)
+                    or a.min() < 0):
+                raise ValueError(f"streams must be {self.replicas} non-negative integers (one "
+                                 f"stream index per replica), got {self.streams!r}")
+            if self.first_replica:
+                raise ValueError(f"streams and first_replica={self.first_replica} exclude each "
+                                 f"other (streams name every replica's index)")
+            set_(self, "streams", tuple(int(v) for v in a))  # hashable, like every field
+
+    def stream_indices(self, start: int, size: int) -> np.ndarray:
+        """The stream indices of replicas ``start .. start + size - 1``."""
+        if self.streams is not None:
+            return np.array(self.streams[start:start + size], dtype=np.int64)
+        return np.arange(self.first_replica + start, self.first_replica + start + size)
 
 
 @dataclass(frozen=True, eq=False)
 class LocalWork:
     r"""What an active client does in a round: :math:`\tau` local ``steps`` of size
-    ``lr`` :math:`= \eta > 0` (:data:`LocalSteps`: one int, ``(n,)`` ints per client, a
+    ``lr`` :math:`= \eta > 0` (one for every replica, or ``(R,)``: replica :math:`r`'s
+    :math:`\eta_r`, e.g. a learning-rate sweep in one run) (:data:`LocalSteps`: one int,
+    ``(n,)`` ints per client, a
     :class:`LocalStepsDraw` or a callable), on its full data (``batches=None``) or on
     :class:`MiniBatches`, with gradient ``noise`` (a noise model, or None) and, when exact,
     the problem's closed form of the steps (``fuse``: None decides, True insists, False
@@ -247,7 +295,7 @@ class LocalWork:
     fuse: bool | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "lr", positive_real("lr", self.lr))
+        object.__setattr__(self, "lr", positive_reals("lr", self.lr))
         steps = self.steps
         if not (isinstance(steps, LocalStepsDraw) or callable(steps)):
             if isinstance(steps, (list, tuple, np.ndarray)):
@@ -270,7 +318,8 @@ class LocalWork:
 @dataclass(frozen=True, eq=False)
 class Server:
     r"""The server's step :math:`v_t = \beta v_{t-1} + G_t`, :math:`x_{t+1} = x_t -
-    \eta_g\eta v_t`: ``global_lr`` :math:`\eta_g > 0`, heavy-ball ``momentum``
+    \eta_g\eta v_t`: ``global_lr`` :math:`\eta_g > 0` (or ``(R,)``, one per replica),
+    heavy-ball ``momentum``
     :math:`\beta \in [0, 1)`, and the initial model ``x0`` (``(d,)`` or one per replica
     ``(R, d)``; None: zeros).
 
@@ -283,7 +332,7 @@ class Server:
     x0: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "global_lr", positive_real("global_lr", self.global_lr))
+        object.__setattr__(self, "global_lr", positive_reals("global_lr", self.global_lr))
         try:
             beta = float(self.momentum)
         except (TypeError, ValueError):
@@ -569,6 +618,9 @@ class Engine:
     stepper: Callable[..., np.ndarray] | None
     grads_take_out: bool
     batches: MiniBatches | None
+    stack: Any  # the ProblemStack of a run whose replicas have their own problems, or None
+    hot: Any  # the problem the hot path calls
+    lr_rows: np.ndarray | None
 
     def __init__(self, config: EngineConfig) -> None:
         if not isinstance(config, EngineConfig):
@@ -584,8 +636,8 @@ class Engine:
 
         #: the ProblemStack of a run whose replicas have their own problems, else None
         self.stack = prob if isinstance(prob, ProblemStack) else None
-        #: the problem the hot path calls: the stack's flat problem (client r n + i is replica
-        #: r's client i, see :meth:`client_ids`), else the problem
+        #: the problem the hot path calls: the stack's flat problem (see :meth:`client_ids`),
+        #: else the problem
         self.hot = prob.flat if self.stack is not None else prob
         self.n, self.d = int(prob.n), int(prob.d)
         # read on the hot path
@@ -597,7 +649,9 @@ class Engine:
         self.x_star = np.asarray(prob.x_star, dtype=float)  # (R, d) for a stack
         self.f_star = (np.asarray(prob.f_star, dtype=float) if self.stack is not None
                        else float(prob.f_star))
-        self.step_size = self.server.global_lr * self.lr
+        #: the replicas' learning rates when they differ, ``(R,)``, else None (``self.lr``)
+        self.lr_rows = self.lr if isinstance(self.lr, np.ndarray) else None
+        self.step_size = self.server.global_lr * self.lr  # (R,) when either is per replica
         self.bits_per_update = self.d * self.metrics.bits_per_float * self.rule.floats_per_update
         self.block_rows = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (self.d * self.dtype.itemsize))
         if self.stack is not None:  # the hot path's from the flat problem, loss_gap the stack's
@@ -690,7 +744,7 @@ class Engine:
             if self.local.fuse:
                 raise ValueError("fuse_local_steps=True is a closed form of full-gradient "
                                  f"steps, not of mini-batch steps (batches={self.batches!r})")
-            # per client of the hot path: (n,), or (R n,) flat for a stack
+            # per client of the hot path: (n,), or (U n,) for a stack's U distinct problems
             self.sizes = np.asarray(prob.sizes, dtype=np.int64)
             if self.sizes.shape != (int(prob.n),) or self.sizes.min() < 1:
                 raise ValueError(f"problem.sizes must be (n,) = ({prob.n},) positive integers, "
@@ -715,20 +769,22 @@ class Engine:
             self.grads_take_out = Capability.GRADIENTS_INTO_BUFFER in caps
             return
         can_fuse = (Capability.FUSED_LOCAL_STEPS in caps and bool(prob.can_fuse_local_steps)
-                    and self.noise_kind in ("none", "additive"))
+                    and self.noise_kind in ("none", "additive") and self.lr_rows is None)
         if self.local.fuse is None:
             self.fused = can_fuse and self.tau_max > 1
         elif self.local.fuse and not can_fuse:
             raise ValueError(
                 "fuse_local_steps=True needs a problem with closed-form local steps (declared "
                 "Capability.FUSED_LOCAL_STEPS and can_fuse_local_steps true: a diagonal "
-                "QuadraticProblem) and additive Gaussian noise (or none), got problem "
-                f"{type(prob).__name__} and noise {self.noise!r}"
+                "QuadraticProblem), additive Gaussian noise (or none) and one lr for every "
+                f"replica, got problem {type(prob).__name__}, noise {self.noise!r} and lr "
+                f"{self.lr!r}"
             )
         else:
             self.fused = bool(self.local.fuse)
         self.stepper = None
-        if not self.fused and self.tau_max > 1 and Capability.LOCAL_STEPS in caps:
+        if (not self.fused and self.tau_max > 1 and Capability.LOCAL_STEPS in caps
+                and self.lr_rows is None):  # a problem's own steps take one lr
             self.stepper = prob.local_steps
         self.grads_take_out = Capability.GRADIENTS_INTO_BUFFER in caps
 
@@ -769,11 +825,18 @@ class Engine:
     def client_ids(self, part: Participants, work: dict[str, Any]) -> np.ndarray:
         r"""The hot path's client of each pair: ``part.cols``, or for a
         :class:`~fedtheory.problems.stack.ProblemStack` the flat problem's client
-        :math:`rn + i` of the pair's replica :math:`r` in the run (``work["first"]``: the
-        block's first replica)."""
+        :math:`u_rn + i` of the pair's replica :math:`r` in the run (``work["first"]``: the
+        block's first replica; :meth:`~fedtheory.problems.stack.ProblemStack.client_ids`)."""
         if self.stack is None:
             return part.cols
-        return (part.rows + work["first"]) * self.n + part.cols
+        return self.stack.client_ids(part.rows + work["first"], part.cols)
+
+    def pair_lr(self, part: Participants, work: dict[str, Any]) -> Any:
+        r"""The local step size of the pairs: the one :math:`\eta` (a scalar of the run's
+        dtype), or with per-replica rates a ``(K, 1)`` column of their replicas'."""
+        if self.lr_rows is None:
+            return self.dtype.type(self.lr)
+        return self.lr_rows[part.rows + work["first"]].astype(self.dtype)[:, None]
 
     def pair_steps(self, part: Participants, work: dict[str, Any]) -> np.ndarray | None:
         """``(K,)`` local steps of the pairs of ``part`` this round, or None when every pair
@@ -802,7 +865,7 @@ class Engine:
             keys[:, self._padding] = 2.0
             return keys
         # a replica draws (n, its own largest size) keys, as a run of its problem alone does
-        sizes = self.sizes.reshape(-1, self.n)[first:first + R]
+        sizes = self.stack.sizes[first:first + R]
         for r in range(R):
             top = int(sizes[r].max())
             keys[r, :, :top] = rngs[r].random((self.n, top))
@@ -879,7 +942,7 @@ class Engine:
         y = scratch(work, "y", K, d, dt)
         y[...] = y0
         total = scratch(work, "total", K, d, dt)
-        lr = dt.type(self.lr)
+        lr = self.pair_lr(part, work)
         for k in range(tau):
             g = self._gradients(y, cols, work)
             if self.noise_kind != "none":
@@ -917,7 +980,7 @@ class Engine:
         y = scratch(work, "y", K, d, dt)
         y[...] = y0
         total = scratch(work, "total", K, d, dt)
-        lr = dt.type(self.lr)
+        lr = self.pair_lr(part, work)
         top = int(taus.max())
         for k in range(top):
             if k == 0:  # every pair runs at least one step
@@ -941,7 +1004,7 @@ class Engine:
                 g += corr[idx]
             total[idx] += g
             if k + 1 < top:
-                g *= lr
+                g *= lr if np.ndim(lr) == 0 else lr[idx]
                 y[idx] = yk - g
         return total, int(taus.sum())
 
@@ -964,7 +1027,7 @@ class Engine:
         y = scratch(work, "y", K, d, dt)
         y[...] = self._start_points(x, part, work)
         total = scratch(work, "total", K, d, dt)
-        lr = dt.type(self.lr)
+        lr = self.pair_lr(part, work)
         every = np.arange(K)
         for k in range(top):
             idx = every if k == 0 or steps.min() > k else np.flatnonzero(steps > k)
@@ -985,7 +1048,7 @@ class Engine:
             else:
                 total[idx] += g
             if k + 1 < top:
-                g *= lr
+                g *= lr if np.ndim(lr) == 0 or idx is every else lr[idx]
                 if idx is every:
                     y -= g
                 else:
@@ -1037,7 +1100,9 @@ class Engine:
         np.take(self._start_points(x, part, work), perm, axis=0, out=y)
         cs = None if corr is None else corr[perm]
         total = scratch(work, "total_sorted", K, d, dt)
-        lr = dt.type(self.lr)
+        lr = self.pair_lr(part, work)
+        if np.ndim(lr):
+            lr = lr[perm]
         top = int(st[0])
         for k in range(top):
             c = K if k == 0 else int(active[k])
@@ -1054,7 +1119,7 @@ class Engine:
             else:
                 total[:c] += g
             if k + 1 < top:
-                g *= lr
+                g *= lr if np.ndim(lr) == 0 else lr[:c]
                 yk -= g
         out = scratch(work, "total", K, d, dt)
         out[perm] = total
@@ -1109,7 +1174,7 @@ class Engine:
         bg = BIT_GENERATORS[self.run.bit_generator]
         return [
             np.random.Generator(bg(np.random.SeedSequence(self.run.seed, spawn_key=(r, which))))
-            for r in range(self.run.first_replica + start, self.run.first_replica + start + size)
+            for r in self.run.stream_indices(start, size).tolist()
         ]
 
     def run_chunk(self, start: int, size: int) -> dict[str, Any]:
@@ -1238,7 +1303,8 @@ class Engine:
             evals[0] += ge
             return upd
 
-        step = dt.type(self.step_size)
+        step = (dt.type(self.step_size) if np.ndim(self.step_size) == 0
+                else np.asarray(self.step_size, dtype=dt)[start:start + size, None])
         beta = dt.type(self.server.momentum)
         diverged = np.full(size, -1, dtype=np.int64)  # first round with a non-finite x_t
         watch = True  # some replica is still finite

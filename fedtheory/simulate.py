@@ -297,14 +297,21 @@ def _combine(chunks: list[dict[str, Any]], name: str, keep: bool) -> Trace:
     return Trace(mean, se, reps)
 
 
-def _divergence_message(diverged: np.ndarray, rounds: int, lr: float, global_lr: float) -> str:
+def _divergence_message(diverged: np.ndarray, rounds: int, lr: Any, global_lr: Any) -> str:
     """The text of the :class:`DivergenceWarning` for per-replica first non-finite rounds."""
     bad = np.flatnonzero(diverged >= 0)
     first = int(diverged[bad].min())
     shown = ", ".join(str(int(r)) for r in bad[:_LISTED_REPLICAS])
     if bad.size > _LISTED_REPLICAS:
         shown += f", ... and {bad.size - _LISTED_REPLICAS} more"
-    step = f"lr={lr:g}" if global_lr == 1.0 else f"lr={lr:g} with global_lr={global_lr:g}"
+    def text(v: Any) -> str:  # one rate, or the diverged replicas' rates when per replica
+        if np.ndim(v) == 0:
+            return f"{float(v):g}"
+        return "[" + ", ".join(f"{float(v[r]):g}" for r in bad[:_LISTED_REPLICAS]) + \
+            (", ...]" if bad.size > _LISTED_REPLICAS else "]")
+
+    step = (f"lr={text(lr)}" if np.ndim(global_lr) == 0 and global_lr == 1.0
+            else f"lr={text(lr)} with global_lr={text(global_lr)}")
     return (
         f"the run diverged: the iterates of {bad.size} of {diverged.size} replicas became "
         f"non-finite (inf or NaN), first at round {first} of {rounds} (replica"
@@ -319,7 +326,7 @@ def _divergence_message(diverged: np.ndarray, rounds: int, lr: float, global_lr:
 KEYWORDS: dict[str, tuple[str, str]] = {
     "rounds": ("run", "rounds"), "replicas": ("run", "replicas"), "seed": ("run", "seed"),
     "first_replica": ("run", "first_replica"), "dtype": ("run", "dtype"),
-    "bit_generator": ("run", "bit_generator"),
+    "bit_generator": ("run", "bit_generator"), "streams": ("run", "streams"),
     "lr": ("local", "lr"), "local_steps": ("local", "steps"), "batches": ("local", "batches"),
     "noise": ("local", "noise"), "fuse_local_steps": ("local", "fuse"),
     "global_lr": ("server", "global_lr"), "momentum": ("server", "momentum"),
@@ -393,7 +400,7 @@ def simulate(
     or, equivalently, by keywords, each setting one field of one object (:data:`KEYWORDS`;
     a keyword together with its object is an error):
 
-    ``rounds, replicas, seed, first_replica, dtype, bit_generator`` (:class:`Run`);
+    ``rounds, replicas, seed, first_replica, dtype, bit_generator, streams`` (:class:`Run`);
     ``lr, local_steps, batches, noise, fuse_local_steps`` (:class:`LocalWork`: ``steps``,
     ``batches``, ``noise``, ``fuse``); ``global_lr, momentum, x0`` (:class:`Server`);
     ``record_every, record_rounds, extra_metrics, keep_replicas, bits_per_float, observe,
@@ -404,12 +411,15 @@ def simulate(
     Parameters
     ----------
     problem
-        A federated problem (:class:`fedtheory.problems.Problem`).
+        A federated problem (:class:`fedtheory.problems.Problem`), or a
+        :class:`~fedtheory.problems.ProblemStack` (replica :math:`r` on its own problem).
     rule
-        An aggregation rule or its name (:func:`fedtheory.algorithms.get_rule`).
+        An aggregation rule or its name (:func:`fedtheory.algorithms.get_rule`), or a
+        :class:`~fedtheory.algorithms.RuleStack` (one rule per replica).
     participation
         A participation process (:mod:`fedtheory.participation`) over ``problem.n`` clients;
-        its stationary probabilities are the :math:`p_i` the rule uses.
+        its stationary probabilities are the :math:`p_i` the rule uses. A
+        :class:`~fedtheory.participation.ProcessStack` gives each replica its own.
     run
         :class:`~fedtheory.engine.Run`: :math:`T` rounds, :math:`R` independent replicas, the
         seed of every random stream (see the module docstring), the first replica's index
@@ -417,10 +427,13 @@ def simulate(
         consecutive ranges, concatenated, have bitwise the iterates of the run over the union;
         the metrics reduce them over other numbers of rows, so their last bits may differ),
         ``dtype`` (float32 or float64 for iterates, updates, tables and noise draws; metrics
-        in float64) and the bit generator (one of :data:`BIT_GENERATORS`).
+        in float64), the bit generator (one of :data:`BIT_GENERATORS`) and ``streams``, each
+        replica's stream index when replicas should share draws (methods side by side on
+        common random numbers; None: ``first_replica + r``).
     local
         :class:`~fedtheory.engine.LocalWork`: the local step :math:`\eta > 0` (the seed's
-        :math:`\eta` when ``global_lr = 1``); :math:`\tau \ge 1` local steps per round, one
+        :math:`\eta` when ``global_lr = 1``; ``(R,)``: one per replica); :math:`\tau \ge 1`
+        local steps per round, one
         int for every client, an ``(n,)`` array of ints :math:`\tau_i \ge 1` per client, a
         :class:`~fedtheory.engine.LocalStepsDraw` ``(low, high)`` (every pair's
         :math:`\tau^t_{r,i}` drawn uniformly each round) or ``callable(rngs, replicas, n)``
@@ -495,6 +508,10 @@ def simulate(
             f"participation {participation!r} sets its own aggregation coefficients (e.g. "
             f"w_i/p_i of this round): the rule must apply them (one with pair_coefficients, "
             f"such as 'fedavg_is'), got rule {rule.name!r}")
+    for label, rates in (("lr", local.lr), ("global_lr", server.global_lr)):
+        if np.ndim(rates) and np.shape(rates) != (replicas,):
+            raise ValueError(f"{label} must be one rate or one per replica ({replicas}), got "
+                             f"{np.shape(rates)[0]} rates")
     for label, comp in (("problem", problem), ("participation", participation),
                         ("rule", rule)):
         own = getattr(comp, "replicas", None)  # a component with one part per replica
@@ -577,15 +594,20 @@ def simulate(
                       DivergenceWarning, stacklevel=2)
     config = {
         "problem": repr(problem), "rule": repr(rule), "participation": repr(participation),
-        "rounds": rounds, "replicas": replicas, "lr": local.lr,
+        "rounds": rounds, "replicas": replicas,
+        "lr": local.lr.tolist() if isinstance(local.lr, np.ndarray) else local.lr,
         "local_steps": (local_steps if isinstance(local_steps, int) else local_steps.tolist()
                         if isinstance(local_steps, np.ndarray) else repr(local_steps)),
-        "global_lr": server.global_lr, "momentum": server.momentum, "noise": repr(local.noise),
+        "global_lr": (server.global_lr.tolist() if isinstance(server.global_lr, np.ndarray)
+                      else server.global_lr),
+        "momentum": server.momentum, "noise": repr(local.noise),
         "seed": run.seed, "dtype": run.dtype.name, "chunk": chunk, "workers": workers,
         "bit_generator": run.bit_generator, "fused_local_steps": engine.fused,
         "bits_per_float": metrics.bits_per_float, "record_every": metrics.every,
         "first_replica": run.first_replica,
     }
+    if run.streams is not None:
+        config["streams"] = list(run.streams)
     if local.batches is not None:
         config["batches"] = repr(local.batches)
     return SimulationResult(

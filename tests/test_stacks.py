@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtheory.algorithms import FedAU, FedAvgWeighted, get_rule
+from fedtheory.algorithms import FedAU, FedAvgWeighted, RuleStack, get_rule
 from fedtheory.participation import (
     BernoulliParticipation,
     MarkovParticipation,
@@ -198,7 +198,7 @@ def test_bad_stacks_are_named_before_any_work():
     wrong = QuadraticProblem.stack([probs[1], probs[0], probs[2], probs[3]])
     with pytest.raises(ValueError, match="flat's client gradients must be the problems'"):
         ProblemStack(probs, flat=wrong)
-    with pytest.raises(ValueError, match="flat must be a problem of R n = 24 clients"):
+    with pytest.raises(ValueError, match="flat must be a problem of U n = 24 clients"):
         ProblemStack(probs, flat=probs[0])
     with pytest.raises(ValueError, match="processes must have equal n"):
         ProcessStack([BernoulliParticipation(0.5, n=N), BernoulliParticipation(0.5, n=N + 1)])
@@ -209,3 +209,79 @@ def test_bad_stacks_are_named_before_any_work():
                  rounds=2, replicas=R, lr=0.1)
     with pytest.raises(ValueError, match="replicas must be 4 integers"):
         stack.loss(np.zeros((4, D)), replicas=np.array([0, 1, 2, 4]))
+
+
+def test_methods_side_by_side_in_one_run_are_each_method_alone():
+    """R = M x S replicas: method m on instance s is replica m S + s, with its own rule and
+    rates, the instance's problem and process and the instance's streams (Run(streams=...)):
+    every replica is, bit for bit, the method's run on the instance alone."""
+    probs, ps = _quadratics(12), _probabilities(13)
+    S = R
+    rules = [get_rule("fedavg"), FedAvgWeighted(np.stack([1 / p for p in ps])),
+             FedAU(K=2)]
+    rates = [(0.1, 1.0), (0.05, 2.0), (0.2, 0.5)]
+    M = len(rules)
+    procs = [BernoulliParticipation(p) for p in ps]
+    kw = dict(rounds=12, local_steps=np.array([1, 2, 3, 1, 2, 3]), seed=21,
+              fuse_local_steps=False, keep_replicas=True)
+    res = simulate(ProblemStack(probs * M), RuleStack([r for r in rules for _ in range(S)]),
+                   ProcessStack(procs * M), replicas=M * S,
+                   lr=np.repeat([g for g, _ in rates], S),
+                   global_lr=np.repeat([h for _, h in rates], S),
+                   streams=np.tile(np.arange(S), M), chunk=5, workers=2, **kw)
+    assert len(ProblemStack(probs * M).distinct) == S
+    for m, (rule, (g, h)) in enumerate(zip(rules, rates, strict=True)):
+        for s in range(S):
+            one = simulate(probs[s], rule.for_replicas(s, s + 1), procs[s], replicas=1,
+                           first_replica=s, lr=g, global_lr=h, **kw)
+            np.testing.assert_array_equal(res.x[m * S + s], one.x[0])
+            # the metric of the same iterates, evaluated with the instance's other rows
+            # (another batch shape: sums of d terms, each rounded)
+            np.testing.assert_allclose(res.f_gap.replicas[m * S + s], one.f_gap.replicas[0],
+                                       rtol=8 * D * np.finfo(float).eps, atol=0)
+
+
+def test_per_replica_rates_and_streams_are_checked():
+    q = _quadratics(14)[0]
+    with pytest.raises(ValueError, match="lr must be one rate or one per replica"):
+        simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=2, replicas=3,
+                 lr=[0.1, 0.2])
+    with pytest.raises(ValueError, match="lr must be a positive real number or a 1-D array"):
+        simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=2, replicas=2,
+                 lr=[0.1, -0.2])
+    with pytest.raises(ValueError, match="streams must be 2 non-negative integers"):
+        simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=2, replicas=2,
+                 lr=0.1, streams=[0, -1])
+    with pytest.raises(ValueError, match="streams and first_replica"):
+        simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=2, replicas=2,
+                 lr=0.1, streams=[0, 0], first_replica=3)
+    with pytest.raises(ValueError, match="fuse_local_steps=True needs .* one lr"):
+        simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=2, replicas=2,
+                 lr=[0.1, 0.2], local_steps=2, fuse_local_steps=True)
+    # the same stream index: the same draws (participation), whatever the replica
+    res = simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=5, replicas=3,
+                   lr=0.1, streams=[4, 4, 7], keep_replicas=True)
+    assert np.array_equal(res.x[0], res.x[1]) and not np.array_equal(res.x[0], res.x[2])
+    # equal rates are the one-rate run (fused closed form and all)
+    a = simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=5, replicas=2,
+                 lr=[0.1, 0.1], local_steps=3)
+    b = simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=5, replicas=2,
+                 lr=0.1, local_steps=3)
+    np.testing.assert_array_equal(a.x, b.x)
+
+
+def test_rule_stacks_are_checked():
+    from fedtheory.algorithms import SCAFFOLD
+
+    avg = get_rule("fedavg")
+    with pytest.raises(ValueError, match="must agree on table"):
+        RuleStack([avg, get_rule("mifa")])
+    with pytest.raises(ValueError, match="corrects the local work"):
+        RuleStack([SCAFFOLD(), SCAFFOLD()])
+    with pytest.raises(ValueError, match="holds parameters for 3 replicas but covers 2"):
+        RuleStack([FedAvgWeighted(np.ones((3, N)))] * 2)
+    with pytest.raises(ValueError, match="rules must be a non-empty sequence"):
+        RuleStack([])
+    stack = RuleStack([avg, avg, FedAU(K=4)])
+    assert stack.replicas == 3
+    assert stack.for_replicas(1, 3).runs == ((avg, 1), (stack.runs[1][0], 1))

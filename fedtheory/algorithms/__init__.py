@@ -48,11 +48,13 @@ from fedtheory.algorithms.fedvarp import FedVARP
 from fedtheory.algorithms.mifa import MIFA, UMIFA, MIFAm, UMIFAm
 from fedtheory.algorithms.saga import SAGA
 from fedtheory.algorithms.scaffold import SCAFFOLD
+from fedtheory.algorithms.stack import RuleStack
 from fedtheory.algorithms.substitution import FLFDMS, FriendOracle
 
 __all__ = [
     "MIFA",
     "RULES",
+    "RuleStack",
     "SAGA",
     "SCAFFOLD",
     "UMIFA",

@@ -11,9 +11,11 @@ replica :math:`r` of the run (:math:`0 \le r < R`, whatever ``first_replica``) t
     \text{f\_gap}_r = f_r(x_r) - f_r^\star .
 
 The engine's hot path stays vectorised over (replica, client) pairs: it calls one *flat*
-problem of :math:`Rn` clients whose client :math:`rn + i` is replica :math:`r`'s client
-:math:`i` (:meth:`ProblemStack.client_ids`). The flat problem is the problems' class's own
-``stack(problems)`` when it has one (one batched product for every pair, e.g.
+problem of :math:`Un` clients, :math:`U` the distinct problems (the same object given for
+several replicas, e.g. methods side by side on one instance, is stacked once), whose client
+:math:`un + i` is problem :math:`u`'s client :math:`i` (:meth:`ProblemStack.client_ids`).
+The flat problem is the problems' class's own ``stack(problems)`` when it has one (one
+batched product for every pair, e.g.
 :meth:`~fedtheory.problems.LogisticProblem.stack`), else a generic adapter that calls each
 replica's problem on its own pairs (correct for any problem, a loop over the replicas of a
 block). Either way it is checked on construction: every client's gradient at two points
@@ -103,9 +105,10 @@ class ProblemStack:
         :math:`r` of the run trains on ``problems[r]`` (the run's ``replicas`` must be
         :math:`R`).
     flat
-        The flat problem of :math:`Rn` clients for the hot path (client :math:`rn + i` is
-        ``problems[r]``'s client :math:`i`). None: ``type(problems[0]).stack(problems)`` when
-        all problems are of that class and it has one, else the generic adapter.
+        The flat problem of :math:`Un` clients for the hot path, :math:`U` the distinct
+        problem objects in their first order (client :math:`un + i` is the :math:`u`-th
+        distinct problem's client :math:`i`). None: ``type(problems[0]).stack(distinct)``
+        when all problems are of that class and it has one, else the generic adapter.
 
     Attributes
     ----------
@@ -147,6 +150,12 @@ class ProblemStack:
             raise ValueError(f"problems must have equal objective weights (the rules take one "
                              f"(n,) vector): problems[{k}].weights differ from problems[0]'s")
         self.problems, self.replicas, self.n, self.d = probs, len(probs), n, d
+        # the distinct problem objects, and each replica's
+        seen: dict[int, int] = {}
+        for p in probs:
+            seen.setdefault(id(p), len(seen))
+        self.distinct = tuple({id(p): p for p in probs}.values())
+        self._slot = np.array([seen[id(p)] for p in probs], dtype=np.intp)
         self.weights = W[0].copy()
         self.weights.flags.writeable = False
         self.x_star = np.stack([np.asarray(p.x_star, dtype=float) for p in probs])
@@ -159,36 +168,39 @@ class ProblemStack:
             cls = type(probs[0])
             own = getattr(cls, "stack", None)
             if callable(own) and all(type(p) is cls for p in probs):
-                flat = own(probs)
+                flat = own(self.distinct)
             else:
-                flat = _LoopedFlat(probs, n, d)
+                flat = _LoopedFlat(self.distinct, n, d)
         self.flat = flat
         self._check_flat()
 
     def _check_flat(self) -> None:
         """Every client's gradient from the flat problem at two points equals its problem's
         (in the flat problem's arithmetic: a relative tolerance of 1e-4 covers float32)."""
-        flat, R, n, d = self.flat, self.replicas, self.n, self.d
+        flat, R, n, d = self.flat, len(self.distinct), self.n, self.d
         if int(getattr(flat, "n", -1)) != R * n or int(getattr(flat, "d", -1)) != d:
-            raise ValueError(f"flat must be a problem of R n = {R * n} clients in d = {d}, "
+            raise ValueError(f"flat must be a problem of U n = {R * n} clients in d = {d}, "
                              f"got {flat!r} with n={getattr(flat, 'n', None)!r}, "
                              f"d={getattr(flat, 'd', None)!r}")
         caps = declared_capabilities(flat)
         if Capability.MINIBATCH_GRADIENTS in caps:
             sizes = np.asarray(flat.sizes, dtype=np.int64)
-            if not hasattr(self, "sizes") or not np.array_equal(sizes, self.sizes.ravel()):
-                raise ValueError("flat.sizes must be the problems' sizes, replica after replica")
+            want = [np.asarray(p.sizes, dtype=np.int64) for p in self.distinct] \
+                if hasattr(self, "sizes") else None
+            if want is None or not np.array_equal(sizes, np.concatenate(want)):
+                raise ValueError("flat.sizes must be the distinct problems' sizes, one after "
+                                 "another")
         gen = np.random.default_rng(0)
         ids = np.arange(R * n)
         for y in (np.zeros((R * n, d)), gen.standard_normal((R * n, d)) / np.sqrt(d)):
             got = np.asarray(flat.client_gradients(y, ids), dtype=float)
             want = np.concatenate([
                 np.asarray(p.client_gradients(y[r * n:(r + 1) * n], np.arange(n)), dtype=float)
-                for r, p in enumerate(self.problems)])
+                for r, p in enumerate(self.distinct)])
             scale = max(float(np.abs(want).max()), 1e-300)
             if got.shape != want.shape or not np.all(np.abs(got - want) <= 1e-4 * scale):
                 raise ValueError("flat's client gradients must be the problems' (client "
-                                 "r n + i is problems[r]'s client i): they differ")
+                                 "u n + i is the u-th distinct problem's client i): they differ")
 
     @property
     def hot_capabilities(self) -> frozenset[Capability]:
@@ -196,15 +208,19 @@ class ProblemStack:
         return declared_capabilities(self.flat) & _HOT_PATH
 
     def client_ids(self, replicas: np.ndarray, clients: np.ndarray) -> np.ndarray:
-        r"""The flat problem's client of each pair: :math:`rn + i`.
+        r"""The flat problem's client of each pair (replica :math:`r`, client :math:`i`):
+        :math:`u_r n + i`, :math:`u_r` the index of replica :math:`r`'s problem among the
+        distinct ones.
 
         >>> from fedtheory.problems import QuadraticProblem
         >>> q = QuadraticProblem(np.ones((3, 2)), np.zeros((3, 2)))
-        >>> s = ProblemStack([q, q])
-        >>> s.client_ids(np.array([0, 1]), np.array([2, 0])).tolist()
-        [2, 3]
+        >>> q2 = QuadraticProblem(np.ones((3, 2)), np.ones((3, 2)))
+        >>> s = ProblemStack([q, q2, q])
+        >>> len(s.distinct), s.client_ids(np.array([0, 1, 2]), np.array([2, 0, 1])).tolist()
+        (2, [2, 3, 1])
         """
-        return np.asarray(replicas, dtype=np.intp) * self.n + np.asarray(clients, dtype=np.intp)
+        return self._slot[np.asarray(replicas, dtype=np.intp)] * self.n \
+            + np.asarray(clients, dtype=np.intp)
 
     def _which(self, x: np.ndarray, replicas: Any) -> tuple[np.ndarray, np.ndarray]:
         x = _rows(x, self.d)
@@ -215,33 +231,41 @@ class ProblemStack:
                              f"(one per row of x), got {replicas!r}")
         return x, reps
 
-    def _each(self, method: str, x: np.ndarray, replicas: Any) -> list[np.ndarray]:
+    def _each(self, method: str, x: np.ndarray, replicas: Any, width: int) -> np.ndarray:
+        """``method`` of each row's problem at the row, ``(K, width)``: one call per distinct
+        problem on its rows (``(k, d)``, as a run of that problem evaluates its replicas)."""
         x, reps = self._which(x, replicas)
-        return [np.asarray(getattr(self.problems[r], method)(x[k]), dtype=float)
-                for k, r in enumerate(reps.tolist())]
+        slots = self._slot[reps]
+        out = np.empty((x.shape[0], width))
+        for u in np.unique(slots).tolist():
+            rows = np.flatnonzero(slots == u)
+            val = np.asarray(getattr(self.distinct[u], method)(x[rows]), dtype=float)
+            out[rows] = val.reshape(rows.size, width)
+        return out
 
     def loss(self, x: np.ndarray, replicas: Any = None) -> np.ndarray:
         r""":math:`f_r(x_k)` for rows ``x`` ``(K, d)`` of the replicas ``replicas`` ``(K,)``
         (default: row :math:`k` is replica :math:`k`): ``(K,)``."""
-        return np.array(self._each("loss", x, replicas), dtype=float).reshape(-1)
+        return self._each("loss", x, replicas, 1)[:, 0]
 
     def loss_gap(self, x: np.ndarray, replicas: Any = None) -> np.ndarray:
         r""":math:`f_r(x_k) - f_r^\star` per row: each problem's ``loss_gap`` when all have one,
         else the difference."""
         if Capability.EXACT_LOSS_GAP in self.capabilities:
-            return np.array(self._each("loss_gap", x, replicas), dtype=float).reshape(-1)
+            return self._each("loss_gap", x, replicas, 1)[:, 0]
         _, reps = self._which(x, replicas)
         return self.loss(x, reps) - self.f_star[reps]
 
     def grad(self, x: np.ndarray, replicas: Any = None) -> np.ndarray:
         r""":math:`\nabla f_r(x_k)` per row, ``(K, d)``."""
-        return np.stack(self._each("grad", x, replicas)).reshape(-1, self.d)
+        return self._each("grad", x, replicas, self.d)
 
     def client_losses(self, x: np.ndarray, replicas: Any = None) -> np.ndarray:
         r""":math:`f_{r,i}(x_k)` per row and client, ``(K, n)``."""
-        return np.stack(self._each("client_losses", x, replicas)).reshape(-1, self.n)
+        return self._each("client_losses", x, replicas, self.n)
 
     def __repr__(self) -> str:
         kinds = sorted({type(p).__name__ for p in self.problems})
-        return (f"ProblemStack(replicas={self.replicas}, n={self.n}, d={self.d}, "
-                f"problems={'/'.join(kinds)}, flat={type(self.flat).__name__})")
+        return (f"ProblemStack(replicas={self.replicas}, distinct={len(self.distinct)}, "
+                f"n={self.n}, d={self.d}, problems={'/'.join(kinds)}, "
+                f"flat={type(self.flat).__name__})")
