@@ -46,12 +46,14 @@ https://github.com/IBM/fedau) wherever the machine allows; the claim's set-up ca
 Every seed is one *instance*: its own split, multiplier, participation draws and mini-batches
 (the code draws them all from the run's seed). Within an instance every method of a pattern
 sees the same participation record and the same mini-batches (common random numbers), so the
-comparisons are paired over the instances. Every method's run on a chunk of instances is one
-call of the engine (:func:`fedtheory.simulate.simulate`): its replicas are the instances,
-each with its own problem, process and weights (:class:`~fedtheory.problems.ProblemStack`,
-:class:`~fedtheory.participation.ProcessStack`), instance :math:`k` reading replica
-:math:`k`'s streams of the pattern's seed in every method's run, which is what shares the
-draws; a task is one pattern on a chunk of instances.
+comparisons are paired over the instances. All methods on a chunk of instances are one call
+of the engine (:func:`fedtheory.simulate.simulate`): its replicas are (method, instance)
+pairs, each with the instance's problem and process and the method's rule, weights and
+learning rates (:class:`~fedtheory.problems.ProblemStack`,
+:class:`~fedtheory.participation.ProcessStack`, :class:`~fedtheory.algorithms.RuleStack`),
+instance :math:`k` reading replica :math:`k`'s streams of the pattern's seed under every
+method (``Run(streams=...)``), which is what shares the draws; a task is one pattern on a
+chunk of instances.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.algorithms import FedAU, FedAvgAll, FedAvgWeighted, Rule, get_rule
+from fedtheory.algorithms import FedAU, FedAvgAll, FedAvgWeighted, Rule, RuleStack, get_rule
 from fedtheory.participation import BernoulliParticipation, ProcessStack
 from fedtheory.participation.fedau_sampler import JoinRateMarkov, OffsetCyclic
 from fedtheory.problems.datasets import FederatedData, load_dataset
@@ -146,13 +148,13 @@ def _quarter_decade(k: int) -> float:
 
 #: Per method (local learning rate gamma, global learning rate eta_g), tuned by
 #: :func:`tune_learning_rates` (its defaults: 4 tuning instances, Bernoulli, 1500 rounds;
-#: 95 CPU-s). The authors' README, for their CNNs: FedAU (0.1, 1), average participating
+#: about 130 CPU-s). The authors' README, for their CNNs: FedAU (0.1, 1), average participating
 #: (0.0562, 1.78), average all (0.1, 10), known statistics (0.0562, 1).
 LEARNING_RATES: dict[str, tuple[float, float]] = {
     "FedAU (K=inf)": (_quarter_decade(-4), 1.0),
-    "FedAU (K=50)": (_quarter_decade(-3), 1.0),
+    "FedAU (K=50)": (_quarter_decade(-4), _quarter_decade(1)),
     "average participating": (_quarter_decade(-4), _quarter_decade(1)),
-    "average all": (_quarter_decade(-3), _quarter_decade(5)),
+    "average all": (_quarter_decade(-3), _quarter_decade(4)),
     "known statistics": (_quarter_decade(-4), 1.0),
 }
 
@@ -408,15 +410,18 @@ def simulate_pattern(data: dict[str, np.ndarray], instances: Sequence[Instance],
                      ) -> dict[str, Any]:
     r"""Several runs (``runs``: method label of :data:`METHODS`, local learning rate
     :math:`\gamma`, global learning rate :math:`\eta_g`) under one pattern on the given
-    instances, each run one call of :func:`fedtheory.simulate.simulate` whose replica
-    :math:`s` is instance :math:`s` (a :class:`~fedtheory.problems.ProblemStack` of the
-    instances' problems, a :class:`~fedtheory.participation.ProcessStack` of their
-    processes): ``local_steps`` mini-batch SGD steps from :math:`x_t`, each on
+    instances, all in one call of :func:`fedtheory.simulate.simulate` whose replica
+    :math:`jS + s` is run :math:`j` on instance :math:`s` (a
+    :class:`~fedtheory.problems.ProblemStack` of the instances' problems, a
+    :class:`~fedtheory.participation.ProcessStack` of their processes, a
+    :class:`~fedtheory.algorithms.RuleStack` of the runs' rules, per-replica learning rates):
+    ``local_steps`` mini-batch SGD steps from :math:`x_t`, each on
     :math:`\min(B, s_n)` distinct samples (``MiniBatches(batch, wrap=True)``: a fresh
     permutation of the client's samples per round, read cyclically), the server adding
     :math:`\eta_g` times the rule's aggregate of :math:`y_{n,I} - x_t`.
 
-    Instance ``j`` reads replica ``first + j``'s streams of ``seed`` in every run, so all runs of
+    Instance ``s`` reads replica ``first + s``'s streams of ``seed`` in every run
+    (``Run(streams=...)``), so all runs of
     an instance see the same participation record and the same mini-batches (common random
     numbers), whatever the chunking of the instances.
 
@@ -449,39 +454,42 @@ def simulate_pattern(data: dict[str, np.ndarray], instances: Sequence[Instance],
     if pattern not in PATTERNS:
         raise ValueError(f"pattern must be one of {list(PATTERNS)}, got {pattern!r}")
     M, E = len(runs), len(evals)
-    iterates = np.empty((M, S, E, 10 * data["X"].shape[1]))  # x_t at the rounds evals
+    d = 10 * data["X"].shape[1]
+    iterates = np.empty((M * S, E, d))  # x_t at the rounds evals, replica j S + s
     joined = np.zeros(S)  # client-rounds per instance (the same record in every run)
     slot = {t: e for e, t in enumerate(evals)}
-    # instance s is replica s of every run: its own problem, process and (known statistics)
-    # weights; the replicas' streams are first + s, shared by the runs
-    problem = ProblemStack([instance_problem(inst, data) for inst in instances])
-    process = ProcessStack([make_process(pattern, inst.p) for inst in instances])
+    # one engine run: replica j S + s is run j on instance s (its problem, process and
+    # weights; each run its own rule object and rates); instance s reads the streams of
+    # replica first + s in every run: common random numbers
+    problems = [instance_problem(inst, data) for inst in instances]
+    processes = [make_process(pattern, inst.p) for inst in instances]
     p = np.stack([inst.p for inst in instances])
-    rule_of: dict[str, Rule] = {}
-    for j, (method, gam, glr) in enumerate(runs):
-        rule = rule_of.setdefault(method, method_rule(method, p))
+    rules = [method_rule(method, p) for method, _, _ in runs]
 
-        def keep(rec: RoundRecord, j: int = j) -> None:
-            rows = slice(rec.start, rec.start + rec.x.shape[0])
-            e = slot.get(rec.t - 1)  # rec.x is x_{t-1}, the iterate after round t - 1
-            if e is not None:
-                iterates[j, rows, e] = rec.x
-            if j == 0:
-                joined[rows] += rec.mask.sum(axis=1)
+    def keep(rec: RoundRecord) -> None:
+        rows = slice(rec.start, rec.start + rec.x.shape[0])
+        e = slot.get(rec.t - 1)  # rec.x is x_{t-1}, the iterate after round t - 1
+        if e is not None:
+            iterates[rows, e] = rec.x
+        first_run = min(rec.start + rec.x.shape[0], S) - rec.start  # rows of run 0 here
+        if first_run > 0:
+            joined[rec.start:rec.start + first_run] += rec.mask[:first_run].sum(axis=1)
 
-        with warnings.catch_warnings():  # a diverging run is scored, not warned about
-            warnings.simplefilter("ignore", DivergenceWarning)
-            res = simulate(problem, rule, process,
-                           Run(rounds=rounds, replicas=S, seed=seed, first_replica=int(first),
-                               dtype=dtype),
-                           LocalWork(lr=gam, steps=local_steps,
-                                     batches=MiniBatches(batch, wrap=True)),
-                           server=Server(global_lr=glr),
-                           metrics=Metrics(rounds=(rounds,), observe=keep,
-                                           skip=("f_gap", "grad_norm2", "dist2")),
-                           execution=Execution(workers=1))
-        iterates[j, :, slot[rounds]] = res.x  # the last round has no next one
-    out = _metrics(iterates, instances, data)
+    with warnings.catch_warnings():  # a diverging run is scored, not warned about
+        warnings.simplefilter("ignore", DivergenceWarning)
+        res = simulate(ProblemStack(problems * M),
+                       RuleStack([rule for rule in rules for _ in range(S)]),
+                       ProcessStack(processes * M),
+                       Run(rounds=rounds, replicas=M * S, seed=seed, dtype=dtype,
+                           streams=np.tile(int(first) + np.arange(S), M)),
+                       LocalWork(lr=np.repeat([g for _, g, _ in runs], S), steps=local_steps,
+                                 batches=MiniBatches(batch, wrap=True)),
+                       server=Server(global_lr=np.repeat([h for _, _, h in runs], S)),
+                       metrics=Metrics(rounds=(rounds,), observe=keep,
+                                       skip=("f_gap", "grad_norm2", "dist2")),
+                       execution=Execution(workers=1))
+    iterates[:, slot[rounds]] = res.x  # the last round has no next one
+    out = _metrics(iterates.reshape(M, S, E, d), instances, data)
     return {"rounds": np.array(evals), **out, "participation_rate": joined / (rounds * N)}
 
 
