@@ -848,7 +848,23 @@ class Engine:
             return self.tau_clients[part.cols]
         return work["taus"][part.rows, part.cols]
 
-    def sample_keys(self, rngs: Sequence[np.random.Generator], first: int = 0) -> np.ndarray:
+    def _shared_draws(self, start: int, size: int) -> np.ndarray | None:
+        """For replicas ``start .. start + size - 1``: the first replica of the block with the
+        same stream index and problem (whose sample-order keys are the same numbers), or None
+        when no two share both (``Run(streams=...)`` with methods side by side)."""
+        if self.run.streams is None:
+            return None
+        idx = self.run.stream_indices(start, size)
+        slot = (self.stack.client_ids(np.arange(start, start + size), np.zeros(size, np.intp))
+                if self.stack is not None else np.zeros(size, np.intp))
+        key = idx * (int(slot.max()) + 1) + slot
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        if first.size == size:
+            return None
+        return first[inverse.ravel()]
+
+    def sample_keys(self, rngs: Sequence[np.random.Generator], first: int = 0,
+                    leaders: np.ndarray | None = None) -> np.ndarray:
         """This round's sort keys of :class:`MiniBatches`' sample orders, ``(R, n, s_max)``: row
         ``r`` from ``rngs[r]``, uniforms in the first ``sizes[i]`` places of ``[r, i]`` and 2
         in the padding after them (for a stack, the sizes of the run's replicas ``first,
@@ -856,20 +872,27 @@ class Engine:
         (:meth:`sample_orders`): a uniform permutation of its samples (the keys are distinct
         almost surely, so whatever the sort), then the padding in place order. Only the pairs
         that work this round are sorted; every pair's keys are drawn, so chunking never
-        changes them."""
+        changes them. ``leaders`` (:meth:`_shared_draws`): replicas whose stream and problem
+        are another's copy its keys (the same numbers) instead of drawing them."""
         R = len(rngs)
         keys = np.empty((R, self.n, self.s_max))
+        own = range(R) if leaders is None else np.flatnonzero(leaders == np.arange(R)).tolist()
         if self.stack is None:
-            for r in range(R):
+            for r in own:
                 rngs[r].random(out=keys[r])
+        else:
+            # a replica draws (n, its own largest size) keys, as a run of its problem alone
+            sizes = self.stack.sizes[first:first + R]
+            for r in own:
+                top = int(sizes[r].max())
+                keys[r, :, :top] = rngs[r].random((self.n, top))
+        if leaders is not None:
+            copies = np.flatnonzero(leaders != np.arange(R))
+            keys[copies] = keys[leaders[copies]]
+        if self.stack is None:
             keys[:, self._padding] = 2.0
-            return keys
-        # a replica draws (n, its own largest size) keys, as a run of its problem alone does
-        sizes = self.stack.sizes[first:first + R]
-        for r in range(R):
-            top = int(sizes[r].max())
-            keys[r, :, :top] = rngs[r].random((self.n, top))
-        keys[np.arange(self.s_max) >= sizes[..., None]] = 2.0
+        else:
+            keys[np.arange(self.s_max) >= sizes[..., None]] = 2.0
         return keys
 
     @staticmethod
@@ -1206,13 +1229,14 @@ class Engine:
         work: dict[str, Any] = {"first": start}
         tau_rngs = self._streams(start, size, 2) if self.tau_draw is not None else None
         order_rngs = self._streams(start, size, 3) if self.batches is not None else None
+        key_leaders = self._shared_draws(start, size) if order_rngs is not None else None
 
         def draw_taus() -> None:  # this round's (R, n) local steps (and sample orders), if drawn
             if tau_rngs is not None:
                 work["taus"] = _check_taus(self.tau_draw(tau_rngs, size, n), (size, n),
                                            "local_steps (the round's draw)")
             if order_rngs is not None:
-                work["orders"] = self.sample_keys(order_rngs, start)
+                work["orders"] = self.sample_keys(order_rngs, start, key_leaders)
 
         initial = None
         if rule.table and rule.memory_init == "full":

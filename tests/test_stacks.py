@@ -285,3 +285,23 @@ def test_rule_stacks_are_checked():
     stack = RuleStack([avg, avg, FedAU(K=4)])
     assert stack.replicas == 3
     assert stack.for_replicas(1, 3).runs == ((avg, 1), (stack.runs[1][0], 1))
+
+
+def test_side_by_side_minibatch_runs_share_their_instances_draws():
+    """Mini-batch SGD, two methods x three instances in one run (the keys of replicas that
+    share a stream and a problem are drawn once and copied): each replica is its method's
+    run alone."""
+    probs = _digits_instances(seed=3)
+    ps = [np.full(5, 0.6), np.full(5, 0.3), np.linspace(0.2, 1.0, 5)]
+    procs = [BernoulliParticipation(p) for p in ps]
+    rules, rates = [FedAU(K=3), get_rule("fedavg")], [0.3, 0.1]
+    kw = dict(rounds=5, local_steps=3, batches=MiniBatches(4, wrap=True), seed=8,
+              skip_metrics=("f_gap", "grad_norm2", "dist2"))
+    res = simulate(ProblemStack(probs * 2), RuleStack([r for r in rules for _ in range(3)]),
+                   ProcessStack(procs * 2), replicas=6, lr=np.repeat(rates, 3),
+                   streams=[0, 1, 2, 0, 1, 2], chunk=4, **kw)
+    for m in range(2):
+        for s in range(3):
+            one = simulate(probs[s], rules[m], procs[s], replicas=1, first_replica=s,
+                           lr=rates[m], **kw)
+            np.testing.assert_array_equal(res.x[3 * m + s], one.x[0])
