@@ -20,6 +20,8 @@ from fedtheory.theory.fedau import (
     participating_weight,
 )
 
+from ._tolerance import assert_close_normwise
+
 
 # ------------------------------------------------------------------ the code's logic, by hand
 def code_markov(p, q, first, uniforms):
@@ -278,7 +280,9 @@ def test_engine_port_matches_a_hand_written_round():
             Z = x1.reshape(10, -1) @ X.T  # (C, samples): f = (1/N) sum_n F_n + lam/2 |x|^2
             ell = np.log(np.exp(Z).sum(axis=0)) - Z[y, np.arange(y.size)]
             f = np.mean([ell[q].mean() for q in inst.parts]) + fp.LAM / 2 * np.sum(x1 ** 2)
-            np.testing.assert_allclose(out["f"][j, s, 0], f, rtol=1e-12)
+            # three float64 SGD steps (products over 65 features and 16 samples), then f:
+            # the two roundings of the trajectory agree to a few hundred eps of f
+            assert_close_normwise(out["f"][j, s, 0], f, rtol=1e-11)
             for key, A, labels in (("train_acc", X, y),
                                    ("test_acc", data["X_test"], data["y_test"])):
                 L = x1.reshape(10, -1) @ A.T
