@@ -181,10 +181,10 @@ class MiniBatches:
 
 
 def positive_reals(name: str, value: Any) -> float | np.ndarray:
-    """``value`` as a finite float > 0, or a 1-D array of such (one per replica; a constant
-    array is its float, the same run), or a ``ValueError`` naming ``name``.
+    """``value`` as a finite float > 0, or a read-only 1-D array of such (one per replica),
+    or a ``ValueError`` naming ``name``.
 
-    >>> positive_reals("lr", [0.1, 0.2]).tolist(), positive_reals("lr", [0.5, 0.5])
+    >>> positive_reals("lr", [0.1, 0.2]).tolist(), positive_reals("lr", 0.5)
     ([0.1, 0.2], 0.5)
     """
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -195,11 +195,17 @@ def positive_reals(name: str, value: Any) -> float | np.ndarray:
         if a.ndim != 1 or a.size == 0 or not (np.isfinite(a).all() and (a > 0).all()):
             raise ValueError(f"{name} must be a positive real number or a 1-D array of them "
                              f"(one per replica), got {value!r}")
-        if a.min() == a.max():
-            return float(a[0])
         a.flags.writeable = False
         return a
     return positive_real(name, value)
+
+
+def _one_if_equal(rates: float | np.ndarray) -> float | np.ndarray:
+    """Per-replica rates that are all equal as their one value (the same run, by the route of
+    one rate: closed-form local steps and all)."""
+    if isinstance(rates, np.ndarray) and rates.min() == rates.max():
+        return float(rates[0])
+    return rates
 
 
 def _check_bool(name: str, value: Any) -> bool:
@@ -288,7 +294,7 @@ class LocalWork:
     4
     """
 
-    lr: float
+    lr: float | np.ndarray
     steps: Any = 1
     batches: MiniBatches | None = None
     noise: NoiseSampler | None = None
@@ -327,7 +333,7 @@ class Server:
     1.0
     """
 
-    global_lr: float = 1.0
+    global_lr: float | np.ndarray = 1.0
     momentum: float = 0.0
     x0: np.ndarray | None = None
 
@@ -598,7 +604,7 @@ class Engine:
     metrics: Metrics
     # derived once from it
     dtype: np.dtype
-    lr: float
+    lr: float | np.ndarray
     noise: NoiseSampler | None
     local_steps: Any
     x0: np.ndarray
@@ -607,7 +613,7 @@ class Engine:
     d: int
     x_star: np.ndarray
     f_star: float
-    step_size: float
+    step_size: float | np.ndarray
     bits_per_update: int
     block_rows: int
     capabilities: frozenset[Capability]
@@ -641,7 +647,8 @@ class Engine:
         self.hot = prob.flat if self.stack is not None else prob
         self.n, self.d = int(prob.n), int(prob.d)
         # read on the hot path
-        self.dtype, self.lr, self.noise = self.run.dtype, self.local.lr, self.local.noise
+        self.dtype, self.noise = self.run.dtype, self.local.noise
+        self.lr = _one_if_equal(self.local.lr)
         self.local_steps = resolve_local_steps(self.local.steps, self.n)
         self.x0 = (np.zeros(self.d) if self.server.x0 is None
                    else np.asarray(self.server.x0, dtype=float))
@@ -651,7 +658,8 @@ class Engine:
                        else float(prob.f_star))
         #: the replicas' learning rates when they differ, ``(R,)``, else None (``self.lr``)
         self.lr_rows = self.lr if isinstance(self.lr, np.ndarray) else None
-        self.step_size = self.server.global_lr * self.lr  # (R,) when either is per replica
+        # (R,) when either rate is per replica
+        self.step_size = _one_if_equal(self.server.global_lr) * self.lr
         self.bits_per_update = self.d * self.metrics.bits_per_float * self.rule.floats_per_update
         self.block_rows = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (self.d * self.dtype.itemsize))
         if self.stack is not None:  # the hot path's from the flat problem, loss_gap the stack's
@@ -1221,7 +1229,7 @@ class Engine:
         # components with per-replica parameters give those of this block's replicas
         rule = self.rule.for_replicas(start, start + size)
         proc = self.participation
-        if getattr(proc, "replicas", None) is not None:
+        if hasattr(proc, "for_replicas"):  # (a duck-typed process may lack it: one for all)
             proc = proc.for_replicas(start, start + size)
         n, d = self.n, self.d
         grad_evals = client_rounds = 0

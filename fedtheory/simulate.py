@@ -549,9 +549,10 @@ def simulate(
     x0 = np.zeros(d) if server.x0 is None else finite_array(
         "x0", server.x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
     record = metrics.record_rounds(rounds)
-    expected_k = float(n if rule.needs_all else max(per_replica_k, 1.0)
-                       if per_replica_k is not None else n if p is None
-                       else max(p.sum(), 1.0))
+    if rule.needs_all or (p is None and per_replica_k is None):
+        expected_k = float(n)
+    else:
+        expected_k = max(per_replica_k if per_replica_k is not None else float(p.sum()), 1.0)
     chunk, workers = execution.chunk, execution.workers
     if chunk is None:
         chunk = max(1, min(replicas, int(_CHUNK_BUDGET // (expected_k * d))))

@@ -245,9 +245,13 @@ def test_methods_side_by_side_in_one_run_are_each_method_alone():
 
 def test_per_replica_rates_and_streams_are_checked():
     q = _quadratics(14)[0]
-    with pytest.raises(ValueError, match="lr must be one rate or one per replica"):
-        simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=2, replicas=3,
-                 lr=[0.1, 0.2])
+    for rates in ([0.1, 0.2], [0.1, 0.1]):  # two rates for three replicas, equal or not
+        with pytest.raises(ValueError, match="lr must be one rate or one per replica"):
+            simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=2, replicas=3,
+                     lr=rates)
+    with pytest.raises(ValueError, match="global_lr must be one rate or one per replica"):
+        simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=2, replicas=3, lr=0.1,
+                 global_lr=[1.0, 2.0])
     with pytest.raises(ValueError, match="lr must be a positive real number or a 1-D array"):
         simulate(q, "fedavg", BernoulliParticipation(0.5, n=N), rounds=2, replicas=2,
                  lr=[0.1, -0.2])
@@ -307,3 +311,12 @@ def test_side_by_side_minibatch_runs_share_their_instances_draws():
             one = simulate(probs[s], rules[m], procs[s], replicas=1, first_replica=s,
                            lr=rates[m], **kw)
             np.testing.assert_array_equal(res.x[3 * m + s], one.x[0])
+
+
+def test_divergence_names_the_diverged_replicas_rates():
+    from fedtheory.simulate import DivergenceWarning
+
+    q = _quadratics(15)[0]
+    with pytest.warns(DivergenceWarning, match=r"lr=\[1000\] with global_lr=\[2\]"):
+        simulate(q, "fedavg", BernoulliParticipation(1.0, n=N), rounds=400, replicas=2,
+                 lr=[0.1, 1000.0], global_lr=[1.0, 2.0])

@@ -122,6 +122,15 @@ class ParticipationProcess:
 
     name: ClassVar[str] = ""
     n: int
+    #: :math:`R` when the process holds one part per replica of a run (the run's ``replicas``
+    #: must then be :math:`R`, and the engine asks :meth:`for_replicas` for each block), else
+    #: None (one process for every replica).
+    replicas: int | None = None
+
+    def for_replicas(self, start: int, stop: int) -> ParticipationProcess:
+        """The process of a run's replicas ``start .. stop - 1``, the block the engine
+        simulates: itself, unless the process holds one part per replica."""
+        return self
 
     @property
     def stationary(self) -> np.ndarray:
