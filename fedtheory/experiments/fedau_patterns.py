@@ -421,9 +421,8 @@ def simulate_pattern(data: dict[str, np.ndarray], instances: Sequence[Instance],
     :math:`\eta_g` times the rule's aggregate of :math:`y_{n,I} - x_t`.
 
     Instance ``s`` reads replica ``first + s``'s streams of ``seed`` in every run
-    (``Run(streams=...)``), so all runs of
-    an instance see the same participation record and the same mini-batches (common random
-    numbers), whatever the chunking of the instances.
+    (``Run(streams=...)``), so all runs of an instance see the same participation record and
+    the same mini-batches (common random numbers), whatever the chunking of the instances.
 
     Local training and the iterate are in ``dtype`` (float32 by default: about twice as
     fast), the metrics in float64. Returns ``{"rounds": (E,), "f": (M, S, E), "train_acc":
