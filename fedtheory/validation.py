@@ -33,6 +33,7 @@ __all__ = [
     "positive_real",
     "probabilities",
     "probability",
+    "whole_block",
 ]
 
 #: Indices of non-finite entries named in a message before it is shortened.
@@ -48,6 +49,20 @@ def positive_real(name: str, value: Any) -> float:
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a positive real number, got {value!r}")
     return v
+
+
+def whole_block(start: int, stop: int, replicas: int) -> bool:
+    """Whether replicas ``start .. stop - 1`` are all ``replicas`` of a run (the block a
+    component with one part per replica returns itself for), or a ``ValueError`` when they
+    are no block of it.
+
+    >>> whole_block(0, 4, 4), whole_block(1, 3, 4)
+    (True, False)
+    """
+    if not 0 <= start < stop <= replicas:
+        raise ValueError(f"start, stop must satisfy 0 <= start < stop <= {replicas}, "
+                         f"got {start}, {stop}")
+    return (start, stop) == (0, replicas)
 
 
 def nonnegative_real(name: str, value: Any) -> float:

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedtheory.algorithms.base import Participants, Rule, add_scaled_sums
+from fedtheory.validation import whole_block
 
 __all__ = ["FedAU", "FedAvgAll", "FedAvgWeighted", "fedau_state", "fedau_weights",
            "validate_cutoff"]
@@ -174,11 +175,8 @@ class FedAvgWeighted(Rule):
 
     def for_replicas(self, start: int, stop: int) -> FedAvgWeighted:
         """The rule of the run's replicas ``start .. stop - 1`` (their rows of ``omega``)."""
-        if self.replicas is None or (start, stop) == (0, self.replicas):
+        if self.replicas is None or whole_block(start, stop, self.replicas):
             return self
-        if not 0 <= start < stop <= self.replicas:
-            raise ValueError(f"start, stop must satisfy 0 <= start < stop <= {self.replicas}, "
-                             f"got {start}, {stop}")
         return FedAvgWeighted(self.omega[start:stop])
 
     def _omega(self, state: dict[str, Any]) -> np.ndarray:

@@ -32,6 +32,7 @@ import numpy as np
 
 from fedtheory.algorithms.base import Rule
 from fedtheory.algorithms.participants import Participants
+from fedtheory.validation import whole_block
 
 __all__ = ["RuleStack"]
 
@@ -125,10 +126,7 @@ class RuleStack(Rule):
 
     def for_replicas(self, start: int, stop: int) -> RuleStack:
         """The stack of replicas ``start .. stop - 1`` (each range's rule for its part)."""
-        if not 0 <= start < stop <= self.replicas:
-            raise ValueError(f"start, stop must satisfy 0 <= start < stop <= {self.replicas}, "
-                             f"got {start}, {stop}")
-        if (start, stop) == (0, self.replicas):
+        if whole_block(start, stop, self.replicas):
             return self
         out, a = [], 0
         for rule, count in self._runs:

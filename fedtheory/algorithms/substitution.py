@@ -41,6 +41,7 @@ import numpy as np
 from fedtheory.algorithms.base import Participants, Rule, TableRule
 from fedtheory.participation.dropout import validate_clusters
 from fedtheory.sampling import friend_selection as fs
+from fedtheory.validation import positive_real
 
 __all__ = ["FLFDMS", "FriendOracle", "ModelSubstitution", "oracle_friends",
            "substituted_aggregate", "substitution_coefficients"]
@@ -285,13 +286,7 @@ class ModelSubstitution(TableRule):
     name: ClassVar[str] = "model_substitution"
 
     def __init__(self, lr: float) -> None:
-        try:
-            eta = float(lr)
-        except (TypeError, ValueError):
-            raise ValueError(f"lr must be a positive finite number, got {lr!r}") from None
-        if not (np.isfinite(eta) and eta > 0):
-            raise ValueError(f"lr must be a positive finite number, got {lr!r}")
-        self.lr = eta
+        self.lr = positive_real("lr", lr)
         self.memory_init = "zeros"
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,

@@ -18,6 +18,7 @@ from fedtheory.participation.base import (
     RNGLike,
     validate_probability_vector,
 )
+from fedtheory.validation import whole_block
 
 __all__ = ["ReplayParticipation"]
 
@@ -71,11 +72,8 @@ class ReplayParticipation(ParticipationProcess):
         >>> ReplayParticipation(m).for_replicas(1, 3).masks[:, :, 0].tolist()
         [[True, False], [True, False]]
         """
-        if self.replicas is None or (start, stop) == (0, self.replicas):
+        if self.replicas is None or whole_block(start, stop, self.replicas):
             return self
-        if not 0 <= start < stop <= self.replicas:
-            raise ValueError(f"start, stop must satisfy 0 <= start < stop <= {self.replicas}, "
-                             f"got {start}, {stop}")
         return ReplayParticipation(self._masks[:, start:stop], p=self.p)
 
     @property

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedtheory.participation.base import ParticipationProcess, RNGLike
+from fedtheory.validation import whole_block
 
 __all__ = ["ProcessStack"]
 
@@ -79,10 +80,7 @@ class ProcessStack(ParticipationProcess):
 
     def for_replicas(self, start: int, stop: int) -> ProcessStack:
         """The stack of replicas ``start .. stop - 1`` (a block the engine simulates)."""
-        if not (0 <= start < stop <= self.replicas):
-            raise ValueError(f"start, stop must satisfy 0 <= start < stop <= {self.replicas}, "
-                             f"got {start}, {stop}")
-        if (start, stop) == (0, self.replicas):
+        if whole_block(start, stop, self.replicas):
             return self
         return ProcessStack(self.processes[start:stop])
 
