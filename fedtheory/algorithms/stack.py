@@ -96,20 +96,11 @@ class RuleStack(Rule):
                 raise ValueError(f"rule {rule!r} holds parameters for {own} replicas but covers "
                                  f"{count} consecutive replicas of the stack")
         self._runs = tuple(runs)
-        for attr in _DECLARED:  # what the engine reads, as the rules declare it
-            setattr(self, "_" + attr, getattr(first, attr))
-
-    # the declarations of the stacked rules (read by the engine like class attributes)
-    table = property(lambda self: self._table)  # type: ignore[assignment]
-    needs_all = property(lambda self: self._needs_all)  # type: ignore[assignment]
-    importance_weighted = property(  # type: ignore[assignment]
-        lambda self: self._importance_weighted)
-    floats_per_update = property(  # type: ignore[assignment]
-        lambda self: self._floats_per_update)
-    own_momentum = property(lambda self: self._own_momentum)  # type: ignore[assignment]
-    pair_coefficients = property(  # type: ignore[assignment]
-        lambda self: self._pair_coefficients)
-    memory_init = property(lambda self: self._memory_init)  # type: ignore[assignment]
+        # each range's rule and its replicas a .. b - 1, read every block of every round
+        ends = np.cumsum([c for _, c in runs]).tolist()
+        self._bounds = tuple((rule, b - c, b) for (rule, c), b in zip(runs, ends, strict=True))
+        for attr in _DECLARED:  # what the engine reads, as the stacked rules declare it
+            setattr(self, attr, getattr(first, attr))
 
     @property
     def runs(self) -> tuple[tuple[Rule, int], ...]:
@@ -119,7 +110,7 @@ class RuleStack(Rule):
     @property
     def replicas(self) -> int:  # type: ignore[override]
         """:math:`R`, the replicas the stack is for."""
-        return sum(c for _, c in self._runs)
+        return self._bounds[-1][2]
 
     def __repr__(self) -> str:
         return "RuleStack(" + ", ".join(f"{r!r} x {c}" for r, c in self._runs) + ")"
@@ -138,13 +129,6 @@ class RuleStack(Rule):
         new._init_runs(out)
         return new
 
-    def _bounds(self) -> list[tuple[Rule, int, int]]:
-        out, a = [], 0
-        for rule, count in self._runs:
-            out.append((rule, a, a + count))
-            a += count
-        return out
-
     # -- the rule protocol -----------------------------------------------------------------
     def _init(self, state: dict[str, Any], initial: np.ndarray | None) -> None:
         if state["replicas"] != self.replicas:
@@ -154,19 +138,19 @@ class RuleStack(Rule):
             rule.init(b - a, state["n"], state["d"], p=state["p"], weights=state["weights"],
                       dtype=state["dtype"], initial=None if initial is None else initial[a:b],
                       local_steps=state["local_steps"])
-            for rule, a, b in self._bounds()]
+            for rule, a, b in self._bounds]
 
     def begin(self, state: dict[str, Any], part: Participants,
               p: np.ndarray | None = None) -> dict[str, Any]:
         acc = super().begin(state, part, p)
         acc["parts"] = [rule.begin(sub_state, _rows_slice(part, a, b)[0], p)
-                        for (rule, a, b), sub_state in zip(self._bounds(), state["parts"],
+                        for (rule, a, b), sub_state in zip(self._bounds, state["parts"],
                                                            strict=True)]
         return acc
 
     def accumulate(self, state: dict[str, Any], acc: dict[str, Any], block: Participants,
                    updates: np.ndarray, consume: bool = False) -> None:
-        for (rule, a, b), sub_state, sub_acc in zip(self._bounds(), state["parts"],
+        for (rule, a, b), sub_state, sub_acc in zip(self._bounds, state["parts"],
                                                     acc["parts"], strict=True):
             sub, rows = _rows_slice(block, a, b)
             if sub.size:
@@ -174,5 +158,5 @@ class RuleStack(Rule):
 
     def finish(self, state: dict[str, Any], acc: dict[str, Any]) -> np.ndarray:
         return np.concatenate([rule.finish(sub_state, sub_acc) for (rule, _, _), sub_state,
-                               sub_acc in zip(self._bounds(), state["parts"], acc["parts"],
+                               sub_acc in zip(self._bounds, state["parts"], acc["parts"],
                                               strict=True)], axis=0)
