@@ -759,20 +759,12 @@ class Engine:
                                  f"got {prob.sizes!r}")
             self.s_max = int(self.sizes.max())
             self.batch_rows = min(int(self.batches.size), self.s_max)  # B
-            self.epoch_batches = -(-self.sizes // self.batch_rows)
-            #: per hot-path client its replica's B, when they differ (a stack whose replicas'
-            #: largest clients are below MiniBatches.size: B = min(size, that replica's)),
-            #: else None (one B)
-            self.batch_of = None
-            if self.stack is not None:
-                tops = self.sizes.reshape(-1, self.n).max(axis=1)
-                per = np.minimum(int(self.batches.size), tops)
-                if (per != self.batch_rows).any():
-                    self.batch_of = np.repeat(per, self.n)
-                    self.epoch_batches = -(-self.sizes // self.batch_of)
-            # the padding of each client's row of sort keys (sample_keys), (n, s_max)
-            self._padding = (None if self.stack is not None
-                             else np.arange(self.s_max) >= self.sizes[:, None])
+            #: per hot-path client its problem's B = min(size, its largest client's samples)
+            #: (they differ only in a stack whose problems' largest clients are below
+            #: MiniBatches.size), and its batches per epoch
+            tops = self.sizes.reshape(-1, self.n).max(axis=1)
+            self.batch_of = np.repeat(np.minimum(int(self.batches.size), tops), self.n)
+            self.epoch_batches = -(-self.sizes // self.batch_of)
             self.fused, self.stepper = False, None
             self.grads_take_out = Capability.GRADIENTS_INTO_BUFFER in caps
             return
@@ -883,24 +875,20 @@ class Engine:
         changes them. ``leaders`` (:meth:`_shared_draws`): replicas whose stream and problem
         are another's copy its keys (the same numbers) instead of drawing them."""
         R = len(rngs)
+        sizes = (self.stack.sizes[first:first + R] if self.stack is not None
+                 else np.broadcast_to(self.sizes, (R, self.n)))
+        tops = sizes.max(axis=1)
         keys = np.empty((R, self.n, self.s_max))
         own = range(R) if leaders is None else np.flatnonzero(leaders == np.arange(R)).tolist()
-        if self.stack is None:
-            for r in own:
+        for r in own:  # (n, its problem's largest size) keys, as a run of its problem alone
+            if tops[r] == self.s_max:
                 rngs[r].random(out=keys[r])
-        else:
-            # a replica draws (n, its own largest size) keys, as a run of its problem alone
-            sizes = self.stack.sizes[first:first + R]
-            for r in own:
-                top = int(sizes[r].max())
-                keys[r, :, :top] = rngs[r].random((self.n, top))
+            else:
+                keys[r, :, :tops[r]] = rngs[r].random((self.n, int(tops[r])))
         if leaders is not None:
             copies = np.flatnonzero(leaders != np.arange(R))
             keys[copies] = keys[leaders[copies]]
-        if self.stack is None:
-            keys[:, self._padding] = 2.0
-        else:
-            keys[np.arange(self.s_max) >= sizes[..., None]] = 2.0
+        keys[np.arange(self.s_max) >= sizes[..., None]] = 2.0
         return keys
 
     @staticmethod
@@ -1090,18 +1078,7 @@ class Engine:
                          j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Step ``k``'s positions in the pairs' sample orders and which are read, ``(K, B)``
         each (see :class:`MiniBatches`), for the hot path's clients ``cols`` of sizes ``s_k``
-        ``(K, 1)``; with per-replica batch sizes (a stack whose replicas' largest clients
-        are below ``MiniBatches.size``), each pair's own."""
-        B = self.batch_rows
-        if self.batch_of is None:
-            if self.batches.wrap:
-                pos = (k * B + j)[None, :] % s_k
-                valid = np.broadcast_to(j[None, :] < s_k, pos.shape)
-            else:
-                pos = ((k % self.epoch_batches[cols]) * B)[:, None] + j[None, :]
-                valid = pos < s_k
-                pos = np.where(valid, pos, 0)
-            return pos, valid
+        ``(K, 1)``, each pair with its problem's :math:`B` (``batch_of``)."""
         Bc = self.batch_of[cols][:, None]
         if self.batches.wrap:
             pos = (k * Bc + j[None, :]) % s_k
