@@ -262,20 +262,14 @@ class SimulationResult:
 
 # ----------------------------------------------------------------------------- validation
 def _resolve_problem(problem: Problem | str) -> Problem:
-    if isinstance(problem, str):
-        from fedtheory import problems as _problems
+    # fedtheory.problems is imported when a run needs it (it pulls scipy)
+    from fedtheory import problems as _problems
 
-        getter = getattr(_problems, "get_problem", None)
-        if getter is None:
-            raise ValueError(f"unknown problem {problem!r}: pass a problem object")
-        return getter(problem)
-    if hasattr(problem, "flat") and hasattr(problem, "client_ids"):  # a ProblemStack
+    if isinstance(problem, str):
+        return _problems.get_problem(problem)
+    if isinstance(problem, _problems.ProblemStack):  # its problems were checked when built
         return problem
-    needed = ("n", "d", "weights", "loss", "grad", "client_gradients", "x_star", "f_star")
-    missing = [a for a in needed if not hasattr(problem, a)]
-    if missing:
-        raise ValueError(f"problem must offer {needed}; {problem!r} lacks {missing}")
-    return problem
+    return _problems.check_problem(problem)
 
 
 def _combine(chunks: list[dict[str, Any]], name: str, keep: bool) -> Trace:

@@ -197,6 +197,8 @@ def test_bad_stacks_are_named_before_any_work():
                                                  weights=np.arange(1.0, N + 1) / 21)])
     with pytest.raises(ValueError, match="problems must be a non-empty sequence"):
         ProblemStack([])
+    with pytest.raises(ValueError, match=r"problems\[1\] must offer .* lacks \['n', 'd'"):
+        ProblemStack([probs[0], object()])
     wrong = QuadraticProblem.stack([probs[1], probs[0], probs[2], probs[3]])
     with pytest.raises(ValueError, match="flat's client gradients must be the problems'"):
         ProblemStack(probs, flat=wrong)

@@ -7,6 +7,7 @@ from fedtheory.problems.base import (
     GradientsIntoBuffer,
     OwnLocalSteps,
     Problem,
+    check_problem,
     declared_capabilities,
     validate_weights,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "OwnLocalSteps",
     "Problem",
     "ProblemStack",
+    "check_problem",
     "QuadraticProblem",
     "RelativeNoise",
     "declared_capabilities",

@@ -60,6 +60,7 @@ __all__ = [
     "MinibatchGradients",
     "OwnLocalSteps",
     "Problem",
+    "check_problem",
     "declared_capabilities",
     "validate_weights",
 ]
@@ -259,6 +260,25 @@ CAPABILITY_PROTOCOLS: dict[Capability, tuple[type, tuple[str, ...]]] = {
 
 #: Members of a protocol that are data, not methods.
 _DATA_MEMBERS = frozenset({"can_fuse_local_steps", "sizes"})
+
+
+#: What every problem the engine runs offers.
+REQUIRED = ("n", "d", "weights", "loss", "grad", "client_gradients", "x_star", "f_star")
+
+
+def check_problem(problem: Any, name: str = "problem") -> Any:
+    """``problem`` itself when it offers :data:`REQUIRED`, else a ``ValueError`` naming
+    ``name`` and what it lacks.
+
+    >>> check_problem(object())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: problem must offer (...); <object object at ...> lacks ['n', 'd', ...]
+    """
+    missing = [a for a in REQUIRED if not hasattr(problem, a)]
+    if missing:
+        raise ValueError(f"{name} must offer {REQUIRED}; {problem!r} lacks {missing}")
+    return problem
 
 
 def declared_capabilities(problem: Any) -> frozenset[Capability]:

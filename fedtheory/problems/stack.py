@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.problems.base import Capability, declared_capabilities
+from fedtheory.problems.base import Capability, check_problem, declared_capabilities
 
 __all__ = ["ProblemStack"]
 
@@ -133,12 +133,7 @@ class ProblemStack:
                 or len(problems) == 0:
             raise ValueError(f"problems must be a non-empty sequence of problems, "
                              f"got {problems!r}")
-        probs = tuple(problems)
-        needed = ("n", "d", "weights", "loss", "grad", "client_gradients", "x_star", "f_star")
-        for k, p in enumerate(probs):
-            missing = [a for a in needed if not hasattr(p, a)]
-            if missing:
-                raise ValueError(f"problems[{k}] must offer {needed}; {p!r} lacks {missing}")
+        probs = tuple(check_problem(p, f"problems[{k}]") for k, p in enumerate(problems))
         n, d = int(probs[0].n), int(probs[0].d)
         for k, p in enumerate(probs):
             if (int(p.n), int(p.d)) != (n, d):
