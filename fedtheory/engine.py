@@ -855,8 +855,8 @@ class Engine:
         if self.run.streams is None:
             return None
         idx = self.run.stream_indices(start, size)
-        slot = (self.stack.client_ids(np.arange(start, start + size), np.zeros(size, np.intp))
-                if self.stack is not None else np.zeros(size, np.intp))
+        slot = (self.stack.slots[start:start + size] if self.stack is not None
+                else np.zeros(size, np.intp))
         key = idx * (int(slot.max()) + 1) + slot
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         if first.size == size:

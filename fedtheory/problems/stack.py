@@ -120,6 +120,9 @@ class ProblemStack:
         ``(R, d)`` and ``(R,)``: each replica's optimum.
     sizes
         ``(R, n)`` samples per client, when every problem has ``sizes``.
+    distinct, slots
+        The distinct problem objects (first order) and ``(R,)``: replica :math:`r`'s index
+        among them.
     flat
         The flat problem the engine calls.
     """
@@ -145,12 +148,13 @@ class ProblemStack:
             raise ValueError(f"problems must have equal objective weights (the rules take one "
                              f"(n,) vector): problems[{k}].weights differ from problems[0]'s")
         self.problems, self.replicas, self.n, self.d = probs, len(probs), n, d
-        # the distinct problem objects, and each replica's
-        seen: dict[int, int] = {}
+        # the distinct problem objects, in their first order, and each replica's index there
+        index: dict[int, int] = {}
         for p in probs:
-            seen.setdefault(id(p), len(seen))
+            index.setdefault(id(p), len(index))
         self.distinct = tuple({id(p): p for p in probs}.values())
-        self._slot = np.array([seen[id(p)] for p in probs], dtype=np.intp)
+        #: ``(R,)``: replica r's problem is ``distinct[slots[r]]``
+        self.slots = np.array([index[id(p)] for p in probs], dtype=np.intp)
         self.weights = W[0].copy()
         self.weights.flags.writeable = False
         self.x_star = np.stack([np.asarray(p.x_star, dtype=float) for p in probs])
@@ -214,7 +218,7 @@ class ProblemStack:
         >>> len(s.distinct), s.client_ids(np.array([0, 1, 2]), np.array([2, 0, 1])).tolist()
         (2, [2, 3, 1])
         """
-        return self._slot[np.asarray(replicas, dtype=np.intp)] * self.n \
+        return self.slots[np.asarray(replicas, dtype=np.intp)] * self.n \
             + np.asarray(clients, dtype=np.intp)
 
     def _which(self, x: np.ndarray, replicas: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -230,7 +234,7 @@ class ProblemStack:
         """``method`` of each row's problem at the row, ``(K, width)``: one call per distinct
         problem on its rows (``(k, d)``, as a run of that problem evaluates its replicas)."""
         x, reps = self._which(x, replicas)
-        slots = self._slot[reps]
+        slots = self.slots[reps]
         out = np.empty((x.shape[0], width))
         for u in np.unique(slots).tolist():
             rows = np.flatnonzero(slots == u)
