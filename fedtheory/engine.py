@@ -31,7 +31,7 @@ import numpy as np
 from fedtheory.algorithms import Participants, Rule
 from fedtheory.algorithms.base import scratch, take_rows
 from fedtheory.participation.base import RoundView, Selection
-from fedtheory.validation import finite_array, integer_at_least, positive_real
+from fedtheory.validation import finite_array, integer_at_least, positive_reals
 
 if TYPE_CHECKING:  # fedtheory.problems is imported when an engine is built (it pulls scipy)
     from fedtheory.participation import ParticipationProcess
@@ -178,26 +178,6 @@ class MiniBatches:
         sizes = np.asarray(sizes, dtype=np.int64)
         B = min(int(self.size), int(sizes.max()))
         return -(-sizes // B)
-
-
-def positive_reals(name: str, value: Any) -> float | np.ndarray:
-    """``value`` as a finite float > 0, or a read-only 1-D array of such (one per replica),
-    or a ``ValueError`` naming ``name``.
-
-    >>> positive_reals("lr", [0.1, 0.2]).tolist(), positive_reals("lr", 0.5)
-    ([0.1, 0.2], 0.5)
-    """
-    if isinstance(value, (list, tuple, np.ndarray)):
-        try:
-            a = np.array(value, dtype=float)
-        except (TypeError, ValueError):
-            a = np.array([np.nan])
-        if a.ndim != 1 or a.size == 0 or not (np.isfinite(a).all() and (a > 0).all()):
-            raise ValueError(f"{name} must be a positive real number or a 1-D array of them "
-                             f"(one per replica), got {value!r}")
-        a.flags.writeable = False
-        return a
-    return positive_real(name, value)
 
 
 def _one_if_equal(rates: float | np.ndarray) -> float | np.ndarray:

@@ -31,6 +31,7 @@ __all__ = [
     "integer_at_least",
     "nonnegative_real",
     "positive_real",
+    "positive_reals",
     "probabilities",
     "probability",
     "whole_block",
@@ -49,6 +50,26 @@ def positive_real(name: str, value: Any) -> float:
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a positive real number, got {value!r}")
     return v
+
+
+def positive_reals(name: str, value: Any) -> float | np.ndarray:
+    """``value`` as a finite float > 0, or a read-only 1-D array of such (one per replica),
+    or a ``ValueError`` naming ``name``.
+
+    >>> positive_reals("lr", [0.1, 0.2]).tolist(), positive_reals("lr", 0.5)
+    ([0.1, 0.2], 0.5)
+    """
+    if isinstance(value, (list, tuple, np.ndarray)):
+        try:
+            a = np.array(value, dtype=float)
+        except (TypeError, ValueError):
+            a = np.array([np.nan])
+        if a.ndim != 1 or a.size == 0 or not (np.isfinite(a).all() and (a > 0).all()):
+            raise ValueError(f"{name} must be a positive real number or a 1-D array of them "
+                             f"(one per replica), got {value!r}")
+        a.flags.writeable = False
+        return a
+    return positive_real(name, value)
 
 
 def whole_block(start: int, stop: int, replicas: int) -> bool:
