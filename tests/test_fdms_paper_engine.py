@@ -148,9 +148,15 @@ def test_a_stack_of_splits_runs_each_split_alone():
               skip_metrics=("f_gap", "grad_norm2", "dist2"))
     proc = GroupedDropout(N, 0.5)
     res = simulate(ProblemStack(probs), "mifa", proc, replicas=3, chunk=2, **kw)
+    widest = max(len(b) for _, y in splits for b in y)
     for r in range(3):
         one = simulate(probs[r], "mifa", proc, replicas=1, first_replica=r, **kw)
-        np.testing.assert_array_equal(res.x[r], one.x[0])
+        if max(len(b) for b in splits[r][1]) == widest:
+            np.testing.assert_array_equal(res.x[r], one.x[0])
+        else:  # the stack pads this split's rows wider (zero terms): other sums in float32,
+            # a few roundings per local step and round
+            tol = 8 * np.finfo(np.float32).eps * STEPS * T * np.abs(one.x).max()
+            np.testing.assert_allclose(res.x[r], one.x[0], rtol=0, atol=tol)
 
 
 def test_model_substitution_and_full_first_dropout():
