@@ -212,6 +212,11 @@ def test_bad_stacks_are_named_before_any_work():
     with pytest.raises(ValueError, match="omega must have shape"):
         simulate(probs[0], FedAvgWeighted(np.ones((R, N + 1))), BernoulliParticipation(ps[0]),
                  rounds=2, replicas=R, lr=0.1)
+    for part in (procs, RuleStack([get_rule("fedavg")] * R), FedAvgWeighted(np.ones((R, N))),
+                 ReplayParticipation(np.ones((2, R, N), dtype=bool))):
+        with pytest.raises(ValueError, match="start, stop must satisfy 0 <= start < stop <= 4"):
+            part.for_replicas(3, 5)
+        assert part.for_replicas(0, R) is part
     with pytest.raises(ValueError, match="replicas must be 4 integers"):
         stack.loss(np.zeros((4, D)), replicas=np.array([0, 1, 2, 4]))
 
