@@ -542,6 +542,13 @@ def cmd_errata(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recheck(args: argparse.Namespace) -> int:
+    """Re-check a report's certificates in exact arithmetic (:mod:`fedtheory.recheck`)."""
+    from fedtheory.recheck import recheck_report
+
+    return recheck_report(args.from_report)
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     """Write a claim skeleton (:mod:`fedtheory.scaffold`) and say how to go on."""
     from fedtheory.scaffold import write_skeleton
@@ -649,6 +656,11 @@ def build_parser() -> argparse.ArgumentParser:
     pe.set_defaults(func=cmd_errata)
 
     from fedtheory.scaffold import KINDS  # the standard library only
+
+    pk = sub.add_parser("recheck", help="re-check every certificate of a report (verify "
+                        "--certify) in exact rational arithmetic, without a solver")
+    pk.add_argument("--from", dest="from_report", required=True, metavar="REPORT.json")
+    pk.set_defaults(func=cmd_recheck)
 
     pn = sub.add_parser("new", help="write the skeleton of a claim file (FAMILY.NAME)")
     pn.add_argument("id", metavar="FAMILY.NAME")

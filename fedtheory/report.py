@@ -558,6 +558,10 @@ def certified_lines(c: Mapping[str, Any]) -> list[str]:
            + (f"; closed form: {c['closed_form']['text']} "
               f"({_closed_form_text(c['closed_form'])})"
               if c.get("closed_form") else ""), "",
+           *([f"**Function class**: {_md_cell(str(c['function_class']))}"
+              + (" (interpolation conditions necessary only: lower certificates are "
+                 "explicit functions of the class)" if c.get("interpolation") == "necessary"
+                 else ""), ""] if c.get("function_class") else []),
            *_certified_findings(c),
            "| instance | stated | worst (lower, upper) | stated/worst | status | s |",
            "|---|---|---|---|---|---|"]
@@ -615,6 +619,7 @@ def certified_summary(results: Sequence[ClaimResult]) -> str:
         lines.append(f"  {r.id}: {c['status']}, stated/worst {_ratio_text(c.get('ratio'))}{found} "
                      f"({len(c.get('instances', []))} instances, {c.get('seconds', 0):.1f} s)"
                      + (f"; {c['finding']}" if c.get("finding") else "")
+                     + (f"; class: {c['function_class']}" if c.get("function_class") else "")
                      + (f" [{c.get('reason')}]" if c["status"] == "error" else ""))
     lines.append(f"  ({skipped} claim(s) out of scope: see each entry's reason)")
     return "\n".join(lines)

@@ -176,11 +176,15 @@ CERTIFIED_SCHEMA = _object({
         "lower": _STR_OR_NULL,
         "upper": _STR_OR_NULL,
         "ratio": _NUM_OR_NULL,
-    }, closed=False)},
+        # the class certified, and the certificates in exact form (`fedtheory recheck`)
+        "function_class": _STR,
+        "certificate": {"type": "object"},
+    }, optional=("function_class", "certificate"), closed=False)},
     "solver": _STR_OR_NULL,
     "seconds": {"type": "number", "minimum": 0},
     "reason": _STR,
-}, optional=("reason",), closed=False)
+    "function_class": _STR_OR_NULL,
+}, optional=("reason", "function_class"), closed=False)
 
 CLAIM_SCHEMA = _object({
     "id": {"type": "string", "pattern": r"^[^.\s]+(\.[^.\s]+)+$"},

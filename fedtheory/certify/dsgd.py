@@ -26,6 +26,7 @@ gradient norms :math:`\|w_i\nabla f_i(x)\|` (constraints) so that the optimal pr
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
@@ -80,13 +81,35 @@ def _form(d: dict[str, Any], e: Any, a: Fraction, k: int) -> Any:
     return Q
 
 
-def _line_instance(pep: Pep, d: dict[str, Any], curvatures: Sequence[Fraction]
-                   ) -> tuple[list[list[Fraction]], list[Fraction]] | None:
-    r"""The best instance among identical quadratics on a line (curvature :math:`\mu` or
-    :math:`L`): the objective and every constraint are quadratic forms in
+def _curvatures(w: Sequence[Fraction], mu: Fraction, L: Fraction, heterogeneous: bool
+                ) -> list[tuple[Fraction, ...]]:
+    r"""The clients' curvatures to try on a line, Theorem 13's class: each
+    :math:`a_i \in \{0, \mu, L\}` (and :math:`\mu/w_i` when that is at most
+    :math:`L`: one client carrying the sum's strong convexity alone) with
+    :math:`\sum_iw_ia_i \ge \mu`; the last client curved when the clients are
+    heterogeneous (its centre makes :math:`x^\star = 0` the minimiser). Identical
+    curvatures first (the subclass's instances), at most 64."""
+    n = len(w)
+    levels = sorted({Fraction(0), mu, L, *(mu / wi for wi in w if mu / wi <= L)})
+    out: list[tuple[Fraction, ...]] = [(mu,) * n, (L,) * n]
+    for a in itertools.product(levels, repeat=n):
+        if sum((wi * ai for wi, ai in zip(w, a, strict=True)), Fraction(0)) >= mu and (
+                not heterogeneous or a[-1] > 0) and a not in out:
+            out.append(a)
+        if len(out) >= 64:
+            break
+    return out
+
+
+def _line_instance(pep: Pep, d: dict[str, Any], curvatures: Sequence[Any]
+                   ) -> tuple[list[list[Fraction]], list[Fraction], list[dict[str, Any]]] | None:
+    r"""The best instance among quadratics on a line (each candidate: the clients'
+    curvatures): the objective and every constraint are quadratic forms in
     :math:`y = (r, c_1, \dots)`; the largest objective under the constraints is found in
     floating point (a generalised eigenproblem after maximising over :math:`r`), rounded,
-    and shrunk to satisfy the normalisation exactly; the best exact value wins."""
+    and shrunk to satisfy the normalisation exactly; the best exact value wins. Returns
+    ``(V, F, functions)``, the functions the explicit quadratics (checked in the class by
+    :meth:`~.pep.Pep.check_witness`)."""
     assert pep.objective is not None
     k = d["free"]
     best: tuple[Fraction, Any] | None = None
@@ -113,12 +136,15 @@ def _line_instance(pep: Pep, d: dict[str, Any], curvatures: Sequence[Fraction]
             y = y / max(1e-12, float(np.sqrt(max(y @ N @ y, 1e-24))))
             yq = [Fraction(float(v)).limit_denominator(10**6) for v in y]
             V, F = d["instance"](yq, a)
-            val = pep.check_primal(V, F)
-            if val is None:
-                V, F = pep._shrink(V, F)
-                val = None if V is None else pep.check_primal(V, F)
+            s = pep.shrink_factor(V, F)
+            if s is None:
+                continue
+            yq = [s * v for v in yq]
+            V, F = d["instance"](yq, a)
+            fns = d["witness"](yq, a)
+            val = pep.check_witness(V, F, fns)
             if val is not None and (best is None or val > best[0]):
-                best = (val, (V, F))
+                best = (val, (V, F, fns))
     return None if best is None else best[1]
 
 
@@ -145,7 +171,9 @@ def recursion_one_step(c1: Any, c2: Any, step_of: Callable[..., Fraction], grid:
         p, gamma = _sampling(params, probabilities)
         eta = as_fraction(params["theta"], "theta") * step_of(W=max(w), M=M, L=L, gamma=gamma)
         pep = Pep()
-        d = dsgd_step(pep, w, p, eta, L, mu, M, sigma2, heterogeneous=part == "additive")
+        d = dsgd_step(pep, w, p, eta, L, mu, M, sigma2, heterogeneous=part == "additive",
+                      convex_components=True)
+        curvatures = _curvatures(w, mu, L, part == "additive")
         if params.get("ratios") is not None:  # ||w_i g_i|| = u_i ||w_1 g_1|| (both ways)
             u = [as_fraction(v, "ratios") for v in params["ratios"]]
             base = (d["g"][0] * w[0]).sq()
@@ -157,32 +185,35 @@ def recursion_one_step(c1: Any, c2: Any, step_of: Callable[..., Fraction], grid:
             pep.constrain(d["r2"] - 1, "||r||^2 <= 1")
             pep.maximize(d["E_dist"])
             return Built(pep, 1 - mu * eta, instance_from=lambda sol: _line_instance(
-                pep, d, (mu, L)))
+                pep, d, curvatures))
         s2z = sum((Z * (wi * wi) for Z, wi in zip(d["Z"], w, strict=True)), d["r2"] * 0)
         pep.constrain(s2z * L - 1, "L sum_i w_i^2 Z_i <= 1")
         pep.maximize(d["E_dist"] - d["r2"] * (1 - mu * eta))
         S2 = sum((wi * wi for wi in w), Fraction(0))
         beta1 = c1 * (1 + M) + sigma2 * S2  # at L sum w_i^2 Z_i = 1
         return Built(pep, eta * eta * (beta1 / gamma - c2),
-                     instance_from=lambda sol: _line_instance(pep, d, (mu, L)))
+                     instance_from=lambda sol: _line_instance(pep, d, curvatures))
 
     return OneStep(
         description=(
-            "one DSGD step from x^k (x* = 0), clients f_i L-smooth and mu-strongly convex "
-            "(L = 1), f = sum_i w_i f_i, noise independent with E||xi_i||^2 <= "
-            "M||grad f_i||^2 + sigma^2, independent sampling with p_i = m/n (uniform; "
-            "gamma = m/n) or the OCS probabilities (7) at fixed ratios of ||w_i grad f_i(x)||"
-            " (one PEP per ratio), every pattern enumerated; two parts: the contraction "
-            "(Z_i = 0, sigma = 0, ||r||^2 <= 1: worst E||r+||^2 vs 1 - mu eta) and the "
-            "additive constant (L sum w_i^2 Z_i <= 1: worst E||r+||^2 - (1 - mu eta)||r||^2 "
-            "over every r vs eta^2 (beta_1/gamma - beta_2))"),
+            "one DSGD step from x^k (x* = 0), clients f_i L-smooth and convex, f = sum_i "
+            "w_i f_i mu-strongly convex (L = 1; Theorem 13's class), noise independent with "
+            "E||xi_i||^2 <= M||grad f_i||^2 + sigma^2, independent sampling with p_i = m/n "
+            "(uniform; gamma = m/n) or the OCS probabilities (7) at fixed ratios of "
+            "||w_i grad f_i(x)|| (one PEP per ratio), every pattern enumerated; two parts: "
+            "the contraction (Z_i = 0, sigma = 0, ||r||^2 <= 1: worst E||r+||^2 vs 1 - mu eta)"
+            " and the additive constant (L sum w_i^2 Z_i <= 1: worst E||r+||^2 - (1 - mu eta)"
+            "||r||^2 over every r vs eta^2 (beta_1/gamma - beta_2))"),
         build=build, grid=grid,
         relaxation=(
-            "a subclass: every f_i is taken mu-strongly convex (the theorem assumes f_i "
-            "convex and only f mu-strongly convex), so that interpolation is exact; the "
-            "certified worst case is exact for the subclass and a lower bound for the "
-            "theorem's class: a refutation transfers, a tightness ratio is that of the "
-            "subclass"),
+            "none in the class: the clients' smooth-convex interpolation inequalities and "
+            "the sum's (L, mu) ones at the shared points are necessary, so every upper "
+            "certificate holds for the theorem's class; they are not known to be sufficient, "
+            "so a lower certificate is an explicit function of the class (quadratics on a "
+            "line, their curvatures 0 <= a_i <= L with sum_i w_i a_i >= mu checked exactly), "
+            "never a Gram matrix alone"),
+        function_class=("Theorem 13's: every f_i L-smooth and convex, f = sum_i w_i f_i "
+                        "mu-strongly convex (L = 1)"),
         closed_form=closed_form, closed_form_text=closed_form_text, notes=notes)
 
 

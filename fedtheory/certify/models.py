@@ -189,7 +189,8 @@ def rounded_rows(G: Any, leaves: Sequence[int], den: int = 10**6) -> dict[int, l
 
 
 def dsgd_step(pep: Pep, w: Sequence[Any], p: Sequence[Any], eta: Any, L: Any, mu: Any,
-              M: Any, sigma2: Any, heterogeneous: bool = True) -> dict[str, Any]:
+              M: Any, sigma2: Any, heterogeneous: bool = True,
+              convex_components: bool = False) -> dict[str, Any]:
     r"""One DSGD step with independent partial participation (seed 002's eq. (6)),
     :math:`x^+ = x - \eta\sum_{i\in S}\frac{w_i}{p_i}(\nabla f_i(x) + \xi_i)`, from
     :math:`r = x - x^\star` (:math:`x^\star = 0`, translation invariance), every pattern of
@@ -198,8 +199,12 @@ def dsgd_step(pep: Pep, w: Sequence[Any], p: Sequence[Any], eta: Any, L: Any, mu
     \sigma^2` (Assumption 7), taken at its largest second moment (the only moment the
     squared distance reads).
 
-    Every :math:`f_i` is :math:`L`-smooth and :math:`\mu`-strongly convex (class
-    ``smooth_strongly_convex``; interpolation exact), so :math:`f = \sum_i w_if_i` is too;
+    Classes: by default every :math:`f_i` is :math:`L`-smooth and :math:`\mu`-strongly
+    convex (class ``smooth_strongly_convex``; interpolation exact), so :math:`f =
+    \sum_i w_if_i` is too; with ``convex_components`` (Theorem 13's own class) every
+    :math:`f_i` is :math:`L`-smooth convex and only :math:`f` is :math:`\mu`-strongly
+    convex (an :class:`~.classes.Aggregate`: necessary conditions; lower certificates from
+    the explicit quadratics of ``witness``);
     :math:`x^\star` minimises :math:`f` (:math:`\sum_i w_i\nabla f_i(x^\star) = 0`, the last
     client's gradient there written through the others) and, when ``heterogeneous``, each
     :math:`f_i` has a minimiser :math:`x_i^\star` (a point with gradient 0) so that
@@ -219,7 +224,10 @@ def dsgd_step(pep: Pep, w: Sequence[Any], p: Sequence[Any], eta: Any, L: Any, mu
     eta, M, sigma2 = as_fraction(eta, "eta"), as_fraction(M, "M"), as_fraction(sigma2, "sigma2")
     if M < 0 or sigma2 < 0:
         raise ValueError(f"M and sigma2 must be >= 0, got {M}, {sigma2}")
-    fs = [pep.function("smooth_strongly_convex", L, mu) for _ in range(n)]
+    mu_i = 0 if convex_components else mu
+    fs = [pep.function("smooth_strongly_convex", L, mu_i) for _ in range(n)]
+    if convex_components:
+        pep.aggregate(fs, ws, "smooth_strongly_convex", L, mu)
     r = pep.vector("r")
     r_leaf = pep.n_vec - 1
     g_leaves = list(range(pep.n_vec, pep.n_vec + n))
@@ -262,31 +270,53 @@ def dsgd_step(pep: Pep, w: Sequence[Any], p: Sequence[Any], eta: Any, L: Any, mu
     noise = Expr()
     for gi, wi, pi in zip(g, ws, ps, strict=True):
         noise = noise + (gi.sq() * M + sigma2) * (wi * wi / pi)
-    def instance(y: Sequence[Fraction], a: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
-        """The leaves at identical quadratics :math:`f_i = \\frac a2(x - c_i)^2` on a line
-        (:math:`\\mu \\le a \\le L`: in the class), ``y = (r, c_1, ..., c_{n-1})`` (the last
-        centre makes :math:`\\sum_i w_ic_i = 0`; ``y = (r,)`` without heterogeneity)."""
-        a = as_fraction(a, "a")
-        rv = Fraction(y[0])
+    def centres(y: Sequence[Fraction], a: Sequence[Fraction]) -> list[Fraction]:
         cs = [Fraction(v) for v in y[1:]] if len(s_leaves) else [Fraction(0)] * (n - 1)
-        if n > 1:
-            cs.append(-sum((wi * ci for wi, ci in zip(ws, cs, strict=False)), Fraction(0))
-                      / ws[-1])
-        else:
-            cs = [Fraction(0)]
+        if n == 1:
+            return [Fraction(0)]
+        if not s_leaves:
+            return [*cs, Fraction(0)]
+        if a[-1] == 0:
+            raise ValueError("the last client's curvature must be > 0 (its centre makes "
+                             "x* = 0 the minimiser)")
+        return [*cs, -sum((wi * ai * ci for wi, ai, ci in zip(ws, a, cs, strict=False)),
+                          Fraction(0)) / (ws[-1] * a[-1])]
+
+    def curv(a: Any) -> list[Fraction]:
+        if isinstance(a, (list, tuple)):
+            if len(a) != n:
+                raise ValueError(f"give one curvature per client ({n}), got {a!r}")
+            return [as_fraction(v, "a") for v in a]
+        return [as_fraction(a, "a")] * n
+
+    def instance(y: Sequence[Fraction], a: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
+        """The leaves at quadratics :math:`f_i = \\frac{a_i}2(x - c_i)^2` on a line
+        (``a`` one curvature for every client or one each; in the class when
+        :math:`\\mu \\le a_i \\le L`, or, with ``convex_components``, :math:`0 \\le a_i \\le
+        L` and :math:`\\sum_iw_ia_i \\ge \\mu`), ``y = (r, c_1, ..., c_{n-1})`` (the last
+        centre makes :math:`\\sum_i w_ia_ic_i = 0`; ``y = (r,)`` without heterogeneity)."""
+        av = curv(a)
+        rv = Fraction(y[0])
+        cs = centres(y, av)
         rows: dict[int, Fraction] = {r_leaf: rv}
         F: dict[int, Fraction] = {}
         for i in range(n):
-            rows[g_leaves[i]] = a * (rv - cs[i])
-            F[fx_vals[i]] = a / 2 * (rv - cs[i]) ** 2
-            F[fs_vals[i]] = a / 2 * cs[i] ** 2
+            rows[g_leaves[i]] = av[i] * (rv - cs[i])
+            F[fx_vals[i]] = av[i] / 2 * (rv - cs[i]) ** 2
+            F[fs_vals[i]] = av[i] / 2 * cs[i] ** 2
             if i < len(s_leaves):
-                rows[s_leaves[i]] = -a * cs[i]
+                rows[s_leaves[i]] = -av[i] * cs[i]
             if z_leaves:
                 rows[z_leaves[i]] = cs[i]
                 F[fm_vals[i]] = Fraction(0)
         return ([[rows[k]] for k in range(pep.n_vec)], [F[k] for k in range(pep.n_val)])
 
-    return {"r": r, "g": g, "Z": Z, "r2": r.sq(), "instance": instance,
+    def witness(y: Sequence[Fraction], a: Any) -> list[dict[str, Any]]:
+        """The functions of :func:`instance` (for :meth:`~.pep.Pep.check_witness`)."""
+        av = curv(a)
+        return [{"hessian": [[ai]], "linear": [-ai * ci], "constant": ai * ci * ci / 2}
+                for ai, ci in zip(av, centres(y, av), strict=True)]
+
+    return {"r": r, "g": g, "Z": Z, "r2": r.sq(), "instance": instance, "witness": witness,
             "free": 1 + len(s_leaves),
             "E_dist": expectation(bernoulli_patterns(ps), dist) + noise * (eta * eta)}

@@ -84,6 +84,9 @@ class OneStep:
     #: fedtheory.certify.symbolic.derive_worst_case, ...]``): the entry's ``derivation`` is
     #: ``"symbolic"`` when every result is, else ``"instances only"``.
     derive: Callable[[bool], list[dict[str, Any]]] | None = None
+    #: The function class in words (every certificate says which class it is for); empty:
+    #: read off the PEP (:meth:`~.pep.Pep.class_text`).
+    function_class: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,28 +134,99 @@ def _fmt(params: dict[str, Any]) -> dict[str, Any]:
                 if isinstance(v, (list, tuple)) else v) for k, v in params.items()}
 
 
+def _scaled_witness(fns: list[dict[str, Any]], s: Fraction) -> list[dict[str, Any]]:
+    """The quadratics of an instance scaled by ``s`` (:math:`s^2f(x/s)`: the same Hessian,
+    ``s`` times the linear part, ``s^2`` times the constant)."""
+    return [{"hessian": f["hessian"], "linear": [s * v for v in f["linear"]],
+             "constant": s * s * f["constant"]} for f in fns]
+
+
+def _gram_or_factor(pep: Pep, rp: tuple[Fraction, Any, Any]) -> dict[str, Any]:
+    """:meth:`~.pep.Pep.round_primal`'s instance named for what it is: the Gram
+    ``matrix`` itself or a factor (``vectors``, :math:`G = VV^\\top`)."""
+    val, M, F = rp
+    if len(M) == pep.n_vec and all(len(row) == pep.n_vec for row in M) and all(
+            M[i][j] == M[j][i] for i in range(len(M)) for j in range(i)) and \
+            pep.check_gram(M, F) == val:
+        return {"matrix": M, "values": F}
+    return {"vectors": M, "values": F}
+
+
 def _lower(built: Built, sol: Any) -> tuple[Fraction, str, Any] | None:
-    """The best lower certificate: ``(value, where from, the instance)``."""
+    """The best lower certificate: ``(value, where from, the instance)``. Where the PEP's
+    interpolation is only necessary (:attr:`~.pep.Pep.interpolation`), only instances
+    with explicit functions count (the Gram matrix alone proves nothing there)."""
     pep = built.pep
+    exact = pep.interpolation == "exact"
     lows: list[tuple[Fraction, str, Any]] = []
-    rp = pep.round_primal(sol)
+    rp = pep.round_primal(sol) if exact else None
     if rp is not None:
         lows.append((rp[0], "the PEP's worst-case Gram matrix, rounded (checked exactly)",
-                     {"matrix": rp[1], "values": rp[2]}))
+                     _gram_or_factor(pep, rp)))
+    for a in ([] if exact else pep.lift_candidates()):
+        sub = pep.lifted(a)  # a subclass with exact interpolation: its Gram matrix counts
+        try:
+            rl = sub.round_primal(sub.solve("certify (lifted)"))
+        except RuntimeError:
+            continue
+        if rl is not None:
+            lows.append((rl[0], "the worst-case Gram matrix of the subclass f_i - (a_i/2)"
+                         "||x||^2 convex, sum_i w_i a_i = mu (rounded, checked exactly)",
+                         {**_gram_or_factor(sub, rl), "moduli": a}))
     made = [(built.instance, "a constructed instance")]
     if built.instance_from is not None:
         made.append((built.instance_from(sol), "an instance built from the PEP's worst case"))
     for inst, where in made:
         if inst is None:
             continue
-        v = pep.check_primal(*inst)
+        V, F = inst[0], inst[1]
+        fns = inst[2] if len(inst) > 2 else None
+        if fns is None and not exact:
+            continue
+
+        def value(V: Any, F: Any, fns: Any) -> Fraction | None:
+            return pep.check_primal(V, F) if fns is None else pep.check_witness(V, F, fns)
+
+        v = value(V, F, fns)
         if v is None:  # a rounded normalisation broke: shrink the instance to fit
-            shrunk = pep._shrink(*inst)
-            v = None if shrunk[0] is None else pep.check_primal(*shrunk)
-            inst = shrunk
+            sf = pep.shrink_factor(V, F)
+            if sf is None:
+                continue
+            V, F = [[sf * x for x in row] for row in V], [sf * sf * x for x in F]
+            fns = None if fns is None else _scaled_witness(fns, sf)
+            v = value(V, F, fns)
         if v is not None:
-            lows.append((v, where, {"vectors": inst[0], "values": inst[1]}))
+            lows.append((v, where + (" (explicit quadratics, checked in the class)"
+                                     if fns is not None else ""),
+                         {"vectors": V, "values": F, **({"functions": fns} if fns else {})}))
     return max(lows, key=lambda t: t[0]) if lows else None
+
+
+def _text(x: Any) -> Any:
+    """An instance or certificate with its fractions as strings (nested lists, dicts)."""
+    if isinstance(x, dict):
+        return {k: _text(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_text(v) for v in x]
+    return str(x) if isinstance(x, Fraction) else x
+
+
+def _certificate(pep: Pep, up: tuple[Fraction, list[Fraction]] | None,
+                 low: tuple[Fraction, str, Any] | None) -> dict[str, Any]:
+    """Both certificates in exact form (fractions as strings), for ``fedtheory recheck``:
+    the upper one as the nonzero multipliers ``[[constraint index, value], ...]`` of the
+    constraints in the PEP's order (:meth:`~.pep.Pep.all_constraints`), the lower one as
+    the instance (a Gram ``matrix``, or ``vectors``, with the function ``values``, and the
+    explicit ``functions`` where the class needs them)."""
+    out: dict[str, Any] = {"kind": "pep", "interpolation": pep.interpolation,
+                           "gram_size": pep.n_vec, "values": pep.n_val,
+                           "constraints": len(pep.all_constraints())}
+    if up is not None:
+        out["upper"] = {"bound": str(up[0]),
+                        "multipliers": [[k, str(v)] for k, v in enumerate(up[1]) if v]}
+    if low is not None:
+        out["lower"] = {"value": str(low[0]), **_text(low[2])}
+    return out
 
 
 def refute(step: OneStep, params: dict[str, Any], scale: Any) -> dict[str, Any] | None:
@@ -174,8 +248,7 @@ def refute(step: OneStep, params: dict[str, Any], scale: Any) -> dict[str, Any] 
         return None
     return {"params": _fmt(params), "value": str(low[0]), "stated": str(built.stated),
             "tightened": str(built.stated * scale), "from": low[1],
-            "instance": {k: [[str(v) for v in row] if isinstance(row, list) else str(row)
-                             for row in rows] for k, rows in low[2].items()}}
+            "instance": _text(low[2])}
 
 
 def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
@@ -226,6 +299,9 @@ def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
         "ratio": None if not worst else float(stated / worst),
         "lower_from": None if low is None else low[1],
         "constraints": len(pep.all_constraints()), "gram_size": pep.n_vec,
+        "function_class": pep.class_text(),
+        "interpolation": pep.interpolation,
+        "certificate": _certificate(pep, up, low),
         "seconds": round(time.perf_counter() - t0, 3),
     }
     if low is not None and low[0] > stated:
@@ -233,8 +309,7 @@ def certify_instance(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:
         # counterexample (stated < worst)
         out["counterexample"] = {
             "value": str(low[0]), "stated": str(stated), "from": low[1],
-            "instance": {k: [[str(v) for v in row] if isinstance(row, list) else str(row)
-                             for row in rows] for k, rows in low[2].items()}}
+            "instance": _text(low[2])}
     if step.closed_form is not None:
         cf = step.closed_form(params)
         if cf is not None:
@@ -253,7 +328,8 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
         reason = ("the claim describes no one-step inequality to the PEP builder"
                   if step is None else step.reason)
         return {"status": "out of scope", "reason": reason, "ratio": None, "lower": None,
-                "upper": None, "instances": [], "solver": None, "seconds": 0.0}
+                "upper": None, "instances": [], "solver": None, "seconds": 0.0,
+                "function_class": None}
     rows = [certify_instance(step, params) for params in step.grid(quick)]
     statuses = {r["status"] for r in rows}
     if statuses == {"exact"}:
@@ -277,6 +353,9 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
         "at": None if tight is None else tight["params"],
         "instances": rows, "solver": "CLARABEL via cvxpy; certificates in exact rationals",
         "description": step.description, "relaxation": step.relaxation,
+        "function_class": step.function_class or (rows[0]["function_class"] if rows else None),
+        "interpolation": ("exact" if all(r["interpolation"] == "exact" for r in rows)
+                          else "necessary"),
         "seconds": round(time.perf_counter() - t0, 3),
     }
     bad = [r for r in rows if "counterexample" in r]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -40,190 +40,11 @@ import numpy as np
 
 from fedtheory import solver_log
 
+from .algebra import Expr, Number, Vec, as_fraction
+from .classes import Aggregate, Function, quadratic_in_class
 from .exact import is_psd, solve_exact
 
-__all__ = ["Expr", "Function", "Pep", "Solution", "Vec", "as_fraction"]
-
-Number = int | Fraction
-
-
-def as_fraction(x: Any, name: str = "value") -> Fraction:
-    """``x`` as an exact Fraction (int, Fraction or a decimal string); floats are refused, so
-    that a certificate never rests on a rounded parameter."""
-    if isinstance(x, bool) or isinstance(x, float):
-        raise ValueError(f"{name} must be exact (int, Fraction or str), got {x!r}")
-    try:
-        return Fraction(x)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be exact (int, Fraction or str), got {x!r}") from exc
-
-
-class Vec:
-    """A linear combination of leaf vectors, exact coefficients (``{leaf: coefficient}``)."""
-
-    __slots__ = ("c",)
-
-    def __init__(self, c: Mapping[int, Fraction] | None = None) -> None:
-        self.c = {k: Fraction(v) for k, v in (c or {}).items() if v != 0}
-
-    def __add__(self, o: Vec) -> Vec:
-        out = dict(self.c)
-        for k, v in o.c.items():
-            out[k] = out.get(k, Fraction(0)) + v
-        return Vec(out)
-
-    def __sub__(self, o: Vec) -> Vec:
-        return self + (-1) * o
-
-    def __neg__(self) -> Vec:
-        return (-1) * self
-
-    def __mul__(self, s: Number) -> Vec:
-        return Vec({k: v * s for k, v in self.c.items()})
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, s: Number) -> Vec:
-        return Vec({k: v / Fraction(s) for k, v in self.c.items()})
-
-    def dot(self, o: Vec) -> Expr:
-        """The inner product, a quadratic form in the Gram matrix."""
-        q: dict[tuple[int, int], Fraction] = {}
-        for i, a in self.c.items():
-            for j, b in o.c.items():
-                key = (i, j) if i <= j else (j, i)
-                q[key] = q.get(key, Fraction(0)) + a * b
-        return Expr(q=q)
-
-    def sq(self) -> Expr:
-        """The squared norm."""
-        return self.dot(self)
-
-    def key(self) -> tuple[tuple[int, Fraction], ...]:
-        return tuple(sorted(self.c.items()))
-
-
-class Expr:
-    """A scalar: quadratic in the leaf vectors (``q``: ``{(i, j): coefficient}``, i <= j, the
-    coefficient of :math:`\\langle v_i, v_j\\rangle`), linear in the function values (``a``)
-    plus a constant ``c``."""
-
-    __slots__ = ("a", "c", "q")
-
-    def __init__(self, q: Mapping[tuple[int, int], Fraction] | None = None,
-                 a: Mapping[int, Fraction] | None = None, c: Number = 0) -> None:
-        self.q = {k: Fraction(v) for k, v in (q or {}).items() if v != 0}
-        self.a = {k: Fraction(v) for k, v in (a or {}).items() if v != 0}
-        self.c = Fraction(c)
-
-    @staticmethod
-    def _lift(o: Expr | Number) -> Expr:
-        return o if isinstance(o, Expr) else Expr(c=Fraction(o))
-
-    def __add__(self, o: Expr | Number) -> Expr:
-        o = self._lift(o)
-        q, a = dict(self.q), dict(self.a)
-        for k, v in o.q.items():
-            q[k] = q.get(k, Fraction(0)) + v
-        for k, v in o.a.items():
-            a[k] = a.get(k, Fraction(0)) + v
-        return Expr(q, a, self.c + o.c)
-
-    __radd__ = __add__
-
-    def __sub__(self, o: Expr | Number) -> Expr:
-        return self + (-1) * self._lift(o)
-
-    def __rsub__(self, o: Expr | Number) -> Expr:
-        return self._lift(o) - self
-
-    def __neg__(self) -> Expr:
-        return (-1) * self
-
-    def __mul__(self, s: Number) -> Expr:
-        s = Fraction(s)
-        return Expr({k: v * s for k, v in self.q.items()},
-                    {k: v * s for k, v in self.a.items()}, self.c * s)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, s: Number) -> Expr:
-        return self * (1 / Fraction(s))
-
-    def evaluate(self, G: Sequence[Sequence[Any]], F: Sequence[Any]) -> Any:
-        """The value at a Gram matrix ``G`` and function values ``F`` (exact for rationals)."""
-        return (sum((v * G[i][j] for (i, j), v in self.q.items()), Fraction(0))
-                + sum((v * F[k] for k, v in self.a.items()), Fraction(0)) + self.c)
-
-
-@dataclass
-class _Point:
-    x: Vec
-    g: Vec
-    f: Expr
-
-
-class Function:
-    """A function of a class, known only where the method evaluates it (its interpolation
-    inequalities are imposed between those points: for assumptions that hold everywhere this
-    is exact, by the interpolation theorems of the classes below).
-
-    ``kind``: ``"smooth"`` (:math:`-LI \\preceq \\nabla^2 f \\preceq LI`, not necessarily
-    convex) or ``"smooth_strongly_convex"`` (:math:`\\mu I \\preceq \\nabla^2 f \\preceq LI`,
-    :math:`0 \\le \\mu < L`).
-    """
-
-    KINDS = ("smooth", "smooth_strongly_convex")
-
-    def __init__(self, pep: Pep, kind: str, L: Number, mu: Number = 0) -> None:
-        if kind not in self.KINDS:
-            raise ValueError(f"kind must be one of {self.KINDS}, got {kind!r}")
-        self.L, self.mu = as_fraction(L, "L"), as_fraction(mu, "mu")
-        if self.L <= 0:
-            raise ValueError(f"L must be > 0, got {self.L}")
-        if kind == "smooth_strongly_convex" and not 0 <= self.mu < self.L:
-            raise ValueError(f"mu must be in [0, L), got {self.mu} (L = {self.L})")
-        self.pep, self.kind = pep, kind
-        self.points: list[_Point] = []
-        self._by_x: dict[Any, _Point] = {}
-
-    def add_point(self, x: Vec, g: Vec, f: Expr) -> None:
-        """Declare ``(x, g, f)`` a point of the function (its gradient and value there)."""
-        if x.key() in self._by_x:
-            raise ValueError("the function already has a point at this x")
-        pt = _Point(x, g, f)
-        self.points.append(pt)
-        self._by_x[x.key()] = pt
-
-    def oracle(self, x: Vec) -> tuple[Vec, Expr]:
-        """The gradient and value at ``x`` (new leaves, or those of a point already there)."""
-        pt = self._by_x.get(x.key())
-        if pt is None:
-            self.add_point(x, self.pep.vector(), self.pep.value())
-            pt = self.points[-1]
-        return pt.g, pt.f
-
-    def value(self, x: Vec) -> Expr:
-        return self.oracle(x)[1]
-
-    def interpolation(self) -> list[tuple[Expr, str]]:
-        """The interpolation inequalities between every ordered pair of its points."""
-        out = []
-        L, mu = self.L, self.mu
-        for i, pi in enumerate(self.points):
-            for j, pj in enumerate(self.points):
-                if i == j:
-                    continue
-                dx, dg = pi.x - pj.x, pi.g - pj.g
-                if self.kind == "smooth":
-                    # f_i >= f_j + <g_j, dx> + |dg|^2/(2L) - (L/4)|dx - dg/L|^2
-                    rhs = pj.f + pj.g.dot(dx) + dg.sq() / (2 * L) - (dx - dg / L).sq() * L / 4
-                else:
-                    rhs = pj.f + pj.g.dot(dx) + (dg.sq() / L + dx.sq() * mu
-                                                 - dg.dot(dx) * (2 * mu / L)) / (2 * (1 - mu / L))
-                out.append((rhs - pi.f, f"{self.kind}({i},{j})"))
-        return out
-
+__all__ = ["Aggregate", "Expr", "Function", "Pep", "Solution", "Vec", "as_fraction"]
 
 @dataclass
 class Solution:
@@ -247,6 +68,8 @@ class Pep:
     n_vec: int = 0
     n_val: int = 0
     functions: list[Function] = field(default_factory=list)
+    #: Weighted sums of functions in a class of their own (:meth:`aggregate`).
+    aggregates: list[Aggregate] = field(default_factory=list)
     constraints: list[tuple[Expr, str]] = field(default_factory=list)
     objective: Expr | None = None
     names: list[str] = field(default_factory=list)
@@ -268,6 +91,91 @@ class Pep:
         self.functions.append(f)
         return f
 
+    def aggregate(self, functions: Sequence[Function], weights: Sequence[Any], kind: str,
+                  L: Number, mu: Number = 0) -> Aggregate:
+        """Put the weighted sum of ``functions`` in a class of its own (e.g. convex clients
+        with a strongly convex sum): its inequalities join the PEP's, which then
+        certifies lower bounds with explicit functions only (:attr:`interpolation`)."""
+        if any(f.pep is not self for f in functions):
+            raise ValueError("an aggregate's functions must be this PEP's")
+        agg = Aggregate(functions, weights, kind, L, mu)
+        self.aggregates.append(agg)
+        return agg
+
+    def lifted(self, moduli: Sequence[Any]) -> Pep:
+        r"""The same problem on a subclass with exact interpolation: the aggregate's
+        components in :math:`\mathcal F_{a_i, L}` (``moduli`` :math:`a_i`, one per
+        component, :math:`f.\mu \le a_i < L`) with :math:`\sum_i w_ia_i \ge \mu` of the
+        sum: then :math:`f_i - \frac{a_i}2\|\cdot\|^2` is convex and
+        :math:`\sum_iw_if_i` is :math:`\mu`-strongly convex, so an instance of the lifted
+        PEP (a Gram matrix satisfying its constraints) is one of the PEP's class: a lower
+        certificate. Raises ValueError for moduli outside that range."""
+        if len(self.aggregates) != 1:
+            raise ValueError("lifting needs exactly one aggregate")
+        agg = self.aggregates[0]
+        a = [as_fraction(v, "modulus") for v in moduli]
+        if len(a) != len(agg.components):
+            raise ValueError(f"give one modulus per component ({len(agg.components)}), "
+                             f"got {len(a)}")
+        for f, ai in zip(agg.components, a, strict=True):
+            if f.kind != "smooth_strongly_convex" or not f.mu <= ai < f.L:
+                raise ValueError(f"a modulus must be in [{f.mu}, {f.L}), got {ai}")
+        if sum((w * ai for w, ai in zip(agg.weights, a, strict=True)), Fraction(0)) < agg.mu:
+            raise ValueError(f"the moduli must give the sum's mu = {agg.mu}")
+        out = Pep(self.n_vec, self.n_val, constraints=list(self.constraints),
+                  objective=self.objective, names=list(self.names))
+        by_id = dict(zip(map(id, agg.components), a, strict=True))
+        for f in self.functions:
+            g = Function(out, f.kind, f.L, by_id.get(id(f), f.mu))
+            g.points, g._by_x = f.points, f._by_x
+            out.functions.append(g)
+        return out
+
+    def lift_candidates(self) -> list[list[Fraction]]:
+        """Moduli to try in :meth:`lifted`: equal (every component :math:`\\mu`-strongly
+        convex: the classical subclass), then each component carrying the sum's strong
+        convexity alone (:math:`a_j = \\mu/w_j`, or :math:`\\frac{99}{100}L` and the rest
+        shared by the others when that is not below :math:`L`)."""
+        if len(self.aggregates) != 1:
+            return []
+        agg = self.aggregates[0]
+        w, mu, n = agg.weights, agg.mu, len(agg.weights)
+        out = [[mu] * n] if all(mu < f.L for f in agg.components) else []
+        for j, f in enumerate(agg.components):
+            aj = mu / w[j] if mu / w[j] < f.L else f.L * Fraction(99, 100)
+            rest = (mu - w[j] * aj) / (1 - w[j]) if n > 1 else Fraction(0)
+            a = [aj if i == j else rest for i in range(n)]
+            try:
+                self.lifted(a)
+            except ValueError:
+                continue
+            if a not in out:
+                out.append(a)
+        return out
+
+    @property
+    def interpolation(self) -> str:
+        """``"exact"``: every function's inequalities are its class's interpolation
+        conditions (a Gram matrix satisfying them is a lower certificate); ``"necessary"``:
+        an aggregate's are only necessary (upper certificates hold for the class; a lower
+        one needs explicit functions, :meth:`check_witness`)."""
+        return "necessary" if self.aggregates else "exact"
+
+    def class_text(self) -> str:
+        """The function class in words: each function's, then each aggregate's."""
+        parts: list[str] = []
+        names = {id(f): f"f_{k + 1}" for k, f in enumerate(self.functions)}
+        groups: dict[str, list[str]] = {}
+        for f in self.functions:
+            groups.setdefault(f.text(), []).append(names[id(f)])
+        for text, fs in groups.items():
+            parts.append(f"{', '.join(fs)}: {text}")
+        for a in self.aggregates:
+            terms = " + ".join(f"{w} {names[id(f)]}" for w, f in
+                               zip(a.weights, a.components, strict=True))
+            parts.append(f"their sum {terms}: {a.text()}")
+        return "; ".join(parts) if parts else "no function (client vectors only)"
+
     def constrain(self, e: Expr, label: str = "") -> None:
         """Impose ``e <= 0``."""
         self.constraints.append((e, label or f"c{len(self.constraints)}"))
@@ -278,11 +186,14 @@ class Pep:
     def all_constraints(self) -> list[tuple[Expr, str]]:
         """The stated constraints, then every function's interpolation inequalities (cached
         until a constraint, point or function is added)."""
-        key = (len(self.constraints), tuple(len(f.points) for f in self.functions))
+        key = (len(self.constraints), tuple(len(f.points) for f in self.functions),
+               len(self.aggregates))
         if self._cons is None or self._cons[0] != key:
             out = list(self.constraints)
             for f in self.functions:
                 out += f.interpolation()
+            for agg in self.aggregates:
+                out += agg.interpolation()
             self._cons = (key, out, [self._exact_Q(e) for e, _ in out])
         return self._cons[1]
 
@@ -322,9 +233,9 @@ class Pep:
         obj = cp.sum(cp.multiply(Q0, G)) + c0 + (a0 @ F if F is not None else 0)
         prob = cp.Problem(cp.Maximize(obj), [con])
         t0 = time.perf_counter()
-        _solve_quietly(prob, cp.CLARABEL)
+        msgs = _solve_quietly(prob, cp.CLARABEL)
         secs = time.perf_counter() - t0
-        solver_log.record(problem, "CLARABEL", str(prob.status))
+        solver_log.record(problem, "CLARABEL", str(prob.status), msgs)
         if prob.status not in ("optimal", "optimal_inaccurate"):
             raise RuntimeError(f"PEP {problem!r}: solver status {prob.status}")
         return Solution(float(prob.value), np.array(G.value), np.array(
@@ -352,15 +263,18 @@ class Pep:
         if self.n_val:
             parts.append(np.array(As).reshape(len(cons), self.n_val).T @ lam == a0)
         prob = cp.Problem(cp.Minimize(cp.sum(lam)), parts)
+        msgs: list[str] = []
         try:
-            _solve_quietly(prob, cp.CLARABEL)
+            _solve_quietly(prob, cp.CLARABEL, msgs)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException:  # noqa: BLE001 - a refinement only: the first certificate
             # stands (SolverError, or a panic of Clarabel's Rust core: a BaseException)
-            solver_log.record("pep dual (least weight)", "CLARABEL", "solver_error")
+            solver_log.record("pep dual (least weight)", "CLARABEL", "solver_error",
+                              "".join(msgs))
             return None
-        solver_log.record("pep dual (least weight)", "CLARABEL", str(prob.status))
+        solver_log.record("pep dual (least weight)", "CLARABEL", str(prob.status),
+                          "".join(msgs))
         if prob.status not in ("optimal", "optimal_inaccurate") or lam.value is None:
             return None
         return np.maximum(np.array(lam.value), 0.0)
@@ -507,12 +421,63 @@ class Pep:
                 return None
         return self.objective.evaluate(G, F)
 
-    def _shrink(self, V: list[list[Fraction]], F: list[Fraction]
-                 ) -> tuple[Any, Any]:
-        """Scale an instance by a rational ``s <= 1`` (``G`` by ``s^2``, ``F`` by ``s^2``)
-        so that every constraint ``q(G) + a F + c <= 0`` with ``c < 0`` holds; the
-        homogeneous ones (``c = 0``: interpolation) are unchanged by scaling and must hold
-        already. ``(None, None)`` when that cannot be done."""
+    def check_witness(self, V: Sequence[Sequence[Fraction]], F: Sequence[Fraction],
+                      functions: Sequence[Any]) -> Fraction | None:
+        """The objective at the instance ``(V, F)`` if explicit quadratics prove it one of
+        the class (every class, an aggregate's included), else None.
+
+        ``functions[k] = {"hessian": A, "linear": b, "constant": c}`` for the PEP's
+        ``k``-th function, :math:`f_k(x) = \\frac12x^\\top Ax + b^\\top x + c` on
+        :math:`\\mathbb Q^r` (``r`` the length of ``V``'s rows): ``A`` in the function's
+        class and each aggregate's :math:`\\sum_iw_iA_i` in its own, exactly; at every
+        point the gradient leaf equals :math:`Ax + b` and the value :math:`f_k(x)`; then
+        every constraint holds exactly. Shapes are the caller's to validate (a report's
+        certificate: :mod:`~fedtheory.certify.recheck`)."""
+        assert self.objective is not None
+        if len(V) != self.n_vec or len(F) != self.n_val or len(functions) != len(
+                self.functions):
+            raise ValueError(f"the instance must give {self.n_vec} vectors, {self.n_val} "
+                             f"values and {len(self.functions)} functions")
+        r = len(V[0]) if V else 0
+        G = [[sum((a * b for a, b in zip(vi, vj, strict=True)), Fraction(0)) for vj in V]
+             for vi in V]
+
+        def row(v: Vec) -> list[Fraction]:
+            out = [Fraction(0)] * r
+            for k, c in v.c.items():
+                out = [o + c * x for o, x in zip(out, V[k], strict=True)]
+            return out
+
+        hess = {}
+        for f, w in zip(self.functions, functions, strict=True):
+            A, b, c = w["hessian"], w["linear"], w["constant"]
+            if len(A) != r or len(b) != r or not quadratic_in_class(f.kind, f.L, f.mu, A):
+                return None
+            hess[id(f)] = A
+            for pt in f.points:
+                x = row(pt.x)
+                Ax = [sum((a * v for a, v in zip(Ai, x, strict=True)), Fraction(0)) for Ai in A]
+                if [u + v for u, v in zip(Ax, b, strict=True)] != row(pt.g):
+                    return None
+                fx = (sum((u * v for u, v in zip(Ax, x, strict=True)), Fraction(0)) / 2
+                      + sum((u * v for u, v in zip(b, x, strict=True)), Fraction(0)) + c)
+                if pt.f.evaluate(G, F) != fx:
+                    return None
+        for agg in self.aggregates:
+            S = [[sum((wt * hess[id(f)][i][j] for wt, f in zip(agg.weights, agg.components,
+                                                              strict=True)), Fraction(0))
+                  for j in range(r)] for i in range(r)]
+            if not quadratic_in_class(agg.kind, agg.L, agg.mu, S):
+                return None
+        return self.check_gram(G, F, psd_known=True)
+
+    def shrink_factor(self, V: Sequence[Sequence[Fraction]], F: Sequence[Fraction]
+                      ) -> Fraction | None:
+        """The largest simple rational ``s <= 1`` found such that scaling the instance
+        (``G`` by ``s^2``, ``F`` by ``s^2``) satisfies every constraint ``q(G) + a F + c <= 0``
+        with ``c < 0``; the homogeneous ones (``c = 0``: interpolation) are unchanged by
+        scaling and must hold already. 1 when nothing needs shrinking, None when it cannot
+        be done."""
         G = [[sum((a * b for a, b in zip(vi, vj, strict=True)), Fraction(0)) for vj in V]
              for vi in V]
         r: Fraction | None = None
@@ -520,19 +485,28 @@ class Pep:
             h = e.evaluate(G, F) - e.c
             if e.c == 0:
                 if h > 0:
-                    return None, None
+                    return None
             elif h > -e.c:
                 if e.c > 0:
-                    return None, None
+                    return None
                 ratio = -e.c / h
                 r = ratio if r is None else min(r, ratio)
         if r is None:
-            return V, F
+            return Fraction(1)
         s = Fraction(math.sqrt(float(r))).limit_denominator(10**6)
         while s * s > r:
             s -= Fraction(1, 10**6)
-        if s <= 0:
+        return s if s > 0 else None
+
+    def _shrink(self, V: list[list[Fraction]], F: list[Fraction]
+                 ) -> tuple[Any, Any]:
+        """The instance scaled by :meth:`shrink_factor` (``(None, None)`` when it cannot
+        be)."""
+        s = self.shrink_factor(V, F)
+        if s is None:
             return None, None
+        if s == 1:
+            return V, F
         return [[s * v for v in row] for row in V], [s * s * v for v in F]
 
     def round_primal(self, sol: Solution, dens: Sequence[int] = (1, 2, 6, 12, 60, 420, 2520,
@@ -583,11 +557,20 @@ class Pep:
         return best
 
 
-def _solve_quietly(prob: Any, solver: str) -> None:
-    """Solve ``prob`` without cvxpy's "Solution may be inaccurate" warning on the terminal:
-    the status (``optimal_inaccurate``) is recorded (:mod:`fedtheory.solver_log`) and what is
+def _solve_quietly(prob: Any, solver: str, sink: list[str] | None = None) -> str:
+    """Solve ``prob`` with nothing on the terminal: cvxpy's "Solution may be inaccurate"
+    warning is dropped (the status, ``optimal_inaccurate``, is recorded) and what the solver
+    prints on file descriptor 2 (Clarabel's Rust panics, "Eigval error") is captured
+    (:func:`fedtheory.solver_log.captured_stderr`) and returned, also appended to ``sink``
+    when the solve raises, for the run's log (:mod:`fedtheory.solver_log`). What is
     reported is only ever the certificates, checked in exact arithmetic."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Solution may be inaccurate",
-                                category=UserWarning)
-        prob.solve(solver=solver)
+    sink = [] if sink is None else sink
+    text: list[str] = []
+    try:
+        with warnings.catch_warnings(), solver_log.captured_stderr() as text:
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate",
+                                    category=UserWarning)
+            prob.solve(solver=solver)
+    finally:
+        sink.extend(text)
+    return "".join(text)
