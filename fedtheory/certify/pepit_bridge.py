@@ -13,8 +13,9 @@ from typing import Any
 
 from .pep import Pep, Vec, as_fraction
 
-__all__ = ["PEP_EXTRA", "gradient_descent_pep", "gradient_descent_rate", "pepit_available",
-           "require_pepit"]
+__all__ = ["PEP_EXTRA", "gradient_descent_pep", "gradient_descent_rate",
+           "gradient_descent_value_pep", "pepit_available", "pepit_examples", "require_pepit",
+           "sgd_pep"]
 
 #: What to install for ``--certify``.
 PEP_EXTRA = 'pip install "fedtheory[pep]"'
@@ -76,3 +77,78 @@ def gradient_descent_rate(L: float, mu: float, h: float, use_pepit: bool = True)
     x1 = x0 - h * func.gradient(x0)
     problem.set_performance_metric((x1 - xs) ** 2)
     return float(problem.solve(verbose=0, wrapper="cvxpy", solver="CLARABEL"))
+
+
+def gradient_descent_value_pep(L: Any, h: Any, n: int) -> Pep:
+    """``n`` gradient steps on an :math:`L`-smooth convex :math:`f`: maximise
+    :math:`f(x_n) - f_\\star` subject to :math:`\\|x_0 - x_\\star\\|^2 \\le 1`. Worst case
+    :math:`L/(2(2nLh + 1))` for :math:`0 < h \\le 1/L` (PEPit's ``gradient_descent``
+    example; Drori and Teboulle 2014)."""
+    L, h = as_fraction(L, "L"), as_fraction(h, "h")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    pep = Pep()
+    f = pep.function("smooth_strongly_convex", L, 0)
+    f_star = pep.value()
+    f.add_point(Vec(), Vec(), f_star)
+    x = pep.vector("x0")
+    pep.constrain(x.sq() - 1, "||x0 - x*||^2 <= 1")
+    for _ in range(n):
+        x = x - f.oracle(x)[0] * h
+    pep.maximize(f.value(x) - f_star)
+    return pep
+
+
+def sgd_pep(L: Any, mu: Any, gamma: Any, v2: Any, R2: Any, n: int) -> Pep:
+    """One SGD step on :math:`F = \\frac1n\\sum_if_i`, :math:`f_i` :math:`L`-smooth
+    :math:`\\mu`-strongly convex, the index uniform: maximise
+    :math:`\\mathbb E\\|x_1 - x_\\star\\|^2` subject to :math:`\\|x_0 - x_\\star\\|^2 \\le R^2`
+    and :math:`\\frac1n\\sum_i\\|\\nabla f_i(x_\\star)\\|^2 \\le v^2` (``v2``, ``R2``: the
+    squares). PEPit's ``sgd`` example; its empirically tight value is
+    :math:`(\\gamma\\frac{L-\\mu}2R + \\sqrt{(1 - \\gamma\\frac{L+\\mu}2)^2R^2 +
+    \\gamma^2v^2})^2`."""
+    L, mu, gamma = as_fraction(L, "L"), as_fraction(mu, "mu"), as_fraction(gamma, "gamma")
+    v2, R2 = as_fraction(v2, "v2"), as_fraction(R2, "R2")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    pep = Pep()
+    fs = [pep.function("smooth_strongly_convex", L, mu) for _ in range(n)]
+    s = [pep.vector(f"s{i + 1}") for i in range(n - 1)]
+    last = Vec()
+    for si in s:
+        last = last - si
+    s.append(last)  # sum_i grad f_i(x*) = 0
+    for f, si in zip(fs, s, strict=True):
+        f.add_point(Vec(), si, pep.value())
+    x0 = pep.vector("x0")
+    pep.constrain(x0.sq() - R2, "||x0 - x*||^2 <= R^2")
+    var = s[0].sq()
+    for si in s[1:]:
+        var = var + si.sq()
+    pep.constrain(var / n - v2, "mean ||grad f_i(x*)||^2 <= v^2")
+    dist = (x0 - fs[0].oracle(x0)[0] * gamma).sq()
+    for f in fs[1:]:
+        dist = dist + (x0 - f.oracle(x0)[0] * gamma).sq()
+    pep.maximize(dist / n)
+    return pep
+
+
+def pepit_examples(name: str, **kw: float) -> float:
+    """PEPit's own example ``name`` (``"gradient_descent"``: ``L, gamma, n``;
+    ``"sgd"``: ``L, mu, gamma, v, R, n``; ``"gradient_descent_strongly_convex"``:
+    ``L, mu, gamma``, one step, the contraction of the squared distance), solved by
+    PEPit with Clarabel; its worst-case value."""
+    require_pepit()
+    if name == "gradient_descent_strongly_convex":
+        return gradient_descent_rate(kw["L"], kw["mu"], kw["gamma"])
+    if name == "gradient_descent":
+        from PEPit.examples.unconstrained_convex_minimization.gradient_descent import (
+            wc_gradient_descent,
+        )
+        return float(wc_gradient_descent(L=kw["L"], gamma=kw["gamma"], n=int(kw["n"]),
+                                         solver="CLARABEL", verbose=-1)[0])
+    if name == "sgd":
+        from PEPit.examples.stochastic_and_randomized_convex_minimization.sgd import wc_sgd
+        return float(wc_sgd(L=kw["L"], mu=kw["mu"], gamma=kw["gamma"], v=kw["v"],
+                            R=kw["R"], n=int(kw["n"]), solver="CLARABEL", verbose=-1)[0])
+    raise ValueError(f"unknown PEPit example {name!r}")
