@@ -163,6 +163,9 @@ CLAIM.one_step = recursion_one_step(
     notes=(
         *THEOREM13_NOTES,
         "the original (c_1 = c_2 = 2, step gamma/((1+WM)L)) is refuted by the PEP at w = "
-           "(3/4, 1/4): its own instance, re-checked exactly, adds 6/11 beyond the contraction "
+           "(3/4, 1/4): an instance of Theorem 13's class (f_1 2/3-strongly convex, f_2 convex: "
+           "the lifted subclass's worst-case Gram matrix, rounded, re-checked exactly) adds "
+           "0.5627 beyond the contraction (the class's worst case is at most 432/755 = "
+           "0.5722) "
            "where the statement allows 1/2 (L sum w_i^2 Z_i = 1, m = 1 of n = 2, M = 0)"),
 )

@@ -155,6 +155,7 @@ CLAIM.one_step = recursion_one_step(
         *THEOREM13_NOTES,
         "the corrected additive constant (c_1 = c_2 = 4): its Z part is 2x the worst case "
         "at equal weights (1/3 against 1/6, 8/25 against 4/25; the Bregman step doubles "
-        "it), its sigma^2 part exact; with w = (3/4, 1/4) the worst case is within "
-        "[0.0820, 16/195] against 4/25"),
+        "it; on Theorem 13's class the Z part of 8/25 is within [4/25, 9/56]), its sigma^2 "
+        "part attained (3/16; the upper certificate within 1e-7 of it); with w = (3/4, 1/4) "
+        "the worst case is within [0.0825, 128/1547] against 4/25"),
 )
