@@ -375,6 +375,10 @@ def test_a_certified_entry_is_written_read_back_and_rendered(tmp_path) -> None:
         json.dumps(res.certified))
     md = write_markdown(tmp_path, [back], 0, "quick")
     assert "**Certified** (performance estimation): **exact**" in md.read_text()
+    # the class the certificate is for, in the entry, each instance and report.md
+    assert back.certified["function_class"] == "f_1: L-smooth mu-strongly convex (L = 1, " \
+        "mu = 1/10)" == back.certified["instances"][0]["function_class"]
+    assert "**Function class**: f_1: L-smooth mu-strongly convex" in md.read_text()
 
 
 # -- tight constants derived symbolically from the dual --------------------------------------

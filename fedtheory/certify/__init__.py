@@ -6,6 +6,11 @@ inequality over a function class, with certificates checked in exact arithmetic.
   (Clarabel) and the two certificates (rational dual multipliers; a rational instance);
 * :mod:`~fedtheory.certify.onestep`: the protocol a claim implements (:class:`OneStep`,
   :class:`OutOfScope`), participation patterns, and :func:`certify` (the report's entry);
+* :mod:`~fedtheory.certify.classes`: function classes (:class:`Function`) and weighted sums
+  in a class of their own (:class:`Aggregate`: convex clients with a strongly convex sum,
+  necessary interpolation, lower certificates from explicit functions);
+* :mod:`~fedtheory.certify.recheck`: a report's certificates re-checked in exact arithmetic
+  without a solver (``fedtheory recheck --from REPORT.json``);
 * :mod:`~fedtheory.certify.pepit_bridge`: the optional PEPit cross-check and the extra's
   availability (``pip install "fedtheory[pep]"``).
 
@@ -24,11 +29,12 @@ from .onestep import (
     refute,
     uniform_patterns,
 )
-from .pep import Expr, Function, Pep, Solution, Vec, as_fraction
+from .pep import Aggregate, Expr, Function, Pep, Solution, Vec, as_fraction
 from .pepit_bridge import PEP_EXTRA, gradient_descent_rate, pepit_available, require_pepit
 
 __all__ = [
-    "PEP_EXTRA", "STATUSES", "Built", "Expr", "Function", "OneStep", "OutOfScope", "Pep",
+    "PEP_EXTRA", "STATUSES", "Aggregate", "Built", "Expr", "Function", "OneStep", "OutOfScope",
+    "Pep",
     "Solution", "Vec", "as_fraction", "bernoulli_patterns", "certify", "certify_instance",
     "gradient_descent_rate", "is_psd", "pepit_available", "rationalize", "refute", "require_pepit",
     "solve_exact", "uniform_patterns",
