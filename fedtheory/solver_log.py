@@ -42,7 +42,7 @@ def record(problem: str, solver: str, status: str, messages: str = "") -> None:
         log.append(entry)
 
 
-_FD_LOCK = threading.Lock()
+_FD_LOCK = threading.RLock()
 
 
 @contextlib.contextmanager
@@ -50,7 +50,7 @@ def captured_stderr() -> Iterator[list[str]]:
     """Redirect file descriptor 2 to a temporary file for the block (a solver's native
     code, e.g. Clarabel's Rust panics, writes there directly, past ``sys.stderr``) and yield
     a list that holds the captured text once the block ends. The descriptor is
-    process-wide: a lock keeps two captures from nesting across threads, and what another
+    process-wide: a (re-entrant) lock keeps captures of two threads apart, and what another
     thread writes to fd 2 meanwhile is captured too (and kept in the log)."""
     out: list[str] = []
     with _FD_LOCK, tempfile.TemporaryFile(mode="w+b") as tmp:

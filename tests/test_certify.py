@@ -570,3 +570,20 @@ def test_pepit_gradient_descent_rate(L, mu, h) -> None:
     assert row["status"] == "exact" and Fr(row["lower"]) == Fr(row["upper"]) == rate
     assert pepit_examples("gradient_descent_strongly_convex", L=float(L), mu=float(mu),
                           gamma=float(h)) == pytest.approx(float(rate), rel=1e-6, abs=1e-8)
+
+
+def test_recheck_refuses_a_flood_and_odd_shapes(tmp_path, capsys) -> None:
+    """More instances than any claim has (and a beyond list of the wrong type): a FAILED
+    line naming why (never a traceback), before any arithmetic."""
+    from fedtheory.recheck import MAX_ROWS, recheck_report
+
+    path, _, _ = _gd_claim_report(tmp_path)
+    doc = json.loads(path.read_text())
+    cert = doc["claims"][0]["certified"]
+    cert["instances"] = cert["instances"] * (MAX_ROWS + 1)
+    cert["beyond_stated_condition"] = 7
+    p = tmp_path / "flood.json"
+    p.write_text(json.dumps(doc))
+    lines: list[str] = []
+    assert recheck_report(p, lines.append) == 1
+    assert "more than the 500 read for one claim" in lines[0] and len(lines) == 2
