@@ -38,7 +38,7 @@ def record(problem: str, solver: str, status: str, messages: str = "") -> None:
     if log is not None:
         entry = {"problem": str(problem), "solver": str(solver), "status": str(status)}
         if messages:
-            entry["messages"] = str(messages)[-4000:]
+            entry["messages"] = str(messages)[:4000]
         log.append(entry)
 
 
@@ -76,10 +76,14 @@ def captured_stderr() -> Iterator[list[str]]:
 
 @contextlib.contextmanager
 def recording() -> Iterator[list[dict[str, Any]]]:
-    """Collect the solves made inside the block into the list it yields."""
+    """Collect the solves made inside the block into the list it yields (and, inside
+    another recording, into that one's too when the block ends: nothing is lost)."""
+    outer = _LOG.get()
     log: list[dict[str, Any]] = []
     token = _LOG.set(log)
     try:
         yield log
     finally:
         _LOG.reset(token)
+        if outer is not None:
+            outer.extend(log)

@@ -513,6 +513,15 @@ def test_solver_messages_on_fd2_go_to_the_log(capfd) -> None:
         solver_log.record("p", "CLARABEL", "optimal", text)
     assert "Eigval error" in log[0]["messages"]
     assert "Eigval" not in capfd.readouterr().err
+    with solver_log.recording() as outer:          # a recording inside another: kept in both
+        with solver_log.recording() as inner:
+            solver_log.record("q", "CLARABEL", "optimal")
+    assert inner == outer == [{"problem": "q", "solver": "CLARABEL", "status": "optimal"}]
+    # certify keeps its solves and the solver's messages in the entry
+    step = OneStep("one gradient step", lambda q: Built(gradient_descent_pep(1, Fr(1, 10), 1),
+                                                         Fr(1)), lambda quick: [{}])
+    out = certify(step)
+    assert out["solves"] >= 1 and out["solver_messages"] == []
 
 
 # -- PEPit's own examples, with the toolkit's builder beside them ------------------------------

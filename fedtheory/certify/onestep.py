@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from fedtheory import solver_log
+
 from .pep import Pep, as_fraction
 
 __all__ = ["STATUSES", "Built", "OneStep", "OutOfScope", "bernoulli_patterns", "certify",
@@ -330,6 +332,16 @@ def certify(step: OneStep | OutOfScope | None, quick: bool = True) -> dict[str, 
         return {"status": "out of scope", "reason": reason, "ratio": None, "lower": None,
                 "upper": None, "instances": [], "solver": None, "seconds": 0.0,
                 "function_class": None}
+    with solver_log.recording() as log:
+        out = _certify_rows(step, quick, t0)
+    # the solves, and what the solver printed (kept here, never on the terminal)
+    out["solves"] = len(log)
+    out["solver_messages"] = [e for e in log if e.get("messages")][:20]
+    return out
+
+
+def _certify_rows(step: OneStep, quick: bool, t0: float) -> dict[str, Any]:
+    """:func:`certify`'s entry from the instances of the grid (a recording around it)."""
     rows = [certify_instance(step, params) for params in step.grid(quick)]
     statuses = {r["status"] for r in rows}
     if statuses == {"exact"}:
