@@ -143,6 +143,9 @@ def solve_symmetric(step: SymmetricStep, n: int) -> dict[str, Any]:
     }
 
 
+_HALF = sp.Rational(1, 2)
+
+
 def _pos_symbols() -> tuple[sp.Symbol, sp.Symbol, sp.Symbol]:
     return (sp.Symbol("m", nonnegative=True), sp.Symbol("q", nonnegative=True),
             sp.Symbol("s", nonnegative=True))
@@ -167,7 +170,7 @@ def mifa_error_model(n: Any, p: Any, bound: Any = 1, lam: Any = 0,
         range_text="n >= 1, 0 < p <= 1")
 
 
-def fedavg_is_model(n: Any, p: Any, eta: Any, L: Any, grad_half: Any = sp.Rational(1, 2),
+def fedavg_is_model(n: Any, p: Any, eta: Any, L: Any, grad_half: Any = _HALF,
                     mu: Any = 0, kappa: tuple[Any, Any] = (0, 0),
                     positive: dict[Any, Any] | None = None, closed_form: Any = None,
                     range_text: str = "") -> SymmetricStep:
