@@ -1,0 +1,71 @@
+"""Rounds of federated methods as :class:`~fedtheory.certify.lyapunov.RateBuilt` (one round's
+PEP, the potential's terms now and next, the progress measure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .lyapunov import RateBuilt
+from .models import expectation, fedavg_is_step
+from .onestep import uniform_patterns
+from .pep import Expr, Pep, Vec, as_fraction
+
+__all__ = ["fedavg_is_average_model", "fedpgd_convex_average_model"]
+
+
+def fedavg_is_average_model(n: int, p: Any, eta: Any, L: Any,
+                            stated: dict[str, Any] | None = None,
+                            sigma2: Any = 1) -> RateBuilt:
+    """FedAvg-IS with exact client gradients and independent Bernoulli(p) participation on an
+    L-smooth f (:func:`~fedtheory.certify.models.fedavg_is_step`), heterogeneity
+    :math:`\\|\\nabla f_i(w) - \\nabla f(w)\\|^2 \\le \\sigma_G^2` at every round's point:
+    potential terms :math:`f(w) - f^\\star` (:math:`f^\\star` a value that cancels), progress
+    :math:`\\|\\nabla f(w)\\|^2`; telescoping gives :math:`\\frac1T\\sum_t\\mathbb E\\|\\nabla
+    f(w_t)\\|^2 \\le v(f(w_0) - f^\\star)/T + c`."""
+    pep = Pep()
+    m = fedavg_is_step(pep, n, [p] * n, eta, L)
+    s2 = as_fraction(sigma2, "sigma2")
+    for i, gi in enumerate(m["g"]):
+        pep.constrain((gi - m["gbar"]).sq() - s2, f"||h_{i + 1}||^2 <= sigma_G^2")
+    fstar = pep.value()
+    return RateBuilt(pep, (("f(w) - f*", m["f_w"] - fstar),), (m["E_f_next"] - fstar,),
+                     progress=m["gbar"].sq(), stated=dict(stated or {}),
+                     progress_text="||∇f(w_t)||^2")
+
+
+def fedpgd_convex_average_model(n: int, b: int, eta: Any, L: Any,
+                                stated: dict[str, Any] | None = None,
+                                sigma2: Any = 1) -> RateBuilt:
+    """FedPGD (FedAvg with one exact local step), :math:`x^+ = x - \\frac\\eta b\\sum_{i\\in S}
+    \\nabla f_i(x)`, ``b`` of ``n`` clients uniformly without replacement, on a convex
+    L-smooth f (class ``smooth_strongly_convex`` with mu = 0, interpolation through
+    :math:`x^\\star` and x), heterogeneity :math:`\\frac1n\\sum_i\\|\\nabla f_i(x) - \\nabla
+    f(x)\\|^2 \\le \\sigma_G^2` at every round's point: potential term :math:`\\|x -
+    x^\\star\\|^2`, progress :math:`f(x) - f^\\star`; telescoping gives
+    :math:`\\frac1T\\sum_t\\mathbb E f(x_t) - f^\\star \\le v\\|x_0 - x^\\star\\|^2/T + c`."""
+    pep = Pep()
+    eta = as_fraction(eta, "eta")
+    f = pep.function("smooth_strongly_convex", L, 0)
+    x = pep.vector("x")
+    g = [pep.vector(f"g{i + 1}") for i in range(n)]
+    gbar = Vec()
+    for gi in g:
+        gbar = gbar + gi / n
+    fx, fs = pep.value(), pep.value()
+    f.add_point(Vec(), Vec(), fs)
+    f.add_point(x, gbar, fx)
+    het = Expr()
+    for gi in g:
+        het = het + (gi - gbar).sq() / n
+    pep.constrain(het - as_fraction(sigma2, "sigma2"), "(1/n)Σ||∇f_i - ∇f||^2 <= sigma_G^2")
+
+    def dist(mask: tuple[bool, ...]) -> Expr:
+        step = Vec()
+        for m_, gi in zip(mask, g, strict=True):
+            if m_:
+                step = step + gi / b
+        return (x - step * eta).sq()
+
+    return RateBuilt(pep, (("||x - x*||^2", x.sq()),),
+                     (expectation(uniform_patterns(n, b), dist),), progress=fx - fs,
+                     stated=dict(stated or {}), progress_text="f(x_t) - f*")
