@@ -83,6 +83,10 @@ class RateStep:
     build: Callable[[dict[str, Any]], RateBuilt]
     grid: Callable[[bool], list[dict[str, Any]]]
     notes: tuple[str, ...] = ()
+    #: the best rate, potential and constant the instances should certify exactly
+    #: (``closed_form(params) -> {"rho"?, "potential"?: [...], "constant"?}``), with its text
+    closed_form: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    closed_form_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -287,11 +291,32 @@ def certify_rate(step: RateStep | RateOutOfScope | None, quick: bool = True
     if step is None or isinstance(step, RateOutOfScope):
         return {"status": "out of scope", "reason": "no rate declared" if step is None
                 else step.reason, "instances": [], "seconds": 0.0}
-    rows = [certify_rate_instance(step, q) for q in step.grid(quick)]
+    rows = []
+    for q in step.grid(quick):
+        row = certify_rate_instance(step, q)
+        if step.closed_form is not None and row["status"] == "certified":
+            row["closed_form_holds"] = _matches(row, step.closed_form(q))
+        rows.append(row)
     ok = all(r["status"] == "certified" for r in rows)
-    return {"status": "certified" if ok else "unverified", "description": step.description,
-            "instances": rows, "notes": list(step.notes),
-            "seconds": round(time.perf_counter() - t0, 3)}
+    out = {"status": "certified" if ok else "unverified", "description": step.description,
+           "instances": rows, "notes": list(step.notes),
+           "seconds": round(time.perf_counter() - t0, 3)}
+    if step.closed_form is not None:
+        out["closed_form"] = {"text": step.closed_form_text, "holds": bool(rows) and all(
+            r.get("closed_form_holds") for r in rows)}
+    return out
+
+
+def _matches(row: dict[str, Any], cf: dict[str, Any]) -> bool:
+    """Whether the certified rate, potential and constant equal the closed form exactly."""
+    if "rho" in cf and Fraction(row["rho"]) != Fraction(cf["rho"]):
+        return False
+    if "constant" in cf and Fraction(row["constant"]) != Fraction(cf["constant"]):
+        return False
+    if "potential" in cf:
+        got = [Fraction(row["potential"].get(name, "0")) for name in row["terms"]]
+        return got == [Fraction(v) for v in cf["potential"]]
+    return True
 
 
 def gradient_descent_model(L: Any, mu: Any, eta: Any) -> RateBuilt:
