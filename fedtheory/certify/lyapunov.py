@@ -225,6 +225,9 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
                     "seconds": round(time.perf_counter() - t0, 3)}
         out["rho_solver"] = rho_num
         tries = _candidates(rho_num)
+        lr = built.lower_rate() if built.lower_rate is not None else None
+        if lr is not None and abs(float(lr["rho"]) - rho_num) <= 1e-5 * max(1.0, rho_num):
+            tries = [lr["rho"], *(t for t in tries if t != lr["rho"])]  # tight if it holds
     else:
         tries = [Fraction(1)]
     best = None
@@ -385,8 +388,9 @@ def mean_square_lower(maps: Sequence[tuple[Fraction, Sequence[Sequence[Fraction]
         return out
 
     P = phi(S)
-    for cand in (Fraction(r_num).limit_denominator(dd) for dd in (1, 4, 16, 100, 10**4)):
-        for r in (cand, cand - Fraction(1, 10**6)):
-            if r > 0 and is_psd([[P[i][j] - r * S[i][j] for j in range(d)] for i in range(d)]):
-                return {"rho": r, "from": "a linear instance: Φ(Σ) ⪰ rΣ (exact)"}
+    cands = {Fraction(r_num).limit_denominator(dd) for dd in (1, 4, 16, 100, 10**4, 10**6)}
+    cands |= {c - Fraction(1, 10**6) for c in cands}
+    for r in sorted(cands, reverse=True):  # the largest that holds
+        if r > 0 and is_psd([[P[i][j] - r * S[i][j] for j in range(d)] for i in range(d)]):
+            return {"rho": r, "from": "a linear instance: Φ(Σ) ⪰ rΣ (exact)"}
     return None

@@ -69,3 +69,57 @@ def fedpgd_convex_average_model(n: int, b: int, eta: Any, L: Any,
     return RateBuilt(pep, (("||x - x*||^2", x.sq()),),
                      (expectation(uniform_patterns(n, b), dist),), progress=fx - fs,
                      stated=dict(stated or {}), progress_text="f(x_t) - f*")
+
+
+def fedavg_is_strongly_convex_model(n: int, p: Any, eta: Any, L: Any, mu: Any,
+                                    zeta2: Any = 1) -> RateBuilt:
+    """FedAvg-IS rounds (one exact local step), :math:`x^+ = x - \\frac\\eta{np}\\sum_{i\\in S}
+    \\nabla f_i(x)`, independent Bernoulli(p) participation, every :math:`f_i` L-smooth and
+    mu-strongly convex (class ``smooth_strongly_convex``, each its own function), :math:`x^\\star`
+    the minimiser of :math:`f = \\frac1n\\sum_if_i` (:math:`\\sum_i\\nabla f_i(x^\\star) = 0`)
+    with heterogeneity :math:`\\frac1n\\sum_i\\|\\nabla f_i(x^\\star)\\|^2 \\le \\zeta^2`:
+    potential term :math:`\\|x - x^\\star\\|^2` (a linear rate to a floor). The lower
+    certificate on the rate: identical quadratics :math:`\\frac a2\\|x\\|^2`, a in {mu, L}
+    (:func:`~fedtheory.certify.lyapunov.mean_square_lower` over the patterns)."""
+    from .lyapunov import mean_square_lower
+    from .onestep import bernoulli_patterns
+
+    p, eta = as_fraction(p, "p"), as_fraction(eta, "eta")
+    L, mu = as_fraction(L, "L"), as_fraction(mu, "mu")
+    pep = Pep()
+    fs = [pep.function("smooth_strongly_convex", L, mu) for _ in range(n)]
+    x = pep.vector("x")
+    s = [pep.vector(f"s{i + 1}") for i in range(n - 1)]
+    last = Vec()
+    for si in s:
+        last = last - si
+    s.append(last)
+    g = [pep.vector(f"g{i + 1}") for i in range(n)]
+    for f, si, gi in zip(fs, s, g, strict=True):
+        f.add_point(Vec(), si, pep.value())
+        f.add_point(x, gi, pep.value())
+    het = Expr()
+    for si in s:
+        het = het + si.sq() / n
+    pep.constrain(het - as_fraction(zeta2, "zeta2"), "(1/n)Σ||∇f_i(x*)||^2 <= ζ^2")
+    pats = bernoulli_patterns([p] * n)
+
+    def dist(mask: tuple[bool, ...]) -> Expr:
+        step = Vec()
+        for m_, gi in zip(mask, g, strict=True):
+            if m_:
+                step = step + gi / (n * p)
+        return (x - step * eta).sq()
+
+    def lower() -> dict[str, Any] | None:
+        best = None
+        for a in (mu, L):
+            maps = [(pr, [[1 - eta * a * sum(mask) / (n * p)]]) for mask, pr in pats]
+            r = mean_square_lower(maps, [0])
+            if r is not None and (best is None or r["rho"] > best["rho"]):
+                best = {"rho": r["rho"], "from": f"identical quadratics (a/2)||x||^2, a = {a}: "
+                        + r["from"]}
+        return best
+
+    return RateBuilt(pep, (("||x - x*||^2", x.sq()),), (expectation(pats, dist),),
+                     anchor=0, lower_rate=lower)
