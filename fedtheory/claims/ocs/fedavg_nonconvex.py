@@ -115,6 +115,6 @@ CLAIM.one_step = OutOfScope(
 
 # -- the rate across rounds, for `verify --certify` -------------------------------------------
 CLAIM.rate = RateOutOfScope(
-    "R >= 2 stochastic local steps per round with OCS sampling probabilities γ^k that "
-    "depend on the round's data: the local iterates would be extra PEP points per pattern"
-    " and γ^k a data-dependent law; not described to the Lyapunov search in this version")
+    "R >= 2 stochastic local steps per round with sampling probabilities γ^k that depend "
+    "on the round's updates (OCS: a law that depends on the data, not a fixed "
+    "distribution of patterns); not described to the Lyapunov search in this version")

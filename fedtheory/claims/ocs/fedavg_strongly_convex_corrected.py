@@ -138,7 +138,7 @@ CLAIM.one_step = OutOfScope(
 
 # -- the rate across rounds, for `verify --certify` -------------------------------------------
 CLAIM.rate = RateOutOfScope(
-    "R >= 2 noisy local steps per round on quadratic f_i, with sampling probabilities γ^k"
-    " that depend on the round's data (OCS): the PEP has no class of quadratics and the "
-    "local iterates would be extra PEP points per pattern; not described to the Lyapunov "
-    "search in this version")
+    "R >= 2 noisy local steps on quadratic f_i with sampling probabilities γ^k that "
+    "depend on the round's updates (OCS: a law that depends on the data, not a fixed "
+    "distribution of patterns); the PEP has no class of quadratics (L-smooth μ-strongly "
+    "convex would be a relaxation); not described to the Lyapunov search in this version")
