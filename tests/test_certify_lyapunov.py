@@ -70,6 +70,7 @@ def test_fedavg_is_average_floor() -> None:
     row = certify_rate_instance(_step(lambda q: fedavg_is_average_model(
         2, Fr(1, 4), eta, 1, stated={"potential": [8], "constant": Fr(3, 32)})), {})
     assert row["potential"] == {"f(w) - f*": "64/11"} and row["constant"] == "3/11"
+    assert row["constant_tight"]                  # attained: (L/2)||x||^2 at its minimiser
     assert row["at_stated_potential"]["constant"] == "3/8"
     assert Fr(row["at_stated_potential"]["constant_lower"]) == Fr(3, 8)
 

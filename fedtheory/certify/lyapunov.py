@@ -71,6 +71,9 @@ class RateBuilt:
     progress_text: str = ""
     #: an exact lower certificate on the rate: ``() -> {"rho": Fraction, "from": str}``
     lower_rate: Callable[[], dict[str, Any] | None] | None = None
+    #: an explicit instance ``(V, F)`` (rational leaves and values) for the lower side of
+    #: the constant (e.g. a quadratic at its minimiser), checked exactly
+    instance: tuple[list[list[Fraction]], list[Fraction]] | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,10 @@ def _exact(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool,
         return None, None, None
     rp = pep.round_primal(sol)
     low = None if rp is None else rp[0]
+    if built.instance is not None:
+        made = pep.check_primal(*built.instance)
+        if made is not None and (low is None or made > low):
+            low, rp = made, (made, built.instance[0], built.instance[1])
     up = None if lam is None else pep.round_dual(lam, target=low)
     if up is None:
         up = pep.round_dual(sol.duals, target=low)

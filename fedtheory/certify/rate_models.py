@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from .lyapunov import RateBuilt
-from .models import expectation, fedavg_is_step
+from .models import (
+    expectation,
+    fedavg_is_step,
+    quadratic_instance,
+    unit_vectors_summing_to_zero,
+)
 from .onestep import uniform_patterns
 from .pep import Expr, Pep, Vec, as_fraction
 
@@ -28,9 +33,12 @@ def fedavg_is_average_model(n: int, p: Any, eta: Any, L: Any,
     for i, gi in enumerate(m["g"]):
         pep.constrain((gi - m["gbar"]).sq() - s2, f"||h_{i + 1}||^2 <= sigma_G^2")
     fstar = pep.value()
+    # the floor's instance: (L/2)||x||^2 at its minimiser, unit heterogeneity summing to 0
+    inst = quadratic_instance(pep, m["f"], dict(enumerate(unit_vectors_summing_to_zero(n))),
+                              L) if s2 == 1 and n in (2, 3, 4) else None
     return RateBuilt(pep, (("f(w) - f*", m["f_w"] - fstar),), (m["E_f_next"] - fstar,),
                      progress=m["gbar"].sq(), stated=dict(stated or {}),
-                     progress_text="||∇f(w_t)||^2")
+                     progress_text="||∇f(w_t)||^2", instance=inst)
 
 
 def fedpgd_convex_average_model(n: int, b: int, eta: Any, L: Any,
