@@ -19,6 +19,7 @@ from fedtheory.certify.rate_models import (
     fedavg_is_average_model,
     fedavg_is_strongly_convex_model,
     fedpgd_convex_average_model,
+    fedpgd_nonconvex_average_model,
 )
 from fedtheory.claims import get_claim
 
@@ -61,6 +62,17 @@ def test_fedpgd_convex_average_certified_exactly() -> None:
     assert Fr(row["constant"]) == Fr(1, 24) == Fr(row["constant_lower"])
     assert row["at_stated_potential"]["constant"] == "1/12"
     assert row["at_stated_potential"]["constant_lower"] == "1/12"
+
+
+def test_fedpgd_nonconvex_row_certified() -> None:
+    """Non-convex FedPGD, n = 3, b = 1, η = 1/(2L): best v = 1/(η(1 - ηL/2)) = 8/3 with
+    floor 1/3, attained; at the stated v = 2/η the constant is the stated ηL = 1/2 (tight)."""
+    row = certify_rate_instance(_step(lambda q: fedpgd_nonconvex_average_model(
+        3, 1, Fr(1, 2), 1, stated={"potential": [4], "constant": Fr(1, 2)})), {})
+    assert row["potential"] == {"f(x) - f*": "8/3"} and row["constant"] == "1/3"
+    assert row["constant_tight"]
+    assert row["at_stated_potential"]["constant"] == "1/2" == row["at_stated_potential"][
+        "constant_lower"]
 
 
 def test_fedavg_is_average_floor() -> None:
