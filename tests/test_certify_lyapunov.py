@@ -14,6 +14,7 @@ from fedtheory.certify.lyapunov import (
     certify_rate_instance,
     gradient_descent_model,
     mean_square_lower,
+    recheck_rate_instance,
 )
 from fedtheory.certify.rate_models import (
     fedavg_is_average_model,
@@ -127,3 +128,14 @@ def test_rates_table_corrected_entry() -> None:
     """The claim's quick grid: certified, the closed form (v = 1/(2η), c = ηF/2) exact."""
     out = certify_rate(get_claim("mifa.rates_table.corrected").rate, quick=True)
     assert out["status"] == "certified" and out["closed_form"]["holds"]
+
+
+def test_rate_certificate_rechecked_without_a_solver() -> None:
+    """The reported multipliers re-check exactly; a constant below the certified one, or a
+    tampered multiplier, does not."""
+    step = get_claim("mifa.rates_table.corrected").rate
+    row = certify_rate_instance(step, {"n": 3, "b": 1, "eta": Fr(1, 2)})
+    assert recheck_rate_instance(step, row)
+    assert not recheck_rate_instance(step, {**row, "constant": "1/5"})
+    bad = [[k, lab, str(Fr(v) / 2)] for k, lab, v in row["certificate"]["multipliers"]]
+    assert not recheck_rate_instance(step, {**row, "certificate": {"multipliers": bad}})

@@ -51,7 +51,7 @@ from .exact import is_psd
 from .pep import Expr, Pep, _solve_quietly
 
 __all__ = ["RateBuilt", "RateOutOfScope", "RateStep", "certify_rate", "certify_rate_instance",
-           "gradient_descent_model", "mean_square_lower"]
+           "gradient_descent_model", "mean_square_lower", "recheck_rate_instance"]
 
 
 @dataclass(frozen=True)
@@ -182,15 +182,9 @@ def _candidates(x: float) -> list[Fraction]:
 def _exact(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool,
            lam: np.ndarray | None = None) -> tuple[Fraction | None, Fraction | None, Any]:
     """The constant certified exactly for the rational potential ``v`` at ``rho``: (upper
-    from rational multipliers, lower from a rational instance, the instance)."""
+    from rational multipliers, lower from a rational instance, the multipliers)."""
     pep = built.pep
-    obj = Expr()
-    for vj, (_, e), ne in zip(v, built.terms, built.nexts, strict=True):
-        obj = obj + (ne - e * rho) * vj
-    if not linear:
-        assert built.progress is not None
-        obj = obj + built.progress
-    pep.maximize(obj)
+    pep.maximize(_objective(built, rho, v, linear))
     try:
         sol = pep.solve("lyapunov")
     except (KeyboardInterrupt, SystemExit):
@@ -211,7 +205,43 @@ def _exact(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool,
         up2 = None if lam is None else pep.round_dual(lam, target=low)
         if up2 is not None and (up is None or up2[0] < up[0]):
             up = up2
-    return (None if up is None else up[0]), low, None if rp is None else rp[1]
+    return (None if up is None else up[0]), low, None if up is None else up[1]
+
+
+def _objective(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool) -> Expr:
+    r""":math:`\sum_j v_j(\mathbb E\phi_j^+ - \rho\phi_j)` (+ the progress measure)."""
+    obj = Expr()
+    for vj, (_, e), ne in zip(v, built.terms, built.nexts, strict=True):
+        obj = obj + (ne - e * rho) * vj
+    if not linear:
+        assert built.progress is not None
+        obj = obj + built.progress
+    return obj
+
+
+def _parse(v: str) -> int | Fraction:
+    f = Fraction(v)
+    return f.numerator if f.denominator == 1 else f
+
+
+def recheck_rate_instance(step: RateStep, row: dict[str, Any]) -> bool:
+    """Re-check a reported rate certificate in exact arithmetic without a solver: rebuild the
+    round's PEP at the row's parameters and verify that its multipliers certify the reported
+    constant for the reported rate and potential (values cancelling, PSD exactly)."""
+    if row.get("status") != "certified" or "certificate" not in row:
+        return False
+    built = step.build({k: _parse(v) for k, v in row["params"].items()})
+    linear = built.progress is None
+    v = [Fraction(row["potential"].get(name, "0")) for name, _ in built.terms]
+    built.pep.maximize(_objective(built, Fraction(row["rho"]), v, linear))
+    cons = built.pep.all_constraints()
+    lam = [Fraction(0)] * len(cons)
+    for k, label, val in row["certificate"]["multipliers"]:
+        if not 0 <= int(k) < len(cons) or cons[int(k)][1] != label:
+            return False
+        lam[int(k)] = Fraction(val)
+    bound = built.pep.check_dual(lam)
+    return bound is not None and bound <= Fraction(row["constant"])
 
 
 def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, Any]:
@@ -253,9 +283,9 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
                 if tuple(vr) in seen:
                     continue
                 seen.add(tuple(vr))
-                up, low, _ = _exact(built, rho, vr, linear, lam)
+                up, low, mult = _exact(built, rho, vr, linear, lam)
                 if up is not None and (best is None or up < best[2]):
-                    best = (rho, vr, up, low)
+                    best = (rho, vr, up, low, mult)
                 # a linear rate: the first certificate; a constant: the smallest, until it
                 # reaches the solver's
                 if best is not None and (linear or c_num is None
@@ -268,7 +298,8 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
     if best is None:
         return {**out, "status": "unverified", "reason": "no rounding certified exactly",
                 "seconds": round(time.perf_counter() - t0, 3)}
-    rho, vr, up, low = best
+    rho, vr, up, low, mult = best
+    labels = [lab for _, lab in built.pep.all_constraints()]
     sv = built.stated.get("potential")
     if sv is not None and not linear:
         # the constant the stated potential coefficients certify (exactly)
@@ -282,6 +313,8 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
         "constant": str(up), "constant_lower": None if low is None else str(low),
         "constant_tight": low is not None and low == up,
         "gamma": None if linear else "1",
+        "certificate": {"multipliers": [[k, labels[k], str(x)] for k, x in enumerate(mult)
+                                        if x]},
     })
     if built.lower_rate is not None:
         lr = built.lower_rate()
