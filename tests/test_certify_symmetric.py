@@ -13,6 +13,7 @@ from fedtheory.certify.symmetric import (
     Form,
     SymmetricStep,
     client_sum,
+    derive_multiplier,
     expect,
     nonnegative,
     prove,
@@ -143,3 +144,18 @@ def test_derivation_label() -> None:
     assert derivation_label([proof, {"derivation": "instances only"}]) == "instances only"
     assert derivation_label([{**proof, "closed_form_equal": False}]) == "instances only"
     assert derivation_label([]) == "instances only"
+
+
+def test_multipliers_derived_not_restated() -> None:
+    """The free multiplier is a root of a reduced pivot: (1-p)((1-p)n + p)/n^2 for MIFA's
+    error (A's root p(1-p)/n^2 is tried first and fails), the referee's η^2 L (1/p - 1)/(2n^2)
+    for the FedAvg-IS step."""
+    lam, roots = derive_multiplier(lambda v: mifa_error_model(N, P, lam=v, positive=POS))
+    assert sp.simplify(lam - MIFA_WORST) == 0 and len(roots) == 2
+    eta = TH / (L * (1 + _C))
+    mu, _ = derive_multiplier(lambda v: fedavg_is_model(N, P, eta, L, mu=v, kappa=(1, 0),
+                                                        positive=POS))
+    assert sp.simplify(mu - eta**2 * L * (1 / P - 1) / (2 * N**2)) == 0
+    for cid in ("mifa.mifa_error", "mifa.error_floor_step"):
+        derived = get_claim(cid).one_step.derive(True)
+        assert all(d["multiplier_derived"] for d in derived)

@@ -49,8 +49,8 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["Form", "Instance", "SymForm", "SymmetricStep", "dot", "nonnegative", "prove",
-           "sq", "symmetric_psd"]
+__all__ = ["Form", "Instance", "SymForm", "SymmetricStep", "derive_multiplier", "dot",
+           "nonnegative", "prove", "sq", "symmetric_psd"]
 
 Lin = Mapping[str, Any]
 
@@ -396,14 +396,11 @@ def _cert_sos(step: SymmetricStep) -> tuple[Form, list[SymForm]]:
     return per, [client_sum(step, form) * mu for form, mu, _, _ in step.client_constraints]
 
 
-def prove(step: SymmetricStep) -> dict[str, Any]:
-    """Prove the step's symmetric certificate for every n (module docstring): ``{"derivation":
-    "proof for every n" | "instances only", "worst": the certified bound, "checks": {...},
-    "multipliers": {...}, "pivots": {...}, "attained": bool | None, "closed_form_equal":
-    bool | None}``."""
+def _reduce(step: SymmetricStep) -> tuple[SymForm, bool, bool, list[str]]:
+    """SOS - bound as a client-symmetric form after eliminating each pattern's local
+    vectors: ``(total, local values cancel, local pivots >= 0, the local pivots)``."""
     pos = step.positive
     per, syms = _cert_sos(step)
-    # 1. pattern-local values cancel in every pattern; eliminate the local vectors
     local_cancel = all(sp.cancel(per.a.get(v, 0)) == 0 for v in step.local_values)
     names = step.pattern_names()
     P = per.matrix(names)
@@ -430,8 +427,41 @@ def prove(step: SymmetricStep) -> dict[str, Any]:
     rform.a = {k: v for k, v in per.a.items() if k not in step.local_values}
     rform.c = per.c
     total = expect(step, rform, step.p, step.p**2)
-    for s in syms:
-        total = total + s
+    for s_ in syms:
+        total = total + s_
+    return total, local_cancel, local_ok, local_piv
+
+
+def derive_multiplier(make: Any, name: str = "mu") -> tuple[Any, list[Any]]:
+    r"""The multiplier ``make(λ)`` leaves free, derived rather than restated: the roots in
+    λ of the reduced matrices' leading pivots (:math:`A`'s, then :math:`M`'s), tried in turn;
+    the first at which :func:`prove` succeeds, ``(λ or None, the roots tried)``. (The bound
+    :math:`c_0 - \sum\lambda_kc_k` decreases as a multiplier on a constraint with a negative
+    constant grows, so the best certificate sits where a pivot reaches 0.)"""
+    lam = sp.Symbol(name)
+    step = make(lam)
+    total, _, _, _ = _reduce(step)
+    A, M = total.reduced(step.n)
+    roots: list[Any] = []
+    for X in (A, M):
+        if X.rows:
+            for r in sp.solve(sp.cancel(X[0, 0]), lam):
+                if r not in roots:
+                    roots.append(sp.factor(r))
+    for r in roots:
+        if prove(make(r))["derivation"] == "proof for every n":
+            return r, roots
+    return None, roots
+
+
+def prove(step: SymmetricStep) -> dict[str, Any]:
+    """Prove the step's symmetric certificate for every n (module docstring): ``{"derivation":
+    "proof for every n" | "instances only", "worst": the certified bound, "checks": {...},
+    "multipliers": {...}, "pivots": {...}, "attained": bool | None, "closed_form_equal":
+    bool | None}``."""
+    pos = step.positive
+    # 1. pattern-local values cancel in every pattern; eliminate the local vectors
+    total, local_cancel, local_ok, local_piv = _reduce(step)
     # 2. shared values cancel (E 1 = 1 already applied: a per-pattern coefficient is kept)
     shared_cancel = all(sp.cancel(v) == 0 for v in total.a.values())
     worst = sp.factor(sp.cancel(-total.c))  # SOS = bound + total.c + (PSD part)

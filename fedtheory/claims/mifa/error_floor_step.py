@@ -17,7 +17,7 @@ from fedtheory.certify.models import (
     rounded_rows,
     unit_vectors_summing_to_zero,
 )
-from fedtheory.certify.symmetric import prove
+from fedtheory.certify.symmetric import derive_multiplier, prove
 from fedtheory.certify.symmetric_pep import fedavg_is_model, solve_symmetric
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
@@ -353,13 +353,20 @@ def _certify_derive(quick: bool) -> list[dict[str, Any]]:
     for cond, eta in (("ηL(1 + c) <= 1 (stated)", th / (L * (1 + c))),
                       ("ηL(1 + c/2) <= 1 (relaxed)", th / (L * (1 + c / 2)))):
         worst = eta**2 * L * (1 / p_ - 1) / (2 * n)  # η^2 L c/4 with c = (2/n)(1/p - 1)
-        model = fedavg_is_model(
-            n, p_, eta, L, grad_half=sp.Rational(st["grad_half"]),
-            mu=eta**2 * L * (1 / p_ - 1) / (2 * n**2), kappa=(1, 0),
-            positive={n: 1 + m, p_: 1 / (1 + q), th: 1 / (1 + s)}, closed_form=worst,
-            range_text=f"n >= 1 (the instance: n >= 2), 0 < p <= 1, L > 0, {cond}, "
-                       "η = θ/(L(1 + c)) resp. θ/(L(1 + c/2)), 0 < θ <= 1")
-        d = prove(model)
+        referee = eta**2 * L * (1 / p_ - 1) / (2 * n**2)
+
+        def model(mu: Any, worst: Any = worst, eta: Any = eta, cond: str = cond) -> Any:
+            return fedavg_is_model(
+                n, p_, eta, L, grad_half=sp.Rational(st["grad_half"]), mu=mu, kappa=(1, 0),
+                positive={n: 1 + m, p_: 1 / (1 + q), th: 1 / (1 + s)}, closed_form=worst,
+                range_text=f"n >= 1 (the instance: n >= 2), 0 < p <= 1, L > 0, {cond}, "
+                           "η = θ/(L(1 + c)) resp. θ/(L(1 + c/2)), 0 < θ <= 1")
+
+        # the heterogeneity multiplier derived (a root of a reduced pivot), then compared
+        # with the referee's η^2 L (1/p - 1)/(2n^2)
+        mu, _ = derive_multiplier(model)
+        d = prove(model(referee if mu is None else mu))
+        d["multiplier_derived"] = mu is not None and sp.cancel(mu - referee) == 0
         d["parameter"] = "n, p, θ, L"
         d["substitution"] = "n = 1 + m, p = 1/(1 + q), θ = 1/(1 + s), m, q, s >= 0"
         out.append({"n": "every n >= 1", "step": cond, **d})

@@ -12,7 +12,7 @@ import sympy as sp
 
 from fedtheory.certify import Built, OneStep, Pep, Vec, bernoulli_patterns
 from fedtheory.certify.models import expectation
-from fedtheory.certify.symmetric import prove
+from fedtheory.certify.symmetric import derive_multiplier, prove
 from fedtheory.certify.symmetric_pep import mifa_error_model, solve_symmetric
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
@@ -305,8 +305,12 @@ def _certify_derive(quick: bool) -> list[dict[str, Any]]:
     n, p_ = sp.Symbol("n", positive=True), sp.Symbol("p", positive=True)
     m, q = sp.Symbol("m", nonnegative=True), sp.Symbol("q", nonnegative=True)
     worst = (1 - p_) * ((1 - p_) * n + p_) / n**2
-    d = prove(mifa_error_model(n, p_, lam=worst, positive={n: 1 + m, p_: 1 / (1 + q)},
+    pos = {n: 1 + m, p_: 1 / (1 + q)}
+    # the multiplier derived (a root of a reduced pivot), then the referee's compared with it
+    lam, _ = derive_multiplier(lambda v: mifa_error_model(n, p_, lam=v, positive=pos))
+    d = prove(mifa_error_model(n, p_, lam=worst if lam is None else lam, positive=pos,
                                closed_form=worst))
+    d["multiplier_derived"] = lam is not None and sp.cancel(lam - worst) == 0
     d["parameter"] = "n, p"
     d["substitution"] = "n = 1 + m, p = 1/(1 + q), m, q >= 0"
     p_num = sp.Rational(1, 10)
