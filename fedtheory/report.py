@@ -592,9 +592,11 @@ def rate_lines(rate: Mapping[str, Any] | None) -> list[str]:
                 f"{r.get('constant')}" + (" (attained)" if r.get("constant_tight") else "")
                 if r.get("status") == "certified" else str(r.get("reason", r.get("status"))))
         at = r.get("at_stated_potential") or {}
+        verdict = {True: " (the stated bound follows)", False: " (above the stated)"}.get(
+            r.get("stated_certified"), "")
         out.append(f"| {_md_cell(json.dumps(r.get('params')))} | "
                    f"{_md_cell(json.dumps(r.get('stated'), ensure_ascii=False))} | "
-                   f"{_md_cell(cert)} | {_md_cell(str(at.get('constant', '')))} | "
+                   f"{_md_cell(cert)} | {_md_cell(str(at.get('constant', '')) + verdict)} | "
                    f"{_md_cell(str(r.get('seconds', '')))} |")
     return [*out, ""]
 

@@ -63,6 +63,7 @@ def test_fedpgd_convex_average_certified_exactly() -> None:
     assert Fr(row["constant"]) == Fr(1, 24) == Fr(row["constant_lower"])
     assert row["at_stated_potential"]["constant"] == "1/12"
     assert row["at_stated_potential"]["constant_lower"] == "1/12"
+    assert row["stated_certified"] is True           # the stated bound follows, tight
 
 
 def test_fedpgd_nonconvex_row_certified() -> None:
@@ -86,6 +87,7 @@ def test_fedavg_is_average_floor() -> None:
     assert row["constant_tight"]                  # attained: (L/2)||x||^2 at its minimiser
     assert row["at_stated_potential"]["constant"] == "3/8"
     assert Fr(row["at_stated_potential"]["constant_lower"]) == Fr(3, 8)
+    assert row["stated_certified"] is False          # this potential cannot give 3/32
 
 
 def test_fedavg_is_strongly_convex_rate_attained() -> None:

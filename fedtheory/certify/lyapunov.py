@@ -307,6 +307,14 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
         out["at_stated_potential"] = {"potential": [str(x) for x in sv],
                                       "constant": None if su is None else str(su),
                                       "constant_lower": None if sl is None else str(sl)}
+        sc = built.stated.get("constant")
+        if sc is not None and su is not None:
+            # True: the stated bound follows from this certificate at this instance; False:
+            # the one-round inequality with the stated potential fails at an instance (not
+            # by itself a refutation of an averaged bound)
+            sc = Fraction(sc)
+            out["stated_certified"] = True if su <= sc else (
+                False if sl is not None and sl > sc else None)
     out.update({
         "status": "certified", "rho": str(rho), "potential": {
             name: str(x) for (name, _), x in zip(built.terms, vr, strict=True) if x},
@@ -316,6 +324,8 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
         "certificate": {"multipliers": [[k, labels[k], str(x)] for k, x in enumerate(mult)
                                         if x]},
     })
+    if linear and "rho" in built.stated:
+        out["stated_certified"] = rho <= Fraction(built.stated["rho"])
     if built.lower_rate is not None:
         lr = built.lower_rate()
         if lr is not None:

@@ -192,4 +192,8 @@ CLAIM.rate = RateStep(
     closed_form_text=("best potential v = 1/(η(1 - θ'/2)) and floor ηLc/(4(1 - θ'/2)) σ_G^2, "
                       "θ' = ηL(1 + c/2); at the stated v = 2/η the certified floor is "
                       "ηLc/2 σ_G^2 (at_stated_potential)"),
+    notes=("no potential v (f(w) - f*) certifies the printed floor: the smallest certified "
+           "floor over every v (the best potential's) is above the printed (η^2 L c/2) σ_G^2"
+           " at each instance (stated_certified false); the printed bound itself is refuted "
+           "by the claim's own checks (T = 2 from w*)",),
 )

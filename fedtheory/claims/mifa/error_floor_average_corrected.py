@@ -282,4 +282,7 @@ CLAIM.rate = RateStep(
     closed_form_text=("best potential v = 1/(η(1 - θ'/2)) and floor ηLc/(4(1 - θ'/2)) σ_G^2, "
                       "θ' = ηL(1 + c/2); at the stated v = 2/η the certified floor is "
                       "ηLc/2 σ_G^2 (at_stated_potential)"),
+    notes=("the corrected bound follows from the certificate at each instance: at the stated"
+           " v = 2/η the certified floor ηLc/2 σ_G^2 is half the corrected ηLc σ_G^2 "
+           "(stated_certified true)",),
 )
