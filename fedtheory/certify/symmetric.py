@@ -484,6 +484,8 @@ def prove(step: SymmetricStep) -> dict[str, Any]:
     out["closed_form_equal"] = None if step.closed_form is None else bool(
         sp.cancel(worst - step.closed_form) == 0)
     out["attained"] = None if step.instance is None else attained(step, worst)
+    if step.instance is not None:
+        out["instance"] = step.instance.function
     if not ok:
         out["reason"] = "a step of the symbolic proof fails (see checks)"
     return out

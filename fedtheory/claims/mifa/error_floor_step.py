@@ -395,7 +395,9 @@ CLAIM.one_step = OneStep(
            "read with p = min_i p_i (the chain of the derivation holds with the smallest p)",
            "beyond the stated step: at ηL(1 + c/2) = 1 (θ = (1+c)/(1+c/2) > 1) the worst case "
            "is still exactly η^2 L c/4 σ_G^2 (certified), and 10% beyond it the PEP is "
-           "unbounded: the step condition ηL(1+c) <= 1 can be relaxed to ηL(1 + c/2) <= 1"),
+           "unbounded: the step condition ηL(1+c) <= 1 can be relaxed to ηL(1 + c/2) <= 1",
+           "proved for every n (derived): the worst case η^2 L c/4 σ_G^2 at the stated step "
+           "and at the relaxed ηL(1 + c/2) <= 1 (client-symmetric certificate, sympy)"),
     beyond=lambda quick: [
         {"n": n, "p": p_, "theta": th} for n, p_ in ((2, Fraction(1, 4)), (3, Fraction(1, 2)))
         for c in [Fraction(2, n) * (1 / p_ - 1)]
