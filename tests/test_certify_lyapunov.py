@@ -21,6 +21,7 @@ from fedtheory.certify.rate_models import (
     fedavg_is_strongly_convex_model,
     fedpgd_convex_average_model,
     fedpgd_nonconvex_average_model,
+    mifa_memory_model,
 )
 from fedtheory.claims import get_claim
 
@@ -141,3 +142,15 @@ def test_rate_certificate_rechecked_without_a_solver() -> None:
     assert not recheck_rate_instance(step, {**row, "constant": "1/5"})
     bad = [[k, lab, str(Fr(v) / 2)] for k, lab, v in row["certificate"]["multipliers"]]
     assert not recheck_rate_instance(step, {**row, "certificate": {"multipliers": bad}})
+
+
+def test_mifa_memory_table_zero_floor() -> None:
+    """A memory table across rounds: MIFA, n = 2, p = 1/2, η = 1/4, exact gradients; a
+    potential in f(w) - f* and the memory error certifies E V+ <= V - ||∇f(w)||^2 with no
+    floor (c = 0 exactly), using the memory term."""
+    row = certify_rate_instance(_step(lambda q: mifa_memory_model(2, Fr(1, 2), Fr(1, 4), 1)),
+                                {})
+    assert row["status"] == "certified" and Fr(row["constant"]) == 0
+    assert set(row["potential"]) == {"f(w) - f*", "Σ_i ||m_i - ∇f_i(w)||^2"}
+    assert recheck_rate_instance(_step(lambda q: mifa_memory_model(2, Fr(1, 2), Fr(1, 4), 1)),
+                                 {**row, "params": {}})

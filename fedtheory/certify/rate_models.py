@@ -16,7 +16,7 @@ from .onestep import uniform_patterns
 from .pep import Expr, Pep, Vec, as_fraction
 
 __all__ = ["fedavg_is_average_model", "fedavg_is_strongly_convex_model",
-           "fedpgd_convex_average_model", "fedpgd_nonconvex_average_model"]
+           "fedpgd_convex_average_model", "fedpgd_nonconvex_average_model", "mifa_memory_model"]
 
 
 def fedavg_is_average_model(n: int, p: Any, eta: Any, L: Any,
@@ -171,3 +171,50 @@ def fedpgd_nonconvex_average_model(n: int, b: int, eta: Any, L: Any,
     return RateBuilt(pep, (("f(x) - f*", fx - fstar),), (E_next - fstar,),
                      progress=gbar.sq(), stated=dict(stated or {}),
                      progress_text="||∇f(x_t)||^2", instance=inst)
+
+
+def mifa_memory_model(n: int, p: Any, eta: Any, L: Any) -> RateBuilt:
+    """MIFA with exact gradients and independent Bernoulli(p) participation, a memory table
+    across rounds: the participants refresh their entry :math:`m_i \\leftarrow \\nabla
+    f_i(w_t)`, then :math:`w_{t+1} = w_t - \\eta\\frac1n\\sum_im_i`; every :math:`f_i`
+    L-smooth (class ``smooth``, each its own function, a point per pattern). Potential terms
+    :math:`f(w) - f^\\star` and the memory error :math:`\\sum_i\\|m_i - \\nabla f_i(w)\\|^2`
+    (the entries held before the round, at the current point), progress
+    :math:`\\|\\nabla f(w)\\|^2`; no heterogeneity bound: a zero floor is certified by
+    :math:`c = 0`."""
+    from .onestep import bernoulli_patterns
+
+    p, eta = as_fraction(p, "p"), as_fraction(eta, "eta")
+    pep = Pep()
+    fs = [pep.function("smooth", L) for _ in range(n)]
+    g = [pep.vector(f"g{i + 1}") for i in range(n)]
+    mem = [pep.vector(f"m{i + 1}") for i in range(n)]
+    fw = []
+    for f, gi in zip(fs, g, strict=True):
+        fw.append(pep.value())
+        f.add_point(Vec(), gi, fw[-1])
+    fstar = pep.value()
+    f_now = Expr()
+    for v in fw:
+        f_now = f_now + v / n
+    err_now = Expr()
+    for mi, gi in zip(mem, g, strict=True):
+        err_now = err_now + (mi - gi).sq()
+    gbar = Vec()
+    for gi in g:
+        gbar = gbar + gi / n
+    pats = bernoulli_patterns([p] * n)
+    f_next, err_next = Expr(), Expr()
+    for mask, pr in pats:
+        new = [gi if m_ else mi for m_, gi, mi in zip(mask, g, mem, strict=True)]
+        G = Vec()
+        for v in new:
+            G = G + v / n
+        x = G * (-eta)
+        for f, v in zip(fs, new, strict=True):
+            gn, fn = f.oracle(x)
+            f_next = f_next + fn * (pr / n)
+            err_next = err_next + (v - gn).sq() * pr
+    return RateBuilt(pep, (("f(w) - f*", f_now - fstar), ("Σ_i ||m_i - ∇f_i(w)||^2", err_now)),
+                     (f_next - fstar, err_next), progress=gbar.sq(),
+                     progress_text="||∇f(w_t)||^2")

@@ -283,4 +283,8 @@ CLAIM.rate = RateOutOfScope(
     "MIFA with staleness up to τ_max on every participation path (the statement is "
     "pathwise over adversarial participation, not in expectation over a law): a potential"
     " would carry each client's memory of up to τ_max past rounds and the path's "
-    "staleness pattern; not described to the Lyapunov search in this version")
+    "staleness pattern; not described to the Lyapunov search in this version. Its in-"
+    "expectation analogue under Bernoulli(p) participation is certified by a memory "
+    "potential v (f(w) - f*) + u Σ_i||m_i - ∇f_i(w)||^2 with zero floor "
+    "(fedtheory.certify.rate_models.mifa_memory_model), which does not imply the pathwise"
+    " statement")
