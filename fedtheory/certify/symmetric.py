@@ -49,8 +49,8 @@ from typing import Any
 
 import sympy as sp
 
-__all__ = ["Form", "Instance", "SymForm", "SymmetricStep", "derive_multiplier", "dot",
-           "nonnegative", "prove", "sq", "symmetric_psd"]
+__all__ = ["Form", "Instance", "SymForm", "SymmetricStep", "add", "client_sum",
+           "derive_multiplier", "dot", "expect", "nonnegative", "prove", "sq", "symmetric_psd"]
 
 Lin = Mapping[str, Any]
 
@@ -121,14 +121,6 @@ class Form:
         for k, v in self.a.items():
             out = out + (values[k] if k in values else Form(a={k: 1})) * v
         return out
-
-
-def lin(*terms: tuple[str, Any]) -> dict[str, Any]:
-    """A linear combination ``{name: coefficient}``."""
-    out: dict[str, Any] = {}
-    for k, v in terms:
-        out[k] = out.get(k, 0) + v
-    return out
 
 
 def add(*ls: Lin, scale: Sequence[Any] | None = None) -> dict[str, Any]:
