@@ -551,7 +551,8 @@ def certified_lines(c: Mapping[str, Any]) -> list[str]:
     """Markdown for a claim's ``certified`` entry (``verify --certify``): its status and
     stated/worst, then one row per instance."""
     if c["status"] in ("out of scope", "error"):
-        return [f"**Certified** ({c['status']}): {_md_cell(c.get('reason', ''))}", ""]
+        return [f"**Certified** ({c['status']}): {_md_cell(c.get('reason', ''))}", "",
+                *rate_lines(c.get("rate"))]
     out = [f"**Certified** (performance estimation): **{c['status']}**, stated/worst "
            f"{_ratio_text(c.get('ratio'))} at `{_md_cell(json.dumps(c.get('at')))}`"
            + (f"; {c['finding']}" if c.get("finding") else "")
@@ -570,6 +571,37 @@ def certified_lines(c: Mapping[str, Any]) -> list[str]:
         out.append(f"| {_md_cell(json.dumps(r['params']))} | {r['stated']} | "
                    f"{_md_cell(str(worst)[:60])} | {_ratio_text(r.get('ratio'))} | "
                    f"{r['status']} | {r.get('seconds', '')} |")
+    return [*out, "", *rate_lines(c.get("rate"))]
+
+
+def rate_lines(rate: Mapping[str, Any] | None) -> list[str]:
+    """Markdown for the ``certified.rate`` entry (a potential across rounds,
+    :func:`fedtheory.certify.lyapunov.certify_rate`): the reason it is out of scope, or one
+    row per instance with the stated and certified rate, potential and constant."""
+    if not rate:
+        return []
+    if rate.get("status") in ("out of scope", "error"):
+        return [f"**Rate** ({rate['status']}): {_md_cell(str(rate.get('reason', '')))}", ""]
+    cf = rate.get("closed_form")
+    out = [f"**Rate certificate** (potential search): **{_md_cell(str(rate.get('status')))}**; "
+           f"{_md_cell(str(rate.get('description', '')))}"
+           + (f"; closed form: {_md_cell(str(cf.get('text')))} "
+              f"({'holds' if cf.get('holds') else 'not confirmed'})" if cf else ""), "",
+           "| instance | stated | certified rate, potential, constant | at the stated potential "
+           "| s |", "|---|---|---|---|---|"]
+    for r in rate.get("instances", []):
+        cert = (f"ρ = {r.get('rho')}" + (f" (lower {r['rho_lower']})" if r.get("rho_lower")
+                                          else "")
+                + f", V = {json.dumps(r.get('potential'), ensure_ascii=False)}, c = "
+                f"{r.get('constant')}" + (" (attained)" if r.get("constant_tight") else "")
+                if r.get("status") == "certified" else str(r.get("reason", r.get("status"))))
+        at = r.get("at_stated_potential") or {}
+        verdict = {True: " (the stated bound follows)", False: " (above the stated)"}.get(
+            r.get("stated_certified"), "")
+        out.append(f"| {_md_cell(json.dumps(r.get('params')))} | "
+                   f"{_md_cell(json.dumps(r.get('stated'), ensure_ascii=False))} | "
+                   f"{_md_cell(cert)} | {_md_cell(str(at.get('constant', '')) + verdict)} | "
+                   f"{_md_cell(str(r.get('seconds', '')))} |")
     return [*out, ""]
 
 

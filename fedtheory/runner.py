@@ -30,6 +30,7 @@ from typing import Any
 
 from fedtheory.cache import Cache
 from fedtheory.certify import certify
+from fedtheory.certify.lyapunov import certify_rate
 from fedtheory.claims.core import CheckResult, ClaimResult, Verdict
 from fedtheory.claims.power import power
 from fedtheory.claims.registry import get_claim
@@ -37,8 +38,8 @@ from fedtheory.executors import Executor, SerialExecutor, make_executor
 from fedtheory.simulate import max_threads
 from fedtheory.tasks import ClaimPlan, Task, plan_claim
 
-__all__ = ["Job", "TaskDone", "certify_entry", "draw_figures", "error_result", "plan", "run_jobs",
-           "run_task", "verify_one"]
+__all__ = ["Job", "TaskDone", "certify_entry", "certify_rate_entry", "draw_figures",
+           "error_result", "plan", "run_jobs", "run_task", "verify_one"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,8 @@ def verify_one(job: Job) -> ClaimResult:
             res.power = power(claim, job.preset, job.seed, base=res, cache=cache)
         if job.certify:
             res.certified = certify_entry(claim.one_step, job.preset)
+            if claim.rate is not None:
+                res.certified["rate"] = certify_rate_entry(claim.rate, job.preset)
         draw_figures(res, job.figure_dir)
     return res
 
@@ -100,6 +103,17 @@ def certify_entry(one_step: Any, preset: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - reported in the entry
         return {"status": "error", "reason": f"{type(exc).__name__}: {exc}", "ratio": None,
                 "lower": None, "upper": None, "instances": [], "solver": None,
+                "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def certify_rate_entry(rate: Any, preset: str) -> dict[str, Any]:
+    """The claim's ``certified.rate`` entry (:func:`fedtheory.certify.lyapunov.certify_rate`);
+    a failure is reported in it (status ``error``), never as the claim's verdict."""
+    t0 = time.perf_counter()
+    try:
+        return certify_rate(rate, quick=preset == "quick")
+    except Exception as exc:  # noqa: BLE001 - reported in the entry
+        return {"status": "error", "reason": f"{type(exc).__name__}: {exc}", "instances": [],
                 "seconds": round(time.perf_counter() - t0, 3)}
 
 

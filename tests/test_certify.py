@@ -254,7 +254,8 @@ def test_certified_entry_matches_the_schema() -> None:
     jsonschema.validate(doc, schema.CERTIFIED_SCHEMA)
     # exact at equal p; the unequal-p instance's worst case is irrational: a sandwich
     assert doc["status"] == "sandwich" and doc["closed_form"]["holds"]
-    assert doc["derivation"] == "symbolic" and doc["derived"][0]["n"] == 2   # derived at n = 2
+    assert doc["derivation"] == "proof for every n"                      # every n at once
+    assert doc["derived"][0]["n"] == "every n >= 1"
     assert Fr(doc["stated"]) / Fr(doc["upper"]) == Fr(20, 19)       # n = 2, p = 1/10
     from fedtheory.certify import STATUSES
 
@@ -409,12 +410,12 @@ def test_mifa_error_worst_case_derived_symbolically() -> None:
 
 @pytest.mark.slow
 def test_error_floor_step_worst_case_derived_symbolically() -> None:
-    """n = 2, θ = 1, symbolic p: worst case p(1-p)/4 = η^2 L c/4 (η = p, c = 1/p - 1) for
-    every p, certified by the fitted dual; the entry says "symbolic"."""
+    """Every n, symbolic p, θ, L: worst case η^2 L c/4, certified by the client-symmetric
+    dual at the stated and at the relaxed step; the entry says "proof for every n"."""
     out = certify(get_claim("mifa.error_floor_step").one_step, quick=True)
-    assert out["derivation"] == "symbolic"
-    (d,) = out["derived"]
-    assert d["worst"] == "-p*(p - 1)/4" and d["closed_form_equal"] and d["attained"]
+    assert out["derivation"] == "proof for every n"
+    stated, relaxed = out["derived"]
+    assert stated["closed_form_equal"] and stated["attained"] and relaxed["attained"]
 
 
 def test_report_lines_show_a_refutation_and_a_derivation() -> None:

@@ -13,6 +13,10 @@ inequality over a function class, with certificates checked in exact arithmetic.
   without a solver (``fedtheory recheck --from REPORT.json``);
 * :mod:`~fedtheory.certify.pepit_bridge`: the optional PEPit cross-check and the extra's
   availability (``pip install "fedtheory[pep]"``).
+* :mod:`~fedtheory.certify.symmetric` (and :mod:`~.symmetric_pep`): client-symmetric
+  certificates proved for every n (sympy), the symmetry-reduced PEP solved at any n;
+* :mod:`~fedtheory.certify.lyapunov` (and :mod:`~.rate_models`): rate certificates across
+  rounds, a potential found by an SDP and its constant certified exactly (``Claim.rate``).
 
 Library maths: it imports no claim; claims describe themselves through it.
 """

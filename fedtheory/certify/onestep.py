@@ -83,8 +83,8 @@ class OneStep:
     #: (``beyond_stated_condition``): where the statement could be relaxed to.
     beyond: Callable[[bool], list[dict[str, Any]]] | None = None
     #: The worst case derived symbolically from the dual (``derive(quick) -> [result of
-    #: fedtheory.certify.symbolic.derive_worst_case, ...]``): the entry's ``derivation`` is
-    #: ``"symbolic"`` when every result is, else ``"instances only"``.
+    #: fedtheory.certify.symbolic.derive_worst_case or fedtheory.certify.symmetric.prove,
+    #: ...]``): the entry's ``derivation`` is :func:`derivation_label` of the results.
     derive: Callable[[bool], list[dict[str, Any]]] | None = None
     #: The function class in words (every certificate says which class it is for); empty:
     #: read off the PEP (:meth:`~.pep.Pep.class_text`).
@@ -402,9 +402,7 @@ def _certify_rows(step: OneStep, quick: bool, t0: float) -> dict[str, Any]:
     if step.derive is not None:
         derived = step.derive(quick)
         out["derived"] = derived
-        out["derivation"] = "symbolic" if derived and all(
-            d["derivation"] == "symbolic" and d.get("closed_form_equal") is not False
-            for d in derived) else "instances only"
+        out["derivation"] = derivation_label(derived)
         out["seconds"] = round(time.perf_counter() - t0, 3)
     elif step.closed_form is not None:
         out["derivation"] = "instances only"
@@ -414,6 +412,19 @@ def _certify_rows(step: OneStep, quick: bool, t0: float) -> dict[str, Any]:
         out["beyond_stated_condition"] = [_beyond(step, q) for q in step.beyond(quick)]
         out["seconds"] = round(time.perf_counter() - t0, 3)
     return out
+
+
+def derivation_label(derived: Sequence[dict[str, Any]]) -> str:
+    """The entry's ``derivation``: ``"proof for every n"`` when every derived result is one
+    (:func:`fedtheory.certify.symmetric.prove`), ``"symbolic"`` when every one holds and some
+    is a fit in one parameter (:mod:`~fedtheory.certify.symbolic`), else ``"instances
+    only"``; a result that contradicts its closed form holds nowhere."""
+    if not derived or any(d.get("closed_form_equal") is False for d in derived):
+        return "instances only"
+    labels = {d["derivation"] for d in derived}
+    if labels == {"proof for every n"}:
+        return "proof for every n"
+    return "symbolic" if labels <= {"symbolic", "proof for every n"} else "instances only"
 
 
 def _beyond(step: OneStep, params: dict[str, Any]) -> dict[str, Any]:

@@ -445,6 +445,10 @@ class Claim:
     #: ``verify --certify`` (a :class:`fedtheory.certify.OneStep`, or an
     #: :class:`fedtheory.certify.OutOfScope` saying why it does not); None: not described.
     one_step: Any = None
+    #: How the statement reads as a rate across rounds, for ``verify --certify`` (a
+    #: :class:`fedtheory.certify.lyapunov.RateStep`, or a
+    #: :class:`~fedtheory.certify.lyapunov.RateOutOfScope` saying why not); None: not a rate.
+    rate: Any = None
 
     def __post_init__(self) -> None:
         if not self.id.startswith(self.family + "."):

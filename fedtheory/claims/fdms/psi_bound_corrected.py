@@ -4,6 +4,7 @@ is independent of the updates."""
 
 from __future__ import annotations
 
+from fedtheory.certify.lyapunov import RateOutOfScope
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 
 from ._friends import orthogonal_search
@@ -37,3 +38,10 @@ CLAIM.check("monte_carlo", "simulated")(simulated)
 def search(ctx: Context) -> Evidence:
     """Adversarial search over the orthogonal family (q, T) with an exact re-check."""
     return orthogonal_search(ctx, "psi", horizon=300)
+
+
+# -- the rate across rounds, for `verify --certify` -------------------------------------------
+CLAIM.rate = RateOutOfScope(
+    "a bound on the friend-discovery error Ψ through exponential tail sums of a discrete "
+    "selection rule, not a quadratic recursion in iterates, memory or gradients: no "
+    "quadratic potential describes it")

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.certify.lyapunov import RateOutOfScope
 from fedtheory.claims import (
     Claim,
     ClaimKind,
@@ -342,3 +343,9 @@ def _partial_participation_figure(ctx: Context) -> Evidence:
         detail=f"Monte Carlo points within their intervals: {ok} (reported; the tests are the "
                f"Monte Carlo checks)",
         data={"consistent": ok, "exact_variance": upd["variance"], "exact_floor_part": exact})
+
+
+# -- the rate across rounds, for `verify --certify` -------------------------------------------
+CLAIM.rate = RateOutOfScope(
+    "an O(·) rate with K noisy local steps: no constants to certify; the Lyapunov search "
+    "needs a stated rate and constant")

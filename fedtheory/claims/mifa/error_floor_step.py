@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import sympy as sp
 
 from fedtheory.certify import Built, OneStep, Pep
 from fedtheory.certify.models import (
@@ -16,7 +17,8 @@ from fedtheory.certify.models import (
     rounded_rows,
     unit_vectors_summing_to_zero,
 )
-from fedtheory.certify.symbolic import derive_worst_case
+from fedtheory.certify.symmetric import derive_multiplier, prove
+from fedtheory.certify.symmetric_pep import fedavg_is_model, solve_symmetric
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
@@ -336,19 +338,45 @@ def _certify_closed_form(params: dict[str, Any]) -> Fraction | None:
 
 
 def _certify_derive(quick: bool) -> list[dict[str, Any]]:
-    """The worst case derived from the dual at symbolic p (n = 2, θ = 1; n = 3 costs
-    minutes of sympy): equal to η^2 L c/4 identically, or said otherwise."""
-    assert isinstance(CLAIM.one_step, OneStep)
-    samples = [Fraction(1, 10), Fraction(1, 5), Fraction(1, 3), Fraction(1, 2),
-               Fraction(2, 3), Fraction(3, 4), Fraction(9, 10)]
+    """The worst case proved for every n (client-symmetric certificate, sympy): weight P(S)
+    on each interpolation inequality (0, S), η^2 L (1/p - 1)/(2n^2) on each heterogeneity
+    constraint, residual Σ_S P(S)/(4L)||b_S - ...||^2 + a PSD client-symmetric form; at the
+    stated step ηL(1 + c) <= 1 and at the relaxed ηL(1 + c/2) <= 1; and the
+    symmetry-reduced PEP solved at n = 8."""
+    assert CLAIM.stated is not None
+    st = CLAIM.stated.constants
+    n, p_ = sp.Symbol("n", positive=True), sp.Symbol("p", positive=True)
+    L, th = sp.Symbol("L", positive=True), sp.Symbol("theta", positive=True)
+    m, q, s = (sp.Symbol(v, nonnegative=True) for v in ("m", "q", "s"))
+    c = sp.Rational(st["c_two"]) / n * (1 / p_ - 1)
+    out = []
+    for cond, eta in (("ηL(1 + c) <= 1 (stated)", th / (L * (1 + c))),
+                      ("ηL(1 + c/2) <= 1 (relaxed)", th / (L * (1 + c / 2)))):
+        worst = eta**2 * L * (1 / p_ - 1) / (2 * n)  # η^2 L c/4 with c = (2/n)(1/p - 1)
+        referee = eta**2 * L * (1 / p_ - 1) / (2 * n**2)
 
-    def closed(t: Any, n: int = 2) -> Any:
-        c = 2 * (1 / t - 1) / n  # sympy: an exact rational coefficient
-        return c / (4 * (1 + c) ** 2)
+        def model(mu: Any, worst: Any = worst, eta: Any = eta, cond: str = cond) -> Any:
+            return fedavg_is_model(
+                n, p_, eta, L, grad_half=sp.Rational(st["grad_half"]), mu=mu, kappa=(1, 0),
+                positive={n: 1 + m, p_: 1 / (1 + q), th: 1 / (1 + s)}, closed_form=worst,
+                range_text=f"n >= 1 (the instance: n >= 2), 0 < p <= 1, L > 0, {cond}, "
+                           "η = θ/(L(1 + c)) resp. θ/(L(1 + c/2)), 0 < θ <= 1")
 
-    return [{"n": 2, "theta": "1", **derive_worst_case(
-        CLAIM.one_step, lambda q: {"n": 2, "p": q, "theta": Fraction(1)}, samples,
-        closed_form=closed)}]
+        # the heterogeneity multiplier derived (a root of a reduced pivot), then compared
+        # with the referee's η^2 L (1/p - 1)/(2n^2)
+        mu, _ = derive_multiplier(model)
+        d = prove(model(referee if mu is None else mu))
+        d["multiplier_derived"] = mu is not None and sp.cancel(mu - referee) == 0
+        d["parameter"] = "n, p, θ, L"
+        d["substitution"] = "n = 1 + m, p = 1/(1 + q), θ = 1/(1 + s), m, q, s >= 0"
+        out.append({"n": "every n >= 1", "step": cond, **d})
+    p_num, one = sp.Rational(1, 4), sp.Integer(1)
+    c_num = sp.Rational(st["c_two"]) / n * (1 / p_num - 1)
+    num = solve_symmetric(fedavg_is_model(n, p_num, one / (1 + c_num), one,
+                                          grad_half=sp.Rational(st["grad_half"])), 8)
+    out[0]["reduced_pep"] = {**num, "p": str(p_num), "theta": "1", "L": "1",
+                             "closed_form": float((c_num / (4 * (1 + c_num) ** 2)).subs(n, 8))}
+    return out
 
 
 CLAIM.one_step = OneStep(
@@ -367,7 +395,9 @@ CLAIM.one_step = OneStep(
            "read with p = min_i p_i (the chain of the derivation holds with the smallest p)",
            "beyond the stated step: at ηL(1 + c/2) = 1 (θ = (1+c)/(1+c/2) > 1) the worst case "
            "is still exactly η^2 L c/4 σ_G^2 (certified), and 10% beyond it the PEP is "
-           "unbounded: the step condition ηL(1+c) <= 1 can be relaxed to ηL(1 + c/2) <= 1"),
+           "unbounded: the step condition ηL(1+c) <= 1 can be relaxed to ηL(1 + c/2) <= 1",
+           "proved for every n (derived): the worst case η^2 L c/4 σ_G^2 at the stated step "
+           "and at the relaxed ηL(1 + c/2) <= 1 (client-symmetric certificate, sympy)"),
     beyond=lambda quick: [
         {"n": n, "p": p_, "theta": th} for n, p_ in ((2, Fraction(1, 4)), (3, Fraction(1, 2)))
         for c in [Fraction(2, n) * (1 / p_ - 1)]

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.certify.lyapunov import RateStep
+from fedtheory.certify.rate_models import fedpgd_convex_average_model
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.mifa._runs import convex_fedpgd_run
 from fedtheory.claims.stated import Stated
@@ -215,3 +217,34 @@ def _rates_corr_search(ctx: Context) -> Evidence:
 def _rates_corr_saga(ctx: Context) -> Evidence:
     """SAGA's evaluations to ε grow more slowly in n than FedGD's (slope reported)."""
     return scaling_evidence(ctx)
+
+
+# -- the rate across rounds, for `verify --certify` (a potential found by an SDP) -----------
+def _rate_build(params: dict[str, Any]) -> Any:
+    """Convex FedPGD rounds at (n, b, η), L = 1, σ_G^2 = 1: potential v ||x - x*||^2,
+    progress f(x) - f*; stated: v = init/η, constant floor η (n/b - 1)/(n - 1)."""
+    assert CLAIM.stated is not None
+    st = CLAIM.stated.constants
+    n, b, eta_ = params["n"], params["b"], params["eta"]
+    F = (Fraction(n, b) - 1) / (n - 1)
+    return fedpgd_convex_average_model(n, b, eta_, 1, stated={
+        "potential": [Fraction(st["init"]) / eta_],
+        "constant": Fraction(st["floor"]) * eta_ * F})
+
+
+CLAIM.rate = RateStep(
+    description=("FedPGD rounds (one exact local step), b of n clients uniformly without "
+                 "replacement, f convex and L-smooth (L = 1), (1/n)Σ||∇f_i(x_t) - "
+                 "∇f(x_t)||^2 <= σ_G^2 = 1 at every round's point, η <= 1/(2L); potential "
+                 "v ||x - x*||^2 with E V_{t+1} <= V_t - (f(x_t) - f*) + c, so (1/T)Σ E f(x_t) "
+                 "- f* <= v ||x_0 - x*||^2/T + c; stated: v = 1/η, c = η (n/b - 1)/(n - 1) "
+                 "σ_G^2"),
+    build=_rate_build,
+    grid=lambda quick: [{"n": 3, "b": 1, "eta": Fraction(1, 2)},
+                        {"n": 4, "b": 2, "eta": Fraction(1, 4)}] + ([] if quick else [
+                        {"n": 5, "b": 2, "eta": Fraction(1, 2)}]),
+    closed_form=lambda q: {"potential": [1 / (2 * q["eta"])], "constant": q["eta"] / 2 * (
+        Fraction(q["n"], q["b"]) - 1) / (q["n"] - 1)},
+    closed_form_text=("v = 1/(2η), c = (η/2)(n/b - 1)/(n - 1) σ_G^2: both stated terms are "
+                      "2x the certified ones (co-coercivity, as the derivation's sharp form)"),
+)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.certify.lyapunov import RateOutOfScope
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.mifa._runs import (
     diverged,
@@ -275,3 +276,15 @@ def _zf_corr_floors(ctx: Context) -> Evidence:
             counterexample={**base, "p": p_val, "T": out["T"], "replicas": out["R"],
                             "rule": "U-MIFA"})))
     return all_of(parts)
+
+
+# -- the rate across rounds, for `verify --certify` -------------------------------------------
+CLAIM.rate = RateOutOfScope(
+    "MIFA with staleness up to τ_max on every participation path (the statement is "
+    "pathwise over adversarial participation, not in expectation over a law): a potential"
+    " would carry each client's memory of up to τ_max past rounds and the path's "
+    "staleness pattern; not described to the Lyapunov search in this version. Its in-"
+    "expectation analogue under Bernoulli(p) participation is certified by a memory "
+    "potential v (f(w) - f*) + u Σ_i||m_i - ∇f_i(w)||^2 with zero floor "
+    "(fedtheory.certify.rate_models.mifa_memory_model), which does not imply the pathwise"
+    " statement")

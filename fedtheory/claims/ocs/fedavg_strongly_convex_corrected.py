@@ -4,6 +4,7 @@ convex quadratics."""
 from __future__ import annotations
 
 from fedtheory.certify import OutOfScope
+from fedtheory.certify.lyapunov import RateOutOfScope
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     exact_check,
@@ -133,3 +134,11 @@ CLAIM.one_step = OutOfScope(
     "noise sigma^2 and data-dependent sampling probabilities gamma^k); not described to the "
     "PEP builder in this version (it would need the local steps' iterates as PEP points and "
     "a grid over norm ratios)")
+
+
+# -- the rate across rounds, for `verify --certify` -------------------------------------------
+CLAIM.rate = RateOutOfScope(
+    "R >= 2 noisy local steps on quadratic f_i with sampling probabilities γ^k that "
+    "depend on the round's updates (OCS: a law that depends on the data, not a fixed "
+    "distribution of patterns); the PEP has no class of quadratics (L-smooth μ-strongly "
+    "convex would be a relaxation); not described to the Lyapunov search in this version")
