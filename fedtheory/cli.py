@@ -488,8 +488,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.report:
         md = write_markdown(args.report, results, args.seed, preset, prov)
         written.append(("Markdown report", str(md)))
-    print("\n" + "\n".join(summary_lines(results, written, args.json or (
-        str(RECORD_PATH) if not args.no_record else None))))
+    report = str(args.json) if args.json else (str(RECORD_PATH) if written else None)
+    print("\n" + "\n".join(summary_lines(results, written, report)))
     return 1 if any(r.errors for r in results) else 0
 
 

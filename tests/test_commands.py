@@ -238,3 +238,21 @@ def test_show_without_a_record_advises_a_command_that_runs(tree: Path, tmp_path:
     assert proc.returncode == 0 and advice, proc.stdout
     again = _paste(tree, tmp_path, advice.group(1))
     assert again.returncode == 0 and "confirmed: 1" in again.stdout, again.stderr[-2000:]
+
+
+def test_catalogue_on_an_unfinished_report_advises_the_full_command(tree: Path, run,
+                                                                    tmp_path: Path) -> None:
+    cwd, _ = run
+    doc = json.loads((cwd / "r.json").read_text())
+    doc["complete"] = False
+    doc["claims"] = doc["claims"][-1:]
+    (cwd / "partial catalogue.json").write_text(json.dumps(doc))
+    proc = _fedtheory(tree, cwd, "catalogue", "--from", "partial catalogue.json", "--out",
+                      str(tmp_path / "c.md"))
+    assert proc.returncode == 2
+    advice = re.search(r"continue it with `([^`]*)`", proc.stderr)
+    assert advice, proc.stderr
+    claim_file = shlex.quote(str(cwd / "my lemmas" / "mine_wrong.py"))
+    assert advice.group(1) == (f"{PROG} verify --claims {claim_file} --preset quick --seed 0 "
+                               "--json 'partial catalogue.json' --resume "
+                               "'partial catalogue.json'")
