@@ -809,11 +809,11 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
                        f"{_md_value(c.theoretical)} | {_md_cell(c.detail)} |")
         if r.counterexample:
             replay = r.counterexample.get("replay") or {}
-            if replay:  # with --claims for a claim from a file (as the JSON report has it)
-                from fedtheory.claims.core import replay_command
+            check = r.counterexample.get("check")
+            if replay and isinstance(check, str):  # --claims for a claim from a file, as
+                from fedtheory.claims.core import replay_command  # the JSON report has it
 
-                replay = replay_command(r.id, r.counterexample["check"], r.preset, r.seed,
-                                        claim_file(r.id))
+                replay = replay_command(r.id, check, r.preset, r.seed, claim_file(r.id))
             out += ["", f"**Counterexample** (check `{r.counterexample.get('check')}`):", ""]
             if replay:
                 out += ["Re-run exactly this case (prints the measured and stated values):", "",

@@ -29,8 +29,8 @@ def checkout(tmp_path: Path) -> Path:
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "files")
-    (repo / "docs" / "untracked.md").write_text("/work/ somewhere\n")
-    (repo / "ignored.md").write_text("/work/ elsewhere\n")
+    (repo / "docs" / "untracked.md").write_text("untracked\n")
+    (repo / "ignored.md").write_text("ignored\n")
     os.symlink("/nonexistent/path/of/this/machine", repo / ".venv-main")
     return repo
 
