@@ -469,7 +469,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"{cid}: its worker was lost {n} time(s); re-run", file=sys.stderr)
     for r in results:  # the details first: the summary ends the output
         if r.verdict.value == "refuted":
-            ce = entry(r)["counterexample"]  # as the report has it
+            ce = entries[r.id]["counterexample"]  # as the report has it
             shown = {k: v for k, v in (ce or {}).items() if k != "replay"}
             print(f"{r.id} refuted; counterexample: {_one_line(str(shown), 300)}")
         for c in r.errors:
@@ -488,7 +488,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.report:
         md = write_markdown(args.report, results, args.seed, preset, prov)
         written.append(("Markdown report", str(md)))
-    report = str(args.json) if args.json else (str(RECORD_PATH) if written else None)
+    recorded = any(what == "run record" for what, _ in written)
+    report = str(args.json) if args.json else (str(RECORD_PATH) if recorded else None)
     print("\n" + "\n".join(summary_lines(results, written, report)))
     return 1 if any(r.errors for r in results) else 0
 

@@ -256,3 +256,13 @@ def test_catalogue_on_an_unfinished_report_advises_the_full_command(tree: Path, 
     assert advice.group(1) == (f"{PROG} verify --claims {claim_file} --preset quick --seed 0 "
                                "--json 'partial catalogue.json' --resume "
                                "'partial catalogue.json'")
+
+
+def test_a_run_that_keeps_nothing_says_so_and_advises_nothing(tree: Path, tmp_path: Path
+                                                              ) -> None:
+    proc = _fedtheory(tree, tmp_path, "verify", "demo.one", "--quick", "--no-record",
+                      "--no-progress", "--report", "rep")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.rstrip("\n").splitlines()[-2:] == [
+        "1 claim(s): confirmed: 1, refuted: 0, inconclusive: 0, error: 0",
+        "written: Markdown report rep/report.md"]
