@@ -40,7 +40,7 @@ def test_ci_runs_the_readme_main_command_first_then_its_test_command() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to clone the checkout")
 def test_the_readme_commands_in_turn_keep_the_install_working() -> None:
-    """Two installs in one virtualenv (about 2 minutes with a warm wheel cache)."""
+    """Two installs in one virtualenv (2 to 6 minutes with a warm wheel cache)."""
     if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"],
                       capture_output=True).returncode != 0:
         pytest.skip("not a git checkout")
