@@ -165,8 +165,8 @@ def test_nothing_is_written_inside_the_package(tmp_path: Path) -> None:
                               cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0 and "demo.one" in proc.stdout, proc.stderr
     assert _package_files(pkg) == before
-    assert [p.name for p in (tmp_path / "c").iterdir()] == [
-        index.cache_path(pkg).name]
+    assert index.cache_path(pkg).name in {p.name for p in (tmp_path / "c").iterdir()} <= {
+        index.cache_path(pkg).name, "numba"}  # (numba: the compiled kernels, if installed)
 
 
 def test_the_cache_folder_is_the_users_unless_told(tmp_path: Path, monkeypatch) -> None:
