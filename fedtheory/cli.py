@@ -490,52 +490,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         written.append(("Markdown report", str(md)))
     recorded = any(what == "run record" for what, _ in written)
     report = str(args.json) if args.json else (str(RECORD_PATH) if recorded else None)
+    from fedtheory.summary import summary_lines
+
     print("\n" + "\n".join(summary_lines(results, written, report)))
     return 1 if any(r.errors for r in results) else 0
-
-
-def summary_lines(results: Sequence[ClaimResult], written: Sequence[tuple[str, str]],
-                  report: str | None) -> list[str]:
-    """The end of ``verify``: the count of each verdict, one line per refuted claim (its id,
-    the kind of erratum, the command that re-runs the check that refutes it), where the run
-    record and the reports were written, and the commands to go on with (``report``: the JSON
-    report those commands read, None when none was written)."""
-    from fedtheory.commands import command, replay
-    from fedtheory.report import claim_file
-
-    counts = {v: sum(r.verdict.value == v for r in results)
-              for v in ("confirmed", "refuted", "inconclusive", "error")}
-    lines = [f"{len(results)} claim(s): " + ", ".join(f"{k}: {n}" for k, n in counts.items())]
-    refuted = [r for r in results if r.verdict.value == "refuted"]
-    if refuted:
-        lines.append("refuted (erratum; the command that re-runs the check that refutes it):")
-    for r in refuted:
-        kind = (r.erratum or {}).get("kind") or "no erratum registered"
-        check = (r.counterexample or {}).get("check")
-        again = (replay(r.id, check, r.preset, r.seed, claim_file(r.id))
-                 if isinstance(check, str) else "(no counterexample)")
-        lines.append(f"  {r.id} ({kind}): {again}")
-    for r in results:
-        if r.errors:
-            lines.append(f"  {r.id}: error in check(s) {', '.join(c.name for c in r.errors)} "
-                         "(above)")
-    if written:
-        lines.append("written: " + "; ".join(f"{what} {path}" for what, path in written))
-    else:
-        lines.append("written: nothing (--no-record without --json)")
-    if report is not None:
-        show = []
-        if results:
-            first = (refuted or list(results))[0].id
-            words = [first] if report == str(RECORD_PATH) else [first, "--from", report]
-            if claim_file(first) is not None:
-                words += ["--claims", claim_file(first)]
-            show = [command("show", *words)]
-        lines.append("next: " + "\n      ".join(
-            [*(f"{c}    # a claim: statement, finding, this run's verdict" for c in show),
-             f"{command('errata', '--from', report, '--out', 'errata')}    # the errata "
-             "pages and LaTeX snippets per seed paper"]))
-    return lines
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
