@@ -492,9 +492,14 @@ def read_report(path: Path | str, claims: Sequence[Claim] | None = None
 
     doc = load_report(path)
     if not doc["complete"]:
+        from fedtheory.commands import resume
+        from fedtheory.schema import file_source
+
+        files = sorted({f for e in doc["claims"] if (f := file_source(e)) is not None})
+        again = resume(path, doc["preset"], doc["seed"], claims=files,
+                       options=["--json", str(path)])
         raise ValueError(f"report {path}: the run did not finish (complete: false, "
-                         f"{len(doc['claims'])} claim(s)): continue it with `fedtheory verify "
-                         f"--quick --json {path} --resume {path}`")
+                         f"{len(doc['claims'])} claim(s)): continue it with `{again}`")
     by_id = {c.id: c for c in claims or ()}
     verdicts: dict[str, str] = {}
     for k, entry in enumerate(doc["claims"]):

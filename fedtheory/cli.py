@@ -15,7 +15,6 @@ import argparse
 import contextlib
 import json
 import os
-import shlex
 import signal
 import sys
 import textwrap
@@ -169,19 +168,26 @@ def _print_result(entry: dict[str, Any], counterexample: dict[str, Any] | None) 
             print(f"    check {chk['name']} raised: {_one_line(chk['detail'], 300)}")
     if counterexample:
         print("  counterexample: " + _one_line(json.dumps(counterexample), 600))
-        replay = counterexample.get("replay") or {}
-        if replay.get("command"):
-            print(f"  re-run it: {replay['command']}")
+        replay = counterexample.get("replay")
+        check = counterexample.get("check")
+        if isinstance(replay, dict) and isinstance(check, str):  # made again from its parts
+            from fedtheory.commands import replay as replay_text
+            from fedtheory.schema import file_source
+
+            print("  re-run it: " + replay_text(entry["id"], check, entry["preset"],
+                                                entry["seed"], file_source(entry)))
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     """The claim (from the index: no claim imported when it is fresh), then the verdict of the
     last run here or of ``--from REPORT.json``, recomputed from the stored checks; an entry
     that does not hold up (:func:`fedtheory.schema.audit`) is not shown."""
+    from fedtheory.commands import command
     from fedtheory.index import lookup
     from fedtheory.schema import audit, claim_label, derived
 
     _add_sources(args)
+    claims = [w for path in args.claims for w in ("--claims", path)]  # for the hints
     c = lookup(args.id)
     if args.from_report:  # read the report first: a bad path is an error before any output
         doc = load_report(args.from_report, only=c.id)
@@ -204,8 +210,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     else:
         source = RECORD_PATH
         if not source.exists():
-            print(f"No recorded verdict here: run `fedtheory verify {c.id}` in this directory, "
-                  "or give a report with --from REPORT.json.")
+            print(f"No recorded verdict here: run `{command('verify', *claims, c.id, '--quick')}` "
+                  "in this directory, or give a report with --from REPORT.json.")
             return 0
         try:
             doc = load_report(source, only=c.id)
@@ -228,8 +234,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if problems:
         more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
         print(f"Verdict: not shown: report {source}: {claim_label(doc, places[0])}: "
-              f"{problems[0]}{more}. Run it again: fedtheory verify {c.id} --preset "
-              f"{doc['preset']} --seed {doc['seed']}")
+              f"{problems[0]}{more}. Run it again: " + command(
+                  "verify", *claims, c.id, "--preset", doc["preset"], "--seed", doc["seed"]))
         return failed
     now = derived(entry)
     partial = "" if doc["complete"] else " (a run that did not finish)"
@@ -317,31 +323,30 @@ def _jobs(args: argparse.Namespace) -> int:
 
 
 def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> str:
-    """The ``verify`` command of ``args`` that continues from the report at ``path``."""
-    parts = ["fedtheory", "verify", *args.targets]
-    for source in getattr(args, "claims", None) or []:
-        parts += ["--claims", str(source)]
+    """The ``verify`` command of ``args`` that continues from the report at ``path``, as the
+    user invoked the program (:func:`fedtheory.commands.resume`)."""
+    from fedtheory.commands import resume
+
+    options: list[object] = []
     if args.family is not None:
-        parts += ["--family", args.family]
-    parts += ["--quick"] if preset == "quick" else ["--preset", preset]
-    if args.seed != 0:
-        parts += ["--seed", str(args.seed)]
+        options += ["--family", args.family]
     if args.power:
-        parts.append("--power")
+        options.append("--power")
     if getattr(args, "certify", False):
-        parts.append("--certify")
+        options.append("--certify")
     if args.dask is not None:
-        parts += ["--dask", args.dask]
+        options += ["--dask", args.dask]
     elif args.jobs is not None:
-        parts += ["--jobs", str(args.jobs)]
+        options += ["--jobs", args.jobs]
     for option, value in (("--json", args.json), ("--report", args.report)):
         if value:
-            parts += [option, str(value)]
+            options += [option, str(value)]
     if args.no_progress:
-        parts.append("--no-progress")
+        options.append("--no-progress")
     if args.no_record:
-        parts.append("--no-record")
-    return shlex.join([*parts, "--resume", str(path)])
+        options.append("--no-record")
+    return resume(path, preset, args.seed, claims=getattr(args, "claims", None) or [],
+                  targets=args.targets, options=options)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -462,28 +467,32 @@ def cmd_verify(args: argparse.Namespace) -> int:
     results = [done[c.id] for c in claims]
     for cid, n in sorted(executor.reruns.items()):
         print(f"{cid}: its worker was lost {n} time(s); re-run", file=sys.stderr)
-    print(verdict_table(results))
+    for r in results:  # the details first: the summary ends the output
+        if r.verdict.value == "refuted":
+            ce = entries[r.id]["counterexample"]  # as the report has it
+            shown = {k: v for k, v in (ce or {}).items() if k != "replay"}
+            print(f"{r.id} refuted; counterexample: {_one_line(str(shown), 300)}")
+        for c in r.errors:
+            print(f"{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
+    print("\n" + verdict_table(results, counts=False))
     if args.power:
         print("\n" + power_summary(results))
     if args.certify:
         from fedtheory.report import certified_summary
 
         print("\n" + certified_summary(results))
-    for r in results:
-        if r.verdict.value == "refuted":
-            ce = entry(r)["counterexample"]  # as the report has it (a file claim's replay loads it)
-            print(f"\n{r.id} refuted; counterexample: {_one_line(str(ce), 400)}")
-            replay = (ce or {}).get("replay") or {}
-            if replay.get("command"):
-                print(f"  re-run it: {replay['command']}")
-        for c in r.errors:
-            print(f"\n{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
     prov["reruns"] = dict(executor.reruns)
-    save(complete=True)
+    written = [("run record", p) for p in save(complete=True) if p == str(RECORD_PATH)]
     if args.json:
-        print(f"\nJSON report: {args.json}")
+        written.append(("JSON report", str(args.json)))
     if args.report:
-        print(f"Markdown report: {write_markdown(args.report, results, args.seed, preset, prov)}")
+        md = write_markdown(args.report, results, args.seed, preset, prov)
+        written.append(("Markdown report", str(md)))
+    recorded = any(what == "run record" for what, _ in written)
+    report = str(args.json) if args.json else (str(RECORD_PATH) if recorded else None)
+    from fedtheory.summary import summary_lines
+
+    print("\n" + "\n".join(summary_lines(results, written, report)))
     return 1 if any(r.errors for r in results) else 0
 
 
@@ -551,12 +560,13 @@ def cmd_recheck(args: argparse.Namespace) -> int:
 
 def cmd_new(args: argparse.Namespace) -> int:
     """Write a claim skeleton (:mod:`fedtheory.scaffold`) and say how to go on."""
+    from fedtheory.commands import command
     from fedtheory.scaffold import write_skeleton
 
     path = write_skeleton(args.id, args.kind, args.dir)
     print(f"wrote {path}: fill in its statement and checks (each raises NotImplementedError "
           f"until written, and the claim is reported as error), then\n"
-          f"  fedtheory verify {shlex.quote(str(path))} --quick")
+          f"  {command('verify', str(path), '--quick')}")
     return 0
 
 

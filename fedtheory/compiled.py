@@ -25,7 +25,8 @@ used. The switch is a :class:`contextvars.ContextVar`, never a mutable module gl
 in the thread (or asyncio task) that set it, and :func:`fedtheory.simulate.simulate` runs its
 worker threads in a copy of the caller's context, so they follow the caller's switch. Either
 way the numbers are the same. The kernels are compiled on first use (:func:`_kernels`, a pure
-memo: the compiled functions depend on nothing) and cached on disk (``cache=True``); they
+memo: the compiled functions depend on nothing) and cached on disk (``cache=True``, in
+:func:`cache_dir`: never inside the installed package); they
 release the GIL, so the simulator's replica threads run them in parallel.
 """
 
@@ -40,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["diagonal_gradient_rows", "importance_rows", "numba_enabled", "numba_kernels",
-           "use_numba"]
+__all__ = ["cache_dir", "diagonal_gradient_rows", "importance_rows", "numba_enabled",
+           "numba_kernels", "use_numba"]
 
 #: The switch of the current context: True (on, if numba is installed), False (off) or None
 #: (the default: on unless ``FEDTHEORY_NUMBA=0``). A context variable, not a module global.
@@ -61,10 +62,28 @@ def _compile() -> dict[str, Callable[..., Any]] | None:
         import numba
     except ImportError:
         return None
-    try:  # cached on disk beside this file, or in the user's cache where it is read-only
+    saved = numba.config.CACHE_DIR
+    if not os.environ.get("NUMBA_CACHE_DIR"):  # (a folder the user chose is kept)
+        numba.config.CACHE_DIR = cache_dir()  # read when a function is decorated: only ours
+    try:  # cached on disk in fedtheory's cache folder, never inside the installed package
         return _define(numba.njit(nogil=True, cache=True, error_model="numpy"))
     except RuntimeError:  # no cache location at all ("no locator available"): compile each run
         return _define(numba.njit(nogil=True, error_model="numpy"))
+    finally:
+        numba.config.CACHE_DIR = saved
+
+
+def cache_dir() -> str:
+    """Where numba keeps the compiled kernels: ``numba/`` in fedtheory's cache folder
+    (``$FEDTHEORY_CACHE_DIR``, else the user's cache folder: the folder of the claim index,
+    :func:`fedtheory.index.cache_dir`, which a test holds equal), never beside this file (a
+    file left in an installed package outlives ``pip uninstall``)."""
+    given = os.environ.get("FEDTHEORY_CACHE_DIR")
+    if not given:
+        from platformdirs import user_cache_dir
+
+        given = user_cache_dir("fedtheory", appauthor=False)
+    return os.path.join(given, "numba")
 
 
 def _define(jit: Callable[[Callable[..., Any]], Any]) -> dict[str, Callable[..., Any]]:

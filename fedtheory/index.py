@@ -12,13 +12,17 @@ when a claim file is added, removed or edited:
   unknown id is answered without importing any claim.
 * **Cached texts.** Every claim's family, kind, title, seed reference, statement, finding,
   derivation and checks, and a digest of what its report entries must repeat
-  (:func:`fedtheory.schema.definition_digest`), written as JSON beside the package's byte code
-  (its ``__pycache__`` folder, or under ``sys.pycache_prefix``) whenever every claim has been
-  imported anyway, and stamped with a fingerprint of the package's sources (path, size and
-  modification time of every ``.py`` file: :func:`fingerprint`). A cache whose fingerprint
-  differs is never read. ``list`` rebuilds a stale cache (importing the claims once);
-  ``show ID`` imports only the module of ``ID``; ``verify`` refreshes it for free. A read-only
-  package folder gets its cache in the user's cache folder instead.
+  (:func:`fedtheory.schema.definition_digest`), written as JSON in the user's cache folder
+  (:func:`cache_dir`: ``$FEDTHEORY_CACHE_DIR``, else ``platformdirs.user_cache_dir``), one
+  file per installed package (its folder and version: :func:`cache_path`), whenever every
+  claim has been imported anyway, and stamped with a fingerprint of the package's sources
+  (path, size and modification time of every ``.py`` file: :func:`fingerprint`). A cache whose
+  fingerprint differs is never read. ``list`` rebuilds a stale cache (importing the claims
+  once); ``show ID`` imports only the module of ``ID``; ``verify`` refreshes it for free.
+
+Nothing is ever written inside the installed package: a file left there outlives
+``pip uninstall`` and turns the leftover folder into a namespace package that hides the next
+(editable) install.
 
 This module imports nothing heavier than the standard library until a claim must be imported.
 """
@@ -29,7 +33,6 @@ import contextlib
 import difflib
 import hashlib
 import importlib
-import importlib.util
 import json
 import os
 import sys
@@ -46,9 +49,11 @@ from fedtheory.claim_files import (
 )
 
 __all__ = [
+    "CACHE_ENV",
     "CACHE_NAME",
     "CheckInfo",
     "ClaimInfo",
+    "cache_dir",
     "cache_path",
     "check_family",
     "check_ids",
@@ -60,8 +65,12 @@ __all__ = [
     "unknown_id_message",
 ]
 
-#: The cache file's name, in the byte-code folder of ``fedtheory/claims``.
-CACHE_NAME = "fedtheory-claim-index.json"
+#: The cache file's name: ``claim-index-<tag>.json`` in :func:`cache_dir`, ``<tag>`` naming
+#: the package's folder and version.
+CACHE_NAME = "claim-index-{tag}.json"
+
+#: The environment variable that names the cache folder (instead of the user's cache folder).
+CACHE_ENV = "FEDTHEORY_CACHE_DIR"
 
 #: Bumped when the cache's layout changes (an old cache is then rebuilt).
 _FORMAT = 1
@@ -186,53 +195,55 @@ def fingerprint(root: Path | None = None) -> str:
     return hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest()
 
 
+def cache_dir() -> Path:
+    """The folder of the claim index: ``$FEDTHEORY_CACHE_DIR`` when set, else the user's cache
+    folder (``platformdirs.user_cache_dir("fedtheory")``: ``~/.cache/fedtheory`` on Linux,
+    ``$XDG_CACHE_HOME/fedtheory`` when that is set)."""
+    given = os.environ.get(CACHE_ENV)
+    if given:
+        return Path(given)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("fedtheory", appauthor=False))
+
+
 def cache_path(root: Path | None = None) -> Path:
-    """Where the cache lives: the byte-code folder of ``fedtheory/claims`` (``__pycache__``, or
-    its mirror under ``sys.pycache_prefix``)."""
-    init = (root or package_dir()) / "claims" / "__init__.py"
-    return Path(importlib.util.cache_from_source(str(init))).with_name(CACHE_NAME)
+    """The index file of the package at ``root`` (default: the one that runs) in
+    :func:`cache_dir`: one per package folder and version, so two installs (a virtualenv's
+    and an editable checkout, say) never share one."""
+    from fedtheory import __version__
 
-
-def _user_cache_path(root: Path) -> Path:
-    """The fallback for a read-only package folder: the user's cache folder, one file per
-    package location."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    tag = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:16]
-    return base / "fedtheory" / f"claim-index-{tag}.json"
+    root = Path(root or package_dir()).resolve()
+    tag = hashlib.sha256(f"{root}\0{__version__}".encode()).hexdigest()[:16]
+    return cache_dir() / CACHE_NAME.format(tag=tag)
 
 
 def _read_cache(root: Path, fp: str) -> list[ClaimInfo] | None:
-    for path in (cache_path(root), _user_cache_path(root)):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            if doc.get("format") != _FORMAT or doc.get("fingerprint") != fp:
-                continue
-            return [ClaimInfo.from_dict(d) for d in doc["claims"]]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # missing, stale or unreadable: rebuilt
-    return None
+    try:
+        doc = json.loads(cache_path(root).read_text(encoding="utf-8"))
+        if doc.get("format") != _FORMAT or doc.get("fingerprint") != fp:
+            return None
+        return [ClaimInfo.from_dict(d) for d in doc["claims"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # missing, stale or unreadable: rebuilt
 
 
 def _write_cache(root: Path, fp: str, infos: Sequence[ClaimInfo]) -> Path | None:
-    """Write the cache atomically, best effort: beside the byte code, else (a read-only
-    package) in the user's cache folder; its path, or None when neither could be written.
-
-    Written even under ``PYTHONDONTWRITEBYTECODE`` (it is not byte code: without it every
-    ``list`` would import every claim again)."""
+    """Write the cache atomically in :func:`cache_dir`, best effort: its path, or None when it
+    could not be written (every ``list`` then imports the claims)."""
     text = json.dumps({"format": _FORMAT, "fingerprint": fp,
                        "claims": [i.to_dict() for i in infos]}, ensure_ascii=False)
-    for path in (cache_path(root), _user_cache_path(root)):
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-            continue
-        return path
-    return None
+    path = cache_path(root)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        return None
+    return path
 
 
 def info_from_claim(claim: Any, module: str | None = None) -> ClaimInfo:

@@ -30,7 +30,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import shlex
 import sys
 import tempfile
 import uuid
@@ -67,6 +66,7 @@ __all__ = [
     "check_counts",
     "check_writable_file",
     "checks_summary",
+    "claim_file",
     "entry",
     "load_report",
     "power_summary",
@@ -268,13 +268,24 @@ def entry(result: ClaimResult) -> dict[str, Any]:
 
 
 def _replay_from_file(d: dict[str, Any], path: str | None) -> None:
-    """Make every replay command of the entry ``d`` load the claim file ``path`` first."""
-    for ce in [d.get("counterexample"), *(c.get("counterexample") for c in d["checks"])]:
-        replay = (ce or {}).get("replay")
-        if isinstance(replay, dict) and path and "--claims" not in replay.get("command", ""):
-            replay["command"] = f"{replay['command']} --claims {shlex.quote(path)}"
-            replay["python"] = (f"fedtheory.claims.registry.add_sources([{path!r}]); "
-                                f"{replay['python']}")
+    """Make every replay command of the entry ``d`` load the claim file ``path`` first: each
+    made again from its parts (the claim id, the check, the preset and the seed)."""
+    from fedtheory.claims.core import replay_command
+
+    top = d.get("counterexample")
+    for ce, check in [(top, (top or {}).get("check")),
+                      *((c.get("counterexample"), c["name"]) for c in d["checks"])]:
+        if path and isinstance(ce, dict) and isinstance(ce.get("replay"), dict) and check:
+            ce["replay"] = replay_command(d["id"], check, d["preset"], d["seed"], path)
+
+
+def claim_file(claim_id: str) -> str | None:
+    """The claim file that defines ``claim_id`` (a claim from outside the package), else
+    None."""
+    from fedtheory.claims.registry import origin_of
+
+    origin = origin_of(claim_id)
+    return origin.path if origin is not None and origin.kind == "file" else None
 
 
 def to_json(results: Sequence[ClaimResult | Mapping[str, Any]], seed: int, preset: str,
@@ -526,8 +537,9 @@ def checks_summary(checks: Sequence[Any]) -> str:
     return out
 
 
-def verdict_table(results: Sequence[ClaimResult]) -> str:
-    """A plain-text table: id, verdict, checks passed (figures apart), seconds."""
+def verdict_table(results: Sequence[ClaimResult], counts: bool = True) -> str:
+    """A plain-text table: id, verdict, checks passed (figures apart), seconds; then, with
+    ``counts``, the count of each verdict."""
     rows = [("claim", "verdict", "checks", "seconds")]
     for r in results:
         n = check_counts(r.checks)
@@ -540,10 +552,11 @@ def verdict_table(results: Sequence[ClaimResult]) -> str:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
-    counts = Counter(r.verdict.value for r in results)
-    lines.append("")
-    lines.append(", ".join(f"{v}: {counts.get(v, 0)}" for v in
-                           ("confirmed", "refuted", "inconclusive", "error")))
+    if counts:
+        n_of = Counter(r.verdict.value for r in results)
+        lines.append("")
+        lines.append(", ".join(f"{v}: {n_of.get(v, 0)}" for v in
+                               ("confirmed", "refuted", "inconclusive", "error")))
     return "\n".join(lines)
 
 
@@ -833,12 +846,18 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
                        f"{_md_value(c.theoretical)} | {_md_cell(c.detail)} |")
         if r.counterexample:
             replay = r.counterexample.get("replay") or {}
+            check = r.counterexample.get("check")
+            if replay and isinstance(check, str):  # --claims for a claim from a file, as
+                from fedtheory.claims.core import replay_command  # the JSON report has it
+
+                replay = replay_command(r.id, check, r.preset, r.seed, claim_file(r.id))
             out += ["", f"**Counterexample** (check `{r.counterexample.get('check')}`):", ""]
             if replay:
                 out += ["Re-run exactly this case (prints the measured and stated values):", "",
                         "```bash", replay.get("command", ""), "```", "",
                         f"or in Python: `{replay.get('python', '')}`", ""]
-            out += ["```json", json.dumps(r.counterexample, indent=2)[:6000], "```"]
+            shown = {**r.counterexample, "replay": replay} if replay else r.counterexample
+            out += ["```json", json.dumps(shown, indent=2)[:6000], "```"]
         for c in r.errors:
             out += ["", f"**Check `{c.name}` raised** (listed beside the verdict): "
                         f"`{_md_cell(c.detail)}`"]

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shlex
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -374,8 +373,12 @@ def replay_command_text(claim_id: str, check: str, preset: str, seed: int,
     """The shell command :func:`fedtheory.claims.core.replay_command` gives; for a claim
     defined in a file outside the package, with ``--claims FILE`` (what a report entry's
     ``origin`` names), so that the command finds it."""
-    cmd = f"fedtheory replay {claim_id} --check {check} --preset {preset} --seed {seed}"
-    return cmd if claims is None else f"{cmd} --claims {shlex.quote(claims)}"
+    from fedtheory.commands import RECORD, replay
+
+    try:
+        return replay(claim_id, check, preset, seed, claims, prog=RECORD)
+    except ValueError as exc:  # parts no run writes (control characters, say)
+        return f"(none: {exc})"
 
 
 def file_source(entry: Mapping[str, Any]) -> str | None:

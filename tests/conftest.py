@@ -26,11 +26,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path, monkeypatch):
     """Tests run in a fresh working directory with a fresh home: `fedtheory verify` writes its
-    run record (.fedtheory/last_run.json) in the working directory, and nothing may reach the
-    user's home or the checkout."""
+    run record (.fedtheory/last_run.json) in the working directory and the claim index in the
+    cache folder (FEDTHEORY_CACHE_DIR), and nothing may reach the user's home or the
+    checkout."""
     (tmp_path / "home").mkdir()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home" / ".cache"))
+    monkeypatch.setenv("FEDTHEORY_CACHE_DIR", str(tmp_path / "home" / ".cache" / "fedtheory"))
     monkeypatch.chdir(tmp_path)
 
 

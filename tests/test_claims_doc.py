@@ -4,13 +4,14 @@ outside the repository."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from fedtheory.claims import CATALOG, all_claims
 from fedtheory.claims.catalog import SEEDS
 from fedtheory.papers import PAPERS
+
+from ._tracked import read_text, repository_files
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = ROOT / "docs" / "claims.md"
@@ -55,31 +56,19 @@ OUTSIDE = re.compile(r"\.\./shared|shared/seeds|shared/CLAIMS|\bCLAIMS\.md\b|/wo
 #: remove them from here: the test fails while a listed file no longer names one).
 PENDING: dict[str, str] = {}
 
-_SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis",
-              "build", "dist", ".fedtheory", ".ipynb_checkpoints", "out", "reports", "figures",
-              ".benchmarks"}
 _TEXT = {".py", ".md", ".toml", ".ipynb", ".txt", ".cfg", ".ini", ".yml", ".yaml", ".sh", ""}
 
 
 def _repository_files() -> list[str]:
-    out = []
-    for folder, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.endswith(".egg-info")]
-        for name in files:
-            if name == ".git":  # a worktree's pointer to its repository
-                continue
-            path = Path(folder) / name
-            if path.suffix in _TEXT:
-                out.append(path.relative_to(ROOT).as_posix())
-    return sorted(out)
+    """The repository's text files (tracked by git: tests/_tracked.py)."""
+    return [n for n in repository_files(ROOT) if Path(n).suffix in _TEXT]
 
 
 def test_no_file_names_a_file_outside_the_repository() -> None:
     offenders = {}
     for name in _repository_files():
-        try:
-            text = (ROOT / name).read_text(encoding="utf-8")
-        except UnicodeDecodeError:
+        text = read_text(ROOT, name)
+        if text is None:
             continue
         found = sorted({m.group(0) for m in OUTSIDE.finditer(text)})
         if found and name != "tests/test_claims_doc.py":  # this file names them to find them

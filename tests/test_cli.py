@@ -4,6 +4,7 @@ first, results independent of --jobs, byte-identical reports), replay, --version
 import io
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -17,6 +18,9 @@ from fedtheory.claims import Claim, ClaimKind, Evidence, Verdict, all_claims
 from fedtheory.claims import registry as reg
 from fedtheory.cli import LIST_WIDTH, Progress, main
 from fedtheory.report import RECORD_PATH, without_volatile
+
+#: The program the printed commands start with when main() is called from Python.
+PROG = shlex.join([sys.executable, "-m", "fedtheory"])
 
 FIRST = all_claims()[0].id
 #: cheap claims: one refuted (symbolic), one with a BLAS-heavy Monte Carlo simulation
@@ -93,12 +97,15 @@ def test_verify_writes_reports_and_a_record_with_provenance(tmp_path, capsys):
     assert "**Finding.**" in md and "How it is derived and checked" in md
     assert f"fedtheory replay {REFUTED} --check {REFUTED_CHECK} --preset quick --seed 3" in md
     # the run record in the working directory, not in the home directory
-    assert RECORD_PATH.exists() and not (Path.home() / ".cache" / "fedtheory").exists()
+    # (the home gets only the claim index, in its cache folder)
+    assert RECORD_PATH.exists()
+    assert all(p.name.startswith("claim-index-") and p.suffix == ".json"
+               for p in Path.home().rglob("*") if p.is_file()), list(Path.home().rglob("*"))
     capsys.readouterr()
     assert main(["show", REFUTED]) == 0
     out = capsys.readouterr().out
     assert f"Verdict: refuted, from {RECORD_PATH}" in out
-    assert "seed 3" in out and prov["time"] in out and "re-run it: fedtheory replay" in out
+    assert "seed 3" in out and prov["time"] in out and f"re-run it: {PROG} replay" in out
     # the same verdict from the report given explicitly
     assert main(["show", REFUTED, "--from", str(js)]) == 0
     assert f"from {js}" in capsys.readouterr().out
@@ -335,7 +342,7 @@ def test_show_does_not_show_a_verdict_that_does_not_hold(tmp_path, capsys):
     out = capsys.readouterr().out
     assert (f"Verdict: not shown: report {RECORD_PATH}: claims[0] ({REFUTED}): definition: the "
             "claim's statement, texts or checks differ from this entry's: it was written by "
-            "another version of the claim (and 1 more problem(s)). Run it again: fedtheory "
+            f"another version of the claim (and 1 more problem(s)). Run it again: {PROG} "
             f"verify {REFUTED} --preset quick --seed 0") in out
     assert main(["show", REFUTED, "--from", str(RECORD_PATH)]) == 2
     fresh["complete"] = False

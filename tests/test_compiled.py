@@ -177,3 +177,29 @@ def test_the_switch_is_scoped_to_its_block_and_context():
 def test_no_mutable_module_globals_in_compiled():
     """The switch is not a module global any more (issue 18)."""
     assert not hasattr(compiled, "_ENABLED") and not hasattr(compiled, "_KERNELS")
+
+
+def test_the_kernels_are_cached_in_fedtheorys_cache_folder(tmp_path) -> None:
+    """numba's on-disk cache goes to the cache folder (as the claim index does), never beside
+    compiled.py: nothing is written inside an installed package."""
+    import os
+    import subprocess
+    import sys
+
+    from fedtheory import index
+
+    assert compiled.cache_dir() == str(index.cache_dir() / "numba")
+    pytest.importorskip("numba")
+    code = ("import numpy as np\nfrom fedtheory import compiled\n"
+            "out = np.zeros((1, 2))\n"
+            "assert compiled.diagonal_gradient_rows(np.ones((1, 2)), np.ones((1, 2)), "
+            "np.array([0]), np.ones((1, 2)), out)\n"
+            "import numba\nprint(repr(numba.config.CACHE_DIR))\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "FEDTHEORY_NUMBA")}
+    env["FEDTHEORY_CACHE_DIR"] = str(tmp_path / "cache")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "''"  # numba's own setting is left as it was
+    assert list((tmp_path / "cache" / "numba").rglob("*.nbi")), proc.stderr

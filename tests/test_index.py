@@ -145,32 +145,56 @@ def test_a_claim_file_named_after_another_claim_is_refused(tmp_path: Path) -> No
            "file must hold 'demo.one'" in proc.stderr
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_a_read_only_package_keeps_its_index_in_the_user_cache(tmp_path: Path) -> None:
+def _package_files(pkg: Path) -> set[str]:
+    """The files of a package folder, byte code aside."""
+    return {p.relative_to(pkg).as_posix() for p in pkg.rglob("*")
+            if p.is_file() and p.suffix != ".pyc"}
+
+
+def test_nothing_is_written_inside_the_package(tmp_path: Path) -> None:
+    """``list`` and ``verify`` keep the index in the cache folder (FEDTHEORY_CACHE_DIR here),
+    never in the package: a file left in an installed package outlives ``pip uninstall`` and
+    makes the leftover folder a namespace package that hides the next install."""
     root = demo_package(tmp_path / "src", {"one": _CLAIM.format(name="one", slow=False,
                                                                 what="")})
     pkg = root / "fedtheory"
-    for folder, _, _ in os.walk(pkg):
-        os.chmod(folder, 0o555)
-    try:
-        env = {**os.environ, "PYTHONPATH": str(root), "XDG_CACHE_HOME": str(tmp_path / "c")}
-        for _ in range(2):
-            proc = subprocess.run([sys.executable, "-m", "fedtheory", "list"], env=env,
-                                  cwd=tmp_path, capture_output=True, text=True, timeout=300)
-            assert proc.returncode == 0 and "demo.one" in proc.stdout, proc.stderr
-        assert list((tmp_path / "c" / "fedtheory").glob("claim-index-*.json"))
-    finally:
-        for folder, _, _ in os.walk(pkg):
-            os.chmod(folder, 0o755)
+    before = _package_files(pkg)
+    env = {**os.environ, "PYTHONPATH": str(root), index.CACHE_ENV: str(tmp_path / "c")}
+    for args in (["list"], ["list"], ["verify", "--quick", "--no-progress", "--no-record"]):
+        proc = subprocess.run([sys.executable, "-m", "fedtheory", *args], env=env,
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0 and "demo.one" in proc.stdout, proc.stderr
+    assert _package_files(pkg) == before
+    assert index.cache_path(pkg).name in {p.name for p in (tmp_path / "c").iterdir()} <= {
+        index.cache_path(pkg).name, "numba"}  # (numba: the compiled kernels, if installed)
 
 
-def test_an_unwritable_cache_folder_falls_back_to_the_user_cache(tmp_path: Path, monkeypatch):
+def test_the_cache_folder_is_the_users_unless_told(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv(index.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    from platformdirs import user_cache_dir
+
+    assert index.cache_dir() == Path(user_cache_dir("fedtheory", appauthor=False))
+    monkeypatch.setenv(index.CACHE_ENV, str(tmp_path / "mine"))
+    assert index.cache_dir() == tmp_path / "mine"
+    assert index.cache_path().parent == tmp_path / "mine"
+
+
+def test_two_installs_never_share_an_index(tmp_path: Path, monkeypatch) -> None:
+    """One file per package folder and version."""
+    import fedtheory
+
+    a, b = index.cache_path(tmp_path / "a"), index.cache_path(tmp_path / "b")
+    assert a != b and a.parent == b.parent == index.cache_dir()
+    monkeypatch.setattr(fedtheory, "__version__", "0.0.0+other")
+    assert index.cache_path(tmp_path / "a") != a
+
+
+def test_an_unwritable_cache_folder_is_no_error(tmp_path: Path, monkeypatch) -> None:
     blocked = tmp_path / "a-file"
     blocked.write_text("")
-    monkeypatch.setattr(index, "cache_path", lambda root=None: blocked / "index.json")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv(index.CACHE_ENV, str(blocked / "cache"))
     infos = index.load_index()
-    written = index._write_cache(index.package_dir(), "fp", infos)
-    assert written is not None and written.parent == tmp_path / "cache" / "fedtheory"
-    assert index._read_cache(index.package_dir(), "fp") == infos
+    assert infos and index._write_cache(index.package_dir(), "fp", infos) is None
+    assert index._read_cache(index.package_dir(), "fp") is None
     assert index._read_cache(index.package_dir(), "other") is None

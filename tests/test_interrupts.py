@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -21,6 +22,9 @@ import pytest
 
 from fedtheory.report import RECORD_PATH, without_volatile
 from tests._demo import CLAIM_TEMPLATE, demo_package
+
+#: The program the printed commands start with: ``python -m fedtheory`` runs here.
+PROG = shlex.join([sys.executable, "-m", "fedtheory"])
 
 IDS = ["demo.one", "demo.two", "demo.slow"]
 
@@ -96,7 +100,7 @@ def _one_line_without_traceback(err: str, name: str, kept: str, resume: str) -> 
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     (line,) = err.strip().splitlines()
     assert line.startswith(f"fedtheory: interrupted ({name}): 2 of 3 claim(s) finished, "
-                           f"kept in {kept}; continue with: fedtheory verify "), line
+                           f"kept in {kept}; continue with: {PROG} verify "), line
     assert line.endswith(f"--resume {resume}"), line
 
 
@@ -109,11 +113,12 @@ def test_ctrl_c_in_a_serial_run_keeps_the_record_and_resume_completes_it(tree, f
     record = json.loads((tmp_path / RECORD_PATH).read_text())
     assert record["complete"] is False and record["provenance"]["interrupted"] == "SIGINT"
     assert [c["id"] for c in record["claims"]] == IDS[:2]
-    # the printed command continues the run, without --json: nothing is lost
-    command = proc.stderr.strip().split("continue with: ", 1)[1].split()
-    assert command[:2] == ["fedtheory", "verify"]
-    again = subprocess.run([sys.executable, "-m", "fedtheory", *command[1:]], cwd=tmp_path,
-                           env=_env(tree), capture_output=True, text=True, timeout=300)
+    # the printed command, pasted into a shell (no virtualenv activated: the interpreter's
+    # path), continues the run, without --json: nothing is lost
+    command = proc.stderr.strip().split("continue with: ", 1)[1]
+    assert shlex.split(command)[:4] == [sys.executable, "-m", "fedtheory", "verify"]
+    again = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=_env(tree),
+                           capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "2 claim(s) kept, 1 to run" in again.stderr and "Traceback" not in again.stderr
     done = json.loads((tmp_path / RECORD_PATH).read_text())

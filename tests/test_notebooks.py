@@ -12,8 +12,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from ._tracked import repository_paths
+
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = repository_paths("notebooks", "*.ipynb")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

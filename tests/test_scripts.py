@@ -28,9 +28,11 @@ import fedtheory.cli
 from fedtheory.claims import all_claims
 from fedtheory.claims.registry import select
 
+from ._tracked import repository_paths
+
 ROOT = Path(__file__).resolve().parents[1]
-FIGURES = sorted(p for p in (ROOT / "paper_figures").glob("*.py") if not p.name.startswith("_"))
-VERIFY = sorted(p for p in (ROOT / "verification").glob("verify_*.py"))
+FIGURES = [p for p in repository_paths("paper_figures", "*.py") if not p.name.startswith("_")]
+VERIFY = repository_paths("verification", "verify_*.py")
 FAMILIES = {c.family for c in all_claims()}
 #: script-name prefixes that are not a family's name
 ALIASES = {"aocs": "ocs"}

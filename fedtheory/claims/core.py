@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import solver_log, streams, verdicts
+from fedtheory import commands, solver_log, streams, verdicts
 from fedtheory.cache import PROCESS_CACHE, Cache
 from fedtheory.claims import checks
 from fedtheory.claims.evidence import Evidence, Figure
@@ -586,8 +586,11 @@ def tightness(kind: ClaimKind, results: Sequence[CheckResult]) -> dict[str, Any]
     return {"ratio": best.ratio, "check": best.name, "instance": best.instance}
 
 
-def replay_command(claim_id: str, check: str, preset: str, seed: int) -> dict[str, str]:
-    """How to re-run exactly one check: a shell command and the equivalent Python call.
+def replay_command(claim_id: str, check: str, preset: str, seed: int,
+                   claims: str | None = None) -> dict[str, str]:
+    """How to re-run exactly one check: a shell command and the equivalent Python call, as a
+    report keeps them (:mod:`fedtheory.commands`; ``claims``: the file that defines a claim
+    from outside the package, loaded first with ``--claims``).
 
     The checks draw every random number from ``(seed, claim id, stream)``, so the same preset and
     seed reproduce the same inputs and the same measured values.
@@ -596,9 +599,8 @@ def replay_command(claim_id: str, check: str, preset: str, seed: int) -> dict[st
     'fedtheory replay ocs.closed_form --check kkt --preset quick --seed 0'
     """
     return {
-        "command": f"fedtheory replay {claim_id} --check {check} --preset {preset} --seed {seed}",
-        "python": (f"fedtheory.get_claim({claim_id!r}).verify(preset={preset!r}, seed={seed}, "
-                   f"only=[{check!r}])"),
+        "command": commands.replay(claim_id, check, preset, seed, claims, prog=commands.RECORD),
+        "python": commands.replay_python(claim_id, check, preset, seed, claims),
     }
 
 

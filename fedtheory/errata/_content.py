@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fedtheory import commands
 from fedtheory.index import load_index
 from fedtheory.papers import PAPERS, Paper, references
 from fedtheory.report import check_counts, load_report
-from fedtheory.schema import audit, claim_label, derived
+from fedtheory.schema import audit, claim_label, derived, file_source
 
 __all__ = [
     "CHECK_EVIDENCE",
@@ -180,9 +181,11 @@ def load_errata_report(path: Path | str) -> dict[str, Any]:
     """
     doc = load_report(path)
     if not doc["complete"]:
+        files = sorted({f for e in doc["claims"] if (f := file_source(e)) is not None})
+        again = commands.resume(path, doc["preset"], doc["seed"], claims=files,
+                                options=["--json", str(path)])
         raise ValueError(f"report {path}: the run did not finish (complete: false, "
-                         f"{len(doc['claims'])} claim(s)): continue it with `fedtheory verify "
-                         f"--json {path} --resume {path}` first")
+                         f"{len(doc['claims'])} claim(s)): continue it with `{again}` first")
     definitions = {info.id: info.definition for info in load_index() or ()}
     for k, entry in enumerate(doc["claims"]):
         definition = definitions.get(entry["id"], {}).get(doc["preset"])
@@ -322,11 +325,25 @@ def _place(seed_ref: str, key: str) -> str:
     return "; ".join(p for p in places if p) or seed_ref
 
 
+def _replay(entry: Mapping[str, Any], check: Any) -> dict[str, str]:
+    """The commands that re-run the check ``check`` of ``entry``, made again from its parts
+    (claim id, check, preset, seed, the claim's file): never the report's own strings."""
+    if not isinstance(check, str):
+        return {}
+    parts = (entry["id"], check, entry["preset"], entry["seed"], file_source(entry))
+    try:
+        return {"command": commands.replay(*parts, prog=commands.RECORD),
+                "python": commands.replay_python(*parts)}
+    except ValueError:
+        return {}
+
+
 def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str, Any]],
              index: Mapping[str, Any], base: Path) -> Erratum:
     check, _ = _smallest_failure(entry)
     ce = dict((check or {}).get("counterexample") or entry["counterexample"] or {})
-    replay = ce.get("replay") or {}
+    replay = _replay(entry, check["name"] if check else ce.get("check")) \
+        if ce.get("replay") else {}
     shown = {k: v for k, v in ce.items() if k not in _REPLAY_FIELDS}
     failing = tuple(e for e in _evidence(entry) if e.outcome == "failed"
                     and (check is None or e.name != check["name"]))
