@@ -34,6 +34,7 @@ from fedtheory.report import (
     provenance_lines,
     read_json,
 )
+from fedtheory.sandbox import RunInterrupted, clear_interrupt, note_interrupt
 
 if TYPE_CHECKING:
     from fedtheory.claims.core import ClaimResult
@@ -52,7 +53,7 @@ CATALOGUE_PROVENANCE = ("fedtheory_version", "commit", "dirty", "preset", "seed"
                         "python", "packages")
 
 
-class Interrupted(KeyboardInterrupt):
+class Interrupted(RunInterrupted):
     """SIGINT or SIGTERM arrived (``signum``): the command stops and keeps what it finished."""
 
     def __init__(self, signum: int) -> None:
@@ -76,6 +77,7 @@ def _interruptible() -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
+        note_interrupt(signum)  # the user's: no check may take it for its own error
         raise Interrupted(signum)
 
     old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -87,6 +89,7 @@ def _interruptible() -> Iterator[None]:
     finally:
         for s, h in old.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
+        clear_interrupt()
 
 
 def _ignore_interrupts() -> None:
@@ -435,7 +438,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     progress = Progress(sys.stderr, enabled=not args.no_progress,
                         known=_known_seconds(preset))
     try:
-        run_jobs(jobs, jobs_n, on_result=finished, executor=executor, progress=progress)
+        run_jobs(jobs, jobs_n, on_result=finished, executor=executor, progress=progress,
+                 check_timeout=args.check_timeout)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Interrupted)
         _ignore_interrupts()  # what finished is written whole, whatever arrives now
         progress.close()
@@ -604,6 +608,9 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--dask", metavar="ADDRESS",
                     help="run the claims on a Dask cluster (scheduler ADDRESS, or local:N to "
                          'start N local workers); needs pip install "fedtheory[dask]"')
+    pv.add_argument("--check-timeout", type=float, default=None, metavar="SECONDS",
+                    help="a check running longer is its claim's error, naming the check "
+                         "(default: 600 with --quick, 3600 with the full preset; 0: no limit)")
     pv.add_argument("--resume", metavar="REPORT.json",
                     help="keep the finished claims of this report (same version, seed and "
                          f"preset; an interrupted run's {RECORD_PATH} or --json report) and "
@@ -658,6 +665,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_verify_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``verify``'s options that contradict each other or are out of range: a usage error
+    (exit 2) before any work."""
+    t = args.check_timeout
+    if t is not None and not (t >= 0 and t != float("inf")):
+        parser.error(f"--check-timeout must be a number of seconds >= 0 (0: no limit), got {t}")
+    if args.dask is not None and args.jobs is not None:
+        parser.error("--jobs and --dask exclude each other (a Dask cluster has its own "
+                     "workers; local:N starts N)")
+    if args.dask is not None:
+        from fedtheory.executors import check_dask_address
+
+        try:
+            check_dask_address(args.dask)
+        except ValueError as exc:
+            parser.error(str(exc))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -669,6 +694,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--seed must be non-negative, got {args.seed}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         parser.error(f"--jobs must be >= 1, got {args.jobs}")
+    if args.command == "verify":
+        _check_verify_options(parser, args)
     try:
         with _interruptible():
             return args.func(args)

@@ -35,10 +35,13 @@ to ``on_result`` before the interrupt stay with the caller.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
+import sys
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -46,7 +49,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-__all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "make_executor"]
+from fedtheory import sandbox
+
+__all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "check_dask_address",
+           "make_executor"]
 
 #: ``on_result(index, value)``; may return further items to run (see :meth:`Executor.map`).
 OnItem = Callable[[int, Any], "Sequence[Any] | None"]
@@ -98,10 +104,39 @@ class SerialExecutor(Executor):
 def _init_worker() -> None:
     """A local worker: no display; SIGINT ignored (Ctrl-C reaches the whole process group: the
     parent stops the run and ends its workers), SIGTERM ends it (handlers inherited from the
-    parent by ``fork`` are reset)."""
+    parent by ``fork`` are reset); it ends when its parent dies (:func:`_die_with_parent`)."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
+
+
+#: How often (seconds) a local worker looks whether its parent is still there.
+PARENT_POLL = 1.0
+
+
+def _die_with_parent() -> None:
+    """End this worker when the process that started it dies, even by ``kill -9`` (which
+    leaves it no time to end its workers): on Linux the kernel sends SIGTERM
+    (``prctl(PR_SET_PDEATHSIG)``); everywhere a daemon thread ends the process once its parent
+    has changed (it was re-parented)."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    if os.getppid() != parent:  # died before the line above
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="fedtheory-parent-watch", daemon=True).start()
 
 
 def _stop(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
@@ -221,15 +256,8 @@ class DaskExecutor(Executor):
         except ImportError as exc:
             raise ValueError(f"--dask {address}: Dask is not installed; "
                              'pip install "fedtheory[dask]"') from exc
-        if not isinstance(address, str) or not address:
-            raise ValueError(f"address must be a scheduler address or local:N, got {address!r}")
         self.address = address
-        self.local_workers: int | None = None
-        if address.startswith("local:"):
-            n = address.removeprefix("local:")
-            if not n.isdigit() or int(n) < 1:
-                raise ValueError(f"--dask {address}: local:N needs an integer N >= 1")
-            self.local_workers = int(n)
+        self.local_workers = check_dask_address(address)
         self.workers = self.local_workers or 0
 
     def describe(self) -> str:
@@ -251,7 +279,12 @@ class DaskExecutor(Executor):
                                        silence_logs=logging.CRITICAL)
             client = Client(cluster)
         else:
-            client, cluster = Client(self.address), None
+            try:
+                client, cluster = Client(self.address, timeout=CONNECT_TIMEOUT), None
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(f"--dask {self.address}: no Dask scheduler answered within "
+                                 f"{CONNECT_TIMEOUT:g} s ({type(exc).__name__}); is it "
+                                 "running, and is the address right?") from None
         for plugin in self.plugins:
             client.register_plugin(plugin)
         return client, cluster
@@ -267,6 +300,7 @@ class DaskExecutor(Executor):
             self.workers = len(client.scheduler_info().get("workers", {})) or self.workers
             tag = uuid.uuid4().hex[:8]
             keys = [f"fedtheory-{tag}-{k}" for k in range(len(items))]
+            fn = functools.partial(_in_dask_worker, fn)
             futures.update(zip(client.map(fn, list(items), key=keys, pure=False),
                                range(len(items)), strict=True))
             pending = dask_completed(list(futures))
@@ -276,7 +310,8 @@ class DaskExecutor(Executor):
                     res = fut.result()
                 except KilledWorker as exc:
                     res = _lost(lost, k, f"Dask lost the workers running this task too "
-                                         f"often ({exc}); no result")
+                                         f"often ({exc}; a check still blocked long after "
+                                         "its time limit ends its worker); no result")
                 for j in _append(items, on_result(k, res) or ()):
                     # items brought in go ahead of those not yet started
                     new = client.submit(fn, items[j], key=f"fedtheory-{tag}-{j}", pure=False,
@@ -292,6 +327,73 @@ class DaskExecutor(Executor):
             raise
         finally:
             _close_quietly(client, cluster)
+
+
+#: Seconds to wait for a Dask scheduler to answer (``--dask ADDRESS``).
+CONNECT_TIMEOUT = 10.0
+
+#: ``local:N`` starts at most this many workers per core, and one per this many bytes of the
+#: memory available (a worker holds about 175 MB before it runs anything).
+LOCAL_PER_CORE = 4
+LOCAL_WORKER_BYTES = 512 * 2**20
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available to start processes (Linux: MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def check_dask_address(address: Any) -> int | None:
+    """Check a ``--dask`` address before any work: ``local:N`` (returns N, at most
+    :data:`LOCAL_PER_CORE` per core and one per :data:`LOCAL_WORKER_BYTES` of the memory
+    available) or a scheduler address (``tcp://host:port``, ``host:port``; returns None).
+    ``ValueError`` saying what is wrong.
+
+    >>> check_dask_address("local:2"), check_dask_address("tcp://10.0.0.1:8786")
+    (2, None)
+    """
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"--dask must be a scheduler address (tcp://HOST:PORT) or local:N, "
+                         f"got {address!r}")
+    if address.startswith("local:"):
+        n = address.removeprefix("local:")
+        if not n.isdigit() or int(n) < 1:
+            raise ValueError(f"--dask {address}: local:N needs an integer N >= 1")
+        cores = os.cpu_count() or 1
+        bound, why = cores * LOCAL_PER_CORE, f"{LOCAL_PER_CORE} per core, {cores} cores"
+        memory = _available_memory()
+        if memory is not None and memory // LOCAL_WORKER_BYTES < bound:
+            bound = max(1, memory // LOCAL_WORKER_BYTES)
+            why = (f"one per {LOCAL_WORKER_BYTES // 2**20} MiB of the "
+                   f"{memory / 2**30:.1f} GiB of memory available")
+        if int(n) > bound:
+            raise ValueError(f"--dask {address}: this machine can start at most {bound} "
+                             f"local workers ({why})")
+        return int(n)
+    rest = address.split("://", 1)[-1]
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or any(
+            ch.isspace() for ch in address):
+        raise ValueError(f"--dask {address!r}: not a scheduler address (tcp://HOST:PORT) "
+                         "or local:N")
+    return None
+
+
+def _in_dask_worker(fn: Callable[[Any], Any], item: Any) -> Any:
+    """``fn(item)`` in a Dask worker, where a check still running well after its time limit
+    (a blocking call the timeout cannot interrupt in a worker's thread) ends the worker."""
+    sandbox.allow_hard_stop()
+    return fn(item)
 
 
 @contextlib.contextmanager
