@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import shlex
@@ -331,6 +332,8 @@ def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> s
         parts += ["--seed", str(args.seed)]
     if args.power:
         parts.append("--power")
+    if getattr(args, "check_timeout", None) is not None:
+        parts += ["--check-timeout", f"{args.check_timeout:g}"]
     if getattr(args, "certify", False):
         parts.append("--certify")
     if args.dask is not None:
@@ -347,8 +350,42 @@ def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> s
     return shlex.join([*parts, "--resume", str(path)])
 
 
+def _warn(line: str) -> None:
+    """A line for the user on stderr (nothing when stderr is gone: a closed pipe)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
+    """``verify``: one run at a time in a folder that keeps a run record
+    (:func:`fedtheory.session.lock_folder`), the stale temporary files of killed runs removed;
+    a folder where the record cannot be written is said so in one line."""
+    from fedtheory import session
+
+    if args.no_record:
+        return _verify(args, session.Outputs(False, args.json, _warn))
+    with session.lock_folder() as skipped:
+        if skipped:
+            _warn(f"fedtheory: note: the run record {RECORD_PATH} is skipped: {skipped}")
+        else:
+            session.remove_stale_temporary(RECORD_PATH.parent)
+        return _verify(args, session.Outputs(skipped is None, args.json, _warn))
+
+
+def _stopped(args: argparse.Namespace, preset: str, kept: list[str], head: str,
+             problem: str = "") -> None:
+    """The line of a run stopped before its end: what was kept and how to continue."""
+    if kept:
+        _warn(f"{head}, kept in {' and '.join(kept)}{problem}; continue with: "
+              f"{resume_command(args, preset, kept[-1])}")
+    else:
+        _warn(f"{head}; nothing was kept{problem or ' (--no-record without --json)'}")
+
+
+def _verify(args: argparse.Namespace, outputs: Any) -> int:
     from fedtheory import index
+    from fedtheory.sandbox import OutputError
+    from fedtheory.session import remove_stale_temporary, stdout_closed
 
     preset = _preset(args)
     if args.certify:  # the optional extra, checked before any work
@@ -370,13 +407,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from fedtheory.executors import make_executor
     from fedtheory.report import (
         entry,
-        power_summary,
         provenance,
         resume_plan,
-        verdict_table,
-        write_json,
-        write_markdown,
-        write_record,
     )
     from fedtheory.runner import Job, run_jobs
 
@@ -390,6 +422,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     # Output paths are checked before any work: a bad one costs a second, not a run.
     if args.json:
         check_writable_file(args.json, "--json")
+        remove_stale_temporary(Path(args.json).parent, Path(args.json).name)
     if args.report:
         check_writable_dir(args.report, "--report")
     fig_dir = str(Path(args.report) / "figures") if args.report else None
@@ -417,53 +450,85 @@ def cmd_verify(args: argparse.Namespace) -> int:
     entries = {cid: entry(res) for cid, res in done.items()}  # made once per claim
 
     def save(complete: bool, **extra: Any) -> list[str]:
-        """Write the run record and the --json report of what is done; where they went."""
+        """Write the run record and the --json report of what is done; where they went
+        (:class:`fedtheory.session.Outputs`: a report that cannot be written raises
+        OutputError)."""
         items = [entries[c.id] for c in claims if c.id in entries]
         p = {**prov, "reruns": dict(executor.reruns), **extra}
-        written = []
-        if not args.no_record and write_record(items, args.seed, preset, p,
-                                               complete=complete) is not None:
-            written.append(str(RECORD_PATH))
-        if args.json:
-            write_json(args.json, items, args.seed, preset, p, complete=complete)
-            written.append(str(args.json))
-        return written
+        return outputs.save(items, args.seed, preset, p, complete)
 
     def finished(res: ClaimResult) -> None:
         done[res.id] = res
         entries[res.id] = entry(res)
         save(complete=False)  # a valid partial report after every claim: nothing lost
         # (an interrupt in between: the handler below writes what is done)
+        if stdout_closed(sys.stdout):  # `verify | head`: the reader left; stop as on Ctrl-C
+            raise BrokenPipeError(errno.EPIPE, "the output pipe was closed")
 
     progress = Progress(sys.stderr, enabled=not args.no_progress,
                         known=_known_seconds(preset))
     try:
         run_jobs(jobs, jobs_n, on_result=finished, executor=executor, progress=progress,
                  check_timeout=args.check_timeout)
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Interrupted)
+    except (KeyboardInterrupt, BrokenPipeError, OutputError) as exc:
+        # Ctrl-C or SIGTERM (Interrupted), the reader of the output pipe gone, an output
+        # that cannot be written: the run stops, what finished is kept, one line says where
         _ignore_interrupts()  # what finished is written whole, whatever arrives now
-        progress.close()
-        signum, name = _signal_name(exc)
+        with contextlib.suppress(OSError):
+            progress.close()
+        if isinstance(exc, OutputError):
+            signum, name, code = 0, "", 1
+            head = (f"fedtheory: error: {exc}: the run stops; {len(done)} of {len(claims)} "
+                    "claim(s) finished")
+        else:
+            signum, name = ((int(signal.SIGPIPE), "SIGPIPE") if isinstance(exc, BrokenPipeError)
+                            else _signal_name(exc))
+            code = 128 + signum
+            head = (f"{_fresh_line()}fedtheory: interrupted ({name}): {len(done)} of "
+                    f"{len(claims)} claim(s) finished")
         for cid, res in done.items():
             entries.setdefault(cid, entry(res))
+        if isinstance(exc, OutputError) and exc.path == str(args.json):
+            outputs.json_path = None  # it cannot be written: keep what can be in the record
         problem = ""
         try:
-            kept = save(complete=False, interrupted=name)
-        except OSError as err:  # the --json report (the run record is written best effort)
-            problem = f" ({args.json} could not be written: {err.strerror or err})"
-            kept = [str(RECORD_PATH)] if (not args.no_record and RECORD_PATH.exists()) else []
-        head = (f"{_fresh_line()}fedtheory: interrupted ({name}): {len(done)} of {len(claims)} "
-                "claim(s) finished")
-        if kept:
-            print(f"{head}, kept in {' and '.join(kept)}{problem}; continue with: "
-                  f"{resume_command(args, preset, kept[-1])}", file=sys.stderr)
-        else:
-            print(f"{head}; nothing was kept{problem or ' (--no-record without --json)'}",
-                  file=sys.stderr)
-        return 128 + signum
+            kept = save(complete=False, **({"interrupted": name} if name else {}))
+        except OutputError as err:  # the --json report, now too
+            problem = f" ({err})"
+            outputs.json_path = None
+            kept = save(complete=False, **({"interrupted": name} if name else {}))
+        if outputs.failed:
+            code = code if code != 0 else 1
+        _stopped(args, preset, kept, head, problem)
+        return code
     finally:
-        progress.close()
+        with contextlib.suppress(OSError):
+            progress.close()
     results = [done[c.id] for c in claims]
+    prov["reruns"] = dict(executor.reruns)
+    try:  # the reports first: a closed pipe or a full disk below loses nothing
+        save(complete=True)
+    except OutputError as exc:  # the --json report: the run record keeps what it can
+        outputs.json_path = None
+        _stopped(args, preset, save(complete=True),
+                 f"fedtheory: error: {exc}; {len(done)} of {len(claims)} claim(s) finished")
+        return 1
+    try:
+        code = _summary(args, results, preset, prov, executor)
+        sys.stdout.flush()  # a pipe's buffer: a reader gone shows here, not at exit
+    except BrokenPipeError:  # the reader left: what finished is in the reports already
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _warn("fedtheory: the output pipe was closed before the summary (SIGPIPE); the "
+              "reports are complete")
+        return 128 + int(signal.SIGPIPE)
+    return 1 if outputs.failed and code == 0 else code
+
+
+def _summary(args: argparse.Namespace, results: list[ClaimResult], preset: str,
+             prov: dict[str, Any], executor: Any) -> int:
+    """Print the end of a finished run (the reports are written); its exit status."""
+    from fedtheory.report import entry, power_summary, verdict_table, write_markdown
+
     for cid, n in sorted(executor.reruns.items()):
         print(f"{cid}: its worker was lost {n} time(s); re-run", file=sys.stderr)
     print(verdict_table(results))
@@ -482,12 +547,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 print(f"  re-run it: {replay['command']}")
         for c in r.errors:
             print(f"\n{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
-    prov["reruns"] = dict(executor.reruns)
-    save(complete=True)
     if args.json:
         print(f"\nJSON report: {args.json}")
     if args.report:
-        print(f"Markdown report: {write_markdown(args.report, results, args.seed, preset, prov)}")
+        try:
+            md = write_markdown(args.report, results, args.seed, preset, prov)
+        except OSError as err:
+            _warn(f"fedtheory: error: cannot write {err.filename or args.report}: "
+                  f"{err.strerror or err}")
+            return 1
+        print(f"Markdown report: {md}")
     return 1 if any(r.errors for r in results) else 0
 
 

@@ -149,7 +149,8 @@ def test_the_time_limit_names_the_mutant_under_power(tmp_path: Path) -> None:
 def test_a_bad_check_timeout_is_a_usage_error(tmp_path: Path, value: str) -> None:
     claim_file(tmp_path, "fine")
     proc = verify(tmp_path, "./fine.py", "--quick", f"--check-timeout={value}")
-    assert proc.returncode == 2 and "--check-timeout" in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert "--check-timeout must be a number of seconds >= 0" in proc.stderr
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,3 +226,156 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
     assert not left, f"workers {left} outlived their parent"
+
+
+# --------------------------------------------------------------------------------------------
+# full disk, read-only folders, closed pipes
+
+#: Runs ``fedtheory`` with ``fedtheory.report.atomic_write_text`` failing with ENOSPC for the
+#: paths ending with argv[1] after argv[2] successful writes (and, with argv[3] == "figures",
+#: every figure drawing failing so); then the command line argv[4:].
+DRIVER = """
+import errno, sys
+import fedtheory.report as report
+import fedtheory.runner as runner
+
+real, count = report.atomic_write_text, [0]
+suffix, after, figures = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "figures"
+
+def write(path, text):
+    if suffix and str(path).endswith(suffix):
+        count[0] += 1
+        if count[0] > after:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+    return real(path, text)
+
+def draw(res, figure_dir):
+    raise OSError(errno.ENOSPC, "No space left on device", figure_dir + "/x.png")
+
+report.atomic_write_text = write
+if figures:
+    runner.draw_figures = draw
+from fedtheory.cli import main
+sys.exit(main(sys.argv[4:]))
+"""
+
+
+def full_disk(cwd: Path, suffix: str, after: int, *args: str,
+              figures: bool = False) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", DRIVER, suffix, str(after),
+                           "figures" if figures else "-", "verify", *args], cwd=cwd,
+                          env=env(), capture_output=True, text=True, timeout=120)
+
+
+def two_claims(folder: Path) -> list[str]:
+    claim_file(folder, "first")
+    claim_file(folder, "second")
+    return ["./first.py", "./second.py", "--quick", "--no-progress"]
+
+
+def one_line_error(stderr: str, *words: str) -> None:
+    assert "Traceback" not in stderr, stderr
+    lines = [ln for ln in stderr.splitlines() if "No space left on device" in ln]
+    assert len(lines) == 1, stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_full_disk_for_the_json_report(tmp_path: Path, jobs: str) -> None:
+    proc = full_disk(tmp_path, "r.json", 1, *two_claims(tmp_path), "--jobs", jobs,
+                     "--json", "r.json")
+    assert proc.returncode == 1, proc.stderr
+    one_line_error(proc.stderr, "cannot write r.json", "continue with:", "--resume")
+    record = json.loads((tmp_path / RECORD_PATH).read_text())
+    assert record["complete"] is False and len(record["claims"]) >= 1
+
+
+def test_a_full_disk_for_the_run_record(tmp_path: Path) -> None:
+    stale = tmp_path / RECORD_PATH
+    stale.parent.mkdir()
+    stale.write_text(json.dumps({"complete": True, "claims": []}))
+    proc = full_disk(tmp_path, "last_run.json", 0, *two_claims(tmp_path), "--jobs", "1",
+                     "--json", "r.json")
+    assert proc.returncode == 1, proc.stderr
+    one_line_error(proc.stderr, f"cannot write the run record {RECORD_PATH}")
+    assert not stale.exists()  # no earlier record looking like this run's
+    assert json.loads((tmp_path / "r.json").read_text())["complete"] is True
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_full_disk_for_the_figures(tmp_path: Path, jobs: str) -> None:
+    proc = full_disk(tmp_path, "", 0, *two_claims(tmp_path), "--jobs", jobs, "--report",
+                     "out", figures=True)
+    assert proc.returncode == 1, proc.stderr
+    one_line_error(proc.stderr, "cannot write", "out/figures")
+
+
+def test_a_full_disk_for_the_markdown_report(tmp_path: Path) -> None:
+    proc = full_disk(tmp_path, "report.md", 0, *two_claims(tmp_path), "--jobs", "1",
+                     "--report", "out")
+    assert proc.returncode == 1, proc.stderr
+    one_line_error(proc.stderr, "cannot write", "report.md")
+    assert json.loads((tmp_path / RECORD_PATH).read_text())["complete"] is True
+
+
+def test_a_folder_without_a_run_record_says_so(tmp_path: Path) -> None:
+    (tmp_path / RECORD_PATH.parent).write_text("not a folder")  # .fedtheory cannot be made
+    proc = verify(tmp_path, *two_claims(tmp_path), "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert f"the run record {RECORD_PATH} is skipped" in proc.stderr
+    quiet = verify(tmp_path, *two_claims(tmp_path), "--jobs", "1", "--no-record")
+    assert "skipped" not in quiet.stderr
+
+
+def test_stale_temporary_files_are_removed(tmp_path: Path) -> None:
+    folder = tmp_path / RECORD_PATH.parent
+    folder.mkdir()
+    dead = 2**22 + 1  # above Linux's largest pid: no such process
+    stale = [folder / f".last_run.json.{dead}.0123456789ab.tmp",
+             tmp_path / f".r.json.{dead}.0123456789ab.tmp"]
+    alive = folder / f".last_run.json.{os.getpid()}.0123456789ab.tmp"  # a live process's
+    for p in [*stale, alive]:
+        p.write_text("{")
+    proc = verify(tmp_path, *two_claims(tmp_path), "--jobs", "1", "--json", "r.json")
+    assert proc.returncode == 0, proc.stderr
+    assert not any(p.exists() for p in stale)
+    assert alive.exists()
+
+
+def test_a_second_run_in_the_same_folder_is_refused(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    claim_file(tmp_path, "slow", f"open({str(started)!r}, 'w').close()\ntime.sleep(600)")
+    claim_file(tmp_path, "fine")
+    first = subprocess.Popen([sys.executable, "-m", "fedtheory", "verify", "./slow.py",
+                              "--quick", "--jobs", "1", "--no-progress"], cwd=tmp_path,
+                             env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        second = verify(tmp_path, "./fine.py", "--quick", "--no-progress")
+        assert second.returncode == 2, second.stderr
+        assert f"pid {first.pid}" in second.stderr and "Traceback" not in second.stderr
+        assert verify(tmp_path, "./fine.py", "--quick", "--no-record").returncode == 0
+    finally:
+        first.kill()  # SIGKILL: the kernel drops its lock
+        first.wait()
+    after = verify(tmp_path, "./fine.py", "--quick", "--no-progress")
+    assert after.returncode == 0, after.stderr
+
+
+def test_a_closed_output_pipe_stops_the_run_as_an_interrupt(tmp_path: Path) -> None:
+    claim_file(tmp_path, "first")
+    claim_file(tmp_path, "second", "time.sleep(2)")
+    proc = subprocess.Popen([sys.executable, "-m", "fedtheory", "verify", "./first.py",
+                             "./second.py", "--quick", "--jobs", "1", "--no-progress",
+                             "--json", "r.json"], cwd=tmp_path, env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # `| true`: the reader is gone before the first line
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141, err
+    assert "interrupted (SIGPIPE)" in err and "--resume" in err and "Traceback" not in err
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["complete"] is False

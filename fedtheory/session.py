@@ -1,0 +1,171 @@
+r"""The session of a ``fedtheory verify`` run in a folder: one run at a time, no stale files,
+outputs that fail loudly.
+
+* :func:`lock_folder`: the run holds an ``fcntl.flock`` lock on ``.fedtheory/lock`` (its pid
+  inside) while it writes the run record; a second run in the same folder is refused, naming
+  the first one's pid. The kernel releases the lock with the process, so a run killed with
+  ``kill -9`` leaves no stale lock. A folder where ``.fedtheory/`` cannot be written: the run
+  record is skipped, and the run says so in one line.
+* :func:`remove_stale_temporary`: the temporary files of an atomic write
+  (:func:`fedtheory.report.atomic_write_text`: ``.<name>.<pid>.<hex>.tmp``) left by a run
+  killed between write and rename are removed by the next run, when their process is gone
+  (or they are older than :data:`STALE_SECONDS`).
+* :class:`Outputs`: writes the run record and the ``--json`` report; an ``OSError`` (a full
+  disk, a read-only or vanished folder) is one line naming the file and the OS's reason: for
+  the run record, the run goes on without it (its stale copy removed where it can be) and
+  exits 1; for the report, :class:`fedtheory.sandbox.OutputError` stops the run, as an
+  interrupt does.
+* :func:`stdout_closed`: whether the reader of the output pipe has gone (``verify | head``);
+  the run then stops as an interrupt does (exit 141, 128 + SIGPIPE).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import stat
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from fedtheory.report import RECORD_PATH, write_json
+from fedtheory.sandbox import OutputError
+
+__all__ = ["LOCK_PATH", "STALE_SECONDS", "Outputs", "lock_folder", "remove_stale_temporary",
+           "stdout_closed"]
+
+#: The lock a run holds while it writes the run record of its folder.
+LOCK_PATH = RECORD_PATH.parent / "lock"
+
+#: A temporary file older than this (seconds) is stale even if a process has its pid.
+STALE_SECONDS = 3600.0
+
+
+def _reason(err: OSError) -> str:
+    return err.strerror or str(err)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def lock_folder(root: Path | str = ".") -> Iterator[str | None]:
+    """Hold this folder's run lock for the block; yields None, or why the run record is
+    skipped (``.fedtheory/`` cannot be written). ``ValueError`` naming the other run's pid when
+    one holds it."""
+    import fcntl
+
+    path = Path(root) / LOCK_PATH
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        yield f"{path.parent} cannot be written: {_reason(err)}"
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            who = f"pid {other}" if other.isdigit() else "another process"
+            raise ValueError(f"another fedtheory verify ({who}) is running in this folder "
+                             f"(it holds {path}); wait for it to end, or run this one in "
+                             "another folder or with --no-record") from None
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield None
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def remove_stale_temporary(folder: Path | str, name: str | None = None) -> list[Path]:
+    """Remove the temporary files of atomic writes in ``folder`` (of the file ``name`` only,
+    when given) whose process is gone or that are older than :data:`STALE_SECONDS`; the files
+    removed."""
+    removed = []
+    prefix = f".{name}." if name else "."
+    try:
+        candidates = [p for p in Path(folder).iterdir()
+                      if p.name.startswith(prefix) and p.name.endswith(".tmp")]
+    except OSError:
+        return []
+    now = time.time()
+    for p in candidates:
+        parts = p.name.split(".")
+        pid = parts[-3] if len(parts) >= 5 else ""
+        try:
+            st = p.lstat()
+            if not stat.S_ISREG(st.st_mode) or not pid.isdigit():
+                continue
+            if int(pid) == os.getpid() or (_pid_alive(int(pid))
+                                          and now - st.st_mtime < STALE_SECONDS):
+                continue
+            p.unlink()
+            removed.append(p)
+        except OSError:
+            continue
+    return removed
+
+
+def stdout_closed(stream: TextIO) -> bool:
+    """Whether ``stream`` is a pipe whose reader has gone (``verify ... | head -1``)."""
+    try:
+        fd = stream.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(ev & select.POLLERR for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+class Outputs:
+    """The run record (unless ``record`` is False) and the ``--json`` report (``json_path``,
+    or None) of a run, written by :meth:`save`; ``warn(line)`` prints a line for the user."""
+
+    def __init__(self, record: bool, json_path: str | None, warn: Any) -> None:
+        self.record, self.json_path, self.warn = record, json_path, warn
+        #: The run record could not be written (the line said so): the run exits 1.
+        self.failed: str | None = None
+
+    def save(self, items: Sequence[Mapping[str, Any]], seed: int, preset: str,
+             prov: dict[str, Any], complete: bool) -> list[str]:
+        """Write both (the record first); where they went. A record that cannot be written is
+        dropped with one line; a report that cannot be written raises
+        :class:`~fedtheory.sandbox.OutputError`."""
+        written = []
+        if self.record:
+            try:
+                write_json(RECORD_PATH, items, seed, preset, prov, complete=complete)
+                written.append(str(RECORD_PATH))
+            except OSError as err:
+                self._record_failed(err)
+        if self.json_path:
+            try:
+                write_json(self.json_path, items, seed, preset, prov, complete=complete)
+            except OSError as err:
+                raise OutputError(self.json_path, _reason(err)) from None
+            written.append(str(self.json_path))
+        return written
+
+    def _record_failed(self, err: OSError) -> None:
+        self.record = False
+        try:
+            RECORD_PATH.unlink(missing_ok=True)  # never a stale record that looks current
+            left = "removed the earlier one"
+        except OSError:
+            left = "the one there is from an earlier run" if RECORD_PATH.exists() else ""
+        self.failed = (f"cannot write the run record {RECORD_PATH}: {_reason(err)}"
+                       + (f" ({left})" if left else "") + "; the run goes on without it")
+        self.warn(f"fedtheory: error: {self.failed}")
