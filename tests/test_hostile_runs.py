@@ -379,3 +379,38 @@ def test_a_closed_output_pipe_stops_the_run_as_an_interrupt(tmp_path: Path) -> N
     assert "interrupted (SIGPIPE)" in err and "--resume" in err and "Traceback" not in err
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["complete"] is False
+
+
+# --------------------------------------------------------------------------------------------
+# --resume keeps an entry only while its source hashes the same
+
+
+def _resume(cwd: Path, report: str) -> subprocess.CompletedProcess[str]:
+    return verify(cwd, "./lemma.py", "--quick", "--jobs", "1", "--no-progress", "--resume",
+                  report, "--json", "again.json")
+
+
+@pytest.mark.parametrize("edit", ["lemma.py", "_shared.py", "tools.py", "_new.py"])
+def test_resume_runs_again_a_claim_whose_source_changed(tmp_path: Path, edit: str) -> None:
+    (tmp_path / "_shared.py").write_text("VALUE = 2\n")
+    (tmp_path / "tools.py").write_text("VALUE = 2\n")
+    (tmp_path / "unrelated.py").write_text("VALUE = 2\n")
+    path = claim_file(tmp_path, "lemma")
+    path.write_text("import tools  # noqa: F401\n" + path.read_text())
+    first = verify(tmp_path, "./lemma.py", "--quick", "--jobs", "1", "--no-progress",
+                   "--json", "r.json")
+    assert first.returncode == 0, first.stderr
+    origin = json.loads((tmp_path / "r.json").read_text())["claims"][0]["origin"]
+    assert sorted(origin["helpers"]) == ["_shared.py", "tools.py"]
+    kept = _resume(tmp_path, "r.json")  # nothing changed: kept
+    assert "1 claim(s) kept, 0 to run" in kept.stderr, kept.stderr
+    (tmp_path / "unrelated.py").write_text("VALUE = 3\n")  # not the claim's: still kept
+    assert "1 claim(s) kept, 0 to run" in _resume(tmp_path, "r.json").stderr
+    with open(tmp_path / edit, "a") as fh:
+        fh.write("# edited\n")
+    again = _resume(tmp_path, "r.json")
+    assert again.returncode == 0, again.stderr
+    assert "0 claim(s) kept, 1 to run" in again.stderr, again.stderr
+    assert edit.removeprefix("lemma.py") in again.stderr and "run again" in again.stderr
+    now = json.loads((tmp_path / "again.json").read_text())["claims"][0]["origin"]
+    assert now != origin
