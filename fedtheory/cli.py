@@ -245,7 +245,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 class Progress:
     """Work items done out of all (tasks and claims, across all workers), the last to finish,
-    and the time left.
+    the time left, and the claim, check and mutant that run (:meth:`running`).
 
     The time left is the estimated cost of the work not yet done times the seconds per unit of
     cost measured so far (tasks carry a cost estimate; a claim counts as the mean known cost,
@@ -284,12 +284,27 @@ class Progress:
         elapsed = time.perf_counter() - self.t0
         left = elapsed / self.spent * self.left if self.spent > 0 else float("nan")
         if self.bar is not None:
+            if self.done_n >= self.total:
+                self.bar.set_description_str("verified", refresh=False)
             self.bar.set_postfix_str(f"{label}: {status}; about {left:.0f} s left")
             self.bar.update()
             return
         print(f"[{self.done_n}/{self.total}] {label}: {status} ({seconds:.1f} s; "
               f"{elapsed:.0f} s elapsed, about {left:.0f} s left)", file=self.stream,
               flush=True)
+
+    def running(self, claim: str, check: str, mutant: str | None = None) -> None:
+        """A check starts (``check`` empty: the task ``claim``): named on the bar's line on a
+        terminal, one plain line elsewhere (the last line of a log names what runs)."""
+        if not self.enabled or (self.cost and claim not in self.cost):
+            return  # (a worker's status read after its claim finished)
+        what = (f"{claim}: check {check}" + (f" (mutant {mutant})" if mutant else "")
+                if check else f"task {claim}")
+        what = _one_line(what, 200)
+        if self.bar is not None:
+            self.bar.set_description_str(_one_line(what, 60), refresh=True)
+            return
+        print(f"[{self.done_n}/{self.total}] running {what}", file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -57,6 +57,7 @@ __all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "che
 #: ``on_result(index, value)``; may return further items to run (see :meth:`Executor.map`).
 OnItem = Callable[[int, Any], "Sequence[Any] | None"]
 Lost = Callable[[int, str], Any]
+Status = Callable[[str, str, "str | None"], None]
 
 
 class Executor:
@@ -70,6 +71,9 @@ class Executor:
     def __init__(self) -> None:
         #: claim id or task key -> how many times it was lost with a worker and re-run.
         self.reruns: dict[str, int] = {}
+        #: ``status(claim, check, mutant)``, told as each check starts (where the executor
+        #: can see it: this process and local workers), or None.
+        self.status: Status | None = None
 
     def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
             lost: Lost | None = None,
@@ -95,20 +99,84 @@ class SerialExecutor(Executor):
     def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
             lost: Lost | None = None, label: Callable[[int], str] = str) -> None:
         queue = deque(range(len(items)))
-        while queue:
-            k = queue.popleft()
-            more = on_result(k, fn(items[k])) or ()
-            queue.extendleft(reversed(_append(items, more)))
+        sandbox.set_status_hook(self.status)
+        try:
+            while queue:
+                k = queue.popleft()
+                more = on_result(k, fn(items[k])) or ()
+                queue.extendleft(reversed(_append(items, more)))
+        finally:
+            sandbox.set_status_hook(None)
 
 
-def _init_worker() -> None:
+def _init_worker(status_dir: str | None = None) -> None:
     """A local worker: no display; SIGINT ignored (Ctrl-C reaches the whole process group: the
     parent stops the run and ends its workers), SIGTERM ends it (handlers inherited from the
-    parent by ``fork`` are reset); it ends when its parent dies (:func:`_die_with_parent`)."""
+    parent by ``fork`` are reset); it ends when its parent dies (:func:`_die_with_parent`).
+    With ``status_dir``, the check it runs is written there (:class:`_StatusFiles`)."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent()
+    sandbox.set_status_hook(_StatusFiles.writer(status_dir) if status_dir else None)
+
+
+class _StatusFiles:
+    """What each local worker runs, for the parent's progress line: a worker writes
+    ``claim<TAB>check<TAB>mutant`` to ``<folder>/<pid>`` as each check starts (a rename: no
+    lock a killed worker could hold); a thread of the parent reads the folder and tells
+    ``status`` of every change."""
+
+    def __init__(self, status: Status, every: float = 0.25) -> None:
+        import tempfile
+
+        self.folder = tempfile.mkdtemp(prefix="fedtheory-status-")
+        self.status, self.every = status, every
+        self.stop = threading.Event()
+        self.seen: dict[str, str] = {}
+        self.thread = threading.Thread(target=self._watch, name="fedtheory-status",
+                                       daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def writer(folder: str) -> Status:
+        path = os.path.join(folder, str(os.getpid()))
+
+        def write(claim: str, check: str, mutant: str | None) -> None:
+            tmp = f"{path}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(f"{claim}\t{check}\t{mutant or ''}")
+            os.replace(tmp, path)
+
+        return write
+
+    def _watch(self) -> None:
+        while not self.stop.wait(self.every):
+            self.poll()
+
+    def poll(self) -> None:
+        try:
+            names = [n for n in os.listdir(self.folder) if n.isdigit()]
+        except OSError:
+            return
+        for name in sorted(names):
+            try:
+                with open(os.path.join(self.folder, name), encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            if self.seen.get(name) != text and text.count("\t") == 2:
+                self.seen[name] = text
+                claim, check, mutant = text.split("\t")
+                with contextlib.suppress(Exception):  # progress never stops a run
+                    self.status(claim, check, mutant or None)
+
+    def close(self) -> None:
+        import shutil
+
+        self.stop.set()
+        self.thread.join(5)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 #: How often (seconds) a local worker looks whether its parent is still there.
@@ -178,6 +246,8 @@ class ProcessExecutor(Executor):
             raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
         self.workers, self.retries = workers, retries
 
+    _status_dir: str | None = None
+
     def _round(self, fn: Callable[[Any], Any], items: list[Any], todo: list[int],
                workers: int, on_result: OnItem) -> list[int]:
         """Run ``todo`` (indices into ``items``) and the items their results bring in one
@@ -186,7 +256,7 @@ class ProcessExecutor(Executor):
         lost: list[int] = []
         queue = deque(todo)
         pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))),
-                                   initializer=_init_worker)
+                                   initializer=_init_worker, initargs=(self._status_dir,))
         try:
             running: dict[Future[Any], int] = {}
 
@@ -219,6 +289,17 @@ class ProcessExecutor(Executor):
 
     def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
             lost: Lost | None = None, label: Callable[[int], str] = str) -> None:
+        files = _StatusFiles(self.status) if self.status is not None else None
+        self._status_dir = files.folder if files is not None else None
+        try:
+            self._map(fn, items, on_result, lost, label)
+        finally:
+            if files is not None:
+                files.close()
+            self._status_dir = None
+
+    def _map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
+             lost: Lost | None, label: Callable[[int], str]) -> None:
         todo = list(range(len(items)))
         attempts: dict[int, int] = {}
         while todo:

@@ -154,6 +154,7 @@ def run_task(t: Task) -> TaskDone:
     its error."""
     t0 = time.perf_counter()
     try:
+        sandbox.running(t.key, "", None)
         with _one_thread(), sandbox.time_limit(sandbox.current_limit(), f"task {t.key}"):
             out = t.run()
     except BaseException as exc:  # reported by the claim that needs the task
@@ -221,8 +222,10 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
 
     ``on_result(result)`` is called as each claim finishes, in the order they finish.
     ``progress``, if given, is told the work before it starts (``start(items)``: a list of
-    ``(label, cost)``, tasks then claims, ``cost`` None when unknown) and each item as it
-    finishes (``done(label, seconds, status)``).
+    ``(label, cost)``, tasks then claims, ``cost`` None when unknown), each item as it
+    finishes (``done(label, seconds, status)``) and, if it has ``running(claim, check,
+    mutant)``, each check as it starts (serially and in local workers; a task is ``running(key,
+    "", None)``).
     """
     if n_workers < 1:
         raise ValueError(f"n_workers must be >= 1, got {n_workers}")
@@ -315,6 +318,8 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
         item = work[i]
         return item.key if isinstance(item, Task) else item.claim_id
 
+    if progress is not None and callable(getattr(progress, "running", None)):
+        executor.status = progress.running  # the check each worker runs, where it can be seen
     if check_timeout is None:
         check_timeout = max((sandbox.DEFAULT_TIMEOUT.get(j.preset, 0.0) for j in jobs),
                             default=0.0)

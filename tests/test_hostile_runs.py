@@ -414,3 +414,19 @@ def test_resume_runs_again_a_claim_whose_source_changed(tmp_path: Path, edit: st
     assert edit.removeprefix("lemma.py") in again.stderr and "run again" in again.stderr
     now = json.loads((tmp_path / "again.json").read_text())["claims"][0]["origin"]
     assert now != origin
+
+
+# --------------------------------------------------------------------------------------------
+# progress names what runs
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_progress_names_the_running_claim_and_check(tmp_path: Path, jobs: str) -> None:
+    claim_file(tmp_path, "slow", "time.sleep(1.5)\nreturn Evidence(True, 2, 2, 'exact')")
+    claim_file(tmp_path, "other")
+    args = ["./slow.py", "./other.py", "--quick", "--jobs", jobs]
+    proc = verify(tmp_path, *args)
+    assert proc.returncode == 0, proc.stderr
+    assert "running hostile.slow: check check0" in proc.stderr, proc.stderr
+    quiet = verify(tmp_path, *args, "--no-progress")
+    assert quiet.returncode == 0 and "running" not in quiet.stderr, quiet.stderr
