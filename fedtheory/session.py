@@ -30,11 +30,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fedtheory.report import RECORD_PATH, write_json
+from fedtheory.report import RECORD_PATH, read_json, write_json
 from fedtheory.sandbox import OutputError
 
-__all__ = ["LOCK_PATH", "STALE_SECONDS", "Outputs", "lock_folder", "remove_stale_temporary",
-           "stdout_closed"]
+__all__ = ["LOCK_PATH", "STALE_SECONDS", "Outputs", "Progress", "known_seconds", "lock_folder",
+           "one_line", "remove_stale_temporary", "stdout_closed"]
 
 #: The lock a run holds while it writes the run record of its folder.
 LOCK_PATH = RECORD_PATH.parent / "lock"
@@ -169,3 +169,91 @@ class Outputs:
         self.failed = (f"cannot write the run record {RECORD_PATH}: {_reason(err)}"
                        + (f" ({left})" if left else "") + "; the run goes on without it")
         self.warn(f"fedtheory: error: {self.failed}")
+
+
+def one_line(text: str, width: int = 70) -> str:
+    """``text`` on one line of at most ``width`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class Progress:
+    """Work items done out of all (tasks and claims, across all workers), the last to finish,
+    the time left, and the claim, check and mutant that run (:meth:`running`).
+
+    The time left is the estimated cost of the work not yet done times the seconds per unit of
+    cost measured so far (tasks carry a cost estimate; a claim counts as the mean known cost,
+    or as the seconds it took in the last run recorded here with the same preset). On a
+    terminal: a tqdm bar. Elsewhere (a log file, CI): one plain line per finished item.
+    """
+
+    def __init__(self, stream: TextIO, enabled: bool = True,
+                 known: dict[str, float] | None = None) -> None:
+        self.stream, self.enabled, self.known = stream, enabled, dict(known or {})
+        self.total = self.done_n = 0
+        self.cost: dict[str, float] = {}
+        self.left = 0.0
+        self.spent = 0.0
+        self.t0 = time.perf_counter()
+        self.bar: Any = None
+
+    def start(self, items: list[tuple[str, float | None]]) -> None:
+        given = [c for _, c in items if c is not None]
+        default = sum(given) / len(given) if given else 1.0
+        self.cost = {label: c if c is not None else self.known.get(label, default)
+                     for label, c in items}
+        self.total, self.left = len(items), float(sum(self.cost.values()))
+        self.t0 = time.perf_counter()
+        if self.enabled and self.stream.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, desc="verifying", unit="item", file=self.stream)
+
+    def done(self, label: str, seconds: float, status: str) -> None:
+        self.done_n += 1
+        c = self.cost.pop(label, 0.0)
+        self.left, self.spent = max(self.left - c, 0.0), self.spent + c
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.t0
+        left = elapsed / self.spent * self.left if self.spent > 0 else float("nan")
+        if self.bar is not None:
+            if self.done_n >= self.total:
+                self.bar.set_description_str("verified", refresh=False)
+            self.bar.set_postfix_str(f"{label}: {status}; about {left:.0f} s left")
+            self.bar.update()
+            return
+        print(f"[{self.done_n}/{self.total}] {label}: {status} ({seconds:.1f} s; "
+              f"{elapsed:.0f} s elapsed, about {left:.0f} s left)", file=self.stream,
+              flush=True)
+
+    def running(self, claim: str, check: str, mutant: str | None = None) -> None:
+        """A check starts (``check`` empty: the task ``claim``): named on the bar's line on a
+        terminal, one plain line elsewhere (the last line of a log names what runs)."""
+        if not self.enabled or (self.cost and claim not in self.cost):
+            return  # (a worker's status read after its claim finished)
+        what = (f"{claim}: check {check}" + (f" (mutant {mutant})" if mutant else "")
+                if check else f"task {claim}")
+        what = one_line(what, 200)
+        if self.bar is not None:
+            self.bar.set_description_str(one_line(what, 60), refresh=True)
+            return
+        print(f"[{self.done_n}/{self.total}] running {what}", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def known_seconds(preset: str) -> dict[str, float]:
+    """Seconds per claim in the last run recorded here with ``preset`` (for the time left; a
+    guess, so the record is read without the checks a verdict needs)."""
+    try:
+        doc = read_json(RECORD_PATH)
+        if doc.get("preset") != preset:
+            return {}
+        return {c["id"]: float(c.get("seconds") or 0.0) for c in doc["claims"]
+                if isinstance(c.get("id"), str)}
+    except Exception:  # noqa: BLE001 - no record, or one we cannot read: no estimate
+        return {}
