@@ -91,6 +91,17 @@ def test_a_check_that_exits_is_its_claims_error(tmp_path: Path, body: str, jobs:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("body", ["sys.exit(0)", "raise KeyboardInterrupt"])
+def test_a_claim_file_that_exits_on_import_is_an_error_naming_it(tmp_path: Path,
+                                                                 body: str) -> None:
+    path = claim_file(tmp_path, "leaves")
+    path.write_text(path.read_text() + f"\n{body}\n")
+    proc = verify(tmp_path, "./leaves.py", "--quick", "--no-progress")
+    assert proc.returncode == 2, proc.stderr
+    assert f"claim file {path} failed to import" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 # --------------------------------------------------------------------------------------------
 # a per-check time limit
 
@@ -167,11 +178,13 @@ def test_a_bad_check_timeout_is_a_usage_error(tmp_path: Path, value: str) -> Non
     (["--dask", "not an address"], "scheduler address"),
 ])
 def test_bad_dask_options_are_usage_errors(tmp_path: Path, args: list[str], words: str) -> None:
-    claim_file(tmp_path, "fine")
+    path = claim_file(tmp_path, "fine")
+    path.write_text(path.read_text() + "\nopen('imported', 'w').close()\n")
     proc = verify(tmp_path, "./fine.py", "--quick", "--no-progress", *args)
     assert proc.returncode == 2, proc.stderr
     assert words in proc.stderr and "Traceback" not in proc.stderr
-    assert not (tmp_path / RECORD_PATH).exists()  # before any work
+    assert not (tmp_path / RECORD_PATH).exists()  # before any work,
+    assert not (tmp_path / "imported").exists()  # before the claim files run any code
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:

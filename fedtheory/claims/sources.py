@@ -44,6 +44,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from fedtheory import sandbox
 from fedtheory.claim_files import helper_files
 from fedtheory.claims.core import Claim
 from fedtheory.gitinfo import git_output
@@ -205,7 +206,7 @@ def load_file(path: str | Path) -> tuple[list[Any], Origin]:
             spec.loader.exec_module(module)
         except BaseException as exc:
             del sys.modules[name]
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            if not sandbox.own_error(exc):  # the user's Ctrl-C; a file's sys.exit() is its error
                 raise
             raise ImportError(f"claim file {p} failed to import: {type(exc).__name__}: "
                               f"{exc}") from exc
