@@ -609,7 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--dask", metavar="ADDRESS",
                     help="run the claims on a Dask cluster (scheduler ADDRESS, or local:N to "
                          'start N local workers); needs pip install "fedtheory[dask]"')
-    pv.add_argument("--check-timeout", type=float, default=None, metavar="SECONDS",
+    pv.add_argument("--check-timeout", type=str, default=None, metavar="SECONDS",
                     help="a check running longer is its claim's error, naming the check "
                          "(default: 600 with --quick, 3600 with the full preset; 0: no limit)")
     pv.add_argument("--resume", metavar="REPORT.json",
@@ -669,9 +669,15 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_verify_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """``verify``'s options that contradict each other or are out of range: a usage error
     (exit 2) before any work."""
-    t = args.check_timeout
-    if t is not None and not (t >= 0 and t != float("inf")):
-        parser.error(f"--check-timeout must be a number of seconds >= 0 (0: no limit), got {t}")
+    if args.check_timeout is not None:
+        try:
+            t = float(args.check_timeout)
+        except ValueError:
+            t = float("nan")
+        if not (0 <= t < float("inf")):
+            parser.error("--check-timeout must be a number of seconds >= 0 (0: no limit), got "
+                         f"{args.check_timeout!r}")
+        args.check_timeout = t
     if args.dask is not None and args.jobs is not None:
         parser.error("--jobs and --dask exclude each other (a Dask cluster has its own "
                      "workers; local:N starts N)")
