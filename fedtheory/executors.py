@@ -354,10 +354,15 @@ class DaskExecutor(Executor):
             # faults on every allocation, and claims ran about twice as slow as in local
             # processes (measured). Our workers keep glibc's default.
             key = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
-            with dask.config.set({key: None}), _sigint_ignored():
-                cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
-                                       processes=True, dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
+            try:
+                with dask.config.set({key: None}), _sigint_ignored():
+                    cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
+                                           processes=True, dashboard_address=None,
+                                           silence_logs=logging.CRITICAL)
+            except Exception as exc:  # noqa: BLE001 - no cluster: one line, no traceback
+                raise ValueError(f"--dask {self.address}: could not start "
+                                 f"{self.local_workers} local Dask worker(s): "
+                                 f"{type(exc).__name__}: {exc}") from None
             client = Client(cluster)
         else:
             try:
