@@ -12,9 +12,9 @@ outputs that fail loudly.
   (or they are older than :data:`STALE_SECONDS`).
 * :class:`Outputs`: writes the run record and the ``--json`` report; an ``OSError`` (a full
   disk, a read-only or vanished folder) is one line naming the file and the OS's reason: for
-  the run record, the run goes on without it (its stale copy removed where it can be) and
-  exits 1; for the report, :class:`fedtheory.sandbox.OutputError` stops the run, as an
-  interrupt does.
+  the run record, the run goes on without it (an earlier run's record removed where it can
+  be, this run's own left marked incomplete) and exits 1; for the report,
+  :class:`fedtheory.sandbox.OutputError` stops the run, as an interrupt does.
 * :func:`stdout_closed`: whether the reader of the output pipe has gone (``verify | head``);
   the run then stops as an interrupt does (exit 141, 128 + SIGPIPE).
 """
@@ -138,6 +138,7 @@ class Outputs:
         self.record, self.json_path, self.warn = record, json_path, warn
         #: The run record could not be written (the line said so): the run exits 1.
         self.failed: str | None = None
+        self.wrote_record = False  # this run's record is there (its claims so far)
 
     def save(self, items: Sequence[Mapping[str, Any]], seed: int, preset: str,
              prov: dict[str, Any], complete: bool) -> list[str]:
@@ -149,6 +150,7 @@ class Outputs:
             try:
                 write_json(RECORD_PATH, items, seed, preset, prov, complete=complete)
                 written.append(str(RECORD_PATH))
+                self.wrote_record = True
             except OSError as err:
                 self._record_failed(err)
         if self.json_path:
@@ -161,11 +163,14 @@ class Outputs:
 
     def _record_failed(self, err: OSError) -> None:
         self.record = False
-        try:
-            RECORD_PATH.unlink(missing_ok=True)  # never a stale record that looks current
-            left = "removed the earlier one"
-        except OSError:
-            left = "the one there is from an earlier run" if RECORD_PATH.exists() else ""
+        if self.wrote_record:  # this run's own, "complete": false: it keeps what it has
+            left = "it keeps the claims written before, marked incomplete"
+        else:
+            try:
+                RECORD_PATH.unlink(missing_ok=True)  # never a stale record that looks current
+                left = "removed the earlier one"
+            except OSError:
+                left = "the one there is from an earlier run" if RECORD_PATH.exists() else ""
         self.failed = (f"cannot write the run record {RECORD_PATH}: {_reason(err)}"
                        + (f" ({left})" if left else "") + "; the run goes on without it")
         self.warn(f"fedtheory: error: {self.failed}")

@@ -316,6 +316,14 @@ def test_a_full_disk_for_the_run_record(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r.json").read_text())["complete"] is True
 
 
+def test_a_disk_full_midway_leaves_this_runs_record_incomplete(tmp_path: Path) -> None:
+    proc = full_disk(tmp_path, "last_run.json", 1, *two_claims(tmp_path), "--jobs", "1")
+    assert proc.returncode == 1, proc.stderr
+    one_line_error(proc.stderr, f"cannot write the run record {RECORD_PATH}", "incomplete")
+    record = json.loads((tmp_path / RECORD_PATH).read_text())
+    assert record["complete"] is False and len(record["claims"]) == 1
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_full_disk_for_the_figures(tmp_path: Path, jobs: str) -> None:
     proc = full_disk(tmp_path, "", 0, *two_claims(tmp_path), "--jobs", jobs, "--report",
