@@ -37,7 +37,7 @@ from typing import Any
 
 __all__ = ["DEFAULT_TIMEOUT", "CheckTimeout", "OutputError", "RunInterrupted", "check_limit",
            "clear_interrupt", "current_limit", "interrupt_pending", "note_interrupt",
-           "own_error", "running", "set_status_hook", "time_limit"]
+           "own_error", "raise_if_interrupted", "running", "set_status_hook", "time_limit"]
 
 #: Seconds a check may run before it is that claim's error, per preset (``verify
 #: --check-timeout`` overrides; 0: none). The longest quick claims measured take about 20 s of
@@ -79,6 +79,15 @@ def note_interrupt(signum: int) -> None:
 def interrupt_pending() -> bool:
     """Whether the user interrupted the run in this process."""
     return bool(_PENDING)
+
+
+def raise_if_interrupted() -> None:
+    """Raise :class:`RunInterrupted` (its ``signum`` the first signal's) if the user
+    interrupted the run: a check that swallowed the handler's exception does not hide it."""
+    if _PENDING:
+        exc = RunInterrupted(f"signal {_PENDING[0]}")
+        exc.signum = _PENDING[0]  # type: ignore[attr-defined]
+        raise exc
 
 
 def clear_interrupt() -> None:

@@ -91,6 +91,27 @@ def test_a_check_that_exits_is_its_claims_error(tmp_path: Path, body: str, jobs:
     assert "Traceback" not in proc.stderr
 
 
+def test_the_users_ctrl_c_stops_the_run_even_if_a_check_swallows_it(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    claim_file(tmp_path, "swallows", f"open({str(started)!r}, 'w').close()\n"
+                                     "try:\n    time.sleep(600)\nexcept BaseException:\n"
+                                     "    pass\nreturn Evidence(True, 2, 2, 'exact')")
+    claim_file(tmp_path, "other")
+    proc = subprocess.Popen([sys.executable, "-m", "fedtheory", "verify", "./swallows.py",
+                             "./other.py", "--quick", "--jobs", "1", "--no-progress"],
+                            cwd=tmp_path, env=env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted (SIGINT): 0 of 2 claim(s) finished" in err
+    assert json.loads((tmp_path / RECORD_PATH).read_text())["complete"] is False
+
+
 @pytest.mark.parametrize("body", ["sys.exit(0)", "raise KeyboardInterrupt"])
 def test_a_claim_file_that_exits_on_import_is_an_error_naming_it(tmp_path: Path,
                                                                  body: str) -> None:

@@ -653,6 +653,7 @@ def _run_check(chk: Check, ctx: Context) -> tuple[CheckResult, list[Figure]]:
             error="".join(traceback.format_exception(exc))[-4000:],
             solves=list(solves),
         ), []
+    sandbox.raise_if_interrupted()  # a check that swallowed the user's Ctrl-C: the run stops
     if ev.passed is False and ev.counterexample is None:
         ev.counterexample = {"note": "check failed without a recorded counterexample"}
     return CheckResult(
