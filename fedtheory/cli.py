@@ -6,7 +6,10 @@ the claims (:mod:`fedtheory.index`); the claim machinery is imported by the comm
 claims. ``verify`` keeps every claim that finished: the run record (and the ``--json`` report)
 is rewritten atomically as each claim finishes, and SIGINT (Ctrl-C) or SIGTERM (a batch
 scheduler's kill) stops the run with one line that says what was kept and the ``--resume``
-command that continues it (exit status 128 + the signal's number: 130, 143).
+command that continues it (exit status 128 + the signal's number: 130, 143); so does a closed
+output pipe (141, as SIGPIPE would), and an output that cannot be written (a full disk: exit
+1). A run's session in its folder (its lock, its outputs, its progress) is
+:mod:`fedtheory.session`.
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ stops a run at once, without tracebacks from the workers: local workers, and the
 ``local:N`` Dask cluster, ignore SIGINT (the terminal sends it to the whole process group; the
 parent decides); local workers are terminated and the jobs not started cancelled; a Dask run's
 futures are cancelled before its client (and its local cluster) is closed. The results handed
-to ``on_result`` before the interrupt stay with the caller.
+to ``on_result`` before the interrupt stay with the caller. A local worker ends when the main
+process dies, even by ``kill -9`` (:func:`_die_with_parent`).
 """
 
 from __future__ import annotations
