@@ -142,7 +142,8 @@ def time_limit(seconds: float | None, what: str, grace: float | None = None) -> 
     message = f"{what} ran over its time limit of {seconds:g} s (--check-timeout)"
     token = _ACTIVE.set(True)
     try:
-        if threading.current_thread() is threading.main_thread():
+        if (threading.current_thread() is threading.main_thread()
+                and hasattr(signal, "setitimer")):
             with _alarm(seconds, message):
                 yield
         else:

@@ -62,8 +62,11 @@ def lock_folder(root: Path | str = ".") -> Iterator[str | None]:
     """Hold this folder's run lock for the block; yields None, or why the run record is
     skipped (``.fedtheory/`` cannot be written). ``ValueError`` naming the other run's pid when
     one holds it."""
-    import fcntl
-
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system: no lock
+        yield None
+        return
     path = Path(root) / LOCK_PATH
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
