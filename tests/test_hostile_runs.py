@@ -472,3 +472,52 @@ def test_progress_names_the_running_claim_and_check(tmp_path: Path, jobs: str) -
     assert "running hostile.slow: check check0" in proc.stderr, proc.stderr
     quiet = verify(tmp_path, *args, "--no-progress")
     assert quiet.returncode == 0 and "running" not in quiet.stderr, quiet.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# the sandbox itself, in this process
+
+
+def test_time_limit_in_the_main_thread_and_in_another() -> None:
+    from fedtheory import sandbox
+
+    def spin() -> None:
+        with sandbox.time_limit(0.2, "the spin"):
+            while True:
+                pass
+
+    with pytest.raises(sandbox.CheckTimeout, match="the spin ran over its time limit of 0.2"):
+        spin()
+    caught: list[BaseException] = []
+
+    def in_thread() -> None:
+        try:
+            spin()
+        except BaseException as exc:  # noqa: BLE001 - what the thread saw
+            caught.append(exc)
+
+    import threading
+
+    t = threading.Thread(target=in_thread)
+    t.start()
+    t.join(30)
+    assert not t.is_alive() and caught and isinstance(caught[0], sandbox.CheckTimeout)
+    assert "the spin ran over its time limit" in str(caught[0])
+    with sandbox.time_limit(5, "quick"):  # a block that ends in time: nothing raised later
+        pass
+    time.sleep(0.1)
+
+
+def test_own_error_tells_a_checks_exceptions_from_the_users_interrupt() -> None:
+    from fedtheory import sandbox
+
+    assert sandbox.own_error(SystemExit(0)) and sandbox.own_error(KeyboardInterrupt())
+    assert not sandbox.own_error(sandbox.RunInterrupted())
+    sandbox.note_interrupt(signal.SIGINT)
+    try:
+        assert not sandbox.own_error(ValueError())  # once interrupted, nothing is the check's
+        with pytest.raises(sandbox.RunInterrupted):
+            sandbox.raise_if_interrupted()
+    finally:
+        sandbox.clear_interrupt()
+    assert sandbox.own_error(ValueError())
