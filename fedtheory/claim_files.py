@@ -10,12 +10,14 @@ library (so neither depends on the other, and nothing heavy is imported to apply
 
 from __future__ import annotations
 
+import ast
 import difflib
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["claim_id_for_module", "file_ids", "package_dir", "unknown_id_message"]
+__all__ = ["claim_id_for_module", "file_ids", "helper_files", "package_dir",
+           "unknown_id_message"]
 
 _CLAIMS_PACKAGE = "fedtheory.claims"
 _CORRECTED = "_corrected"
@@ -89,3 +91,39 @@ def unknown_id_message(claim_id: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(claim_id, list(known), n=5, cutoff=0.4)
     hint = f"; closest matches: {', '.join(close)}" if close else ""
     return f"unknown claim id {claim_id!r}{hint}"
+
+
+def helper_files(path: Path | str) -> list[Path]:
+    """The helper modules beside the claim file ``path``, whose code its verdicts depend on:
+    every ``_*.py`` file of its folder (``__init__.py`` too), and every module of its folder it
+    imports (``import x`` / ``from x import ...`` with ``x.py`` or the package ``x/`` there: all
+    the package's ``.py`` files), sorted, the file itself left out. A file that cannot be read
+    or parsed names only the ``_*.py`` files.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for name in ("claim.py", "_shared.py", "tools.py", "other.py"):
+    ...     _ = (d / name).write_text("import tools\\n" if name == "claim.py" else "")
+    >>> [p.name for p in helper_files(d / "claim.py")]
+    ['_shared.py', 'tools.py']
+    """
+    p = Path(path).resolve()
+    folder = p.parent
+    found = {f for f in folder.glob("_*.py") if f.is_file()}
+    try:
+        tree = ast.parse(p.read_bytes(), filename=str(p))
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    names = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    for name in names:
+        if (folder / f"{name}.py").is_file():
+            found.add(folder / f"{name}.py")
+        elif (folder / name / "__init__.py").is_file():
+            found.update(f for f in (folder / name).rglob("*.py") if f.is_file())
+    found.discard(p)
+    return sorted(found)

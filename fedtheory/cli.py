@@ -6,23 +6,26 @@ the claims (:mod:`fedtheory.index`); the claim machinery is imported by the comm
 claims. ``verify`` keeps every claim that finished: the run record (and the ``--json`` report)
 is rewritten atomically as each claim finishes, and SIGINT (Ctrl-C) or SIGTERM (a batch
 scheduler's kill) stops the run with one line that says what was kept and the ``--resume``
-command that continues it (exit status 128 + the signal's number: 130, 143).
+command that continues it (exit status 128 + the signal's number: 130, 143); so does a closed
+output pipe (141, as SIGPIPE would), and an output that cannot be written (a full disk: exit
+1). A run's session in its folder (its lock, its outputs, its progress) is
+:mod:`fedtheory.session`.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import signal
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from fedtheory.report import (
     RECORD_PATH,
@@ -31,8 +34,9 @@ from fedtheory.report import (
     check_writable_file,
     load_report,
     provenance_lines,
-    read_json,
 )
+from fedtheory.sandbox import RunInterrupted, clear_interrupt, note_interrupt
+from fedtheory.session import Progress, known_seconds
 
 if TYPE_CHECKING:
     from fedtheory.claims.core import ClaimResult
@@ -51,7 +55,7 @@ CATALOGUE_PROVENANCE = ("fedtheory_version", "commit", "dirty", "preset", "seed"
                         "python", "packages")
 
 
-class Interrupted(KeyboardInterrupt):
+class Interrupted(RunInterrupted):
     """SIGINT or SIGTERM arrived (``signum``): the command stops and keeps what it finished."""
 
     def __init__(self, signum: int) -> None:
@@ -75,6 +79,7 @@ def _interruptible() -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
+        note_interrupt(signum)  # the user's: no check may take it for its own error
         raise Interrupted(signum)
 
     old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -86,6 +91,7 @@ def _interruptible() -> Iterator[None]:
     finally:
         for s, h in old.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
+        clear_interrupt()
 
 
 def _ignore_interrupts() -> None:
@@ -245,73 +251,6 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-class Progress:
-    """Work items done out of all (tasks and claims, across all workers), the last to finish,
-    and the time left.
-
-    The time left is the estimated cost of the work not yet done times the seconds per unit of
-    cost measured so far (tasks carry a cost estimate; a claim counts as the mean known cost,
-    or as the seconds it took in the last run recorded here with the same preset). On a
-    terminal: a tqdm bar. Elsewhere (a log file, CI): one plain line per finished item.
-    """
-
-    def __init__(self, stream: TextIO, enabled: bool = True,
-                 known: dict[str, float] | None = None) -> None:
-        self.stream, self.enabled, self.known = stream, enabled, dict(known or {})
-        self.total = self.done_n = 0
-        self.cost: dict[str, float] = {}
-        self.left = 0.0
-        self.spent = 0.0
-        self.t0 = time.perf_counter()
-        self.bar: Any = None
-
-    def start(self, items: list[tuple[str, float | None]]) -> None:
-        given = [c for _, c in items if c is not None]
-        default = sum(given) / len(given) if given else 1.0
-        self.cost = {label: c if c is not None else self.known.get(label, default)
-                     for label, c in items}
-        self.total, self.left = len(items), float(sum(self.cost.values()))
-        self.t0 = time.perf_counter()
-        if self.enabled and self.stream.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=self.total, desc="verifying", unit="item", file=self.stream)
-
-    def done(self, label: str, seconds: float, status: str) -> None:
-        self.done_n += 1
-        c = self.cost.pop(label, 0.0)
-        self.left, self.spent = max(self.left - c, 0.0), self.spent + c
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.t0
-        left = elapsed / self.spent * self.left if self.spent > 0 else float("nan")
-        if self.bar is not None:
-            self.bar.set_postfix_str(f"{label}: {status}; about {left:.0f} s left")
-            self.bar.update()
-            return
-        print(f"[{self.done_n}/{self.total}] {label}: {status} ({seconds:.1f} s; "
-              f"{elapsed:.0f} s elapsed, about {left:.0f} s left)", file=self.stream,
-              flush=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-def _known_seconds(preset: str) -> dict[str, float]:
-    """Seconds per claim in the last run recorded here with ``preset`` (for the time left; a
-    guess, so the record is read without the checks a verdict needs)."""
-    try:
-        doc = read_json(RECORD_PATH)
-        if doc.get("preset") != preset:
-            return {}
-        return {c["id"]: float(c.get("seconds") or 0.0) for c in doc["claims"]
-                if isinstance(c.get("id"), str)}
-    except Exception:  # noqa: BLE001 - no record, or one we cannot read: no estimate
-        return {}
-
-
 def _preset(args: argparse.Namespace) -> str:
     if args.quick and args.preset not in (None, "quick"):
         raise ValueError(f"--quick contradicts --preset {args.preset}")
@@ -332,6 +271,8 @@ def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> s
         options += ["--family", args.family]
     if args.power:
         options.append("--power")
+    if getattr(args, "check_timeout", None) is not None:
+        options += ["--check-timeout", f"{args.check_timeout:g}"]
     if getattr(args, "certify", False):
         options.append("--certify")
     if args.dask is not None:
@@ -349,8 +290,42 @@ def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> s
                   targets=args.targets, options=options)
 
 
+def _warn(line: str) -> None:
+    """A line for the user on stderr (nothing when stderr is gone: a closed pipe)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
+    """``verify``: one run at a time in a folder that keeps a run record
+    (:func:`fedtheory.session.lock_folder`), the stale temporary files of killed runs removed;
+    a folder where the record cannot be written is said so in one line."""
+    from fedtheory import session
+
+    if args.no_record:
+        return _verify(args, session.Outputs(False, args.json, _warn))
+    with session.lock_folder() as skipped:
+        if skipped:
+            _warn(f"fedtheory: note: the run record {RECORD_PATH} is skipped: {skipped}")
+        else:
+            session.remove_stale_temporary(RECORD_PATH.parent)
+        return _verify(args, session.Outputs(skipped is None, args.json, _warn))
+
+
+def _stopped(args: argparse.Namespace, preset: str, kept: list[str], head: str,
+             problem: str = "") -> None:
+    """The line of a run stopped before its end: what was kept and how to continue."""
+    if kept:
+        _warn(f"{head}, kept in {' and '.join(kept)}{problem}; continue with: "
+              f"{resume_command(args, preset, kept[-1])}")
+    else:
+        _warn(f"{head}; nothing was kept{problem or ' (--no-record without --json)'}")
+
+
+def _verify(args: argparse.Namespace, outputs: Any) -> int:
     from fedtheory import index
+    from fedtheory.sandbox import OutputError
+    from fedtheory.session import remove_stale_temporary, stdout_closed
 
     preset = _preset(args)
     if args.certify:  # the optional extra, checked before any work
@@ -372,13 +347,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from fedtheory.executors import make_executor
     from fedtheory.report import (
         entry,
-        power_summary,
         provenance,
         resume_plan,
-        verdict_table,
-        write_json,
-        write_markdown,
-        write_record,
     )
     from fedtheory.runner import Job, run_jobs
 
@@ -392,6 +362,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     # Output paths are checked before any work: a bad one costs a second, not a run.
     if args.json:
         check_writable_file(args.json, "--json")
+        remove_stale_temporary(Path(args.json).parent, Path(args.json).name)
     if args.report:
         check_writable_dir(args.report, "--report")
     fig_dir = str(Path(args.report) / "figures") if args.report else None
@@ -419,52 +390,88 @@ def cmd_verify(args: argparse.Namespace) -> int:
     entries = {cid: entry(res) for cid, res in done.items()}  # made once per claim
 
     def save(complete: bool, **extra: Any) -> list[str]:
-        """Write the run record and the --json report of what is done; where they went."""
+        """Write the run record and the --json report of what is done; where they went
+        (:class:`fedtheory.session.Outputs`: a report that cannot be written raises
+        OutputError)."""
         items = [entries[c.id] for c in claims if c.id in entries]
         p = {**prov, "reruns": dict(executor.reruns), **extra}
-        written = []
-        if not args.no_record and write_record(items, args.seed, preset, p,
-                                               complete=complete) is not None:
-            written.append(str(RECORD_PATH))
-        if args.json:
-            write_json(args.json, items, args.seed, preset, p, complete=complete)
-            written.append(str(args.json))
-        return written
+        return outputs.save(items, args.seed, preset, p, complete)
 
     def finished(res: ClaimResult) -> None:
         done[res.id] = res
         entries[res.id] = entry(res)
         save(complete=False)  # a valid partial report after every claim: nothing lost
         # (an interrupt in between: the handler below writes what is done)
+        if stdout_closed(sys.stdout):  # `verify | head`: the reader left; stop as on Ctrl-C
+            raise BrokenPipeError(errno.EPIPE, "the output pipe was closed")
 
     progress = Progress(sys.stderr, enabled=not args.no_progress,
-                        known=_known_seconds(preset))
+                        known=known_seconds(preset))
     try:
-        run_jobs(jobs, jobs_n, on_result=finished, executor=executor, progress=progress)
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Interrupted)
+        run_jobs(jobs, jobs_n, on_result=finished, executor=executor, progress=progress,
+                 check_timeout=args.check_timeout)
+    except (KeyboardInterrupt, BrokenPipeError, OutputError) as exc:
+        # Ctrl-C or SIGTERM (Interrupted), the reader of the output pipe gone, an output
+        # that cannot be written: the run stops, what finished is kept, one line says where
         _ignore_interrupts()  # what finished is written whole, whatever arrives now
-        progress.close()
-        signum, name = _signal_name(exc)
+        with contextlib.suppress(OSError):
+            progress.close()
+        if isinstance(exc, OutputError):
+            signum, name, code = 0, "", 1
+            head = (f"fedtheory: error: {exc}: the run stops; {len(done)} of {len(claims)} "
+                    "claim(s) finished")
+        else:
+            signum, name = ((int(signal.SIGPIPE), "SIGPIPE") if isinstance(exc, BrokenPipeError)
+                            else _signal_name(exc))
+            code = 128 + signum
+            head = (f"{_fresh_line()}fedtheory: interrupted ({name}): {len(done)} of "
+                    f"{len(claims)} claim(s) finished")
         for cid, res in done.items():
             entries.setdefault(cid, entry(res))
+        if isinstance(exc, OutputError) and exc.path == str(args.json):
+            outputs.json_path = None  # it cannot be written: keep what can be in the record
         problem = ""
         try:
-            kept = save(complete=False, interrupted=name)
-        except OSError as err:  # the --json report (the run record is written best effort)
-            problem = f" ({args.json} could not be written: {err.strerror or err})"
-            kept = [str(RECORD_PATH)] if (not args.no_record and RECORD_PATH.exists()) else []
-        head = (f"{_fresh_line()}fedtheory: interrupted ({name}): {len(done)} of {len(claims)} "
-                "claim(s) finished")
-        if kept:
-            print(f"{head}, kept in {' and '.join(kept)}{problem}; continue with: "
-                  f"{resume_command(args, preset, kept[-1])}", file=sys.stderr)
-        else:
-            print(f"{head}; nothing was kept{problem or ' (--no-record without --json)'}",
-                  file=sys.stderr)
-        return 128 + signum
+            kept = save(complete=False, **({"interrupted": name} if name else {}))
+        except OutputError as err:  # the --json report, now too
+            problem = f" ({err})"
+            outputs.json_path = None
+            kept = save(complete=False, **({"interrupted": name} if name else {}))
+        if outputs.failed:
+            code = code if code != 0 else 1
+        _stopped(args, preset, kept, head, problem)
+        return code
     finally:
-        progress.close()
+        with contextlib.suppress(OSError):
+            progress.close()
     results = [done[c.id] for c in claims]
+    prov["reruns"] = dict(executor.reruns)
+    try:  # the reports first: a closed pipe or a full disk below loses nothing
+        kept = save(complete=True)
+    except OutputError as exc:  # the --json report: the run record keeps what it can
+        outputs.json_path = None
+        _stopped(args, preset, save(complete=True),
+                 f"fedtheory: error: {exc}; {len(done)} of {len(claims)} claim(s) finished")
+        return 1
+    try:
+        code = _summary(args, results, preset, prov, executor, entries, kept)
+        sys.stdout.flush()  # a pipe's buffer: a reader gone shows here, not at exit
+    except BrokenPipeError:  # the reader left: what finished is in the reports already
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _warn("fedtheory: the output pipe was closed before the summary (SIGPIPE); the "
+              "reports are complete")
+        return 128 + int(signal.SIGPIPE)
+    return 1 if outputs.failed and code == 0 else code
+
+
+def _summary(args: argparse.Namespace, results: list[ClaimResult], preset: str,
+             prov: dict[str, Any], executor: Any, entries: dict[str, dict[str, Any]],
+             kept: list[str]) -> int:
+    """Print the end of a finished run (the reports in ``kept`` are written): the details,
+    then the summary (:func:`fedtheory.summary.summary_lines`); its exit status."""
+    from fedtheory.report import power_summary, verdict_table, write_markdown
+    from fedtheory.summary import summary_lines
+
     for cid, n in sorted(executor.reruns.items()):
         print(f"{cid}: its worker was lost {n} time(s); re-run", file=sys.stderr)
     for r in results:  # the details first: the summary ends the output
@@ -481,17 +488,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
         from fedtheory.report import certified_summary
 
         print("\n" + certified_summary(results))
-    prov["reruns"] = dict(executor.reruns)
-    written = [("run record", p) for p in save(complete=True) if p == str(RECORD_PATH)]
+    written = [("run record", p) for p in kept if p == str(RECORD_PATH)]
     if args.json:
         written.append(("JSON report", str(args.json)))
     if args.report:
-        md = write_markdown(args.report, results, args.seed, preset, prov)
+        try:
+            md = write_markdown(args.report, results, args.seed, preset, prov)
+        except OSError as err:
+            _warn(f"fedtheory: error: cannot write {err.filename or args.report}: "
+                  f"{err.strerror or err}")
+            return 1
         written.append(("Markdown report", str(md)))
     recorded = any(what == "run record" for what, _ in written)
     report = str(args.json) if args.json else (str(RECORD_PATH) if recorded else None)
-    from fedtheory.summary import summary_lines
-
     print("\n" + "\n".join(summary_lines(results, written, report)))
     return 1 if any(r.errors for r in results) else 0
 
@@ -621,6 +630,9 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--dask", metavar="ADDRESS",
                     help="run the claims on a Dask cluster (scheduler ADDRESS, or local:N to "
                          'start N local workers); needs pip install "fedtheory[dask]"')
+    pv.add_argument("--check-timeout", type=str, default=None, metavar="SECONDS",
+                    help="a check running longer is its claim's error, naming the check "
+                         "(default: 600 with --quick, 3600 with the full preset; 0: no limit)")
     pv.add_argument("--resume", metavar="REPORT.json",
                     help="keep the finished claims of this report (same version, seed and "
                          f"preset; an interrupted run's {RECORD_PATH} or --json report) and "
@@ -680,6 +692,30 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_verify_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``verify``'s options that contradict each other or are out of range: a usage error
+    (exit 2) before any work."""
+    if args.check_timeout is not None:
+        try:
+            t = float(args.check_timeout)
+        except ValueError:
+            t = float("nan")
+        if not (0 <= t < float("inf")):
+            parser.error("--check-timeout must be a number of seconds >= 0 (0: no limit), got "
+                         f"{args.check_timeout!r}")
+        args.check_timeout = t
+    if args.dask is not None and args.jobs is not None:
+        parser.error("--jobs and --dask exclude each other (a Dask cluster has its own "
+                     "workers; local:N starts N)")
+    if args.dask is not None:
+        from fedtheory.executors import check_dask_address
+
+        try:
+            check_dask_address(args.dask)
+        except ValueError as exc:
+            parser.error(str(exc))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -691,6 +727,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--seed must be non-negative, got {args.seed}")
     if getattr(args, "jobs", None) is not None and args.jobs < 1:
         parser.error(f"--jobs must be >= 1, got {args.jobs}")
+    if args.command == "verify":
+        _check_verify_options(parser, args)
     try:
         with _interruptible():
             return args.func(args)

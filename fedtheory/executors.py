@@ -29,16 +29,20 @@ stops a run at once, without tracebacks from the workers: local workers, and the
 ``local:N`` Dask cluster, ignore SIGINT (the terminal sends it to the whole process group; the
 parent decides); local workers are terminated and the jobs not started cancelled; a Dask run's
 futures are cancelled before its client (and its local cluster) is closed. The results handed
-to ``on_result`` before the interrupt stay with the caller.
+to ``on_result`` before the interrupt stay with the caller. A local worker ends when the main
+process dies, even by ``kill -9`` (:func:`_die_with_parent`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
+import sys
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -46,11 +50,15 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-__all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "make_executor"]
+from fedtheory import sandbox
+
+__all__ = ["DaskExecutor", "Executor", "ProcessExecutor", "SerialExecutor", "check_dask_address",
+           "make_executor"]
 
 #: ``on_result(index, value)``; may return further items to run (see :meth:`Executor.map`).
 OnItem = Callable[[int, Any], "Sequence[Any] | None"]
 Lost = Callable[[int, str], Any]
+Status = Callable[[str, str, "str | None"], None]
 
 
 class Executor:
@@ -64,6 +72,9 @@ class Executor:
     def __init__(self) -> None:
         #: claim id or task key -> how many times it was lost with a worker and re-run.
         self.reruns: dict[str, int] = {}
+        #: ``status(claim, check, mutant)``, told as each check starts (where the executor
+        #: can see it: this process and local workers), or None.
+        self.status: Status | None = None
 
     def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
             lost: Lost | None = None,
@@ -89,19 +100,112 @@ class SerialExecutor(Executor):
     def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
             lost: Lost | None = None, label: Callable[[int], str] = str) -> None:
         queue = deque(range(len(items)))
-        while queue:
-            k = queue.popleft()
-            more = on_result(k, fn(items[k])) or ()
-            queue.extendleft(reversed(_append(items, more)))
+        sandbox.set_status_hook(self.status)
+        try:
+            while queue:
+                k = queue.popleft()
+                more = on_result(k, fn(items[k])) or ()
+                queue.extendleft(reversed(_append(items, more)))
+        finally:
+            sandbox.set_status_hook(None)
 
 
-def _init_worker() -> None:
+def _init_worker(status_dir: str | None = None) -> None:
     """A local worker: no display; SIGINT ignored (Ctrl-C reaches the whole process group: the
     parent stops the run and ends its workers), SIGTERM ends it (handlers inherited from the
-    parent by ``fork`` are reset)."""
+    parent by ``fork`` are reset); it ends when its parent dies (:func:`_die_with_parent`).
+    With ``status_dir``, the check it runs is written there (:class:`_StatusFiles`)."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
+    sandbox.set_status_hook(_StatusFiles.writer(status_dir) if status_dir else None)
+
+
+class _StatusFiles:
+    """What each local worker runs, for the parent's progress line: a worker writes
+    ``claim<TAB>check<TAB>mutant`` to ``<folder>/<pid>`` as each check starts (a rename: no
+    lock a killed worker could hold); a thread of the parent reads the folder and tells
+    ``status`` of every change."""
+
+    def __init__(self, status: Status, every: float = 0.25) -> None:
+        import tempfile
+
+        self.folder = tempfile.mkdtemp(prefix="fedtheory-status-")
+        self.status, self.every = status, every
+        self.stop = threading.Event()
+        self.seen: dict[str, str] = {}
+        self.thread = threading.Thread(target=self._watch, name="fedtheory-status",
+                                       daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def writer(folder: str) -> Status:
+        path = os.path.join(folder, str(os.getpid()))
+
+        def write(claim: str, check: str, mutant: str | None) -> None:
+            tmp = f"{path}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(f"{claim}\t{check}\t{mutant or ''}")
+            os.replace(tmp, path)
+
+        return write
+
+    def _watch(self) -> None:
+        while not self.stop.wait(self.every):
+            self.poll()
+
+    def poll(self) -> None:
+        try:
+            names = [n for n in os.listdir(self.folder) if n.isdigit()]
+        except OSError:
+            return
+        for name in sorted(names):
+            try:
+                with open(os.path.join(self.folder, name), encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            if self.seen.get(name) != text and text.count("\t") == 2:
+                self.seen[name] = text
+                claim, check, mutant = text.split("\t")
+                with contextlib.suppress(Exception):  # progress never stops a run
+                    self.status(claim, check, mutant or None)
+
+    def close(self) -> None:
+        import shutil
+
+        self.stop.set()
+        self.thread.join(5)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+#: How often (seconds) a local worker looks whether its parent is still there.
+PARENT_POLL = 1.0
+
+
+def _die_with_parent() -> None:
+    """End this worker when the process that started it dies, even by ``kill -9`` (which
+    leaves it no time to end its workers): on Linux the kernel sends SIGTERM
+    (``prctl(PR_SET_PDEATHSIG)``); everywhere a daemon thread ends the process once its parent
+    has changed (it was re-parented)."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    if os.getppid() != parent:  # died before the line above
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="fedtheory-parent-watch", daemon=True).start()
 
 
 def _stop(pool: ProcessPoolExecutor, grace: float = 5.0) -> None:
@@ -143,6 +247,8 @@ class ProcessExecutor(Executor):
             raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
         self.workers, self.retries = workers, retries
 
+    _status_dir: str | None = None
+
     def _round(self, fn: Callable[[Any], Any], items: list[Any], todo: list[int],
                workers: int, on_result: OnItem) -> list[int]:
         """Run ``todo`` (indices into ``items``) and the items their results bring in one
@@ -151,7 +257,7 @@ class ProcessExecutor(Executor):
         lost: list[int] = []
         queue = deque(todo)
         pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))),
-                                   initializer=_init_worker)
+                                   initializer=_init_worker, initargs=(self._status_dir,))
         try:
             running: dict[Future[Any], int] = {}
 
@@ -184,6 +290,17 @@ class ProcessExecutor(Executor):
 
     def map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
             lost: Lost | None = None, label: Callable[[int], str] = str) -> None:
+        files = _StatusFiles(self.status) if self.status is not None else None
+        self._status_dir = files.folder if files is not None else None
+        try:
+            self._map(fn, items, on_result, lost, label)
+        finally:
+            if files is not None:
+                files.close()
+            self._status_dir = None
+
+    def _map(self, fn: Callable[[Any], Any], items: list[Any], on_result: OnItem,
+             lost: Lost | None, label: Callable[[int], str]) -> None:
         todo = list(range(len(items)))
         attempts: dict[int, int] = {}
         while todo:
@@ -221,15 +338,8 @@ class DaskExecutor(Executor):
         except ImportError as exc:
             raise ValueError(f"--dask {address}: Dask is not installed; "
                              'pip install "fedtheory[dask]"') from exc
-        if not isinstance(address, str) or not address:
-            raise ValueError(f"address must be a scheduler address or local:N, got {address!r}")
         self.address = address
-        self.local_workers: int | None = None
-        if address.startswith("local:"):
-            n = address.removeprefix("local:")
-            if not n.isdigit() or int(n) < 1:
-                raise ValueError(f"--dask {address}: local:N needs an integer N >= 1")
-            self.local_workers = int(n)
+        self.local_workers = check_dask_address(address)
         self.workers = self.local_workers or 0
 
     def describe(self) -> str:
@@ -245,13 +355,23 @@ class DaskExecutor(Executor):
             # faults on every allocation, and claims ran about twice as slow as in local
             # processes (measured). Our workers keep glibc's default.
             key = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
-            with dask.config.set({key: None}), _sigint_ignored():
-                cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
-                                       processes=True, dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
+            try:
+                with dask.config.set({key: None}), _sigint_ignored():
+                    cluster = LocalCluster(n_workers=self.local_workers, threads_per_worker=1,
+                                           processes=True, dashboard_address=None,
+                                           silence_logs=logging.CRITICAL)
+            except Exception as exc:  # noqa: BLE001 - no cluster: one line, no traceback
+                raise ValueError(f"--dask {self.address}: could not start "
+                                 f"{self.local_workers} local Dask worker(s): "
+                                 f"{type(exc).__name__}: {exc}") from None
             client = Client(cluster)
         else:
-            client, cluster = Client(self.address), None
+            try:
+                client, cluster = Client(self.address, timeout=CONNECT_TIMEOUT), None
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(f"--dask {self.address}: no Dask scheduler answered within "
+                                 f"{CONNECT_TIMEOUT:g} s ({type(exc).__name__}); is it "
+                                 "running, and is the address right?") from None
         for plugin in self.plugins:
             client.register_plugin(plugin)
         return client, cluster
@@ -267,6 +387,7 @@ class DaskExecutor(Executor):
             self.workers = len(client.scheduler_info().get("workers", {})) or self.workers
             tag = uuid.uuid4().hex[:8]
             keys = [f"fedtheory-{tag}-{k}" for k in range(len(items))]
+            fn = functools.partial(_in_dask_worker, fn)
             futures.update(zip(client.map(fn, list(items), key=keys, pure=False),
                                range(len(items)), strict=True))
             pending = dask_completed(list(futures))
@@ -276,7 +397,8 @@ class DaskExecutor(Executor):
                     res = fut.result()
                 except KilledWorker as exc:
                     res = _lost(lost, k, f"Dask lost the workers running this task too "
-                                         f"often ({exc}); no result")
+                                         f"often ({exc}; a check still blocked long after "
+                                         "its time limit ends its worker); no result")
                 for j in _append(items, on_result(k, res) or ()):
                     # items brought in go ahead of those not yet started
                     new = client.submit(fn, items[j], key=f"fedtheory-{tag}-{j}", pure=False,
@@ -292,6 +414,73 @@ class DaskExecutor(Executor):
             raise
         finally:
             _close_quietly(client, cluster)
+
+
+#: Seconds to wait for a Dask scheduler to answer (``--dask ADDRESS``).
+CONNECT_TIMEOUT = 10.0
+
+#: ``local:N`` starts at most this many workers per core, and one per this many bytes of the
+#: memory available (a worker holds about 175 MB before it runs anything).
+LOCAL_PER_CORE = 4
+LOCAL_WORKER_BYTES = 512 * 2**20
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available to start processes (Linux: MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def check_dask_address(address: Any) -> int | None:
+    """Check a ``--dask`` address before any work: ``local:N`` (returns N, at most
+    :data:`LOCAL_PER_CORE` per core and one per :data:`LOCAL_WORKER_BYTES` of the memory
+    available) or a scheduler address (``tcp://host:port``, ``host:port``; returns None).
+    ``ValueError`` saying what is wrong.
+
+    >>> check_dask_address("local:2"), check_dask_address("tcp://10.0.0.1:8786")
+    (2, None)
+    """
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"--dask must be a scheduler address (tcp://HOST:PORT) or local:N, "
+                         f"got {address!r}")
+    if address.startswith("local:"):
+        n = address.removeprefix("local:")
+        if not n.isdigit() or int(n) < 1:
+            raise ValueError(f"--dask {address}: local:N needs an integer N >= 1")
+        cores = os.cpu_count() or 1
+        bound, why = cores * LOCAL_PER_CORE, f"{LOCAL_PER_CORE} per core, {cores} cores"
+        memory = _available_memory()
+        if memory is not None and memory // LOCAL_WORKER_BYTES < bound:
+            bound = max(1, memory // LOCAL_WORKER_BYTES)
+            why = (f"one per {LOCAL_WORKER_BYTES // 2**20} MiB of the "
+                   f"{memory / 2**30:.1f} GiB of memory available")
+        if int(n) > bound:
+            raise ValueError(f"--dask {address}: this machine can start at most {bound} "
+                             f"local workers ({why})")
+        return int(n)
+    rest = address.split("://", 1)[-1]
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or any(
+            ch.isspace() for ch in address):
+        raise ValueError(f"--dask {address!r}: not a scheduler address (tcp://HOST:PORT) "
+                         "or local:N")
+    return None
+
+
+def _in_dask_worker(fn: Callable[[Any], Any], item: Any) -> Any:
+    """``fn(item)`` in a Dask worker, where a check still running well after its time limit
+    (a blocking call the timeout cannot interrupt in a worker's thread) ends the worker."""
+    sandbox.allow_hard_stop()
+    return fn(item)
 
 
 @contextlib.contextmanager

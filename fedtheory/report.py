@@ -443,9 +443,10 @@ def resume_plan(path: Path | str, claims: Sequence[Claim], seed: int, preset: st
     The report must be valid (:func:`load_report`) and of the same fedtheory version, seed and
     preset, else ``ValueError``. Of its entries for ``claims``, those that fail the audit
     (:func:`fedtheory.schema.audit`: a stored verdict its checks do not give, an edited entry,
-    another version of the claim, ...) are run again with a warning naming the file, the claim
-    and the field; those with verdict ``error``, and those without mutants when ``power`` is
-    asked for, are run again silently.
+    another version of the claim, ...) or whose source changed (:func:`source_changes`: the
+    claim's file or a helper module beside it hashes otherwise now) are run again with a
+    warning naming the file, the claim and the field; those with verdict ``error``, and those
+    without mutants when ``power`` is asked for, are run again silently.
     """
     from fedtheory import __version__
 
@@ -467,6 +468,9 @@ def resume_plan(path: Path | str, claims: Sequence[Claim], seed: int, preset: st
             continue  # run again anyway: nothing of it is used
         problems = audit(d, preset=doc["preset"], seed=doc["seed"],
                          definition=definition_of(claim, preset), mutants=mutants_of(claim))
+        changed = source_changes(d.get("origin"), claim.id)
+        if changed:
+            problems = [changed, *problems]
         if problems:
             more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
             out.warnings.append(f"--resume {path}: {claim_label(doc, k)}: {problems[0]}{more}; "
@@ -475,6 +479,35 @@ def resume_plan(path: Path | str, claims: Sequence[Claim], seed: int, preset: st
         res = result_from_dict(d)
         out.kept[res.id] = res
     return out
+
+
+def source_changes(then: Any, claim_id: str) -> str | None:
+    """How the source of ``claim_id`` differs from the one an entry recorded (its ``origin``,
+    ``then``): the claim's file or a helper module beside it hashes otherwise now, or is
+    gone or new (or the entry records none of it); None when they hash the same."""
+    from fedtheory.claims.registry import origin_of
+
+    origin = origin_of(claim_id)
+    if origin is None:
+        return None
+    now = origin.to_dict()
+    then = then if isinstance(then, Mapping) else {}
+    if now.get("sha256") and then.get("sha256") != now["sha256"]:
+        old = str(then.get("sha256") or "none")[:12]
+        return (f"its source {now.get('path')} changed since the entry was computed (sha256 "
+                f"{old}..., now {now['sha256'][:12]}...)")
+    before, after = then.get("helpers"), now.get("helpers") or {}
+    if before is None:
+        return ("the entry does not record the helper modules beside its source "
+                f"({', '.join(sorted(after))})") if after else None
+    if not isinstance(before, Mapping):
+        return "its origin's helpers are not a name -> SHA-256 table"
+    for name in sorted(set(before) | set(after)):
+        if before.get(name) != after.get(name):
+            what = ("is new" if name not in before else "is gone" if name not in after
+                    else "changed")
+            return f"the helper module {name} beside its source {what} since it was computed"
+    return None
 
 
 # --------------------------------------------------------------------------------------------

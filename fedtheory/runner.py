@@ -23,11 +23,13 @@ is in the order asked.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from fedtheory import sandbox
 from fedtheory.cache import Cache
 from fedtheory.certify import certify
 from fedtheory.certify.lyapunov import certify_rate
@@ -90,7 +92,11 @@ def verify_one(job: Job) -> ClaimResult:
             res.certified = certify_entry(claim.one_step, job.preset)
             if claim.rate is not None:
                 res.certified["rate"] = certify_rate_entry(claim.rate, job.preset)
-        draw_figures(res, job.figure_dir)
+        try:
+            draw_figures(res, job.figure_dir)
+        except OSError as exc:  # a full disk, a folder made read-only: the run's output fails
+            where = exc.filename or job.figure_dir
+            raise sandbox.OutputError(str(where), exc.strerror or str(exc)) from None
     return res
 
 
@@ -157,19 +163,36 @@ class TaskDone:
 
 
 def run_task(t: Task) -> TaskDone:
-    """Run one task, one thread (the same in every process)."""
+    """Run one task, one thread (the same in every process), under the run's time limit
+    (:func:`fedtheory.sandbox.current_limit`); whatever it raises but the user's interrupt is
+    its error."""
     t0 = time.perf_counter()
     try:
-        with _one_thread():
+        sandbox.running(t.key, "", None)
+        with _one_thread(), sandbox.time_limit(sandbox.current_limit(), f"task {t.key}"):
             out = t.run()
-    except Exception as exc:  # noqa: BLE001 - reported by the claim that needs the task
+    except BaseException as exc:  # reported by the claim that needs the task
+        if not sandbox.own_error(exc):
+            raise
         return TaskDone(t.key, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
     return TaskDone(t.key, out, None, time.perf_counter() - t0)
 
 
-def _work(item: Job | Task) -> ClaimResult | TaskDone:
-    """Stage 1's work items: a task, or a claim without tasks."""
-    return run_task(item) if isinstance(item, Task) else verify_one(item)
+def _work(item: Job | Task, limit: float | None = None) -> ClaimResult | TaskDone:
+    """Stage 1's work items: a task, or a claim without tasks; each check (and task) has at
+    most ``limit`` seconds. Whatever a claim raises outside its checks (but the user's
+    interrupt, or an output that cannot be written) is its error."""
+    with sandbox.check_limit(limit):
+        if isinstance(item, Task):
+            return run_task(item)
+        try:
+            return verify_one(item)
+        except sandbox.OutputError:
+            raise
+        except BaseException as exc:
+            if not sandbox.own_error(exc):
+                raise
+            return error_result(item, f"{type(exc).__name__}: {exc}")
 
 
 class _LostTask:
@@ -193,7 +216,9 @@ def _plans(jobs: Sequence[Job]) -> tuple[list[list[Task]], dict[int, str]]:
     for k, job in enumerate(jobs):
         try:
             plans.append(list(plan(job).tasks))
-        except Exception as exc:  # noqa: BLE001 - the claim's error, reported as its result
+        except BaseException as exc:  # the claim's error, reported as its result
+            if not sandbox.own_error(exc):
+                raise
             plans.append([])
             errors[k] = f"planning the claim's tasks failed: {type(exc).__name__}: {exc}"
     return plans, errors
@@ -202,14 +227,19 @@ def _plans(jobs: Sequence[Job]) -> tuple[list[list[Task]], dict[int, str]]:
 def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
              on_result: Callable[[ClaimResult], None] | None = None,
              executor: Executor | None = None,
-             progress: Any | None = None) -> list[ClaimResult]:
+             progress: Any | None = None,
+             check_timeout: float | None = None) -> list[ClaimResult]:
     """Verify ``jobs`` on ``executor`` (default: ``n_workers`` local processes, serial for one);
-    results in the order of ``jobs``.
+    results in the order of ``jobs``. Each check (and task) has at most ``check_timeout``
+    seconds (None: the preset's default, :data:`fedtheory.sandbox.DEFAULT_TIMEOUT`; 0: no
+    limit); over it, it is its claim's error.
 
     ``on_result(result)`` is called as each claim finishes, in the order they finish.
     ``progress``, if given, is told the work before it starts (``start(items)``: a list of
-    ``(label, cost)``, tasks then claims, ``cost`` None when unknown) and each item as it
-    finishes (``done(label, seconds, status)``).
+    ``(label, cost)``, tasks then claims, ``cost`` None when unknown), each item as it
+    finishes (``done(label, seconds, status)``) and, if it has ``running(claim, check,
+    mutant)``, each check as it starts (serially and in local workers; a task is ``running(key,
+    "", None)``).
     """
     if n_workers < 1:
         raise ValueError(f"n_workers must be >= 1, got {n_workers}")
@@ -302,5 +332,11 @@ def run_jobs(jobs: Sequence[Job], n_workers: int = 1,
         item = work[i]
         return item.key if isinstance(item, Task) else item.claim_id
 
-    executor.map(_work, work, finished, lost=lost, label=label)
+    if progress is not None and callable(getattr(progress, "running", None)):
+        executor.status = progress.running  # the check each worker runs, where it can be seen
+    if check_timeout is None:
+        check_timeout = max((sandbox.DEFAULT_TIMEOUT.get(j.preset, 0.0) for j in jobs),
+                            default=0.0)
+    executor.map(functools.partial(_work, limit=check_timeout or None), work, finished,
+                 lost=lost, label=label)
     return [results[k] for k in range(len(jobs))]

@@ -150,13 +150,14 @@ def test_show_from_reports_only_verdicts_with_provenance(tmp_path, capsys):
 
 def test_records_are_whole_reports_written_atomically(tmp_path, capsys):
     """Two runs in one directory: the record is the second run's whole report (no merge of
-    claims from different runs), and no temporary file is left behind."""
+    claims from different runs), and no temporary file is left behind (the run lock's file
+    stays: the kernel releases the lock with the process)."""
     assert main(["verify", REFUTED, "--quick", "--no-progress", "--jobs", "1"]) == 0
     assert main(["verify", MONTE_CARLO, "--quick", "--no-progress", "--jobs", "1",
                  "--seed", "1"]) == 0
     doc = json.loads(RECORD_PATH.read_text())
     assert [c["id"] for c in doc["claims"]] == [MONTE_CARLO] and doc["provenance"]["seed"] == 1
-    assert sorted(p.name for p in RECORD_PATH.parent.iterdir()) == ["last_run.json"]
+    assert sorted(p.name for p in RECORD_PATH.parent.iterdir()) == ["last_run.json", "lock"]
     capsys.readouterr()
     assert main(["show", REFUTED]) == 0
     assert "No verdict for ocs.closed_form in the last run here" in capsys.readouterr().out

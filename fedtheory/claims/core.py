@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import commands, solver_log, streams, verdicts
+from fedtheory import commands, sandbox, solver_log, streams, verdicts
 from fedtheory.cache import PROCESS_CACHE, Cache
 from fedtheory.claims import checks
 from fedtheory.claims.evidence import Evidence, Figure
@@ -619,11 +619,20 @@ def _differs(a: Any, b: Any) -> bool:
 
 
 def _run_check(chk: Check, ctx: Context) -> tuple[CheckResult, list[Figure]]:
-    """Run one check: its result, and the figures it asks the layer above to draw."""
+    """Run one check: its result, and the figures it asks the layer above to draw.
+
+    The check is a sandbox of its claim (:mod:`fedtheory.sandbox`): whatever it raises
+    (``SystemExit``, a ``KeyboardInterrupt`` of its own, ...) is its error, except the user's
+    interrupt, which stops the run; over the run's time limit it is stopped, an error naming
+    the check (and the mutant)."""
     t0 = time.perf_counter()
     solves: list[dict[str, Any]] = []
+    mutant = ctx._mutant.name if ctx._mutant is not None else None
+    what = f"check {chk.name} of {ctx.claim_id}" + (f" (mutant {mutant})" if mutant else "")
+    sandbox.running(ctx.claim_id, chk.name, mutant)
     try:
-        with solver_log.recording() as solves:
+        with solver_log.recording() as solves, sandbox.time_limit(sandbox.current_limit(),
+                                                                  what):
             ev = chk.func(ctx)
         if not isinstance(ev, Evidence):
             raise TypeError(f"check {chk.name} returned {type(ev).__name__}, not Evidence")
@@ -636,7 +645,9 @@ def _run_check(chk: Check, ctx: Context) -> tuple[CheckResult, list[Figure]]:
         if bad:
             raise TypeError(f"check {chk.name}: figures must be Figure values or paths, got "
                             f"{type(bad[0]).__name__}")
-    except Exception as exc:  # a crashing check is an 'error' verdict, never a silent pass
+    except BaseException as exc:  # a crashing check is an 'error' verdict, never a silent pass
+        if not sandbox.own_error(exc):
+            raise  # the user's Ctrl-C / SIGTERM: the run stops
         return CheckResult(
             name=chk.name,
             kind=chk.kind,
@@ -648,6 +659,7 @@ def _run_check(chk: Check, ctx: Context) -> tuple[CheckResult, list[Figure]]:
             error="".join(traceback.format_exception(exc))[-4000:],
             solves=list(solves),
         ), []
+    sandbox.raise_if_interrupted()  # a check that swallowed the user's Ctrl-C: the run stops
     if ev.passed is False and ev.counterexample is None:
         ev.counterexample = {"note": "check failed without a recorded counterexample"}
     return CheckResult(

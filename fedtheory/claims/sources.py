@@ -25,9 +25,10 @@ paths, :data:`os.pathsep`-separated), which :func:`add_sources` sets: a process 
 by fork, spawn or forkserver inherits it. A Dask cluster's workers are sent the files
 themselves (:mod:`fedtheory.executors`).
 
-Every claim's :class:`Origin` (the kind of source, the file, its SHA-256, and the git commit
-of a file in a git work tree with whether it was dirty) goes into its report entry, so a
-verdict names the file that produced it.
+Every claim's :class:`Origin` (the kind of source, the file, its SHA-256 and those of the
+helper modules beside it, and the git commit of a file in a git work tree with whether it was
+dirty) goes into its report entry, so a verdict names the file that produced it, and ``verify
+--resume`` keeps an entry only while they hash the same.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from fedtheory import sandbox
+from fedtheory.claim_files import helper_files
 from fedtheory.claims.core import Claim
 from fedtheory.gitinfo import git_output
 
@@ -84,6 +87,9 @@ class Origin:
     entry_point: str | None = None
     commit: str | None = None
     dirty: bool | None = None
+    #: The helper modules beside the file (:func:`fedtheory.claim_files.helper_files`): name
+    #: relative to the file's folder -> SHA-256 (None: no file).
+    helpers: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,7 +125,9 @@ def file_origin(path: str | Path | None, kind: str, module: str,
         if commit is not None:
             status = git_output(["status", "--porcelain", "--", p.name], p.parent)
             dirty = None if status is None else bool(status)
-    return Origin(kind, module, str(p), _sha256(p), entry_point, commit, dirty)
+    helpers = {f.relative_to(p.parent).as_posix(): _sha256(f) or "" for f in helper_files(p)}
+    return Origin(kind, module, str(p), _sha256(p), entry_point, commit, dirty,
+                  {k: v for k, v in helpers.items() if v})
 
 
 def module_name_for(path: str | Path) -> str:
@@ -198,7 +206,7 @@ def load_file(path: str | Path) -> tuple[list[Any], Origin]:
             spec.loader.exec_module(module)
         except BaseException as exc:
             del sys.modules[name]
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            if not sandbox.own_error(exc):  # the user's Ctrl-C; a file's sys.exit() is its error
                 raise
             raise ImportError(f"claim file {p} failed to import: {type(exc).__name__}: "
                               f"{exc}") from exc
