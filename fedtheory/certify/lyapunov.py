@@ -48,6 +48,7 @@ import numpy as np
 from fedtheory import solver_log
 
 from .exact import is_psd
+from .onestep import _gram_or_factor, _text
 from .pep import Expr, Pep, _solve_quietly
 
 __all__ = ["RateBuilt", "RateOutOfScope", "RateStep", "certify_rate", "certify_rate_instance",
@@ -180,9 +181,11 @@ def _candidates(x: float) -> list[Fraction]:
 
 
 def _exact(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool,
-           lam: np.ndarray | None = None) -> tuple[Fraction | None, Fraction | None, Any]:
+           lam: np.ndarray | None = None
+           ) -> tuple[Fraction | None, Fraction | None, Any, dict[str, Any] | None]:
     """The constant certified exactly for the rational potential ``v`` at ``rho``: (upper
-    from rational multipliers, lower from a rational instance, the multipliers)."""
+    from rational multipliers, lower from a rational instance, the multipliers, the
+    instance as :func:`~.onestep._gram_or_factor` writes it)."""
     pep = built.pep
     pep.maximize(_objective(built, rho, v, linear))
     try:
@@ -190,7 +193,7 @@ def _exact(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool,
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException:  # noqa: BLE001 - unbounded for this rounding: no certificate
-        return None, None, None
+        return None, None, None, None
     rp = pep.round_primal(sol)
     low = None if rp is None else rp[0]
     if built.instance is not None:
@@ -205,7 +208,8 @@ def _exact(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool,
         up2 = None if lam is None else pep.round_dual(lam, target=low)
         if up2 is not None and (up is None or up2[0] < up[0]):
             up = up2
-    return (None if up is None else up[0]), low, None if up is None else up[1]
+    inst = None if rp is None else _gram_or_factor(pep, rp)
+    return (None if up is None else up[0]), low, None if up is None else up[1], inst
 
 
 def _objective(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool) -> Expr:
@@ -219,29 +223,32 @@ def _objective(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: b
     return obj
 
 
-def _parse(v: str) -> int | Fraction:
-    f = Fraction(v)
-    return f.numerator if f.denominator == 1 else f
-
-
 def recheck_rate_instance(step: RateStep, row: dict[str, Any]) -> bool:
-    """Re-check a reported rate certificate in exact arithmetic without a solver: rebuild the
-    round's PEP at the row's parameters and verify that its multipliers certify the reported
-    constant for the reported rate and potential (values cancelling, PSD exactly)."""
-    if row.get("status") != "certified" or "certificate" not in row:
-        return False
-    built = step.build({k: _parse(v) for k, v in row["params"].items()})
-    linear = built.progress is None
-    v = [Fraction(row["potential"].get(name, "0")) for name, _ in built.terms]
-    built.pep.maximize(_objective(built, Fraction(row["rho"]), v, linear))
-    cons = built.pep.all_constraints()
-    lam = [Fraction(0)] * len(cons)
-    for k, label, val in row["certificate"]["multipliers"]:
-        if not 0 <= int(k) < len(cons) or cons[int(k)][1] != label:
-            return False
-        lam[int(k)] = Fraction(val)
-    bound = built.pep.check_dual(lam)
-    return bound is not None and bound <= Fraction(row["constant"])
+    """Re-check a reported rate certificate in exact arithmetic without a solver: the row's
+    parameters one of ``step``'s grid rows, the round's PEP rebuilt from ``step``, and its
+    multipliers certifying exactly the reported constant for the reported rate and potential
+    (values cancelling, PSD exactly), with every other reported fact checked
+    (:func:`fedtheory.certify.recheck.recheck_rate_row`, which says what failed)."""
+    from .recheck import recheck_rate_row
+
+    return recheck_rate_row(step, row)["status"] == "ok"
+
+
+def _rate_certificate(built: RateBuilt, mult: Sequence[Fraction] | None,
+                      inst: dict[str, Any] | None) -> dict[str, Any]:
+    """A rate certificate in exact form (fractions as strings), for ``fedtheory recheck``
+    (kind ``"lyapunov"``): the sizes of the round's PEP, the nonzero multipliers
+    ``[[constraint index, its label, value], ...]`` certifying the constant, and the
+    instance attaining ``constant_lower`` (a Gram ``matrix`` or ``vectors``, with the
+    ``values``) where there is one."""
+    labels = [lab for _, lab in built.pep.all_constraints()]
+    out: dict[str, Any] = {"kind": "lyapunov", "gram_size": built.pep.n_vec,
+                           "values": built.pep.n_val, "constraints": len(labels),
+                           "multipliers": [[k, labels[k], str(x)] for k, x in
+                                           enumerate(mult or []) if x]}
+    if inst is not None:
+        out["lower"] = _text(inst)
+    return out
 
 
 def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, Any]:
@@ -283,9 +290,9 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
                 if tuple(vr) in seen:
                     continue
                 seen.add(tuple(vr))
-                up, low, mult = _exact(built, rho, vr, linear, lam)
+                up, low, mult, inst = _exact(built, rho, vr, linear, lam)
                 if up is not None and (best is None or up < best[2]):
-                    best = (rho, vr, up, low, mult)
+                    best = (rho, vr, up, low, mult, inst)
                 # a linear rate: the first certificate; a constant: the smallest, until it
                 # reaches the solver's
                 if best is not None and (linear or c_num is None
@@ -298,15 +305,15 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
     if best is None:
         return {**out, "status": "unverified", "reason": "no rounding certified exactly",
                 "seconds": round(time.perf_counter() - t0, 3)}
-    rho, vr, up, low, mult = best
-    labels = [lab for _, lab in built.pep.all_constraints()]
+    rho, vr, up, low, mult, inst = best
     sv = built.stated.get("potential")
     if sv is not None and not linear:
         # the constant the stated potential coefficients certify (exactly)
-        su, sl, _ = _exact(built, rho, [Fraction(x) for x in sv], linear)
+        su, sl, smult, sinst = _exact(built, rho, [Fraction(x) for x in sv], linear)
         out["at_stated_potential"] = {"potential": [str(x) for x in sv],
                                       "constant": None if su is None else str(su),
-                                      "constant_lower": None if sl is None else str(sl)}
+                                      "constant_lower": None if sl is None else str(sl),
+                                      "certificate": _rate_certificate(built, smult, sinst)}
         sc = built.stated.get("constant")
         if sc is not None and su is not None:
             # True: the stated bound follows from this certificate at this instance; False:
@@ -321,8 +328,7 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
         "constant": str(up), "constant_lower": None if low is None else str(low),
         "constant_tight": low is not None and low == up,
         "gamma": None if linear else "1",
-        "certificate": {"multipliers": [[k, labels[k], str(x)] for k, x in enumerate(mult)
-                                        if x]},
+        "certificate": _rate_certificate(built, mult, inst),
     })
     if linear and "rho" in built.stated:
         out["stated_certified"] = rho <= Fraction(built.stated["rho"])

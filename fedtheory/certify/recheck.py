@@ -18,8 +18,24 @@ trusted but the certificate itself, and that only after its shape is checked:
   :meth:`~.pep.Pep.check_witness`), and the reported bounds, status and stated side must be
   the ones they prove.
 
-Other kinds of certificate (a certificate's ``kind``; ``"pep"`` here) register a checker
-in :data:`CHECKERS`.
+A **rate** certificate (kind ``"lyapunov"``, :func:`~.lyapunov.certify_rate_instance`) is
+re-checked the same way (:func:`recheck_rate_row`): its parameters one of the claim's
+:class:`~.lyapunov.RateStep` grid rows, the round's PEP rebuilt, the potential's terms and
+the stated rate, constant and potential read off the claim (never the report); then the
+multipliers certify exactly that :math:`\\mathbb E V_{t+1} - \\rho V_t (+ \\pi_t) \\le c`
+for the reported rate, potential and constant, the instance attains ``constant_lower``,
+the same holds for the stated potential's constant where the report gives it, and
+``stated_certified`` is what these prove; the lower certificate on the rate is recomputed
+from the claim's code (an exact check on a linear instance, no SDP).
+
+A **proof for every n** (an entry's ``derived``, :func:`~.symmetric.prove`) is not a
+certificate that can be read from a report: it is a sympy proof over rational functions of
+n, p, ... . :func:`recheck_proofs` re-derives it from the claim's own code (exact, no
+solver: the claim's :attr:`~.onestep.OneStep.prove`) and compares the report's result
+with it, so its line says "re-derived".
+
+Other kinds of certificate (a certificate's ``kind``: ``"pep"``, ``"lyapunov"``) register
+a checker in :data:`CHECKERS`.
 """
 
 from __future__ import annotations
@@ -32,7 +48,8 @@ from typing import Any
 from .onestep import OneStep, _fmt
 from .pep import Pep
 
-__all__ = ["CHECKERS", "MAX_DIGITS", "MAX_DIM", "CertificateError", "recheck_row"]
+__all__ = ["CHECKERS", "MAX_DIGITS", "MAX_DIM", "CertificateError", "recheck_proofs",
+           "recheck_rate_row", "recheck_row"]
 
 #: The longest fraction string read (numerator, slash and denominator).
 MAX_DIGITS = 4000
@@ -140,22 +157,31 @@ def _upper(pep: Pep, up: Any) -> tuple[Fraction, str]:
                    "cancelling, S PSD exactly")
 
 
-def _row_params(step: OneStep, params: Any) -> dict[str, Any] | None:
+def _rate_fmt(params: dict[str, Any]) -> dict[str, str]:
+    """A rate instance's parameters as :func:`~.lyapunov.certify_rate_instance` writes
+    them."""
+    return {k: str(v) for k, v in params.items()}
+
+
+def _row_params(step: Any, params: Any) -> dict[str, Any] | None:
     """The claim's own grid row whose text is ``params`` (None if there is none)."""
+    fmt = _fmt if isinstance(step, OneStep) else _rate_fmt
     grids = [step.grid(True), step.grid(False)]
-    if step.beyond is not None:
+    if getattr(step, "beyond", None) is not None:
         grids += [step.beyond(True), step.beyond(False)]
     for grid in grids:
         for row in grid:
-            if _fmt(row) == params:
+            if fmt(row) == params:
                 return row
     return None
 
 
-def recheck_row(step: OneStep, row: Any) -> dict[str, Any]:
-    """Re-check one certified instance of a report against the claim's ``step``: a dict
-    with ``params`` (the claim's own row, as text), ``status`` (``"ok"`` or ``"failed"``)
-    and ``checked`` (what was checked, or why it failed). Raises nothing for a bad row."""
+def recheck_row(step: Any, row: Any, default_kind: str = "pep") -> dict[str, Any]:
+    """Re-check one certified instance of a report against the claim's ``step`` (its
+    :class:`~.onestep.OneStep`, or its :class:`~.lyapunov.RateStep` for a rate
+    certificate): a dict with ``params`` (the claim's own row, as text), ``status``
+    (``"ok"`` or ``"failed"``) and ``checked`` (what was checked, or why it failed).
+    Raises nothing for a bad row."""
     try:
         if not isinstance(row, dict) or not isinstance(row.get("certificate"), dict):
             raise CertificateError("no certificate (an instance certified before "
@@ -164,17 +190,20 @@ def recheck_row(step: OneStep, row: Any) -> dict[str, Any]:
         if params is None:
             raise CertificateError("its parameters are not one of the claim's instances")
         cert = row["certificate"]
-        kind = cert.get("kind", "pep")
-        if kind not in CHECKERS:
+        kind = cert.get("kind", default_kind)
+        if not isinstance(kind, str) or kind not in CHECKERS:
             raise CertificateError(f"unknown certificate kind (known: {sorted(CHECKERS)})")
-        return {"params": _fmt(params), **CHECKERS[kind](step, params, row)}
+        fmt = _fmt if isinstance(step, OneStep) else _rate_fmt
+        return {"params": fmt(params), **CHECKERS[kind](step, params, row)}
     except CertificateError as exc:
         shown = row.get("params") if isinstance(row, dict) else None
         return {"params": shown if isinstance(shown, dict) else None, "status": "failed",
                 "checked": str(exc)}
 
 
-def _check_pep(step: OneStep, params: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+def _check_pep(step: Any, params: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(step, OneStep):
+        raise CertificateError("a one-step certificate where the claim describes a rate")
     built = step.build(params)
     pep = built.pep
     cert = row["certificate"]
@@ -221,7 +250,177 @@ def _check_pep(step: OneStep, params: dict[str, Any], row: dict[str, Any]) -> di
     return {"status": "ok", "checked": f"{status}; " + "; ".join(done)}
 
 
+def _rate_multipliers(pep: Pep, items: Any, where: str) -> list[Fraction]:
+    """The multipliers ``[[index, label, fraction], ...]`` of a rate certificate, each index
+    a constraint of the rebuilt PEP with that label, none twice."""
+    cons = pep.all_constraints()
+    m = len(cons)
+    if not isinstance(items, list) or len(items) > m:
+        raise CertificateError(f"{where}: expected a list of at most {m} multipliers")
+    lam = [Fraction(0)] * m
+    seen: set[int] = set()
+    for k, item in enumerate(items):
+        if (not isinstance(item, list) or len(item) != 3 or not isinstance(item[0], int)
+                or isinstance(item[0], bool) or not 0 <= item[0] < m or item[0] in seen
+                or item[1] != cons[item[0]][1]):
+            raise CertificateError(f"{where}[{k}]: expected [constraint index < {m} (once), "
+                                   "its label in the rebuilt PEP, fraction]")
+        seen.add(item[0])
+        lam[item[0]] = _frac(item[2], f"{where}[{k}]")
+    return lam
+
+
+def _rate_constant(built: Any, rho: Fraction, v: list[Fraction], cert: Any, where: str
+                   ) -> tuple[Fraction, Fraction | None, str]:
+    """The constant the certificate ``cert`` proves for the potential ``v`` at ``rho`` (its
+    multipliers), and the value its instance attains (None without one)."""
+    from .lyapunov import _objective
+
+    if not isinstance(cert, dict):
+        raise CertificateError(f"{where}: expected an object")
+    pep = built.pep
+    pep.maximize(_objective(built, rho, v, built.progress is None))
+    lam = _rate_multipliers(pep, cert.get("multipliers"), f"{where}.multipliers")
+    bound = pep.check_dual(lam)
+    if bound is None:
+        raise CertificateError(f"{where}: fails (multipliers >= 0, values cancelling, S PSD "
+                               "checked)")
+    used = sum(1 for x in lam if x)
+    what = f"{used} multipliers >= 0, values cancelling, S PSD exactly"
+    low = None
+    if "lower" in cert:
+        low, lwhat = _lower(pep, cert["lower"])
+        what += f"; instance: {lwhat}"
+    return bound, low, what
+
+
+def _check_rate(step: Any, params: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    """A rate certificate (kind ``"lyapunov"``; module docstring)."""
+    from .lyapunov import RateStep
+
+    if not isinstance(step, RateStep):
+        raise CertificateError("a rate certificate where the claim describes no rate")
+    built = step.build(params)
+    pep, cert = built.pep, row["certificate"]
+    names = [name for name, _ in built.terms]
+    if cert.get("gram_size") != pep.n_vec or cert.get("constraints") != len(
+            pep.all_constraints()) or row.get("terms") != names:
+        raise CertificateError("the certificate is for another round (sizes or potential "
+                               "terms differ from the rebuilt PEP)")
+    if row.get("status") != "certified":
+        raise CertificateError(f"status {_short(row.get('status'))} with a certificate")
+    stated = {k: [str(x) for x in v] if isinstance(v, (list, tuple)) else str(v)
+              for k, v in built.stated.items()}
+    if row.get("stated") != stated:
+        raise CertificateError(f"stated: the report's differ from the claim's {stated}")
+    linear = built.progress is None
+    rho = _frac(row.get("rho"), "rho")
+    if (linear and not 0 < rho <= 1) or (not linear and rho != 1):
+        raise CertificateError(f"rho {rho}: a linear rate in (0, 1], a telescoping one 1")
+    pot = row.get("potential")
+    if not isinstance(pot, dict) or not set(pot) <= set(names):
+        raise CertificateError(f"potential: expected coefficients of the terms {names}")
+    v = [_frac(pot[n], f"potential[{n!r}]") if n in pot else Fraction(0) for n in names]
+    if any(x < 0 for x in v) or (linear and v[built.anchor] != 1):
+        raise CertificateError("potential: coefficients >= 0 (the anchor's 1 for a linear "
+                               "rate)")
+    if row.get("gamma") != (None if linear else "1"):
+        raise CertificateError("gamma: 1 for a telescoping rate, none for a linear one")
+    up, low, what = _rate_constant(built, rho, v, cert, "certificate")
+    if row.get("constant") != str(up):
+        raise CertificateError(f"constant: the multipliers prove {up}, the report says "
+                               f"{_short(row.get('constant'))}")
+    if row.get("constant_lower") != (None if low is None else str(low)) or \
+            row.get("constant_tight") is not (low is not None and low == up):
+        raise CertificateError(f"constant_lower: the instance attains {low}, the report "
+                               f"says {_short(row.get('constant_lower'))}")
+    done = [f"rho {rho}, constant {up}" + ("" if low is None else f" (attained: {low})")
+            + f": {what}"]
+    proven: bool | None = None
+    if linear and "rho" in built.stated:
+        proven = rho <= Fraction(built.stated["rho"])
+    sv = built.stated.get("potential")
+    if sv is not None and not linear:
+        at = row.get("at_stated_potential")
+        if not isinstance(at, dict) or at.get("potential") != [str(x) for x in sv]:
+            raise CertificateError("at_stated_potential: missing, or not the claim's "
+                                   "stated potential")
+        su = sl = None
+        if at.get("constant") is not None:
+            su, sl, _ = _rate_constant(built, rho, [Fraction(x) for x in sv],
+                                       at.get("certificate"), "at_stated_potential.certificate")
+        if at.get("constant") != (None if su is None else str(su)) or \
+                at.get("constant_lower") != (None if sl is None else str(sl)):
+            raise CertificateError("at_stated_potential: its constants are not the ones its "
+                                   "certificate proves")
+        sc = built.stated.get("constant")
+        if sc is not None and su is not None:
+            sc = Fraction(sc)
+            proven = True if su <= sc else (False if sl is not None and sl > sc else None)
+        if su is not None:
+            done.append(f"the stated potential's constant {su}")
+    if row.get("stated_certified", None) is not proven:
+        raise CertificateError(f"stated_certified: the certificates give {proven}, the "
+                               f"report says {_short(row.get('stated_certified'))}")
+    if built.lower_rate is not None:
+        lr = built.lower_rate()
+        want = None if lr is None else str(lr["rho"])
+        if row.get("rho_lower") != want or (lr is not None and row.get("rho_tight")
+                                            is not (lr["rho"] == rho)):
+            raise CertificateError(f"rho_lower: the claim's lower certificate gives {want}, "
+                                   f"the report says {_short(row.get('rho_lower'))}")
+        if lr is not None:
+            done.append(f"rate lower bound {want} recomputed from the claim (exact)")
+    elif "rho_lower" in row:
+        raise CertificateError("rho_lower: the claim has no lower certificate on the rate")
+    return {"status": "ok", "checked": "rate certified; " + "; ".join(done)}
+
+
+def recheck_rate_row(step: Any, row: Any) -> dict[str, Any]:
+    """Re-check one instance of a report's ``certified.rate`` against the claim's
+    :class:`~.lyapunov.RateStep` (:func:`recheck_row` with kind ``"lyapunov"``)."""
+    return recheck_row(step, row, default_kind="lyapunov")
+
+
+def recheck_proofs(step: Any, entry: Any) -> dict[str, Any]:
+    """Re-derive the claim's proofs for every n (module docstring) and compare the report's
+    ``derived`` entry with them: ``{"status": "ok" | "failed", "checked": ...}``."""
+    try:
+        if not isinstance(step, OneStep) or step.prove is None:
+            raise CertificateError("the claim has no proof for every n to re-derive")
+        derived = entry.get("derived") if isinstance(entry, dict) else None
+        if not isinstance(derived, list):
+            raise CertificateError("the report gives no derived entry")
+        proofs = step.prove()
+        got = [d for d in derived if isinstance(d, dict)
+               and d.get("derivation") == "proof for every n"]
+        if len(got) != len(proofs) or len(derived) != len(proofs):
+            raise CertificateError(f"the report has {len(got)} proofs of {len(derived)} "
+                                   f"derived, the claim's code {len(proofs)}")
+        for k, (mine, theirs) in enumerate(zip(proofs, got, strict=True)):
+            if mine.get("derivation") != "proof for every n":
+                raise CertificateError(f"proof {k + 1}: fails when re-derived (checks: "
+                                       f"{mine.get('checks')})")
+            for key in ("worst", "range", "multipliers", "closed_form_equal", "attained"):
+                if theirs.get(key) != mine.get(key):
+                    raise CertificateError(f"proof {k + 1}: the report's {key} differs from "
+                                           "the re-derived one")
+        return {"status": "ok", "checked": (
+            f"{len(proofs)} proof(s) for every n re-derived from the claim's code (sympy, "
+            "exact, no solver; not read from the report): worst "
+            + "; ".join(_short(p["worst"], 60) for p in proofs))}
+    except CertificateError as exc:
+        return {"status": "failed", "checked": str(exc)}
+
+
+def _short(x: Any, limit: int = 40) -> str:
+    """A value from the report, shortened, for an error message (the caller escapes)."""
+    s = repr(x)
+    return s if len(s) <= limit else s[:limit - 3] + "..."
+
+
 #: ``kind -> checker(step, params, row) -> {"status": "ok", "checked": ...}`` (raising
-#: :class:`CertificateError`): the certificate kinds ``fedtheory recheck`` knows.
-CHECKERS: dict[str, Callable[[OneStep, dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
-    "pep": _check_pep}
+#: :class:`CertificateError`; ``step`` the claim's OneStep or RateStep, ``params`` its own
+#: grid row): the certificate kinds ``fedtheory recheck`` knows.
+CHECKERS: dict[str, Callable[[Any, dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
+    "pep": _check_pep, "lyapunov": _check_rate}
