@@ -47,12 +47,14 @@ import numpy as np
 
 from fedtheory import solver_log
 
+from .checks import CertificateError, _frac, _lower, _short
 from .exact import is_psd
 from .onestep import _gram_or_factor, _text
 from .pep import Expr, Pep, _solve_quietly
 
 __all__ = ["RateBuilt", "RateOutOfScope", "RateStep", "certify_rate", "certify_rate_instance",
-           "gradient_descent_model", "mean_square_lower", "recheck_rate_instance"]
+           "check_rate_certificate", "gradient_descent_model", "mean_square_lower",
+           "recheck_rate_instance"]
 
 
 @dataclass(frozen=True)
@@ -223,15 +225,149 @@ def _objective(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: b
     return obj
 
 
-def recheck_rate_instance(step: RateStep, row: dict[str, Any]) -> bool:
-    """Re-check a reported rate certificate in exact arithmetic without a solver: the row's
-    parameters one of ``step``'s grid rows, the round's PEP rebuilt from ``step``, and its
-    multipliers certifying exactly the reported constant for the reported rate and potential
-    (values cancelling, PSD exactly), with every other reported fact checked
-    (:func:`fedtheory.certify.recheck.recheck_rate_row`, which says what failed)."""
-    from .recheck import recheck_rate_row
+def _rate_multipliers(pep: Pep, items: Any, where: str) -> list[Fraction]:
+    """The multipliers ``[[index, label, fraction], ...]`` of a rate certificate, each index
+    a constraint of the rebuilt PEP with that label, none twice."""
+    cons = pep.all_constraints()
+    m = len(cons)
+    if not isinstance(items, list) or len(items) > m:
+        raise CertificateError(f"{where}: expected a list of at most {m} multipliers")
+    lam = [Fraction(0)] * m
+    seen: set[int] = set()
+    for k, item in enumerate(items):
+        if (not isinstance(item, list) or len(item) != 3 or not isinstance(item[0], int)
+                or isinstance(item[0], bool) or not 0 <= item[0] < m or item[0] in seen
+                or item[1] != cons[item[0]][1]):
+            raise CertificateError(f"{where}[{k}]: expected [constraint index < {m} (once), "
+                                   "its label in the rebuilt PEP, fraction]")
+        seen.add(item[0])
+        lam[item[0]] = _frac(item[2], f"{where}[{k}]")
+    return lam
 
-    return recheck_rate_row(step, row)["status"] == "ok"
+
+def _rate_constant(built: Any, rho: Fraction, v: list[Fraction], cert: Any, where: str
+                   ) -> tuple[Fraction, Fraction | None, str]:
+    """The constant the certificate ``cert`` proves for the potential ``v`` at ``rho`` (its
+    multipliers), and the value its instance attains (None without one)."""
+    if not isinstance(cert, dict):
+        raise CertificateError(f"{where}: expected an object")
+    pep = built.pep
+    pep.maximize(_objective(built, rho, v, built.progress is None))
+    lam = _rate_multipliers(pep, cert.get("multipliers"), f"{where}.multipliers")
+    bound = pep.check_dual(lam)
+    if bound is None:
+        raise CertificateError(f"{where}: fails (multipliers >= 0, values cancelling, S PSD "
+                               "checked)")
+    used = sum(1 for x in lam if x)
+    what = f"{used} multipliers >= 0, values cancelling, S PSD exactly"
+    low = None
+    if "lower" in cert:
+        low, lwhat = _lower(pep, cert["lower"])
+        what += f"; instance: {lwhat}"
+    return bound, low, what
+
+
+def check_rate_certificate(step: Any, params: dict[str, Any], row: dict[str, Any]) -> str:
+    """Re-check a report's rate instance ``row`` (kind ``"lyapunov"``) at ``params``, one of
+    ``step``'s own grid rows, in exact arithmetic without a solver: the round rebuilt from
+    ``step``; the reported rate, potential and constant certified exactly by the multipliers
+    (values cancelling, PSD exactly); ``constant_lower`` attained by the instance; the stated
+    potential's constants likewise; ``stated_certified`` what these prove; the rate's lower
+    certificate recomputed from ``step``. Returns what was checked; raises
+    :class:`~.checks.CertificateError` (saying what failed) for anything else."""
+    if not isinstance(step, RateStep):
+        raise CertificateError("a rate certificate where the claim describes no rate")
+    cert = row.get("certificate")
+    if not isinstance(cert, dict) or cert.get("kind", "lyapunov") != "lyapunov":
+        raise CertificateError("not a rate certificate (kind 'lyapunov')")
+    built = step.build(params)
+    pep = built.pep
+    names = [name for name, _ in built.terms]
+    if cert.get("gram_size") != pep.n_vec or cert.get("constraints") != len(
+            pep.all_constraints()) or row.get("terms") != names:
+        raise CertificateError("the certificate is for another round (sizes or potential "
+                               "terms differ from the rebuilt PEP)")
+    if row.get("status") != "certified":
+        raise CertificateError(f"status {_short(row.get('status'))} with a certificate")
+    stated = {k: [str(x) for x in v] if isinstance(v, (list, tuple)) else str(v)
+              for k, v in built.stated.items()}
+    if row.get("stated") != stated:
+        raise CertificateError(f"stated: the report's differ from the claim's {stated}")
+    linear = built.progress is None
+    rho = _frac(row.get("rho"), "rho")
+    if (linear and not 0 < rho <= 1) or (not linear and rho != 1):
+        raise CertificateError(f"rho {rho}: a linear rate in (0, 1], a telescoping one 1")
+    pot = row.get("potential")
+    if not isinstance(pot, dict) or not set(pot) <= set(names):
+        raise CertificateError(f"potential: expected coefficients of the terms {names}")
+    v = [_frac(pot[n], f"potential[{n!r}]") if n in pot else Fraction(0) for n in names]
+    if any(x < 0 for x in v) or (linear and v[built.anchor] != 1):
+        raise CertificateError("potential: coefficients >= 0 (the anchor's 1 for a linear "
+                               "rate)")
+    if row.get("gamma") != (None if linear else "1"):
+        raise CertificateError("gamma: 1 for a telescoping rate, none for a linear one")
+    up, low, what = _rate_constant(built, rho, v, cert, "certificate")
+    if row.get("constant") != str(up):
+        raise CertificateError(f"constant: the multipliers prove {up}, the report says "
+                               f"{_short(row.get('constant'))}")
+    if row.get("constant_lower") != (None if low is None else str(low)) or \
+            row.get("constant_tight") is not (low is not None and low == up):
+        raise CertificateError(f"constant_lower: the instance attains {low}, the report "
+                               f"says {_short(row.get('constant_lower'))}")
+    done = [f"rho {rho}, constant {up}" + ("" if low is None else f" (attained: {low})")
+            + f": {what}"]
+    proven: bool | None = None
+    if linear and "rho" in built.stated:
+        proven = rho <= Fraction(built.stated["rho"])
+    sv = built.stated.get("potential")
+    if sv is not None and not linear:
+        at = row.get("at_stated_potential")
+        if not isinstance(at, dict) or at.get("potential") != [str(x) for x in sv]:
+            raise CertificateError("at_stated_potential: missing, or not the claim's "
+                                   "stated potential")
+        su = sl = None
+        if at.get("constant") is not None:
+            su, sl, _ = _rate_constant(built, rho, [Fraction(x) for x in sv],
+                                       at.get("certificate"), "at_stated_potential.certificate")
+        if at.get("constant") != (None if su is None else str(su)) or \
+                at.get("constant_lower") != (None if sl is None else str(sl)):
+            raise CertificateError("at_stated_potential: its constants are not the ones its "
+                                   "certificate proves")
+        sc = built.stated.get("constant")
+        if sc is not None and su is not None:
+            sc = Fraction(sc)
+            proven = True if su <= sc else (False if sl is not None and sl > sc else None)
+        if su is not None:
+            done.append(f"the stated potential's constant {su}")
+    if row.get("stated_certified", None) is not proven:
+        raise CertificateError(f"stated_certified: the certificates give {proven}, the "
+                               f"report says {_short(row.get('stated_certified'))}")
+    if built.lower_rate is not None:
+        lr = built.lower_rate()
+        want = None if lr is None else str(lr["rho"])
+        if row.get("rho_lower") != want or (lr is not None and row.get("rho_tight")
+                                            is not (lr["rho"] == rho)):
+            raise CertificateError(f"rho_lower: the claim's lower certificate gives {want}, "
+                                   f"the report says {_short(row.get('rho_lower'))}")
+        if lr is not None:
+            done.append(f"rate lower bound {want} recomputed from the claim (exact)")
+    elif "rho_lower" in row:
+        raise CertificateError("rho_lower: the claim has no lower certificate on the rate")
+    return "rate certified; " + "; ".join(done)
+
+
+def recheck_rate_instance(step: RateStep, row: dict[str, Any]) -> bool:
+    """Whether a reported rate instance ``row`` re-checks (:func:`check_rate_certificate`) at
+    the one of ``step``'s grid rows whose parameters it names (False for any other)."""
+    rows = [q for quick in (True, False) for q in step.grid(quick)
+            if isinstance(row, dict) and {k: str(v) for k, v in q.items()} == row.get("params")]
+    if not rows or not isinstance(row.get("certificate"), dict):
+        return False
+    try:
+        check_rate_certificate(step, rows[0], row)
+    except CertificateError:
+        return False
+    return True
 
 
 def _rate_certificate(built: RateBuilt, mult: Sequence[Fraction] | None,
