@@ -58,8 +58,8 @@ def test_every_kind_rechecked(report, capsys) -> None:
     lines = out.splitlines()
     assert any(x.startswith("mifa.mifa_error {") and ": ok: " in x for x in lines)
     rate = [x for x in lines if x.startswith("mifa.rates_table.corrected rate ")]
-    assert len(rate) == 1 and ": ok: rate certified; rho 1" in rate[0]
-    assert "the stated potential's constant" in rate[0]
+    assert len(rate) == 1 and ": ok: rate certified; E V+ <= V - progress + 1/4" in rate[0]
+    assert "the stated potential 2 gives 1/2 (attained: 1/2) against the stated 1/2" in rate[0]
     proof = [x for x in lines if "proof for every n: re-derived" in x]
     assert len(proof) == 1 and "not read from the report" in proof[0]
     assert "2 certificate(s) hold, 0 failed" in lines[-1]
@@ -104,3 +104,28 @@ def test_tampered_copies_caught(report, tmp_path, capsys, change, says) -> None:
     rc, out = _tampered(report, tmp_path, capsys, change)
     failed = [x for x in out.splitlines() if "FAILED" in x]
     assert rc == 1 and len(failed) == 1 and says in failed[0], out
+
+
+def test_linear_rate_rechecked() -> None:
+    """A linear rate (gradient descent, rho = max(|1 - ηL|, |1 - ημ|)^2, its lower certificate
+    recomputed from the step): re-checked exactly; a smaller rate, a lower bound that is not
+    the step's, or another kind is refused."""
+    from fedtheory.certify.checks import CertificateError
+    from fedtheory.certify.lyapunov import (
+        RateStep,
+        check_rate_certificate,
+        gradient_descent_model,
+        recheck_rate_instance,
+    )
+
+    step = RateStep("gd", lambda q: gradient_descent_model(1, Fr(1, 4), Fr(1, 2)),
+                    lambda quick: [{}])
+    row = json.loads(json.dumps(certify_rate_instance(step, {})))
+    assert row["rho"] == "49/64" and row["rho_tight"] and row["stated_certified"]
+    assert "the stated rate 49/64 reached" in check_rate_certificate(step, {}, row)
+    assert recheck_rate_instance(step, row)
+    for change in ({"rho": "1/2"}, {"rho_lower": "1/2"}, {"stated_certified": False},
+                   {"certificate": {**row["certificate"], "kind": "pep"}}):
+        assert not recheck_rate_instance(step, {**row, **change}), change
+    with pytest.raises(CertificateError, match="rho_lower"):
+        check_rate_certificate(step, {}, {**row, "rho_lower": "1/2"})

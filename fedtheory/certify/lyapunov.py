@@ -314,11 +314,13 @@ def check_rate_certificate(step: Any, params: dict[str, Any], row: dict[str, Any
             row.get("constant_tight") is not (low is not None and low == up):
         raise CertificateError(f"constant_lower: the instance attains {low}, the report "
                                f"says {_short(row.get('constant_lower'))}")
-    done = [f"rho {rho}, constant {up}" + ("" if low is None else f" (attained: {low})")
-            + f": {what}"]
+    shape = f"E V+ <= {rho} V" if linear else "E V+ <= V - progress"
+    done = [f"{shape} + {up}" + ("" if low is None else f" (attained: {low})") + ", V = "
+            + " + ".join(f"{x} {n}" for x, n in zip(v, names, strict=True) if x) + f": {what}"]
     proven: bool | None = None
     if linear and "rho" in built.stated:
         proven = rho <= Fraction(built.stated["rho"])
+        done.append(f"the stated rate {built.stated['rho']} {'' if proven else 'not '}reached")
     sv = built.stated.get("potential")
     if sv is not None and not linear:
         at = row.get("at_stated_potential")
@@ -338,7 +340,9 @@ def check_rate_certificate(step: Any, params: dict[str, Any], row: dict[str, Any
             sc = Fraction(sc)
             proven = True if su <= sc else (False if sl is not None and sl > sc else None)
         if su is not None:
-            done.append(f"the stated potential's constant {su}")
+            done.append(f"the stated potential {', '.join(str(x) for x in sv)} gives {su}"
+                        + ("" if sl is None else f" (attained: {sl})")
+                        + ("" if sc is None else f" against the stated {sc}"))
     if row.get("stated_certified", None) is not proven:
         raise CertificateError(f"stated_certified: the certificates give {proven}, the "
                                f"report says {_short(row.get('stated_certified'))}")
