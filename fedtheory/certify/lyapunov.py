@@ -316,7 +316,7 @@ def check_rate_certificate(step: Any, params: dict[str, Any], row: dict[str, Any
                                f"says {_short(row.get('constant_lower'))}")
     shape = f"E V+ <= {rho} V" if linear else "E V+ <= V - progress"
     done = [f"{shape} + {up}" + ("" if low is None else f" (attained: {low})") + ", V = "
-            + " + ".join(f"{x} {n}" for x, n in zip(v, names, strict=True) if x) + f": {what}"]
+            + " + ".join(f"{x} ({n})" for x, n in zip(v, names, strict=True) if x) + f": {what}"]
     proven: bool | None = None
     if linear and "rho" in built.stated:
         proven = rho <= Fraction(built.stated["rho"])
