@@ -597,3 +597,14 @@ def test_recheck_refuses_a_flood_and_odd_shapes(tmp_path, capsys) -> None:
     lines: list[str] = []
     assert recheck_report(p, lines.append) == 1
     assert "more than the 500 read for one claim" in lines[0] and len(lines) == 2
+
+
+@pytest.mark.parametrize("n", [5, 6])
+def test_error_floor_step_builder_at_any_n(n) -> None:
+    """The full PEP's builder takes n >= 5: its explicit instance (the quadratic at its
+    minimiser, n unit heterogeneity vectors summing to zero) attains η²Lc/4 exactly."""
+    step = get_claim("mifa.error_floor_step").one_step
+    built = step.build({"n": n, "p": Fr(1, 2), "theta": Fr(1)})
+    c = Fr(2, n) * (2 - 1)
+    eta = 1 / (1 + c)
+    assert built.pep.check_primal(*built.instance) == eta**2 * c / 4 == built.stated / 2

@@ -152,5 +152,6 @@ def test_mifa_memory_table_zero_floor() -> None:
                                 {})
     assert row["status"] == "certified" and Fr(row["constant"]) == 0
     assert set(row["potential"]) == {"f(w) - f*", "Σ_i ||m_i - ∇f_i(w)||^2"}
-    assert recheck_rate_instance(_step(lambda q: mifa_memory_model(2, Fr(1, 2), Fr(1, 4), 1)),
-                                 {**row, "params": {}})
+    # the rebuilt problem comes from the step's own grid (here one row, no parameters)
+    assert recheck_rate_instance(RateStep("test", lambda q: mifa_memory_model(
+        2, Fr(1, 2), Fr(1, 4), 1), lambda quick: [{}]), {**row, "params": {}})

@@ -9,8 +9,10 @@ inequality over a function class, with certificates checked in exact arithmetic.
 * :mod:`~fedtheory.certify.classes`: function classes (:class:`Function`) and weighted sums
   in a class of their own (:class:`Aggregate`: convex clients with a strongly convex sum,
   necessary interpolation, lower certificates from explicit functions);
-* :mod:`~fedtheory.certify.recheck`: a report's certificates re-checked in exact arithmetic
-  without a solver (``fedtheory recheck --from REPORT.json``);
+* :mod:`~fedtheory.certify.recheck`: a report's certificates (one-step and rate) re-checked
+  in exact arithmetic without a solver, proofs for every n re-derived from the claim's code
+  (``fedtheory recheck --from REPORT.json``); :mod:`~fedtheory.certify.checks`: reading a
+  certificate from a report (sizes and fractions validated before any arithmetic);
 * :mod:`~fedtheory.certify.pepit_bridge`: the optional PEPit cross-check and the extra's
   availability (``pip install "fedtheory[pep]"``).
 * :mod:`~fedtheory.certify.symmetric` (and :mod:`~.symmetric_pep`): client-symmetric

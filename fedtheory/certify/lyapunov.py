@@ -47,11 +47,14 @@ import numpy as np
 
 from fedtheory import solver_log
 
+from .checks import CertificateError, _frac, _lower, _short
 from .exact import is_psd
+from .onestep import _gram_or_factor, _text
 from .pep import Expr, Pep, _solve_quietly
 
 __all__ = ["RateBuilt", "RateOutOfScope", "RateStep", "certify_rate", "certify_rate_instance",
-           "gradient_descent_model", "mean_square_lower", "recheck_rate_instance"]
+           "check_rate_certificate", "gradient_descent_model", "mean_square_lower",
+           "recheck_rate_instance"]
 
 
 @dataclass(frozen=True)
@@ -180,9 +183,11 @@ def _candidates(x: float) -> list[Fraction]:
 
 
 def _exact(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool,
-           lam: np.ndarray | None = None) -> tuple[Fraction | None, Fraction | None, Any]:
+           lam: np.ndarray | None = None
+           ) -> tuple[Fraction | None, Fraction | None, Any, dict[str, Any] | None]:
     """The constant certified exactly for the rational potential ``v`` at ``rho``: (upper
-    from rational multipliers, lower from a rational instance, the multipliers)."""
+    from rational multipliers, lower from a rational instance, the multipliers, the
+    instance as :func:`~.onestep._gram_or_factor` writes it)."""
     pep = built.pep
     pep.maximize(_objective(built, rho, v, linear))
     try:
@@ -190,7 +195,7 @@ def _exact(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool,
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException:  # noqa: BLE001 - unbounded for this rounding: no certificate
-        return None, None, None
+        return None, None, None, None
     rp = pep.round_primal(sol)
     low = None if rp is None else rp[0]
     if built.instance is not None:
@@ -205,7 +210,8 @@ def _exact(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool,
         up2 = None if lam is None else pep.round_dual(lam, target=low)
         if up2 is not None and (up is None or up2[0] < up[0]):
             up = up2
-    return (None if up is None else up[0]), low, None if up is None else up[1]
+    inst = None if rp is None else _gram_or_factor(pep, rp)
+    return (None if up is None else up[0]), low, None if up is None else up[1], inst
 
 
 def _objective(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: bool) -> Expr:
@@ -219,29 +225,170 @@ def _objective(built: RateBuilt, rho: Fraction, v: Sequence[Fraction], linear: b
     return obj
 
 
-def _parse(v: str) -> int | Fraction:
-    f = Fraction(v)
-    return f.numerator if f.denominator == 1 else f
+def _rate_multipliers(pep: Pep, items: Any, where: str) -> list[Fraction]:
+    """The multipliers ``[[index, label, fraction], ...]`` of a rate certificate, each index
+    a constraint of the rebuilt PEP with that label, none twice."""
+    cons = pep.all_constraints()
+    m = len(cons)
+    if not isinstance(items, list) or len(items) > m:
+        raise CertificateError(f"{where}: expected a list of at most {m} multipliers")
+    lam = [Fraction(0)] * m
+    seen: set[int] = set()
+    for k, item in enumerate(items):
+        if (not isinstance(item, list) or len(item) != 3 or not isinstance(item[0], int)
+                or isinstance(item[0], bool) or not 0 <= item[0] < m or item[0] in seen
+                or item[1] != cons[item[0]][1]):
+            raise CertificateError(f"{where}[{k}]: expected [constraint index < {m} (once), "
+                                   "its label in the rebuilt PEP, fraction]")
+        seen.add(item[0])
+        lam[item[0]] = _frac(item[2], f"{where}[{k}]")
+    return lam
+
+
+def _rate_constant(built: Any, rho: Fraction, v: list[Fraction], cert: Any, where: str
+                   ) -> tuple[Fraction, Fraction | None, str]:
+    """The constant the certificate ``cert`` proves for the potential ``v`` at ``rho`` (its
+    multipliers), and the value its instance attains (None without one)."""
+    if not isinstance(cert, dict):
+        raise CertificateError(f"{where}: expected an object")
+    pep = built.pep
+    pep.maximize(_objective(built, rho, v, built.progress is None))
+    lam = _rate_multipliers(pep, cert.get("multipliers"), f"{where}.multipliers")
+    bound = pep.check_dual(lam)
+    if bound is None:
+        raise CertificateError(f"{where}: fails (multipliers >= 0, values cancelling, S PSD "
+                               "checked)")
+    used = sum(1 for x in lam if x)
+    what = f"{used} multipliers >= 0, values cancelling, S PSD exactly"
+    low = None
+    if "lower" in cert:
+        low, lwhat = _lower(pep, cert["lower"])
+        what += f"; instance: {lwhat}"
+    return bound, low, what
+
+
+def check_rate_certificate(step: Any, params: dict[str, Any], row: dict[str, Any]) -> str:
+    """Re-check a report's rate instance ``row`` (kind ``"lyapunov"``) at ``params``, one of
+    ``step``'s own grid rows, in exact arithmetic without a solver: the round rebuilt from
+    ``step``; the reported rate, potential and constant certified exactly by the multipliers
+    (values cancelling, PSD exactly); ``constant_lower`` attained by the instance; the stated
+    potential's constants likewise; ``stated_certified`` what these prove; the rate's lower
+    certificate recomputed from ``step``. Returns what was checked; raises
+    :class:`~.checks.CertificateError` (saying what failed) for anything else."""
+    if not isinstance(step, RateStep):
+        raise CertificateError("a rate certificate where the claim describes no rate")
+    cert = row.get("certificate")
+    if not isinstance(cert, dict) or cert.get("kind", "lyapunov") != "lyapunov":
+        raise CertificateError("not a rate certificate (kind 'lyapunov')")
+    built = step.build(params)
+    pep = built.pep
+    names = [name for name, _ in built.terms]
+    if cert.get("gram_size") != pep.n_vec or cert.get("constraints") != len(
+            pep.all_constraints()) or row.get("terms") != names:
+        raise CertificateError("the certificate is for another round (sizes or potential "
+                               "terms differ from the rebuilt PEP)")
+    if row.get("status") != "certified":
+        raise CertificateError(f"status {_short(row.get('status'))} with a certificate")
+    stated = {k: [str(x) for x in v] if isinstance(v, (list, tuple)) else str(v)
+              for k, v in built.stated.items()}
+    if row.get("stated") != stated:
+        raise CertificateError(f"stated: the report's differ from the claim's {stated}")
+    linear = built.progress is None
+    rho = _frac(row.get("rho"), "rho")
+    if (linear and not 0 < rho <= 1) or (not linear and rho != 1):
+        raise CertificateError(f"rho {rho}: a linear rate in (0, 1], a telescoping one 1")
+    pot = row.get("potential")
+    if not isinstance(pot, dict) or not set(pot) <= set(names):
+        raise CertificateError(f"potential: expected coefficients of the terms {names}")
+    v = [_frac(pot[n], f"potential[{n!r}]") if n in pot else Fraction(0) for n in names]
+    if any(x < 0 for x in v) or (linear and v[built.anchor] != 1):
+        raise CertificateError("potential: coefficients >= 0 (the anchor's 1 for a linear "
+                               "rate)")
+    if row.get("gamma") != (None if linear else "1"):
+        raise CertificateError("gamma: 1 for a telescoping rate, none for a linear one")
+    up, low, what = _rate_constant(built, rho, v, cert, "certificate")
+    if row.get("constant") != str(up):
+        raise CertificateError(f"constant: the multipliers prove {up}, the report says "
+                               f"{_short(row.get('constant'))}")
+    if row.get("constant_lower") != (None if low is None else str(low)) or \
+            row.get("constant_tight") is not (low is not None and low == up):
+        raise CertificateError(f"constant_lower: the instance attains {low}, the report "
+                               f"says {_short(row.get('constant_lower'))}")
+    shape = f"E V+ <= {rho} V" if linear else "E V+ <= V - progress"
+    done = [f"{shape} + {up}" + ("" if low is None else f" (attained: {low})") + ", V = "
+            + " + ".join(f"{x} ({n})" for x, n in zip(v, names, strict=True) if x) + f": {what}"]
+    proven: bool | None = None
+    if linear and "rho" in built.stated:
+        proven = rho <= Fraction(built.stated["rho"])
+        done.append(f"the stated rate {built.stated['rho']} {'' if proven else 'not '}reached")
+    sv = built.stated.get("potential")
+    if sv is not None and not linear:
+        at = row.get("at_stated_potential")
+        if not isinstance(at, dict) or at.get("potential") != [str(x) for x in sv]:
+            raise CertificateError("at_stated_potential: missing, or not the claim's "
+                                   "stated potential")
+        su = sl = None
+        if at.get("constant") is not None:
+            su, sl, _ = _rate_constant(built, rho, [Fraction(x) for x in sv],
+                                       at.get("certificate"), "at_stated_potential.certificate")
+        if at.get("constant") != (None if su is None else str(su)) or \
+                at.get("constant_lower") != (None if sl is None else str(sl)):
+            raise CertificateError("at_stated_potential: its constants are not the ones its "
+                                   "certificate proves")
+        sc = built.stated.get("constant")
+        if sc is not None and su is not None:
+            sc = Fraction(sc)
+            proven = True if su <= sc else (False if sl is not None and sl > sc else None)
+        if su is not None:
+            done.append(f"the stated potential {', '.join(str(x) for x in sv)} gives {su}"
+                        + ("" if sl is None else f" (attained: {sl})")
+                        + ("" if sc is None else f" against the stated {sc}"))
+    if row.get("stated_certified", None) is not proven:
+        raise CertificateError(f"stated_certified: the certificates give {proven}, the "
+                               f"report says {_short(row.get('stated_certified'))}")
+    if built.lower_rate is not None:
+        lr = built.lower_rate()
+        want = None if lr is None else str(lr["rho"])
+        if row.get("rho_lower") != want or (lr is not None and row.get("rho_tight")
+                                            is not (lr["rho"] == rho)):
+            raise CertificateError(f"rho_lower: the claim's lower certificate gives {want}, "
+                                   f"the report says {_short(row.get('rho_lower'))}")
+        if lr is not None:
+            done.append(f"rate lower bound {want} recomputed from the claim (exact)")
+    elif "rho_lower" in row:
+        raise CertificateError("rho_lower: the claim has no lower certificate on the rate")
+    return "rate certified; " + "; ".join(done)
 
 
 def recheck_rate_instance(step: RateStep, row: dict[str, Any]) -> bool:
-    """Re-check a reported rate certificate in exact arithmetic without a solver: rebuild the
-    round's PEP at the row's parameters and verify that its multipliers certify the reported
-    constant for the reported rate and potential (values cancelling, PSD exactly)."""
-    if row.get("status") != "certified" or "certificate" not in row:
+    """Whether a reported rate instance ``row`` re-checks (:func:`check_rate_certificate`) at
+    the one of ``step``'s grid rows whose parameters it names (False for any other)."""
+    rows = [q for quick in (True, False) for q in step.grid(quick)
+            if isinstance(row, dict) and {k: str(v) for k, v in q.items()} == row.get("params")]
+    if not rows or not isinstance(row.get("certificate"), dict):
         return False
-    built = step.build({k: _parse(v) for k, v in row["params"].items()})
-    linear = built.progress is None
-    v = [Fraction(row["potential"].get(name, "0")) for name, _ in built.terms]
-    built.pep.maximize(_objective(built, Fraction(row["rho"]), v, linear))
-    cons = built.pep.all_constraints()
-    lam = [Fraction(0)] * len(cons)
-    for k, label, val in row["certificate"]["multipliers"]:
-        if not 0 <= int(k) < len(cons) or cons[int(k)][1] != label:
-            return False
-        lam[int(k)] = Fraction(val)
-    bound = built.pep.check_dual(lam)
-    return bound is not None and bound <= Fraction(row["constant"])
+    try:
+        check_rate_certificate(step, rows[0], row)
+    except CertificateError:
+        return False
+    return True
+
+
+def _rate_certificate(built: RateBuilt, mult: Sequence[Fraction] | None,
+                      inst: dict[str, Any] | None) -> dict[str, Any]:
+    """A rate certificate in exact form (fractions as strings), for ``fedtheory recheck``
+    (kind ``"lyapunov"``): the sizes of the round's PEP, the nonzero multipliers
+    ``[[constraint index, its label, value], ...]`` certifying the constant, and the
+    instance attaining ``constant_lower`` (a Gram ``matrix`` or ``vectors``, with the
+    ``values``) where there is one."""
+    labels = [lab for _, lab in built.pep.all_constraints()]
+    out: dict[str, Any] = {"kind": "lyapunov", "gram_size": built.pep.n_vec,
+                           "values": built.pep.n_val, "constraints": len(labels),
+                           "multipliers": [[k, labels[k], str(x)] for k, x in
+                                           enumerate(mult or []) if x]}
+    if inst is not None:
+        out["lower"] = _text(inst)
+    return out
 
 
 def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, Any]:
@@ -283,9 +430,9 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
                 if tuple(vr) in seen:
                     continue
                 seen.add(tuple(vr))
-                up, low, mult = _exact(built, rho, vr, linear, lam)
+                up, low, mult, inst = _exact(built, rho, vr, linear, lam)
                 if up is not None and (best is None or up < best[2]):
-                    best = (rho, vr, up, low, mult)
+                    best = (rho, vr, up, low, mult, inst)
                 # a linear rate: the first certificate; a constant: the smallest, until it
                 # reaches the solver's
                 if best is not None and (linear or c_num is None
@@ -298,15 +445,15 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
     if best is None:
         return {**out, "status": "unverified", "reason": "no rounding certified exactly",
                 "seconds": round(time.perf_counter() - t0, 3)}
-    rho, vr, up, low, mult = best
-    labels = [lab for _, lab in built.pep.all_constraints()]
+    rho, vr, up, low, mult, inst = best
     sv = built.stated.get("potential")
     if sv is not None and not linear:
         # the constant the stated potential coefficients certify (exactly)
-        su, sl, _ = _exact(built, rho, [Fraction(x) for x in sv], linear)
+        su, sl, smult, sinst = _exact(built, rho, [Fraction(x) for x in sv], linear)
         out["at_stated_potential"] = {"potential": [str(x) for x in sv],
                                       "constant": None if su is None else str(su),
-                                      "constant_lower": None if sl is None else str(sl)}
+                                      "constant_lower": None if sl is None else str(sl),
+                                      "certificate": _rate_certificate(built, smult, sinst)}
         sc = built.stated.get("constant")
         if sc is not None and su is not None:
             # True: the stated bound follows from this certificate at this instance; False:
@@ -321,8 +468,7 @@ def certify_rate_instance(step: RateStep, params: dict[str, Any]) -> dict[str, A
         "constant": str(up), "constant_lower": None if low is None else str(low),
         "constant_tight": low is not None and low == up,
         "gamma": None if linear else "1",
-        "certificate": {"multipliers": [[k, labels[k], str(x)] for k, x in enumerate(mult)
-                                        if x]},
+        "certificate": _rate_certificate(built, mult, inst),
     })
     if linear and "rho" in built.stated:
         out["stated_certified"] = rho <= Fraction(built.stated["rho"])

@@ -105,23 +105,30 @@ def quadratic_instance(pep: Pep, f: Function, free: dict[int, Sequence[Fraction]
 
 
 def unit_vectors_summing_to_zero(n: int) -> list[list[Fraction]]:
-    """``n`` rational unit vectors (n = 2, 3, 4) that sum to zero (equal heterogeneity at
-    the optimum: the floor's worst case).
+    """``n >= 2`` rational unit vectors that sum to zero (equal heterogeneity at the
+    optimum: the floor's worst case). n = 2, 3, 4 as tabled; an even n >= 6 is n/2 pairs
+    :math:`\\pm e_1`; an odd n >= 5 is the three of n = 3 (in four coordinates) and
+    (n - 3)/2 pairs :math:`\\pm e_1`.
 
     >>> [sum(v * v for v in r) for r in unit_vectors_summing_to_zero(3)]
     [Fraction(1, 1), Fraction(1, 1), Fraction(1, 1)]
+    >>> for n in (5, 6):
+    ...     vs = unit_vectors_summing_to_zero(n)
+    ...     print(n, len(vs), {sum(v * v for v in r) for r in vs}, [sum(c) for c in zip(*vs)])
+    5 5 {Fraction(1, 1)} [Fraction(0, 1), Fraction(0, 1), Fraction(0, 1), Fraction(0, 1)]
+    6 6 {Fraction(1, 1)} [Fraction(0, 1)]
     """
-    h = Fraction(1, 2)
-    table = {
-        2: [[Fraction(1)], [Fraction(-1)]],
-        3: [[Fraction(1), Fraction(0), Fraction(0), Fraction(0)], [-h, h, h, h],
-            [-h, -h, -h, -h]],
-        4: [[Fraction(1), Fraction(0)], [Fraction(-1), Fraction(0)],
-            [Fraction(0), Fraction(1)], [Fraction(0), Fraction(-1)]],
-    }
-    if n not in table:
-        raise ValueError(f"n must be 2, 3 or 4, got {n}")
-    return table[n]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"n must be an integer >= 2, got {n!r}")
+    h, one, zero = Fraction(1, 2), Fraction(1), Fraction(0)
+    three = [[one, zero, zero, zero], [-h, h, h, h], [-h, -h, -h, -h]]
+    if n == 3:
+        return three
+    if n == 4:
+        return [[one, zero], [-one, zero], [zero, one], [zero, -one]]
+    if n % 2 == 0:
+        return [[one], [-one]] * (n // 2)
+    return three + [[one, zero, zero, zero], [-one, zero, zero, zero]] * ((n - 3) // 2)
 
 
 def dropout_patterns(K: int, D: int, law: str) -> list[tuple[tuple[bool, ...], Fraction]]:

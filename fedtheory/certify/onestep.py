@@ -86,6 +86,10 @@ class OneStep:
     #: fedtheory.certify.symbolic.derive_worst_case or fedtheory.certify.symmetric.prove,
     #: ...]``): the entry's ``derivation`` is :func:`derivation_label` of the results.
     derive: Callable[[bool], list[dict[str, Any]]] | None = None
+    #: The solver-free part of ``derive``: the proofs for every n alone (``prove() ->
+    #: [result of fedtheory.certify.symmetric.prove, ...]``, in the order ``derive`` lists
+    #: them), which ``fedtheory recheck`` re-derives from the claim's code.
+    prove: Callable[[], list[dict[str, Any]]] | None = None
     #: The function class in words (every certificate says which class it is for); empty:
     #: read off the PEP (:meth:`~.pep.Pep.class_text`).
     function_class: str = ""

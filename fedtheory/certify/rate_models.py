@@ -36,7 +36,7 @@ def fedavg_is_average_model(n: int, p: Any, eta: Any, L: Any,
     fstar = pep.value()
     # the floor's instance: (L/2)||x||^2 at its minimiser, unit heterogeneity summing to 0
     inst = quadratic_instance(pep, m["f"], dict(enumerate(unit_vectors_summing_to_zero(n))),
-                              L) if s2 == 1 and n in (2, 3, 4) else None
+                              L) if s2 == 1 else None
     return RateBuilt(pep, (("f(w) - f*", m["f_w"] - fstar),), (m["E_f_next"] - fstar,),
                      progress=m["gbar"].sq(), stated=dict(stated or {}),
                      progress_text="||∇f(w_t)||^2", instance=inst)
@@ -167,7 +167,7 @@ def fedpgd_nonconvex_average_model(n: int, b: int, eta: Any, L: Any,
     fstar = pep.value()
     # the floor's instance: (L/2)||x||^2 at its minimiser, unit heterogeneity summing to 0
     inst = quadratic_instance(pep, f, dict(enumerate(unit_vectors_summing_to_zero(n))), L) \
-        if as_fraction(sigma2, "sigma2") == 1 and n in (2, 3, 4) else None
+        if as_fraction(sigma2, "sigma2") == 1 else None
     return RateBuilt(pep, (("f(x) - f*", fx - fstar),), (E_next - fstar,),
                      progress=gbar.sq(), stated=dict(stated or {}),
                      progress_text="||∇f(x_t)||^2", instance=inst)

@@ -18,144 +18,66 @@ trusted but the certificate itself, and that only after its shape is checked:
   :meth:`~.pep.Pep.check_witness`), and the reported bounds, status and stated side must be
   the ones they prove.
 
-Other kinds of certificate (a certificate's ``kind``; ``"pep"`` here) register a checker
-in :data:`CHECKERS`.
+A **rate** certificate (kind ``"lyapunov"``, :func:`~.lyapunov.certify_rate_instance`) is
+re-checked the same way (:func:`recheck_rate_row`, built on
+:func:`~.lyapunov.check_rate_certificate`, which :func:`~.lyapunov.recheck_rate_instance`
+also uses): its parameters one of the claim's
+:class:`~.lyapunov.RateStep` grid rows, the round's PEP rebuilt, the potential's terms and
+the stated rate, constant and potential read off the claim (never the report); then the
+multipliers certify exactly that :math:`\\mathbb E V_{t+1} - \\rho V_t (+ \\pi_t) \\le c`
+for the reported rate, potential and constant, the instance attains ``constant_lower``,
+the same holds for the stated potential's constant where the report gives it, and
+``stated_certified`` is what these prove; the lower certificate on the rate is recomputed
+from the claim's code (an exact check on a linear instance, no SDP).
+
+A **proof for every n** (an entry's ``derived``, :func:`~.symmetric.prove`) is not a
+certificate that can be read from a report: it is a sympy proof over rational functions of
+n, p, ... . :func:`recheck_proofs` re-derives it from the claim's own code (exact, no
+solver: the claim's :attr:`~.onestep.OneStep.prove`) and compares the report's result
+with it, so its line says "re-derived".
+
+Other kinds of certificate (a certificate's ``kind``: ``"pep"``, ``"lyapunov"``) register
+a checker in :data:`CHECKERS`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
+from .checks import MAX_DIGITS, MAX_DIM, CertificateError, _lower, _short, _upper
+from .lyapunov import check_rate_certificate
 from .onestep import OneStep, _fmt
-from .pep import Pep
 
-__all__ = ["CHECKERS", "MAX_DIGITS", "MAX_DIM", "CertificateError", "recheck_row"]
-
-#: The longest fraction string read (numerator, slash and denominator).
-MAX_DIGITS = 4000
-#: The most columns of a factor ``V`` or of an explicit quadratic's Hessian.
-MAX_DIM = 64
-_FRACTION = re.compile(r"-?[0-9]+(/[0-9]+)?")
+__all__ = ["CHECKERS", "MAX_DIGITS", "MAX_DIM", "CertificateError", "recheck_proofs",
+           "recheck_rate_row", "recheck_row"]
 
 
-class CertificateError(ValueError):
-    """A certificate that is malformed, or proves something other than its report says."""
+def _rate_fmt(params: dict[str, Any]) -> dict[str, str]:
+    """A rate instance's parameters as :func:`~.lyapunov.certify_rate_instance` writes
+    them."""
+    return {k: str(v) for k, v in params.items()}
 
 
-def _frac(x: Any, where: str) -> Fraction:
-    if not isinstance(x, str) or len(x) > MAX_DIGITS or not _FRACTION.fullmatch(x):
-        raise CertificateError(f"{where}: expected a fraction string of at most {MAX_DIGITS} "
-                               f"characters, got {type(x).__name__}")
-    v = Fraction(x)
-    return v
-
-
-def _vector(x: Any, size: int | None, where: str) -> list[Fraction]:
-    if not isinstance(x, list) or (size is not None and len(x) != size) or len(x) > 10**4:
-        raise CertificateError(f"{where}: expected a list of {size} fractions")
-    return [_frac(v, f"{where}[{k}]") for k, v in enumerate(x)]
-
-
-def _matrix(x: Any, rows: int, cols: int | None, where: str) -> list[list[Fraction]]:
-    if not isinstance(x, list) or len(x) != rows:
-        raise CertificateError(f"{where}: expected {rows} rows")
-    if cols is None:
-        first = x[0] if x else []
-        cols = len(first) if isinstance(first, list) else -1
-        if not 1 <= cols <= MAX_DIM:
-            raise CertificateError(f"{where}: rows must have 1 to {MAX_DIM} entries")
-    return [_vector(row, cols, f"{where}[{k}]") for k, row in enumerate(x)]
-
-
-def _lower(pep: Pep, low: Any) -> tuple[Fraction, str]:
-    """The value the lower certificate proves, and what was checked."""
-    if not isinstance(low, dict):
-        raise CertificateError("certificate.lower: expected an object")
-    F = _vector(low.get("values"), pep.n_val, "certificate.lower.values")
-    target, what = pep, ""
-    if "moduli" in low:
-        try:
-            target = pep.lifted(_vector(low["moduli"], None, "certificate.lower.moduli"))
-        except ValueError as exc:
-            raise CertificateError(f"certificate.lower.moduli: {exc}") from None
-        what = "the lifted subclass's "
-    elif pep.interpolation != "exact" and "functions" not in low:
-        raise CertificateError("certificate.lower: the class's interpolation is only "
-                               "necessary; a lower certificate needs explicit functions")
-    if "matrix" in low:
-        G = _matrix(low["matrix"], pep.n_vec, pep.n_vec, "certificate.lower.matrix")
-        if any(G[i][j] != G[j][i] for i in range(len(G)) for j in range(i)):
-            raise CertificateError("certificate.lower.matrix: not symmetric")
-        val = target.check_gram(G, F)
-        what += "Gram matrix PSD exactly and every constraint"
-    elif "vectors" in low:
-        V = _matrix(low["vectors"], pep.n_vec, None, "certificate.lower.vectors")
-        if "functions" in low and "moduli" not in low:
-            fns = low["functions"]
-            if not isinstance(fns, list) or len(fns) != len(pep.functions):
-                raise CertificateError(f"certificate.lower.functions: expected "
-                                       f"{len(pep.functions)} quadratics")
-            r = len(V[0])
-            parsed = []
-            for k, f in enumerate(fns):
-                if not isinstance(f, dict):
-                    raise CertificateError(f"certificate.lower.functions[{k}]: an object")
-                w = f"certificate.lower.functions[{k}]"
-                parsed.append({"hessian": _matrix(f.get("hessian"), r, r, w + ".hessian"),
-                               "linear": _vector(f.get("linear"), r, w + ".linear"),
-                               "constant": _frac(f.get("constant"), w + ".constant")})
-            val = pep.check_witness(V, F, parsed)
-            what += "explicit quadratics in the class, their gradients and values, and " \
-                    "every constraint"
-        else:
-            val = target.check_primal(V, F)
-            what += "vectors (G = V V^T) and every constraint"
-    else:
-        raise CertificateError("certificate.lower: expected a 'matrix' or 'vectors'")
-    if val is None:
-        raise CertificateError(f"certificate.lower: fails ({what} checked)")
-    return val, what
-
-
-def _upper(pep: Pep, up: Any) -> tuple[Fraction, str]:
-    if not isinstance(up, dict) or not isinstance(up.get("multipliers"), list):
-        raise CertificateError("certificate.upper: expected multipliers")
-    m = len(pep.all_constraints())
-    lam = [Fraction(0)] * m
-    for k, item in enumerate(up["multipliers"]):
-        if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], int)
-                or isinstance(item[0], bool) or not 0 <= item[0] < m):
-            raise CertificateError(f"certificate.upper.multipliers[{k}]: expected "
-                                   f"[constraint index < {m}, fraction]")
-        lam[item[0]] = _frac(item[1], f"certificate.upper.multipliers[{k}]")
-    bound = pep.check_dual(lam)
-    if bound is None:
-        raise CertificateError("certificate.upper: fails (multipliers >= 0, values "
-                               "cancelling, S PSD checked)")
-    used = sum(1 for v in lam if v)
-    return bound, (f"{used} multipliers >= 0 of {m} constraints, the function values "
-                   "cancelling, S PSD exactly")
-
-
-def _row_params(step: OneStep, params: Any) -> dict[str, Any] | None:
+def _row_params(step: Any, params: Any) -> dict[str, Any] | None:
     """The claim's own grid row whose text is ``params`` (None if there is none)."""
+    fmt = _fmt if isinstance(step, OneStep) else _rate_fmt
     grids = [step.grid(True), step.grid(False)]
-    if step.beyond is not None:
+    if getattr(step, "beyond", None) is not None:
         grids += [step.beyond(True), step.beyond(False)]
     for grid in grids:
         for row in grid:
-            if _fmt(row) == params:
+            if fmt(row) == params:
                 return row
     return None
 
 
-def recheck_row(step: OneStep, row: Any) -> dict[str, Any]:
-    """Re-check one certified instance of a report against the claim's ``step``: a dict
-    with ``params`` (the claim's own row, as text), ``status`` (``"ok"`` or ``"failed"``)
-    and ``checked`` (what was checked, or why it failed). Raises nothing for a bad row."""
+def recheck_row(step: Any, row: Any, default_kind: str = "pep") -> dict[str, Any]:
+    """Re-check one certified instance of a report against the claim's ``step`` (its
+    :class:`~.onestep.OneStep`, or its :class:`~.lyapunov.RateStep` for a rate
+    certificate): a dict with ``params`` (the claim's own row, as text), ``status``
+    (``"ok"`` or ``"failed"``) and ``checked`` (what was checked, or why it failed).
+    Raises nothing for a bad row."""
     try:
         if not isinstance(row, dict) or not isinstance(row.get("certificate"), dict):
             raise CertificateError("no certificate (an instance certified before "
@@ -164,17 +86,20 @@ def recheck_row(step: OneStep, row: Any) -> dict[str, Any]:
         if params is None:
             raise CertificateError("its parameters are not one of the claim's instances")
         cert = row["certificate"]
-        kind = cert.get("kind", "pep")
-        if kind not in CHECKERS:
+        kind = cert.get("kind", default_kind)
+        if not isinstance(kind, str) or kind not in CHECKERS:
             raise CertificateError(f"unknown certificate kind (known: {sorted(CHECKERS)})")
-        return {"params": _fmt(params), **CHECKERS[kind](step, params, row)}
+        fmt = _fmt if isinstance(step, OneStep) else _rate_fmt
+        return {"params": fmt(params), **CHECKERS[kind](step, params, row)}
     except CertificateError as exc:
         shown = row.get("params") if isinstance(row, dict) else None
         return {"params": shown if isinstance(shown, dict) else None, "status": "failed",
                 "checked": str(exc)}
 
 
-def _check_pep(step: OneStep, params: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+def _check_pep(step: Any, params: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(step, OneStep):
+        raise CertificateError("a one-step certificate where the claim describes a rate")
     built = step.build(params)
     pep = built.pep
     cert = row["certificate"]
@@ -221,7 +146,47 @@ def _check_pep(step: OneStep, params: dict[str, Any], row: dict[str, Any]) -> di
     return {"status": "ok", "checked": f"{status}; " + "; ".join(done)}
 
 
+def recheck_rate_row(step: Any, row: Any) -> dict[str, Any]:
+    """Re-check one instance of a report's ``certified.rate`` against the claim's
+    :class:`~.lyapunov.RateStep` (:func:`recheck_row` with kind ``"lyapunov"``)."""
+    return recheck_row(step, row, default_kind="lyapunov")
+
+
+def recheck_proofs(step: Any, entry: Any) -> dict[str, Any]:
+    """Re-derive the claim's proofs for every n (module docstring) and compare the report's
+    ``derived`` entry with them: ``{"status": "ok" | "failed", "checked": ...}``."""
+    try:
+        if not isinstance(step, OneStep) or step.prove is None:
+            raise CertificateError("the claim has no proof for every n to re-derive")
+        derived = entry.get("derived") if isinstance(entry, dict) else None
+        if not isinstance(derived, list):
+            raise CertificateError("the report gives no derived entry")
+        proofs = step.prove()
+        got = [d for d in derived if isinstance(d, dict)
+               and d.get("derivation") == "proof for every n"]
+        if len(got) != len(proofs) or len(derived) != len(proofs):
+            raise CertificateError(f"the report has {len(got)} proofs of {len(derived)} "
+                                   f"derived, the claim's code {len(proofs)}")
+        for k, (mine, theirs) in enumerate(zip(proofs, got, strict=True)):
+            if mine.get("derivation") != "proof for every n":
+                raise CertificateError(f"proof {k + 1}: fails when re-derived (checks: "
+                                       f"{mine.get('checks')})")
+            for key in ("worst", "range", "multipliers", "closed_form_equal", "attained"):
+                if theirs.get(key) != mine.get(key):
+                    raise CertificateError(f"proof {k + 1}: the report's {key} differs from "
+                                           "the re-derived one")
+        return {"status": "ok", "checked": (
+            f"{len(proofs)} proof(s) for every n re-derived from the claim's code (sympy, "
+            "exact, no solver; not read from the report): worst "
+            + "; ".join(_short(p["worst"], 60) for p in proofs))}
+    except CertificateError as exc:
+        return {"status": "failed", "checked": str(exc)}
+
+
 #: ``kind -> checker(step, params, row) -> {"status": "ok", "checked": ...}`` (raising
-#: :class:`CertificateError`): the certificate kinds ``fedtheory recheck`` knows.
-CHECKERS: dict[str, Callable[[OneStep, dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
-    "pep": _check_pep}
+#: :class:`CertificateError`; ``step`` the claim's OneStep or RateStep, ``params`` its own
+#: grid row): the certificate kinds ``fedtheory recheck`` knows.
+CHECKERS: dict[str, Callable[[Any, dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
+    "pep": _check_pep,
+    "lyapunov": lambda step, params, row: {
+        "status": "ok", "checked": check_rate_certificate(step, params, row)}}
