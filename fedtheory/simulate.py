@@ -117,12 +117,12 @@ import time
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedtheory.algorithms import Rule, get_rule
+from fedtheory.algorithms import Rule
 from fedtheory.engine import (
     BIT_GENERATORS,
     METRICS,
@@ -137,9 +137,8 @@ from fedtheory.engine import (
     RoundRecord,
     Run,
     Server,
-    resolve_local_steps,
 )
-from fedtheory.validation import finite_array, integer_at_least
+from fedtheory.validation import integer_at_least
 
 if TYPE_CHECKING:  # fedtheory.problems is imported only when a run needs it (it pulls scipy)
     from fedtheory.participation import ParticipationProcess
@@ -260,18 +259,7 @@ class SimulationResult:
         raise ValueError(f"metric must be one of {list(METRICS) + list(self.extra)}, got {name!r}")
 
 
-# ----------------------------------------------------------------------------- validation
-def _resolve_problem(problem: Problem | str) -> Problem:
-    # fedtheory.problems is imported when a run needs it (it pulls scipy)
-    from fedtheory import problems as _problems
-
-    if isinstance(problem, str):
-        return _problems.get_problem(problem)
-    if isinstance(problem, _problems.ProblemStack):  # its problems were checked when built
-        return problem
-    return _problems.check_problem(problem)
-
-
+# ----------------------------------------------------------------------------- assembly
 def _combine(chunks: list[dict[str, Any]], name: str, keep: bool) -> Trace:
     """Chan et al.'s pairwise update: exact mean and sum of squares over all replicas."""
     count = 0
@@ -367,6 +355,93 @@ def _configuration(objects: dict[str, Any], keywords: dict[str, Any]) -> dict[st
     return out
 
 
+def _plan(config: EngineConfig, execution: Execution) -> tuple[int, int]:
+    """``(chunk, workers)`` of a run: those asked, else as many replicas per chunk as keep a
+    round's expected updates under :data:`_CHUNK_BUDGET` numbers (a table rule's table under
+    :data:`_TABLE_BUDGET`), and 2 threads when the work pays for them (at most the thread
+    limit: ``execution.thread_limit``, else the enclosing :func:`max_threads` block's)."""
+    problem, rule, local_steps = config.problem, config.rule, config.local.steps
+    replicas, n, d = config.run.replicas, int(problem.n), int(problem.d)
+    expected_k = config.expected_participants
+    limit = _THREAD_LIMIT.get() if execution.thread_limit is None else execution.thread_limit
+    chunk, workers = execution.chunk, execution.workers
+    if chunk is None:
+        chunk = max(1, min(replicas, int(_CHUNK_BUDGET // (expected_k * d))))
+        if rule.table:  # one chunk's (chunk, n, d) table stays under 128 MiB of float64
+            chunk = max(1, min(chunk, _TABLE_BUDGET // (n * d)))
+        if workers is None:
+            tau_work = (local_steps if isinstance(local_steps, int) else
+                        float(np.mean(local_steps)) if isinstance(local_steps, np.ndarray)
+                        else getattr(local_steps, "mean", 1.0))  # a callable has none
+            if getattr(config.participation, "sees_round", False):
+                expected_k = float(n)  # a process may ask for every client's update
+            work = replicas * expected_k * d * tau_work
+            workers = 2 if (work >= 1 << 16 and replicas >= 2) else 1
+            workers = max(1, min(workers, os.cpu_count() or 1, limit))
+        if workers > 1:
+            chunk = min(chunk, -(-replicas // workers))
+    return chunk, 1 if workers is None else workers
+
+
+def _run_blocks(engine: Engine, chunk: int, workers: int) -> list[dict[str, Any]]:
+    """The engine's blocks of ``chunk`` replicas, run in ``workers`` threads when several."""
+    replicas = engine.run.replicas
+    blocks = [(s, min(chunk, replicas - s)) for s in range(0, replicas, chunk)]
+    if workers > 1 and len(blocks) > 1:
+        # the workers run in copies of the caller's context (its context variables, e.g.
+        # fedtheory.compiled's switch; a thread otherwise starts with the defaults)
+        context = contextvars.copy_context()
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda b: context.copy().run(engine.run_chunk, *b), blocks))
+    return [engine.run_chunk(*b) for b in blocks]
+
+
+def _listed(v: Any) -> Any:
+    """A rate as recorded: a list when per replica."""
+    return v.tolist() if isinstance(v, np.ndarray) else v
+
+
+def _result(engine: Engine, chunks: list[dict[str, Any]], chunk: int, workers: int,
+            seconds: float) -> SimulationResult:
+    """The :class:`SimulationResult` of a run's blocks (warning once if it diverged)."""
+    cfg = engine.config
+    run, local, server, metrics = cfg.run, cfg.local, cfg.server, cfg.metrics
+    steps = local.steps
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN of diverged replicas
+        traces = {k: _combine(chunks, k, metrics.keep_replicas)
+                  for k in list(METRICS) + list(metrics.extra)}
+    diverged = np.concatenate([c["diverged"] for c in chunks])
+    if np.any(diverged >= 0):
+        warnings.warn(_divergence_message(diverged, run.rounds, local.lr, server.global_lr),
+                      DivergenceWarning, stacklevel=3)
+    config = {
+        "problem": repr(cfg.problem), "rule": repr(cfg.rule),
+        "participation": repr(cfg.participation), "rounds": run.rounds,
+        "replicas": run.replicas, "lr": _listed(local.lr),
+        "local_steps": (steps if isinstance(steps, int) else steps.tolist()
+                        if isinstance(steps, np.ndarray) else repr(steps)),
+        "global_lr": _listed(server.global_lr),
+        "momentum": server.momentum, "noise": repr(local.noise),
+        "seed": run.seed, "dtype": run.dtype.name, "chunk": chunk, "workers": workers,
+        "bit_generator": run.bit_generator, "fused_local_steps": engine.fused,
+        "bits_per_float": metrics.bits_per_float, "record_every": metrics.every,
+        "first_replica": run.first_replica,
+    }
+    if run.streams is not None:
+        config["streams"] = list(run.streams)
+    if local.batches is not None:
+        config["batches"] = repr(local.batches)
+    return SimulationResult(
+        rounds=np.asarray(engine.record),
+        f_gap=traces["f_gap"], grad_norm2=traces["grad_norm2"], dist2=traces["dist2"],
+        bits=traces["bits"], extra={k: traces[k] for k in metrics.extra},
+        x=np.concatenate([c["x"] for c in chunks], axis=0), replicas=run.replicas,
+        grad_evals=int(sum(c["grad_evals"] for c in chunks)),
+        client_rounds=int(sum(c["client_rounds"] for c in chunks)),
+        seconds=seconds, config=config, diverged=diverged,
+    )
+
+
 def simulate(
     problem: Problem | str,
     rule: str | Rule,
@@ -380,10 +455,12 @@ def simulate(
     **keywords: Any,
 ) -> SimulationResult:
     r"""Simulate ``run.replicas`` independent runs of federated optimisation for
-    ``run.rounds`` rounds.
+    ``run.rounds`` rounds (see the module docstring for a round, the determinism and the
+    threads).
 
-    The run is configured by a few typed objects (:mod:`fedtheory.engine`), each validated
-    when built::
+    The run is configured by a few typed objects (:mod:`fedtheory.engine`; each documents its
+    fields and is validated when built), checked against the problem, rule and process by
+    :class:`~fedtheory.engine.EngineConfig`::
 
         simulate(problem, "fedavg_is", process,
                  Run(rounds=100, replicas=500, seed=0),
@@ -392,225 +469,34 @@ def simulate(
                  execution=Execution(workers=1))
 
     or, equivalently, by keywords, each setting one field of one object (:data:`KEYWORDS`;
-    a keyword together with its object is an error):
+    a keyword together with its object is an error): ``rounds, replicas, seed,
+    first_replica, dtype, bit_generator, streams`` (:class:`Run`); ``lr, local_steps,
+    batches, noise, fuse_local_steps`` (:class:`LocalWork`); ``global_lr, momentum, x0``
+    (:class:`Server`); ``record_every, record_rounds, extra_metrics, keep_replicas,
+    bits_per_float, observe, skip_metrics`` (:class:`Metrics`); ``chunk, workers,
+    thread_limit`` (:class:`Execution`, never the numbers: by default chunks keep a round's
+    expected updates under :math:`2^{19}` numbers and a table under :math:`2^{24}`, and up to
+    2 threads, at most :func:`max_threads`, run them when the work pays).
 
-    ``rounds, replicas, seed, first_replica, dtype, bit_generator, streams`` (:class:`Run`);
-    ``lr, local_steps, batches, noise, fuse_local_steps`` (:class:`LocalWork`: ``steps``,
-    ``batches``, ``noise``, ``fuse``); ``global_lr, momentum, x0`` (:class:`Server`);
-    ``record_every, record_rounds, extra_metrics, keep_replicas, bits_per_float, observe,
-    skip_metrics`` (:class:`Metrics`: ``every``, ``rounds``, ``extra``, ..., ``skip``);
-    ``chunk, workers,
-    thread_limit`` (:class:`Execution`).
+    ``problem`` is a :class:`fedtheory.problems.Problem` (or its name, or a
+    :class:`~fedtheory.problems.ProblemStack`: replica :math:`r` on its own problem);
+    ``rule`` an aggregation rule or its name (:func:`fedtheory.algorithms.get_rule`, or a
+    :class:`~fedtheory.algorithms.RuleStack`); ``participation`` a process over
+    ``problem.n`` clients (its stationary probabilities are the :math:`p_i` the rule uses; a
+    :class:`~fedtheory.participation.ProcessStack` gives each replica its own).
 
-    Parameters
-    ----------
-    problem
-        A federated problem (:class:`fedtheory.problems.Problem`), or a
-        :class:`~fedtheory.problems.ProblemStack` (replica :math:`r` on its own problem).
-    rule
-        An aggregation rule or its name (:func:`fedtheory.algorithms.get_rule`), or a
-        :class:`~fedtheory.algorithms.RuleStack` (one rule per replica).
-    participation
-        A participation process (:mod:`fedtheory.participation`) over ``problem.n`` clients;
-        its stationary probabilities are the :math:`p_i` the rule uses. A
-        :class:`~fedtheory.participation.ProcessStack` gives each replica its own.
-    run
-        :class:`~fedtheory.engine.Run`: :math:`T` rounds, :math:`R` independent replicas, the
-        seed of every random stream (see the module docstring), the first replica's index
-        (replicas ``first_replica, ..., first_replica + R - 1`` are simulated: runs over
-        consecutive ranges, concatenated, have bitwise the iterates of the run over the union;
-        the metrics reduce them over other numbers of rows, so their last bits may differ),
-        ``dtype`` (float32 or float64 for iterates, updates, tables and noise draws; metrics
-        in float64), the bit generator (one of :data:`BIT_GENERATORS`) and ``streams``, each
-        replica's stream index when replicas should share draws (methods side by side on
-        common random numbers; None: ``first_replica + r``).
-    local
-        :class:`~fedtheory.engine.LocalWork`: the local step :math:`\eta > 0` (the seed's
-        :math:`\eta` when ``global_lr = 1``; ``(R,)``: one per replica); :math:`\tau \ge 1`
-        local steps per round, one
-        int for every client, an ``(n,)`` array of ints :math:`\tau_i \ge 1` per client, a
-        :class:`~fedtheory.engine.LocalStepsDraw` ``(low, high)`` (every pair's
-        :math:`\tau^t_{r,i}` drawn uniformly each round) or ``callable(rngs, replicas, n)``
-        returning ``(replicas, n)`` ints (row :math:`r` from ``rngs[r]``), the update being
-        the sum of the :math:`\tau_i` gradients (a rule with a drift correction, SCAFFOLD,
-        needs one int); ``batches``, :class:`~fedtheory.engine.MiniBatches` for local
-        mini-batch SGD (None: full local gradients); the gradient-noise model
-        (:mod:`fedtheory.problems.noise`) or None; ``fuse``, the problem's closed form of
-        :math:`\tau` local steps with one Gaussian per coordinate (``fused_local_steps``,
-        e.g. a diagonal quadratic; None: whenever it is exact and :math:`\tau > 1`).
-    server
-        :class:`~fedtheory.engine.Server`: :math:`\eta_g > 0` in
-        :math:`x_{t+1} = x_t - \eta_g\eta v_t`, heavy-ball :math:`\beta \in [0, 1)` in
-        :math:`v_t = \beta v_{t-1} + G_t`, and ``x0``, ``(d,)`` or one per replica ``(R, d)``
-        (zeros by default).
-    metrics
-        :class:`~fedtheory.engine.Metrics`: record every this many rounds (and at the first
-        and the last) or at given rounds; ``extra`` metrics ``name -> f((R, d) iterates) ->
-        (R,)``; ``keep_replicas`` (every replica's values in ``Trace.replicas``); bits per
-        transmitted float (32); ``observe(record)``, called every round of every block of
-        replicas with a :class:`~fedtheory.engine.RoundRecord` (:math:`x_{t-1}`, the mask,
-        the direction :math:`G_t`, a round-aware process's selection and state), for what the
-        traces do not keep, from worker threads when ``workers > 1``; never changes the
-        numbers; ``skip``, built-in metrics not computed (NaN traces).
-    execution
-        :class:`~fedtheory.engine.Execution` (never changes the numbers): ``chunk``, replicas
-        simulated together (by default as many as keep a round's expected updates under
-        :math:`2^{19}` numbers and a table rule's table under :math:`2^{24}`, and at most a
-        ``workers``-th of them); ``workers``, threads simulating chunks in parallel (None: up
-        to 2 when the work is large enough to pay, at most :func:`max_threads`);
-        ``thread_limit``, the most threads started when ``workers`` is None (default: the
-        enclosing :func:`max_threads` block's limit, else :data:`DEFAULT_MAX_THREADS`).
-    **keywords
-        The keyword form (above).
-
-    Returns
-    -------
-    SimulationResult
-
-    Warns
-    -----
-    DivergenceWarning
-        Once, when some replica's iterate became non-finite (the round and the replicas are
-        named; see :attr:`SimulationResult.diverged`). No numpy floating-point warnings
-        (overflow, invalid value) come out of the engine.
+    Returns a :class:`SimulationResult`. Warns a :class:`DivergenceWarning`, once, when some
+    replica's iterate became non-finite (the round and the replicas named; see
+    :attr:`SimulationResult.diverged`); no numpy floating-point warnings come out of the
+    engine.
     """
     t0 = time.perf_counter()
     cfg = _configuration({"run": run, "local": local, "server": server, "metrics": metrics,
                           "execution": execution}, keywords)
-    run, local, server = cfg["run"], cfg["local"], cfg["server"]
-    metrics, execution = cfg["metrics"], cfg["execution"]
-    problem = _resolve_problem(problem)
-    rule = get_rule(rule)
-    rounds, replicas = run.rounds, run.replicas
-    local_steps = resolve_local_steps(local.steps, int(problem.n))
-    if not isinstance(local_steps, int) and type(rule).correction is not Rule.correction:
-        raise ValueError(f"local_steps must be one integer with rule {rule.name!r} (its drift "
-                         f"correction divides by tau), got {local_steps!r}")
-    limit = _THREAD_LIMIT.get() if execution.thread_limit is None else execution.thread_limit
-    if server.momentum and rule.own_momentum:
-        raise ValueError(f"momentum must be 0 with rule {rule.name!r}, which applies its own "
-                         f"beta={rule.beta}")
-    n, d = int(problem.n), int(problem.d)
-    if getattr(participation, "n", None) != n:
-        raise ValueError(
-            f"participation must be a process over problem.n={n} clients, got "
-            f"{participation!r} with n={getattr(participation, 'n', None)!r}"
-        )
-    if getattr(participation, "sets_coefficients", False) and not rule.needs_all \
-            and not rule.pair_coefficients:
-        raise ValueError(
-            f"participation {participation!r} sets its own aggregation coefficients (e.g. "
-            f"w_i/p_i of this round): the rule must apply them (one with pair_coefficients, "
-            f"such as 'fedavg_is'), got rule {rule.name!r}")
-    for label, rates in (("lr", local.lr), ("global_lr", server.global_lr)):
-        if np.ndim(rates) and np.shape(rates) != (replicas,):
-            raise ValueError(f"{label} must be one rate or one per replica ({replicas}), got "
-                             f"{np.shape(rates)[0]} rates")
-    for label, comp in (("problem", problem), ("participation", participation),
-                        ("rule", rule)):
-        own = getattr(comp, "replicas", None)  # a component with one part per replica
-        if own is not None and own != replicas:
-            raise ValueError(f"replicas must be {label}'s {own} (it holds one {label} per "
-                             f"replica: {comp!r}), got {replicas}")
-    p = np.asarray(participation.stationary, dtype=float)
-    per_replica_k = None  # expected participants per round, when the replicas' laws differ
-    if getattr(participation, "replicas", None) is not None and p.shape == (replicas, n):
-        if np.all(p == p[0]):
-            p = p[0].copy()  # a stack of processes of one law: their common probabilities
-        else:
-            if not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
-                raise ValueError(f"participation.stationary must be probabilities, got {p!r}")
-            if rule.importance_weighted:
-                raise ValueError(
-                    f"participation {participation!r} has per-replica stationary probabilities "
-                    f"{p.shape}: the importance-weighted rule {rule.name!r} takes one (n,) "
-                    f"vector (give per-replica weights to a rule that takes them, e.g. "
-                    f"FedAvgWeighted(omega=(R, n)))")
-            per_replica_k = float(p.sum(axis=1).mean())
-            p = None
-    if p is not None:
-        if p.shape != (n,) or not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
-            raise ValueError(f"participation.stationary must be n={n} probabilities, "
-                             f"got {p!r}")
-        if (p == 0).any():
-            if rule.importance_weighted:
-                i = int(np.flatnonzero(p == 0)[0])
-                raise ValueError(
-                    f"participation.stationary must be positive for the importance-weighted "
-                    f"rule {rule.name!r}: client {i} has p = 0.0"
-                )
-            p = None
-    x0 = np.zeros(d) if server.x0 is None else finite_array(
-        "x0", server.x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
-    record = metrics.record_rounds(rounds)
-    if rule.needs_all or (p is None and per_replica_k is None):
-        expected_k = float(n)
-    else:
-        expected_k = max(per_replica_k if per_replica_k is not None else float(p.sum()), 1.0)
-    chunk, workers = execution.chunk, execution.workers
-    if chunk is None:
-        chunk = max(1, min(replicas, int(_CHUNK_BUDGET // (expected_k * d))))
-        if rule.table:  # one chunk's (chunk, n, d) table stays under 128 MiB of float64
-            chunk = max(1, min(chunk, _TABLE_BUDGET // (n * d)))
-        if workers is None:
-            tau_work = (local_steps if isinstance(local_steps, int) else
-                        float(np.mean(local_steps)) if isinstance(local_steps, np.ndarray)
-                        else getattr(local_steps, "mean", 1.0))
-            if getattr(participation, "sees_round", False):
-                expected_k = float(n)  # a process may ask for every client's update
-            work = replicas * expected_k * d * tau_work
-            workers = 2 if (work >= 1 << 16 and replicas >= 2) else 1
-            workers = max(1, min(workers, os.cpu_count() or 1, limit))
-        if workers > 1:
-            chunk = min(chunk, -(-replicas // workers))
-    workers = 1 if workers is None else workers
-
-    engine = Engine(EngineConfig(
-        problem=problem, rule=rule, participation=participation, run=run,
-        local=replace(local, steps=local_steps), server=replace(server, x0=x0),
-        metrics=metrics, p=p))
-    blocks = [(s, min(chunk, replicas - s)) for s in range(0, replicas, chunk)]
-    if workers > 1 and len(blocks) > 1:
-        # the workers run in copies of the caller's context (its context variables, e.g.
-        # fedtheory.compiled's switch; a thread otherwise starts with the defaults)
-        context = contextvars.copy_context()
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            chunks = list(pool.map(lambda b: context.copy().run(engine.run_chunk, *b), blocks))
-    else:
-        chunks = [engine.run_chunk(*b) for b in blocks]
-
-    extra = metrics.extra
-    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN of diverged replicas
-        traces = {k: _combine(chunks, k, metrics.keep_replicas)
-                  for k in list(METRICS) + list(extra)}
-    diverged = np.concatenate([c["diverged"] for c in chunks])
-    if np.any(diverged >= 0):
-        warnings.warn(_divergence_message(diverged, rounds, local.lr, server.global_lr),
-                      DivergenceWarning, stacklevel=2)
-    config = {
-        "problem": repr(problem), "rule": repr(rule), "participation": repr(participation),
-        "rounds": rounds, "replicas": replicas,
-        "lr": local.lr.tolist() if isinstance(local.lr, np.ndarray) else local.lr,
-        "local_steps": (local_steps if isinstance(local_steps, int) else local_steps.tolist()
-                        if isinstance(local_steps, np.ndarray) else repr(local_steps)),
-        "global_lr": (server.global_lr.tolist() if isinstance(server.global_lr, np.ndarray)
-                      else server.global_lr),
-        "momentum": server.momentum, "noise": repr(local.noise),
-        "seed": run.seed, "dtype": run.dtype.name, "chunk": chunk, "workers": workers,
-        "bit_generator": run.bit_generator, "fused_local_steps": engine.fused,
-        "bits_per_float": metrics.bits_per_float, "record_every": metrics.every,
-        "first_replica": run.first_replica,
-    }
-    if run.streams is not None:
-        config["streams"] = list(run.streams)
-    if local.batches is not None:
-        config["batches"] = repr(local.batches)
-    return SimulationResult(
-        rounds=np.asarray(record),
-        f_gap=traces["f_gap"], grad_norm2=traces["grad_norm2"], dist2=traces["dist2"],
-        bits=traces["bits"], extra={k: traces[k] for k in extra},
-        x=np.concatenate([c["x"] for c in chunks], axis=0), replicas=replicas,
-        grad_evals=int(sum(c["grad_evals"] for c in chunks)),
-        client_rounds=int(sum(c["client_rounds"] for c in chunks)),
-        seconds=time.perf_counter() - t0, config=config, diverged=diverged,
-    )
+    config = EngineConfig(problem=problem, rule=rule, participation=participation,
+                          run=cfg["run"], local=cfg["local"], server=cfg["server"],
+                          metrics=cfg["metrics"])
+    chunk, workers = _plan(config, cfg["execution"])
+    engine = Engine(config)
+    chunks = _run_blocks(engine, chunk, workers)
+    return _result(engine, chunks, chunk, workers, time.perf_counter() - t0)
