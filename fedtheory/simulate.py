@@ -138,6 +138,7 @@ from fedtheory.engine import (
     Run,
     Server,
 )
+from fedtheory.engine.loop import sees_the_round
 from fedtheory.validation import integer_at_least
 
 if TYPE_CHECKING:  # fedtheory.problems is imported only when a run needs it (it pulls scipy)
@@ -372,8 +373,9 @@ def _plan(config: EngineConfig, execution: Execution) -> tuple[int, int]:
         if workers is None:
             tau_work = (local_steps if isinstance(local_steps, int) else
                         float(np.mean(local_steps)) if isinstance(local_steps, np.ndarray)
-                        else getattr(local_steps, "mean", 1.0))  # a callable has none
-            if getattr(config.participation, "sees_round", False):
+                        else local_steps.mean if isinstance(local_steps, LocalStepsDraw)
+                        else 1.0)  # a callable's mean is unknown
+            if sees_the_round(config.participation):
                 expected_k = float(n)  # a process may ask for every client's update
             work = replicas * expected_k * d * tau_work
             workers = 2 if (work >= 1 << 16 and replicas >= 2) else 1

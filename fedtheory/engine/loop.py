@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from fedtheory.problems.base import Capability, Problem
     from fedtheory.problems.noise import NoiseSampler
 
-__all__ = ["Block", "Engine"]
+__all__ = ["Block", "ClientLosses", "Engine", "PerReplicaParts", "SeesTheRound",
+           "sees_the_round"]
 
 
 @runtime_checkable
@@ -53,6 +54,11 @@ class SeesTheRound(Protocol):
     sees_round: bool
 
     def select(self, state: dict[str, Any], rng: Any, view: RoundView) -> Any: ...
+
+
+def sees_the_round(process: Any) -> bool:
+    """Whether a process is stepped by ``select`` on a view of the round."""
+    return isinstance(process, SeesTheRound) and bool(process.sees_round)
 
 
 @runtime_checkable
@@ -404,7 +410,7 @@ class Block:
             rec.record(0, e.measure(x, bits, self.start))
             j = 1
         all_pairs = self.every if rule.needs_all else None
-        sees_round = isinstance(proc, SeesTheRound) and bool(proc.sees_round)
+        sees_round = sees_the_round(proc)
         step = (dt.type(e.step_size) if np.ndim(e.step_size) == 0
                 else np.asarray(e.step_size, dtype=dt)[self.start:self.start + size, None])
         beta = dt.type(e.server.momentum)
