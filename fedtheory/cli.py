@@ -34,6 +34,7 @@ from fedtheory.report import (
     provenance_lines,
     read_json,
 )
+from fedtheory.safetext import terminal_text
 
 if TYPE_CHECKING:
     from fedtheory.claims.core import ClaimResult
@@ -162,16 +163,31 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _print_result(entry: dict[str, Any], counterexample: dict[str, Any] | None) -> None:
+    """A report entry's checks and counterexample: every string of the report printed
+    without its control characters (:func:`fedtheory.safetext.terminal_text`), the re-run
+    command rebuilt from the entry's validated parts and quoted, never the stored one."""
+    from fedtheory.schema import replay_shown
+
+    def say(text: str) -> None:
+        print(terminal_text(text))
+
     for chk in entry.get("checks", []):
-        print(f"  - {chk['name']} [{chk['kind']}] passed={chk['passed']}: "
-              f"{_one_line(chk.get('detail') or '', 300)}")
+        say(f"  - {chk['name']} [{chk['kind']}] passed={chk['passed']}: "
+            f"{_one_line(chk.get('detail') or '', 300)}")
         if chk.get("error"):
-            print(f"    check {chk['name']} raised: {_one_line(chk['detail'], 300)}")
+            say(f"    check {chk['name']} raised: {_one_line(chk['detail'], 300)}")
     if counterexample:
-        print("  counterexample: " + _one_line(json.dumps(counterexample), 600))
-        replay = counterexample.get("replay") or {}
-        if replay.get("command"):
-            print(f"  re-run it: {replay['command']}")
+        say("  counterexample: " + _one_line(json.dumps(counterexample), 600))
+        check = counterexample.get("check")
+        if counterexample.get("replay") and isinstance(check, str):
+            say(f"  re-run it: {replay_shown(entry, check)['command']}")
+
+
+def _report_path(value: str | None, option: str = "--from") -> str | None:
+    """A report path argument: None when not given, ``ValueError`` when empty."""
+    if value is not None and not str(value).strip():
+        raise ValueError(f"{option} must be the path of a JSON report, got {value!r}")
+    return value
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -179,8 +195,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     last run here or of ``--from REPORT.json``, recomputed from the stored checks; an entry
     that does not hold up (:func:`fedtheory.schema.audit`) is not shown."""
     from fedtheory.index import lookup
+    from fedtheory.report import unresolved
     from fedtheory.schema import audit, claim_label, derived
 
+    _report_path(args.from_report)
     _add_sources(args)
     c = lookup(args.id)
     if args.from_report:  # read the report first: a bad path is an error before any output
@@ -210,7 +228,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         try:
             doc = load_report(source, only=c.id)
         except ValueError as exc:
-            print(f"No usable run record ({exc}).")
+            print(terminal_text(f"No usable run record ({exc})."))
             return 0
     prov = doc["provenance"]
     if not prov.get("time"):
@@ -223,18 +241,20 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"No verdict for {c.id} in {where}.")
         return failed
     entry = doc["claims"][places[0]]
-    problems = audit(entry, preset=doc["preset"], seed=doc["seed"],
-                     definition=c.definition.get(doc["preset"]))
+    problem = unresolved(entry)  # a claim file's entry: the file that computed it
+    problems = [problem] if problem is not None else audit(
+        entry, preset=doc["preset"], seed=doc["seed"], definition=c.definition.get(doc["preset"]))
     if problems:
         more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        print(f"Verdict: not shown: report {source}: {claim_label(doc, places[0])}: "
-              f"{problems[0]}{more}. Run it again: fedtheory verify {c.id} --preset "
-              f"{doc['preset']} --seed {doc['seed']}")
+        print(terminal_text(f"Verdict: not shown: report {source}: "
+                            f"{claim_label(doc, places[0])}: {problems[0]}{more}. Run it "
+                            f"again: fedtheory verify {shlex.quote(c.id)} --preset "
+                            f"{doc['preset']} --seed {doc['seed']}"))
         return failed
     now = derived(entry)
     partial = "" if doc["complete"] else " (a run that did not finish)"
-    print(f"Verdict: {now['verdict']}, from {source}{partial}:")
-    print("\n".join("  " + line.lstrip("- ") for line in provenance_lines(prov)))
+    print(terminal_text(f"Verdict: {now['verdict']}, from {source}{partial}:"))
+    print(terminal_text("\n".join("  " + line.lstrip("- ") for line in provenance_lines(prov))))
     _print_result(entry, now["counterexample"])
     return 0
 
@@ -344,6 +364,24 @@ def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> s
     return shlex.join([*parts, "--resume", str(path)])
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """``verify``'s outputs, before any work: ``--json`` and the run record name nothing or a
+    regular file (never a link, a device, a FIFO, a socket or a directory), ``--report`` a
+    directory whose ``report.md`` is such a file; an empty path is an error; ``--resume`` is
+    a report path."""
+    if args.json is not None:
+        check_writable_file(args.json, "--json")
+    if args.report is not None:
+        if not str(args.report).strip():
+            raise ValueError(f"--report must be a directory path, got {args.report!r}")
+        check_writable_dir(args.report, "--report")
+    _report_path(args.resume, "--resume")
+    if not args.no_record:
+        from fedtheory.safefiles import check_output_file
+
+        check_output_file(RECORD_PATH, "the run record (--no-record: none)")
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from fedtheory import index
 
@@ -385,10 +423,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         with contextlib.suppress(Exception):  # a convenience: never a reason for a run to fail
             index.refresh()  # every claim is imported now: the index costs milliseconds
     # Output paths are checked before any work: a bad one costs a second, not a run.
-    if args.json:
-        check_writable_file(args.json, "--json")
-    if args.report:
-        check_writable_dir(args.report, "--report")
+    _check_outputs(args)
     fig_dir = str(Path(args.report) / "figures") if args.report else None
     jobs_n = _jobs(args)
     plugins = []
@@ -402,16 +437,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.resume:
         plan = resume_plan(args.resume, claims, args.seed, preset, args.power)
         for warning in plan.warnings:
-            print(f"fedtheory: warning: {warning}", file=sys.stderr)
+            print(terminal_text(f"fedtheory: warning: {warning}"), file=sys.stderr)
         done = {c.id: plan.kept[c.id] for c in claims if c.id in plan.kept}
     jobs = [Job(c.id, preset, args.seed, fig_dir, power=args.power, certify=args.certify)
             for c in claims if c.id not in done]
     prov = provenance(args.seed, preset, jobs=jobs_n)
     prov.update(executor=executor.describe(), resumed=sorted(done))
+    if args.report:  # where the figures are: `fedtheory errata` embeds only files under it
+        prov["report_dir"] = str(Path(args.report).resolve())
     if args.resume:
         print(f"resuming from {args.resume}: {len(done)} claim(s) kept, {len(jobs)} to run",
               file=sys.stderr)
-    entries = {cid: entry(res) for cid, res in done.items()}  # made once per claim
+    entries = {cid: entry(res, args.report) for cid, res in done.items()}  # made once per claim
 
     def save(complete: bool, **extra: Any) -> list[str]:
         """Write the run record and the --json report of what is done; where they went."""
@@ -428,7 +465,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     def finished(res: ClaimResult) -> None:
         done[res.id] = res
-        entries[res.id] = entry(res)
+        entries[res.id] = entry(res, args.report)
         save(complete=False)  # a valid partial report after every claim: nothing lost
         # (an interrupt in between: the handler below writes what is done)
 
@@ -441,7 +478,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         progress.close()
         signum, name = _signal_name(exc)
         for cid, res in done.items():
-            entries.setdefault(cid, entry(res))
+            entries.setdefault(cid, entry(res, args.report))
         problem = ""
         try:
             kept = save(complete=False, interrupted=name)
@@ -471,7 +508,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print("\n" + certified_summary(results))
     for r in results:
         if r.verdict.value == "refuted":
-            ce = entry(r)["counterexample"]  # as the report has it (a file claim's replay loads it)
+            # as the report has it (a file claim's replay loads it)
+            ce = entry(r, args.report)["counterexample"]
             print(f"\n{r.id} refuted; counterexample: {_one_line(str(ce), 400)}")
             replay = (ce or {}).get("replay") or {}
             if replay.get("command"):
@@ -517,6 +555,7 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     from fedtheory.claims.registry import all_claims
 
     check_writable_file(args.out, "--out")
+    _report_path(args.from_report)
     _add_sources(args)
     claims = all_claims()
     verdicts, prov = read_report(args.from_report, claims)
@@ -525,7 +564,7 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
                          f"verdicts, this report has preset {prov.get('preset')!r}")
     # what identifies the run, not the machine it ran on (no paths, pids or BLAS details)
     prov = {k: prov[k] for k in CATALOGUE_PROVENANCE if k in prov}
-    atomic_write_text(args.out, render_catalogue(claims, verdicts, prov))
+    atomic_write_text(args.out, render_catalogue(claims, verdicts, prov), "--out")
     print(f"catalogue: {args.out}")
     return 0
 
@@ -534,11 +573,14 @@ def cmd_errata(args: argparse.Namespace) -> int:
     """Write the errata pages and LaTeX snippets of a report (:mod:`fedtheory.errata`)."""
     from fedtheory.errata import write_errata
 
+    _report_path(args.from_report)
+    _add_sources(args)  # --claims: the claim files a report's entries were computed by
     written = write_errata(args.from_report, args.out, args.paper)
     for path in written:
-        print(f"errata: {path}")
+        print(terminal_text(f"errata: {path}"))
     if not written:
-        print(f"errata: report {args.from_report} has no claims; nothing written")
+        print(terminal_text(f"errata: report {args.from_report} has no claims; nothing "
+                            "written"))
     return 0
 
 
@@ -646,6 +688,7 @@ def build_parser() -> argparse.ArgumentParser:
     pe.add_argument("--paper", metavar="ID",
                     help="only this seed paper: its key (000-004) or short name (ocs, fedau, "
                          "...); default: every paper the report's claims cite")
+    claims_option(pe)
     pe.set_defaults(func=cmd_errata)
 
     from fedtheory.scaffold import KINDS  # the standard library only
@@ -676,8 +719,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         signum, name = _signal_name(exc)
         print(f"{_fresh_line()}fedtheory: interrupted ({name})", file=sys.stderr)
         return 128 + signum
-    except ValueError as exc:
-        print(f"fedtheory: error: {exc}", file=sys.stderr)
+    except ValueError as exc:  # its text may quote a report: no control characters
+        print(terminal_text(f"fedtheory: error: {exc}"), file=sys.stderr)
         return 2
     except BrokenPipeError:  # `fedtheory ... | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

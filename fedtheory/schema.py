@@ -57,6 +57,7 @@ __all__ = [
     "entry_definition",
     "field_path",
     "mutants_of",
+    "replay_shown",
     "validate",
 ]
 
@@ -96,6 +97,16 @@ def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "type": ["object", "null"]}
 
 
+#: A stored re-run command (a counterexample's ``replay``): both forms, as strings.
+REPLAY_SCHEMA = _object({"command": _STR, "python": _STR})
+
+#: A counterexample: open (each check says what it found), but the fields readers use typed.
+COUNTEREXAMPLE_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "properties": {"replay": REPLAY_SCHEMA, "check": _STR, "preset": {"enum": list(PRESETS)},
+                   "seed": {"type": "integer", "minimum": 0}},
+}
+
 CHECK_SCHEMA = _object({
     "name": {"type": "string", "minLength": 1},
     "kind": {"enum": list(CHECK_KINDS)},
@@ -105,7 +116,7 @@ CHECK_SCHEMA = _object({
     "detail": _STR,
     "tolerance": {"type": ["number", "null"]},
     "alpha": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-    "counterexample": _OBJ_OR_NULL,
+    "counterexample": COUNTEREXAMPLE_SCHEMA,
     "figures": _STRINGS,
     "seconds": {"type": "number", "minimum": 0},
     "error": _STR_OR_NULL,
@@ -180,7 +191,20 @@ CERTIFIED_SCHEMA = _object({
     "solver": _STR_OR_NULL,
     "seconds": {"type": "number", "minimum": 0},
     "reason": _STR,
-}, optional=("reason",), closed=False)
+    "at": _OBJ_OR_NULL,
+    "finding": _STR,
+    "refuted": _STR,
+    "counterexample": _OBJ_OR_NULL,
+    "closed_form": _object({"text": _STR, "holds": {"type": "boolean"},
+                            "instances": {"type": "integer", "minimum": 0},
+                            "exactly": {"type": "integer", "minimum": 0}},
+                           optional=("instances", "exactly"), closed=False),
+    "derived": {"type": ["array", "null"], "items": {"type": "object", "properties": {
+        "derivation": _STR_OR_NULL, "n": {"type": ["integer", "null"]},
+        "parameter": _STR_OR_NULL, "attained": {"type": ["boolean", "null"]},
+        "closed_form_equal": {"type": ["boolean", "null"]}}}},
+}, optional=("reason", "at", "finding", "refuted", "counterexample", "closed_form", "derived"),
+    closed=False)
 
 CLAIM_SCHEMA = _object({
     "id": {"type": "string", "pattern": r"^[^.\s]+(\.[^.\s]+)+$"},
@@ -193,7 +217,7 @@ CLAIM_SCHEMA = _object({
     "finding": _STR,
     "verdict": {"enum": list(VERDICTS)},
     "checks": {"type": "array", "items": CHECK_SCHEMA},
-    "counterexample": _OBJ_OR_NULL,
+    "counterexample": COUNTEREXAMPLE_SCHEMA,
     "errors": {"type": "array", "items": _object({"check": _STR, "detail": _STR})},
     "tightness": _or_null(_object({"ratio": {"type": "number"}, "check": _STR,
                                    "instance": _OBJ_OR_NULL})),
@@ -217,6 +241,13 @@ CLAIM_SCHEMA = _object({
     "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
 }, optional=("origin", "certified"))
 
+#: One BLAS library of the provenance (threadpoolctl's description, the fields kept).
+BLAS_SCHEMA = _object({"internal_api": _STR_OR_NULL, "version": _STR_OR_NULL,
+                       "architecture": _STR_OR_NULL, "num_threads": {"type": ["integer", "null"]},
+                       "threading_layer": _STR_OR_NULL},
+                      optional=("internal_api", "version", "architecture", "num_threads",
+                                "threading_layer"))
+
 PROVENANCE_SCHEMA = _object({
     "fedtheory_version": _STR,
     "commit": _STR_OR_NULL,
@@ -226,14 +257,26 @@ PROVENANCE_SCHEMA = _object({
     "seed": {"type": "integer", "minimum": 0},
     "jobs": {"type": ["integer", "null"]},
     "time": _STR,
+    "python": _STR,
+    "platform": _STR,
+    "machine": _STR,
+    "packages": {"type": "object", "additionalProperties": _STR_OR_NULL},
+    "blas": {"type": "array", "items": BLAS_SCHEMA},
+    "blas_threads_in_checks": {"type": ["integer", "null"]},
+    "compiled_kernels": {"type": ["boolean", "null"]},
     "argv": _STRINGS,
+    "cwd": _STR,
+    "pid": {"type": ["integer", "null"]},
     "executor": _STR,
     "resumed": _STRINGS,
     "reruns": {"type": "object", "additionalProperties": {"type": "integer"}},
     "interrupted": _STR_OR_NULL,
     "path": _STR,
+    "report_dir": _STR_OR_NULL,
 }, optional=("fedtheory_version", "commit", "dirty", "source", "preset", "seed", "jobs", "time",
-             "argv", "executor", "resumed", "reruns", "interrupted", "path"), closed=False)
+             "python", "platform", "machine", "packages", "blas", "blas_threads_in_checks",
+             "compiled_kernels", "argv", "cwd", "pid", "executor", "resumed", "reruns",
+             "interrupted", "path", "report_dir"), closed=False)
 
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -372,6 +415,27 @@ def replay_command_text(claim_id: str, check: str, preset: str, seed: int,
     ``origin`` names), so that the command finds it."""
     cmd = f"fedtheory replay {claim_id} --check {check} --preset {preset} --seed {seed}"
     return cmd if claims is None else f"{cmd} --claims {shlex.quote(claims)}"
+
+
+def replay_shown(entry: Mapping[str, Any], check: str) -> dict[str, str]:
+    """The commands that re-run ``check`` of a (schema-valid) report entry, rebuilt from its
+    validated id, check name, preset, seed and claim file, every part quoted (``shlex.quote``
+    for the shell, ``repr`` for Python): what a page or a terminal shows, never the string the
+    report stores (which a hostile report chooses).
+
+    >>> replay_shown({"id": "is.x$(id)", "preset": "quick", "seed": 0}, "c; sh")["command"]
+    "fedtheory replay 'is.x$(id)' --check 'c; sh' --preset quick --seed 0"
+    """
+    cid, preset, seed = entry["id"], entry["preset"], int(entry["seed"])
+    claims = file_source(entry)
+    parts = ["fedtheory", "replay", cid, "--check", check, "--preset", preset, "--seed",
+             str(seed)]
+    python = f"fedtheory.get_claim({cid!r}).verify(preset={preset!r}, seed={seed}, " \
+             f"only=[{check!r}])"
+    if claims is not None:
+        parts += ["--claims", claims]
+        python = f"fedtheory.claims.registry.add_sources([{claims!r}]); {python}"
+    return {"command": shlex.join(parts), "python": python}
 
 
 def file_source(entry: Mapping[str, Any]) -> str | None:

@@ -80,8 +80,10 @@ _HOLDS = {True: "The intended statement holds.", False: "The intended statement 
 
 
 def _data_uri(figure: Figure) -> str:
-    assert figure.file is not None and figure.media_type is not None
-    data = base64.b64encode(figure.file.read_bytes()).decode("ascii")
+    """The figure's bytes as read and checked when the page's content was collected (never
+    the file again: it may have changed since)."""
+    assert figure.data is not None and figure.media_type is not None
+    data = base64.b64encode(figure.data).decode("ascii")
     return f"data:{figure.media_type};base64,{data}"
 
 

@@ -3,8 +3,14 @@ r"""The errata of one seed paper as LaTeX snippets an author can paste.
 One block per refuted claim, each starting with a comment line naming the claim: a
 ``\paragraph`` with the place and the erratum kind, the statement as printed (quoted), what is
 wrong, the smallest counterexample as a list, the corrected statement in an ``equation*``, and
-the command that re-runs the counterexample (as a comment). Prose is escaped for text mode;
-formulas are the report's own LaTeX. The header lists the packages the formulas use.
+the command that re-runs the counterexample (as a comment, rebuilt from the entry's validated
+parts and quoted: :func:`fedtheory.schema.replay_shown`). Every text that a report chooses
+(counterexample values, check details and names, certified ratios, provenance) is escaped
+for text mode character by character (:func:`._math.latex_escape`): no macro of a report
+survives. Only the claim's definition (its statement, the seed's quoted words, the erratum's
+prose), which must equal the loaded claim's before a page is written
+(:func:`fedtheory.errata.load_errata_report`), keeps its formulas as LaTeX. The header lists
+the packages the formulas use.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from fedtheory.errata._content import (
     flatten,
 )
 from fedtheory.errata._math import latex_escape, math_latex, rich_latex
+from fedtheory.safetext import terminal_text
 
 __all__ = ["render_latex"]
 
@@ -26,7 +33,9 @@ _HOLDS = {True: "The intended statement holds.", False: "The intended statement 
 
 
 def _comment(text: str) -> str:
-    return "% " + " ".join(str(text).split())
+    """A LaTeX comment line: the text on one line (every line break and control character
+    gone), so nothing of it reaches TeX but as a comment."""
+    return "% " + " ".join(terminal_text(text).split())
 
 
 def _block(item: Erratum) -> list[str]:
