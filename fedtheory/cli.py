@@ -177,7 +177,8 @@ def _print_result(entry: dict[str, Any], counterexample: dict[str, Any] | None) 
         if chk.get("error"):
             say(f"    check {chk['name']} raised: {_one_line(chk['detail'], 300)}")
     if counterexample:
-        say("  counterexample: " + _one_line(json.dumps(counterexample), 600))
+        shown = {k: v for k, v in counterexample.items() if k != "replay"}  # rebuilt below
+        say("  counterexample: " + _one_line(json.dumps(shown), 600))
         check = counterexample.get("check")
         if counterexample.get("replay") and isinstance(check, str):
             say(f"  re-run it: {replay_shown(entry, check)['command']}")

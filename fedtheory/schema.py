@@ -359,8 +359,9 @@ def validate(doc: Any, source: str, only: str | None = None) -> None:
 
     subject, places = doc, None
     if only is not None and isinstance(doc, dict) and isinstance(doc.get("claims"), list):
-        places = [k for k, e in enumerate(doc["claims"])
-                  if isinstance(e, dict) and e.get("id") == only]
+        places = [k for k, e in enumerate(doc["claims"])  # and every entry without an id
+                  if not isinstance(e, dict) or not isinstance(e.get("id"), str)
+                  or e.get("id") == only]
         subject = {**doc, "claims": [doc["claims"][k] for k in places]}
     errors = list(_validator().iter_errors(subject))
     if errors:

@@ -113,6 +113,17 @@ def _env() -> Environment:
     return _ENV[0]
 
 
+_TEMPLATES: list[Any] = []
+
+
+def _template() -> Any:
+    """The page's template, compiled once."""
+    if not _TEMPLATES:
+        _TEMPLATES.append(_env().from_string(files("fedtheory.errata").joinpath(TEMPLATE)
+                                             .read_text(encoding="utf-8")))
+    return _TEMPLATES[0]
+
+
 def render_html(e: PaperErrata, version: str) -> str:
     """The page of ``e`` (:func:`fedtheory.errata.paper_errata`) as a complete HTML document;
     ``version`` is the fedtheory version that writes it."""
@@ -120,8 +131,7 @@ def render_html(e: PaperErrata, version: str) -> str:
         **{k: None for k in _PROVENANCE}, "fedtheory_version": "?", "preset": "?", "seed": "?",
         "time": "?", **{k: v for k, v in e.provenance.items() if v is not None}}
     packages = ", ".join(f"{k} {v}" for k, v in (prov.get("packages") or {}).items() if v)
-    template = _env().from_string(files("fedtheory.errata").joinpath(TEMPLATE)
-                                  .read_text(encoding="utf-8"))
+    template = _template()
     return template.render(
         e=e, paper=e.paper, prov=prov, version=version, csp=CSP, style=Markup(_STYLE),
         summary=_summary(e), meaning=ERRATUM_MEANING, evidence_kind=CHECK_EVIDENCE,

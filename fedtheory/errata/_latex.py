@@ -66,7 +66,7 @@ def _block(item: Erratum) -> list[str]:
                     for name, value in flatten(item.counterexample)]
             out += ["\\end{itemize}"]
     if item.replay.get("command"):
-        out += [_comment(f"re-run it: {item.replay['command']}")]
+        out += [_comment(f"re-run it: {latex_escape(item.replay['command'])}")]
     c = item.corrected
     if c is not None:
         verdict = f", {c.verdict} by fedtheory" if c.verdict else ", not verified in this report"
@@ -86,9 +86,10 @@ def render_latex(e: PaperErrata, version: str) -> str:
     commit = prov.get("commit") or "unknown"
     head = [
         _comment(f"Errata for: {e.paper.title} ({e.paper.author_line}); seed {e.paper.key}"),
-        _comment(f"Written by fedtheory {version} `fedtheory errata` from {e.source or 'a report'}"
-                 f" (fedtheory {prov.get('fedtheory_version')}, commit {commit}, preset "
-                 f"{prov.get('preset')}, seed {prov.get('seed')})."),
+        _comment(f"Written by fedtheory {version} `fedtheory errata` from "
+                 + latex_escape(f"{e.source or 'a report'} (fedtheory "
+                                f"{prov.get('fedtheory_version')}, commit {commit}, preset "
+                                f"{prov.get('preset')}, seed {prov.get('seed')}).")),
         _comment("Paste the blocks you need. The formulas use amsmath, amssymb and mathtools "
                  "(\\coloneqq): \\usepackage{amsmath,amssymb,mathtools}."),
     ]
