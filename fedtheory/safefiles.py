@@ -65,7 +65,7 @@ def check_output_file(path: Path | str, option: str) -> None:
         raise UnsafePath(f"{option} {path}: ends with {os.sep!r}: a directory, not a file")
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (a parent says why)
         return
     except OSError as exc:
         raise UnsafePath(f"{option} {path}: {exc.strerror or exc}") from None
@@ -86,6 +86,8 @@ def check_output_dir(path: Path | str, option: str) -> None:
         raise UnsafePath(f"{option} must be a directory path, got {str(path)!r}")
     try:
         mode = os.stat(path).st_mode
+    except NotADirectoryError:  # a parent is a file: the caller's probe names it
+        return
     except FileNotFoundError:
         if os.path.islink(path):
             raise UnsafePath(f"{option} {path} is a symbolic link to nothing") from None
