@@ -21,7 +21,14 @@ Nothing is written that the user did not ask for, except the **run record**
 ``--from REPORT.json`` is given and ``--resume`` continues from after an interrupt. Every file
 is written atomically (a temporary file in the same folder, then :func:`os.replace`), so a
 reader never sees half a report and concurrent runs never mix their results: the last one to
-finish wins, and says who it was.
+finish wins, and says who it was. A file is written only where nothing is or a regular file is:
+a symbolic link, a device (``/dev/null``), a FIFO, a socket or a directory at an output's path
+is an error naming the option, before any work and again at the rename
+(:mod:`fedtheory.safefiles`); fedtheory never writes through a link nor replaces one.
+
+A report is read with a bounded read of a regular file (at most
+:data:`fedtheory.safefiles.MAX_REPORT_BYTES`, nested at most :data:`MAX_REPORT_DEPTH` deep), and
+an entry is used only when its id is a claim loaded here (:func:`unresolved`).
 """
 
 from __future__ import annotations
@@ -406,7 +413,7 @@ def nesting_depth(doc: Any, limit: int = MAX_REPORT_DEPTH) -> int:
     """How deeply ``doc`` nests arrays and objects (a scalar: 0), counted without recursion;
     the count stops at ``limit + 1``.
 
-    >>> nesting_depth({"a": [1, {"b": []}]}), nesting_depth(3)
+    >>> nesting_depth({"a": [1, {"b": 2}]}), nesting_depth(3)
     (3, 0)
     """
     deepest, stack = 0, [(doc, 1)]
