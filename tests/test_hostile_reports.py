@@ -145,8 +145,11 @@ def _unchanged(path: Path, kind: str, tmp_path: Path) -> bool:
     return ok
 
 
-@pytest.mark.parametrize("kind", ["fifo", "symlink", "socket", "directory"])
-@pytest.mark.parametrize("output", ["--json", "--report", "record", "catalogue", "errata"])
+# (--json and catalogue --out naming a directory were refused before: tests/test_cli.py)
+@pytest.mark.parametrize("output, kind", [
+    (o, k) for o in ("--json", "--report", "record", "catalogue", "errata")
+    for k in ("fifo", "symlink", "socket", "directory")
+    if not (k == "directory" and o in ("--json", "catalogue"))])
 def test_an_output_that_is_not_a_regular_file_is_refused(
         output: str, kind: str, report: dict[str, Any], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
