@@ -66,7 +66,10 @@ def _block(item: Erratum) -> list[str]:
                     for name, value in flatten(item.counterexample)]
             out += ["\\end{itemize}"]
     if item.replay.get("command"):
-        out += [_comment(f"re-run it: {latex_escape(item.replay['command'])}")]
+        command = item.replay["command"]  # pasteable as it is, unless it holds a backslash
+        if "\\" in command:
+            command = latex_escape(command)
+        out += [_comment(f"re-run it: {command}")]
     c = item.corrected
     if c is not None:
         verdict = f", {c.verdict} by fedtheory" if c.verdict else ", not verified in this report"
