@@ -97,9 +97,7 @@ def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "type": ["object", "null"]}
 
 
-#: A stored re-run command (a counterexample's ``replay``): both forms, as strings.
-REPLAY_SCHEMA = _object({"command": _STR, "python": _STR})
-
+REPLAY_SCHEMA = _object({"command": _STR, "python": _STR})  # a counterexample's replay
 #: A counterexample: open (each check says what it found), but the fields readers use typed.
 COUNTEREXAMPLE_SCHEMA: dict[str, Any] = {
     "type": ["object", "null"],
@@ -173,7 +171,8 @@ POWER_SCHEMA = _object({
 #: fields every status has (an instance carries its parameters and both certificates).
 CERTIFIED_STATUSES = ("exact", "sandwich", "upper bound only", "lower bound only",
                       "unverified", "out of scope", "error")
-_NUM_OR_NULL = {"type": ["number", "null"]}
+_NUM_OR_NULL, _BOOL_OR_NULL = {"type": ["number", "null"]}, {"type": ["boolean", "null"]}
+_COUNT = {"type": "integer", "minimum": 0}
 CERTIFIED_SCHEMA = _object({
     "status": {"enum": list(CERTIFIED_STATUSES)},
     "ratio": _NUM_OR_NULL,
@@ -194,14 +193,11 @@ CERTIFIED_SCHEMA = _object({
     "finding": _STR,
     "refuted": _STR,
     "counterexample": _OBJ_OR_NULL,
-    "closed_form": _object({"text": _STR, "holds": {"type": "boolean"},
-                            "instances": {"type": "integer", "minimum": 0},
-                            "exactly": {"type": "integer", "minimum": 0}},
-                           optional=("instances", "exactly"), closed=False),
+    "closed_form": _object({"text": _STR, "holds": {"type": "boolean"}, "instances": _COUNT,
+                            "exactly": _COUNT}, optional=("instances", "exactly"), closed=False),
     "derived": {"type": ["array", "null"], "items": {"type": "object", "properties": {
-        "derivation": _STR_OR_NULL, "n": {"type": ["integer", "null"]},
-        "parameter": _STR_OR_NULL, "attained": {"type": ["boolean", "null"]},
-        "closed_form_equal": {"type": ["boolean", "null"]}}}},
+        "derivation": _STR_OR_NULL, "n": {"type": ["integer", "null"]}, "parameter": _STR_OR_NULL,
+        "attained": _BOOL_OR_NULL, "closed_form_equal": _BOOL_OR_NULL}}},
 }, optional=("reason", "at", "finding", "refuted", "counterexample", "closed_form", "derived"),
     closed=False)
 
@@ -241,13 +237,11 @@ CLAIM_SCHEMA = _object({
 }, optional=("origin", "certified"))
 
 #: One BLAS library of the provenance (threadpoolctl's description, the fields kept).
-BLAS_SCHEMA = _object({"internal_api": _STR_OR_NULL, "version": _STR_OR_NULL,
-                       "architecture": _STR_OR_NULL, "num_threads": {"type": ["integer", "null"]},
-                       "threading_layer": _STR_OR_NULL},
-                      optional=("internal_api", "version", "architecture", "num_threads",
-                                "threading_layer"))
+_BLAS = {"internal_api": _STR_OR_NULL, "version": _STR_OR_NULL, "architecture": _STR_OR_NULL,
+         "num_threads": {"type": ["integer", "null"]}, "threading_layer": _STR_OR_NULL}
+BLAS_SCHEMA = _object(_BLAS, optional=tuple(_BLAS))
 
-PROVENANCE_SCHEMA = _object({
+_PROVENANCE = {
     "fedtheory_version": _STR,
     "commit": _STR_OR_NULL,
     "dirty": {"type": ["boolean", "null"]},
@@ -272,10 +266,8 @@ PROVENANCE_SCHEMA = _object({
     "interrupted": _STR_OR_NULL,
     "path": _STR,
     "report_dir": _STR_OR_NULL,
-}, optional=("fedtheory_version", "commit", "dirty", "source", "preset", "seed", "jobs", "time",
-             "python", "platform", "machine", "packages", "blas", "blas_threads_in_checks",
-             "compiled_kernels", "argv", "cwd", "pid", "executor", "resumed", "reruns",
-             "interrupted", "path", "report_dir"), closed=False)
+}
+PROVENANCE_SCHEMA = _object(_PROVENANCE, optional=tuple(_PROVENANCE), closed=False)
 
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -418,10 +410,9 @@ def replay_command_text(claim_id: str, check: str, preset: str, seed: int,
 
 
 def replay_shown(entry: Mapping[str, Any], check: str) -> dict[str, str]:
-    """The commands that re-run ``check`` of a (schema-valid) report entry, rebuilt from its
-    validated id, check name, preset, seed and claim file, every part quoted (``shlex.quote``
-    for the shell, ``repr`` for Python): what a page or a terminal shows, never the string the
-    report stores (which a hostile report chooses).
+    """The commands re-running ``check`` of a schema-valid entry, rebuilt from its id, preset,
+    seed and claim file, quoted (``shlex`` for the shell, ``repr`` for Python): what pages and
+    terminals show, never the string a (hostile) report stores.
 
     >>> replay_shown({"id": "is.x$(id)", "preset": "quick", "seed": 0}, "c; sh")["command"]
     "fedtheory replay 'is.x$(id)' --check 'c; sh' --preset quick --seed 0"
