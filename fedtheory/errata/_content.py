@@ -71,8 +71,8 @@ _REPLAY_FIELDS = ("replay", "seed", "preset", "check")
 MAX_FIGURE_BYTES = 2 * 1024 * 1024
 
 #: Most figures embedded in one page, and most bytes of them all: the others are named only.
-MAX_FIGURES_PER_PAGE = 32
-MAX_PAGE_FIGURE_BYTES = 16 * 1024 * 1024
+MAX_FIGURES_PER_PAGE = 24
+MAX_PAGE_FIGURE_BYTES = 8 * 1024 * 1024
 
 # An erratum's fields when the refuted claim declares none (a user's claim, say).
 _NO_ERRATUM: dict[str, Any] = {"kind": "", "where": "", "quote": "", "location": "",
