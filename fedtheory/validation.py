@@ -158,10 +158,10 @@ def real_array(name: str, value: Any) -> np.ndarray:
 
     >>> real_array("hessians", [1, 2]).dtype
     dtype('float64')
-    >>> real_array("hessians", np.array([1.0, 2j]))
+    >>> real_array("A", np.array([1.0, 2j]))
     Traceback (most recent call last):
     ...
-    ValueError: hessians must be an array of real numbers, got complex values: array([1.+0.j, 0.+2.j])
+    ValueError: A must be an array of real numbers, got complex values: array([1.+0.j, 0.+2.j])
     """
     raw = value if isinstance(value, np.ndarray) else None
     if raw is None:
