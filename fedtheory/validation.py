@@ -31,6 +31,7 @@ __all__ = [
     "finite_real",
     "integer_at_least",
     "nonnegative_array",
+    "nonnegative_numbers",
     "nonnegative_real",
     "positive_real",
     "positive_reals",
@@ -206,6 +207,42 @@ def nonnegative_array(name: str, value: Any, ndims: Sequence[int] = (1,),
         first = float(arr[bad].ravel()[0])
         raise ValueError(f"{name} must be finite and >= 0, got {first!r} (at {_where(bad)})")
     return arr
+
+
+def nonnegative_numbers(name: str, values: Any) -> list[Any]:
+    """``values`` as a non-empty list of finite real numbers >= 0 of any exact or float type
+    (int, :class:`fractions.Fraction`, float, numpy reals, sympy rationals), kept as given;
+    or a ValueError naming ``name`` and the first bad entry (complex, NaN, infinite, negative,
+    not a number).
+
+    >>> from fractions import Fraction
+    >>> nonnegative_numbers("norms", [Fraction(1, 3), 2])
+    [Fraction(1, 3), 2]
+    >>> nonnegative_numbers("norms", [1.0, float("nan")])
+    Traceback (most recent call last):
+    ...
+    ValueError: norms must be finite real numbers >= 0, got nan (at index 1)
+    """
+    try:
+        items = list(values)
+    except TypeError:
+        raise ValueError(f"{name} must be a sequence of real numbers >= 0, got "
+                         f"{_short(values)}") from None
+    if not items:
+        raise ValueError(f"{name} must be non-empty, got {_short(values)}")
+    for i, v in enumerate(items):
+        ok = not isinstance(v, (bool, np.bool_, complex, np.complexfloating, str, bytes))
+        if ok:
+            try:
+                ok = bool(v >= 0) and math.isfinite(_float(v))
+            except OverflowError:  # an exact number beyond the float range: finite
+                ok = bool(v >= 0)
+            except (TypeError, ValueError):
+                ok = False
+        if not ok:
+            raise ValueError(f"{name} must be finite real numbers >= 0, got {v!r} "
+                             f"(at index {i})")
+    return items
 
 
 def finite_array(name: str, value: Any, shapes: Sequence[tuple[int, ...]],

@@ -430,7 +430,7 @@ def _counts(hits: Any, n: Any) -> tuple[np.ndarray, np.ndarray]:
     :math:`n \ge 1`, of one shape (or one broadcast to the other), or a ``ValueError`` naming
     the argument."""
     k, t = _stated("hits", hits), _stated("n", n)
-    for name, a, low in (("hits", k, 0), ("n", t, 1)):
+    for name, a, low in (("hits", k, 0), ("n", t, 0)):
         bad = (a != np.round(a)) | (a < low)
         if bad.any():
             raise ValueError(f"{name} must be whole numbers >= {low}, got {_fmt_bad(a, bad)}")
