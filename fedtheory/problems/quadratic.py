@@ -58,6 +58,8 @@ __all__ = ["QuadraticProblem"]
 
 
 def _check_real(name: str, value: float) -> float:
+    if isinstance(value, (complex, np.complexfloating)):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
