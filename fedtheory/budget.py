@@ -10,9 +10,10 @@ a bare ``MemoryError`` from deep inside numpy or a run that never ends.
   (``os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')``, else ``MemTotal`` of
   ``/proc/meminfo``); the environment variable :data:`MEMORY_ENV` (a number of GiB) sets
   another limit.
-* **Work**: at most :data:`MAX_WORK` element operations (about a day of one core at
-  :math:`10^9` per second, and three orders of magnitude above the largest run of any claim's
-  full preset); the environment variable :data:`WORK_ENV`, or the caller's own override
+* **Work**: at most :data:`MAX_WORK` element operations (the engine does about :math:`10^8`
+  of them per second on one core, measured on the claims' quick runs, the largest of which
+  is about :math:`10^8`: the ceiling is more than a day of one call); the
+  environment variable :data:`WORK_ENV`, or the caller's own override
   (``simulate(max_work=...)``), sets another ceiling (``inf`` for none).
 
 >>> check_memory("a buffer", 8 * 10**3, {"n": 10**3})
@@ -50,7 +51,7 @@ __all__ = [
 MEMORY_FRACTION = 0.75
 
 #: The default ceiling on a computation's element operations.
-MAX_WORK = 10**15
+MAX_WORK = 10**13
 
 #: Environment variable: the memory limit in GiB (overrides :data:`MEMORY_FRACTION`).
 MEMORY_ENV = "FEDTHEORY_MAX_MEMORY_GIB"
