@@ -28,6 +28,8 @@ from fedtheory import stats
 from fedtheory.algorithms import get_rule
 from fedtheory.claims import Claim, ClaimKind, checks
 from fedtheory.claims.core import Context
+from fedtheory.convex.eso import eso_gap_matrix, eso_min_eigenvalue
+from fedtheory.convex.ocs import dual_function, kkt_certificate
 from fedtheory.participation import (
     BernoulliParticipation,
     MarkovParticipation,
@@ -51,6 +53,11 @@ from fedtheory.sampling import (
     optimal_probabilities,
     optimal_variance,
     uniform_variance,
+)
+from fedtheory.sampling.friend_selection import (
+    complexity_threshold,
+    prune_candidates,
+    similarity_matrix,
 )
 from fedtheory.simulate import simulate
 from fedtheory.theory.ocs_exact import ocs_probabilities
@@ -171,6 +178,30 @@ CASES: list[tuple[str, Callable[[], Any], str | OK]] = [
     ("estimator_variance P nan",
      lambda: estimator_variance(np.array([[0.5, NAN], [NAN, 0.5]]), [0.5, 0.5],
                                 [[1.0], [1.0]]), "P"),
+    ("similarity_matrix complex", lambda: similarity_matrix(
+        np.ones((1, 2, 2)) + 1j, np.ones((1, 2), dtype=bool)), "updates"),
+    ("similarity_matrix nan", lambda: similarity_matrix(
+        np.full((1, 2, 2), NAN), np.ones((1, 2), dtype=bool)), "updates"),
+    ("complexity_threshold beta complex", lambda: complexity_threshold(
+        [1], n_clients=2, horizon=2, max_friends=1, beta=0.5j, p=0.5, delta_f=0.1), "beta"),
+    ("complexity_threshold p nan", lambda: complexity_threshold(
+        [1], n_clients=2, horizon=2, max_friends=1, beta=0.5, p=NAN, delta_f=0.1), "p"),
+    ("complexity_threshold t complex", lambda: complexity_threshold(
+        np.array([1j]), n_clients=2, horizon=2, max_friends=1, beta=0.5, p=0.5, delta_f=0.1),
+     "t"),
+    ("prune_candidates theta complex", lambda: prune_candidates(
+        np.full((1, 2, 2), 0.5), np.ones((1, 2, 2), dtype=bool), np.array([0.5j])), "theta"),
+    ("eso_gap_matrix P complex", lambda: eso_gap_matrix(
+        np.array([[0.5, 0.25], [0.25, 0.5 + 0.1j]]), [1.0, 1.0]), "P"),
+    ("eso_min_eigenvalue v complex", lambda: eso_min_eigenvalue(
+        IndependentSampling([0.5, 0.5]), np.array([1.0, 1j])), "v"),
+    ("dual_function lam nan", lambda: dual_function([1.0, 2.0], 1, 1.0, [NAN, 0.0],
+                                                    [0.0, 0.0]), "lam"),
+    ("dual_function mu complex", lambda: dual_function([1.0, 2.0], 1, 1.0, [0.0, 0.0],
+                                                       np.array([0.0, 1j])), "mu"),
+    ("kkt_certificate p nan", lambda: kkt_certificate([1.0, 2.0], 1, p=[0.5, NAN]), "p"),
+    ("kkt_certificate p complex", lambda: kkt_certificate([1.0, 2.0], 1,
+                                                          p=np.array([0.5, 0.5j])), "p"),
     # ---------------------------------------------------------------- claims.checks
     ("check_upper_bound nan bound", lambda: checks.check_upper_bound(X40, NAN), "bound"),
     ("check_upper_bound -inf bound", lambda: checks.check_upper_bound(X40, -INF), "bound"),
