@@ -111,7 +111,7 @@ def ocs_probabilities(norms: Sequence[Any], m: int) -> list[Any]:
     n = len(norms)
     if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)) \
             or not 1 <= m <= n:
-        raise ValueError(f"m must be an integer in [1, n = {n}], got {m!r}")
+        raise ValueError(f"m must be in [1, n = {n}] (an integer), got {m!r}")
     s = sorted(norms)
     ell, total = 0, 0 * s[0]
     for ll in range(1, n + 1):
