@@ -568,9 +568,7 @@ def simulate(
         if rule.table:  # one chunk's (chunk, n, d) table stays under 128 MiB of float64
             chunk = max(1, min(chunk, _TABLE_BUDGET // (n * d)))
         if workers is None:
-            tau_work = (local_steps if isinstance(local_steps, int) else
-                        float(np.mean(local_steps)) if isinstance(local_steps, np.ndarray)
-                        else getattr(local_steps, "mean", 1.0))
+            tau_work = _mean_steps(local_steps)
             if getattr(participation, "sees_round", False):
                 expected_k = float(n)  # a process may ask for every client's update
             work = replicas * expected_k * d * tau_work
