@@ -328,7 +328,7 @@ class Server:
         object.__setattr__(self, "momentum", beta)
         if self.x0 is not None:
             try:
-                shape = np.shape(np.asarray(self.x0, dtype=float))
+                shape = np.shape(self.x0)
             except (TypeError, ValueError):
                 shape = ()  # finite_array names the error
             if len(shape) not in (1, 2):

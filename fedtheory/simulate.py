@@ -123,6 +123,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fedtheory.algorithms import Rule, get_rule
+from fedtheory.budget import check_simulation
 from fedtheory.engine import (
     BIT_GENERATORS,
     METRICS,
@@ -337,6 +338,15 @@ _CLASSES: dict[str, type] = {"run": Run, "local": LocalWork, "server": Server,
                              "metrics": Metrics, "execution": Execution}
 
 
+def _mean_steps(local_steps: Any) -> float:
+    """The mean local steps of a run (1 for a callable draw: unknown before it runs)."""
+    if isinstance(local_steps, int):
+        return float(local_steps)
+    if isinstance(local_steps, np.ndarray):
+        return float(np.mean(local_steps))
+    return float(getattr(local_steps, "mean", 1.0))
+
+
 def _configuration(objects: dict[str, Any], keywords: dict[str, Any]) -> dict[str, Any]:
     """The configuration objects of a :func:`simulate` call: those given, else built from its
     keywords (:data:`KEYWORDS`); a keyword together with its object is an error."""
@@ -377,6 +387,7 @@ def simulate(
     server: Server | None = None,
     metrics: Metrics | None = None,
     execution: Execution | None = None,
+    max_work: float | None = None,
     **keywords: Any,
 ) -> SimulationResult:
     r"""Simulate ``run.replicas`` independent runs of federated optimisation for
@@ -460,6 +471,11 @@ def simulate(
         to 2 when the work is large enough to pay, at most :func:`max_threads`);
         ``thread_limit``, the most threads started when ``workers`` is None (default: the
         enclosing :func:`max_threads` block's limit, else :data:`DEFAULT_MAX_THREADS`).
+    max_work
+        The ceiling on the run's element operations (None: ``FEDTHEORY_MAX_WORK`` or
+        :data:`fedtheory.budget.MAX_WORK`; ``inf`` for none). A run whose estimated work or
+        memory does not fit is refused before it starts (:func:`fedtheory.budget.
+        check_simulation`, a ``ValueError`` stating the estimate).
     **keywords
         The keyword form (above).
 
@@ -542,7 +558,6 @@ def simulate(
             p = None
     x0 = np.zeros(d) if server.x0 is None else finite_array(
         "x0", server.x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
-    record = metrics.record_rounds(rounds)
     if rule.needs_all or (p is None and per_replica_k is None):
         expected_k = float(n)
     else:
@@ -553,9 +568,7 @@ def simulate(
         if rule.table:  # one chunk's (chunk, n, d) table stays under 128 MiB of float64
             chunk = max(1, min(chunk, _TABLE_BUDGET // (n * d)))
         if workers is None:
-            tau_work = (local_steps if isinstance(local_steps, int) else
-                        float(np.mean(local_steps)) if isinstance(local_steps, np.ndarray)
-                        else getattr(local_steps, "mean", 1.0))
+            tau_work = _mean_steps(local_steps)
             if getattr(participation, "sees_round", False):
                 expected_k = float(n)  # a process may ask for every client's update
             work = replicas * expected_k * d * tau_work
@@ -564,6 +577,15 @@ def simulate(
         if workers > 1:
             chunk = min(chunk, -(-replicas // workers))
     workers = 1 if workers is None else workers
+    sees_all = rule.needs_all or getattr(participation, "sees_round", False)
+    check_simulation(
+        rounds=rounds, replicas=replicas, n=n, d=d, pairs=float(n) if sees_all else expected_k,
+        steps=_mean_steps(local_steps), metrics=len(METRICS) + len(metrics.extra),
+        recorded=(len(metrics.rounds) if metrics.rounds is not None
+                  else rounds // metrics.every + 2),
+        chunk=chunk, workers=workers, float_bytes=run.dtype.itemsize, table=bool(rule.table),
+        keep_replicas=metrics.keep_replicas, max_work=max_work)
+    record = metrics.record_rounds(rounds)
 
     engine = Engine(EngineConfig(
         problem=problem, rule=rule, participation=participation, run=run,
