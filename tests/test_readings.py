@@ -1,0 +1,93 @@
+"""Readings, grades of confirmation and the ``not testable`` outcome (issue 29)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fedtheory import schema
+from fedtheory.claims import Claim, ClaimKind, Evidence, all_of
+from fedtheory.claims.checks import compare_paired
+from fedtheory.claims.headroom import graded_better
+from fedtheory.claims.readings import Reading
+from fedtheory.report import entry, grade_counts, result_from_dict, to_json, verdict_table
+
+
+def _toy(readings: tuple[Reading, ...] = ()) -> Claim:
+    c = Claim(id="toy.readings", family="toy", seed_ref="toy, line 1", title="toy",
+              statement="x", kind=ClaimKind.QUALITATIVE, readings=readings)
+
+    @c.check("exact")
+    def printed(ctx):  # noqa: ANN001, ANN202
+        return Evidence(False, 2, 1, "as printed it fails", counterexample={"x": 1})
+
+    @c.check("exact")
+    def used(ctx):  # noqa: ANN001, ANN202
+        return Evidence(True, 1, 1, "as used it holds")
+
+    return c
+
+
+def test_each_reading_gets_its_own_verdict_and_the_claim_says_which_hold() -> None:
+    c = _toy((Reading("as printed", lines="22, 47", text="the row as printed",
+                      checks=("printed",)),
+              Reading("as used", lines="115-121", text="the method the seed names",
+                      checks=("used",))))
+    r = c.verify()
+    assert r.verdict.value == "refuted"  # as printed it is wrong: the erratum's reading
+    assert [(d["name"], d["verdict"], d["grade"]) for d in r.readings] == [
+        ("as printed", "refuted", None), ("as used", "confirmed", "confirmed")]
+    doc = to_json([r], 0, "quick", prov={})
+    e = doc["claims"][0]
+    assert e["readings"][1]["lines"] == "115-121"
+    assert not [p for p in schema.audit(e, preset="quick", seed=0) if "readings" in p or "grade" in p]
+    back = result_from_dict(e)
+    assert back.readings == r.readings
+
+
+def test_a_reading_naming_a_check_the_claim_lacks_is_an_error() -> None:
+    c = _toy((Reading("as printed", lines="22", text="t", checks=("nope",)),))
+    with pytest.raises(ValueError, match="nope"):
+        c.verify()
+    with pytest.raises(ValueError, match="lines"):
+        Reading("x", lines=" ", text="t", checks=("a",))
+
+
+def test_a_check_without_headroom_is_not_testable_and_counted_apart() -> None:
+    rng = np.random.default_rng(0)
+    b = rng.normal(size=30)
+    tie = compare_paired(b + 1e-3 * rng.normal(size=30), b, "better", 0.5, alpha=1e-3)
+    assert tie.passed is False  # compare_paired alone would refute on a tie
+    c = Claim(id="toy.room", family="toy", seed_ref="toy", title="t", statement="x",
+              kind=ClaimKind.QUALITATIVE)
+    c.check("monte_carlo", "no_room")(lambda ctx: graded_better(tie, 0.5, headroom=0.1))
+    c.check("exact", "other")(lambda ctx: Evidence(True, 1, 1, "fine"))
+    r = c.verify()
+    assert r.verdict.value == "confirmed"  # never a refutation: set aside, like a figure
+    assert r.checks[0].grade == "not testable" and r.checks[0].passed is None
+    assert r.checks[0].undecided.startswith("not testable")
+    assert "checks not testable: 1" in grade_counts([r])
+    assert "checks not testable: 1" in verdict_table([r])
+    only = c.verify(only=["no_room"])
+    assert only.verdict.value == "inconclusive" and only.grade == "not testable"
+    doc = to_json([only], 0, "quick", prov={})
+    assert doc["grades"] == {"not testable": 1}
+    assert not schema.audit(doc["claims"][0], preset="quick", seed=0)
+
+
+def test_a_pass_of_low_power_is_graded_consistent_never_confirmed() -> None:
+    c = Claim(id="toy.power", family="toy", seed_ref="toy", title="t", statement="x",
+              kind=ClaimKind.QUALITATIVE)
+    low = Evidence(True, 1, 1, "could not have failed", grade="consistent (low power)")
+    c.check("exact", "weak")(lambda ctx: all_of([("a", low), ("b", Evidence(True, 1, 1))]))
+    r = c.verify()
+    assert r.verdict.value == "confirmed" and r.grade == "consistent (low power)"
+    assert "consistent (low power)" in verdict_table([r]).splitlines()[2]
+    e = entry(r)
+    assert e["grade"] == "consistent (low power)"
+    e["grade"] = "confirmed"  # a report that hides the grade does not hold up
+    assert any(p.startswith("grade") for p in schema.audit(e, preset="quick", seed=0))
+    with pytest.raises(ValueError, match="grades a pass"):
+        Evidence(None, 1, 1, grade="consistent (low power)")
+    with pytest.raises(ValueError, match="decides nothing"):
+        Evidence(True, 1, 1, grade="not testable")
