@@ -48,37 +48,44 @@ OUTCOMES = ("better by the margin", "better, below the margin", "not resolved", 
 
 
 def better_outcome(lower: float, upper: float, margin: float,
-                   headroom: float | None = None) -> str:
+                   headroom: float | None = None, declared: bool = False) -> str:
     """The outcome (:data:`OUTCOMES`) of a one-sided "better" comparison with limits
-    ``[lower, upper]`` on A's gain, the claim's ``margin`` and the set-up's ``headroom``.
+    ``[lower, upper]`` on A's gain, the claim's ``margin`` and the set-up's ``headroom``;
+    ``declared``: the set-up card says the comparison cannot discriminate here (then, as
+    without headroom, only a significant difference decides).
 
     >>> better_outcome(0.6, 0.9, 0.5), better_outcome(0.1, 0.9, 0.5), better_outcome(-0.1, 0.2, 0.5)
     ('better by the margin', 'better, below the margin', 'tie')
     >>> better_outcome(-0.1, 0.2, 0.5, headroom=0.3), better_outcome(-0.9, -0.2, 0.5)
     ('not testable', 'significantly worse')
+    >>> better_outcome(-0.1, 0.2, 0.5, headroom=2.0, declared=True)
+    'not testable'
+
     """
     if lower > margin:
         return "better by the margin"
     if lower > 0:
         return "better, below the margin"
-    if headroom is not None and headroom < margin:
-        return "not testable"
     if upper < 0:
         return "significantly worse"
+    if declared or (headroom is not None and headroom < margin):
+        return "not testable"
     if upper < margin:
         return "tie"
     return "not resolved"
 
 
 def graded_better(ev: Evidence, margin: float, headroom: float | None = None,
-                  reference: str = "the best reference") -> Evidence:
+                  reference: str = "the best reference", declared: str | None = None
+                  ) -> Evidence:
     """Re-grade the evidence of :func:`~fedtheory.claims.checks.compare_paired` (``"better"``,
     one test record) by :func:`better_outcome`; the headroom (``reference``'s advantage over
-    B on this set-up, in the gain's units), when given, is reported beside the gain."""
+    B on this set-up, in the gain's units), when given, is reported beside the gain;
+    ``declared``: why the set-up card says this comparison cannot discriminate, if it does."""
     if len(ev.tests) != 1 or ev.tests[0].get("hypothesis") != "better":
         raise ValueError("graded_better needs the evidence of one compare_paired 'better' test")
     rec = dict(ev.tests[0])
-    outcome = better_outcome(rec["lower"], rec["upper"], margin, headroom)
+    outcome = better_outcome(rec["lower"], rec["upper"], margin, headroom, bool(declared))
     rec.update(outcome=outcome, headroom=headroom)
     room = ("" if headroom is None else
             f"; headroom: {reference} beats B by {headroom:.4g} on this set-up (margin "
@@ -86,10 +93,11 @@ def graded_better(ev: Evidence, margin: float, headroom: float | None = None,
     detail = f"{ev.detail}; outcome: {outcome}{room}"
     data = {**ev.data, "verdict_text": outcome, "headroom": headroom, "outcome": outcome}
     if outcome == "not testable":
-        return Evidence.not_testable(
-            ev.measured, ev.theoretical, detail,
-            f"no headroom: {reference} beats B by only {headroom:.4g} < margin {margin:g}",
-            data=data, tests=[rec])
+        why = (f"declared on the set-up card: {declared}" if declared and not (
+            headroom is not None and headroom < margin) else
+            f"no headroom: {reference} beats B by only {headroom:.4g} < margin {margin:g}")
+        return Evidence.not_testable(ev.measured, ev.theoretical, detail, why, data=data,
+                                     tests=[rec])
     out = Evidence(ev.passed, ev.measured, ev.theoretical, detail, tolerance=ev.tolerance,
                    alpha=ev.alpha, counterexample=ev.counterexample, data=data, tests=[rec],
                    undecided=ev.undecided,
