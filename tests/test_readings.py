@@ -117,3 +117,36 @@ def test_fdms_erratum_says_what_the_per_alpha_tests_show(verified) -> None:
         assert all(parts[f"alpha={a} vs Dropout"] == "not testable" for a in (0.3, 0.5, 0.7))
     assert all(t["outcome"].startswith("better") for t in out["speed_clustered"].tests)
     assert "alpha = 0.7" in claim.erratum.where and "every alpha" not in claim.erratum.where
+
+
+@pytest.mark.xdist_group("mifa")
+def test_mifa_experiments_give_a_verdict_per_reading(verified) -> None:
+    """As printed (lines 22, 47) the rule diverges: refuted, erratum a typo on those lines;
+    the seed's SAGA reading is tested over the declared beta range (quadratic: it holds at
+    the seed's p = 0.1; logistic: not testable, the rules without momentum tie)."""
+    from fedtheory import get_claim
+
+    quad = verified.result(get_claim("mifa.quadratic_experiment"))
+    logi = verified.result(get_claim("mifa.logistic_experiment"))
+    for res in (quad, logi):
+        assert res.verdict.value == "refuted"
+        assert res.readings[0]["name"] == "as printed" and res.readings[0]["verdict"] == "refuted"
+        assert res.erratum["kind"] == "typo" and "line 22" in res.erratum["location"]
+        assert res.counterexample["check"] == "umifam_best_p0.1"  # the as-printed reading
+    q = {c.name: c for c in quad.checks}
+    assert q["saga_reading_p0.1"].passed is True
+    assert "0.9" in q["saga_reading_p0.1"].measured["holds_at_beta"]
+    assert logi.readings[1]["grade"] == "not testable"
+    assert all(c.grade == "not testable" for c in logi.checks if c.name.startswith("saga"))
+
+
+@pytest.mark.xdist_group("ocs")
+def test_ocs_confirmations_that_could_not_have_failed_are_graded_low_power(verified) -> None:
+    from fedtheory import get_claim
+
+    res = verified.result(get_claim("ocs.experiment"))
+    by = {c.name: c for c in res.checks}
+    assert res.verdict.value == "confirmed" and res.grade == "consistent (low power)"
+    assert by["sqrt_n_conjecture"].grade == "consistent (low power)"  # refutes <= 0.17 c only
+    assert by["aocs_matches_ocs"].grade == "consistent (low power)"  # identical outputs
+    assert by["between_per_round"].grade is None
