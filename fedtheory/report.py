@@ -415,7 +415,8 @@ def result_from_dict(d: Mapping[str, Any]) -> ClaimResult:
     readings = d.get("readings")
     if readings is not None:  # each reading's verdict recomputed from its checks too
         readings = reading_verdicts([Reading(r["name"], r["lines"], r["text"],
-                                             tuple(r["checks"])) for r in readings], checks)
+                                             tuple(r["checks"]), r.get("kind", "reading"))
+                                     for r in readings], checks)
     return ClaimResult(
         id=d["id"], family=d["family"], seed_ref=d["seed_ref"], kind=d["kind"],
         statement=d["statement"], verdict=verdict, checks=checks,

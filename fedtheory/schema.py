@@ -126,6 +126,7 @@ CHECK_SCHEMA = _object({
 #: A declared reading's verdict (:mod:`fedtheory.claims.readings`).
 READING_SCHEMA = _object({
     "name": _STR, "lines": _STR, "text": _STR, "checks": _STRINGS,
+    "kind": {"enum": ["reading", "setting"]},
     "verdict": {"enum": list(VERDICTS)},
     "grade": {"enum": [*verdicts.GRADES, None]},
 })

@@ -117,6 +117,9 @@ def test_fdms_erratum_says_what_the_per_alpha_tests_show(verified) -> None:
         assert all(parts[f"alpha={a} vs Dropout"] == "not testable" for a in (0.3, 0.5, 0.7))
     assert all(t["outcome"].startswith("better") for t in out["speed_clustered"].tests)
     assert "alpha = 0.7" in claim.erratum.where and "every alpha" not in claim.erratum.where
+    settings = {d["name"]: d for d in res.readings}  # a verdict per setting
+    assert settings["general setting"]["verdict"] == "refuted"  # carries the claim's verdict
+    assert settings["clustered setting"]["verdict"] != "refuted"
 
 
 @pytest.mark.xdist_group("mifa")

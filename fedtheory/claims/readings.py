@@ -36,7 +36,10 @@ from typing import Any
 
 from fedtheory import verdicts
 
-__all__ = ["Reading", "check_readings", "reading_verdicts", "readings_text"]
+__all__ = ["KINDS", "Reading", "check_readings", "reading_verdicts", "readings_text"]
+
+#: What a declared part is: a reading of the statement, or one of the settings it spans.
+KINDS = ("reading", "setting")
 
 
 @dataclass(frozen=True)
@@ -54,12 +57,17 @@ class Reading:
         What the statement means under this reading, in a sentence.
     checks:
         The claim's checks that test it (names); a check may serve several readings.
+    kind:
+        ``"reading"`` (a way to read the statement), or ``"setting"``: a part of a statement
+        that spans settings (clustered / general, several panels), given its own verdict in
+        the same way, so that the report says which settings carry the claim's verdict.
     """
 
     name: str
     lines: str
     text: str
     checks: tuple[str, ...] = ()
+    kind: str = "reading"
 
     def __post_init__(self) -> None:
         for field_name in ("name", "lines", "text"):
@@ -68,6 +76,9 @@ class Reading:
                 what = ("must name the seed's lines that support it" if field_name == "lines"
                         else "must be a non-empty string")
                 raise ValueError(f"reading {self.name!r}: {field_name} {what}, got {value!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"reading {self.name!r}: kind must be one of {KINDS}, got "
+                             f"{self.kind!r}")
         object.__setattr__(self, "checks", tuple(self.checks))
         if not self.checks or not all(isinstance(c, str) and c for c in self.checks):
             raise ValueError(f"reading {self.name!r}: checks must name the claim's checks "
@@ -75,7 +86,7 @@ class Reading:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "lines": self.lines, "text": self.text,
-                "checks": list(self.checks)}
+                "checks": list(self.checks), "kind": self.kind}
 
 
 def check_readings(readings: Sequence[Reading], check_names: Sequence[str]) -> None:
@@ -121,10 +132,14 @@ def readings_text(readings: Sequence[dict[str, Any]]) -> str:
 
     >>> readings_text([{"name": "printed", "lines": "22", "verdict": "refuted", "grade": None}])
     'printed (lines 22): refuted'
+    >>> readings_text([{"name": "general setting", "lines": "Fig. 3", "verdict": "refuted",
+    ...                 "grade": None, "kind": "setting"}])
+    'general setting (Fig. 3): refuted'
     """
     parts = []
     for d in readings:
         g = d.get("grade")
         shown = d["verdict"] if g in (None, verdicts.CONFIRMED) else f"{d['verdict']} ({g})"
-        parts.append(f"{d['name']} (lines {d['lines']}): {shown}")
+        where = f"lines {d['lines']}" if d.get("kind", "reading") == "reading" else d["lines"]
+        parts.append(f"{d['name']} ({where}): {shown}")
     return "; ".join(parts)

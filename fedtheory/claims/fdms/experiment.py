@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Figure
 from fedtheory.claims.fdms._data import PAPER
+from fedtheory.claims.readings import Reading
 from fedtheory.claims.stated import Erratum
 
 from ._paper import (
@@ -116,6 +117,17 @@ CLAIM = Claim(
         location="Section 6, 'Performance Comparison.', general setting (Fig. 3)",
         intended_holds=None),
     setup=CARD,
+    # per-setting verdicts: which of the two settings carries the claim's verdict
+    readings=(
+        Reading("clustered setting", lines="Section 6, 'Performance Comparison.', Fig. 1; "
+                "'Friend Discovery.', Fig. 4; 'Computation Complexity.', Fig. 5",
+                text="20 clients in 5 clusters, alpha in {0.3, 0.5, 0.7}",
+                checks=("speed_clustered", "accuracy_clustered", "close_to_full",
+                        "friends_discovered", "complexity_reduced"), kind="setting"),
+        Reading("general setting", lines="Section 6, Fig. 3 ('The results confirm the "
+                "superiority of FL-FDMS')", text="the general non-iid split, alpha in {0.3, "
+                "0.5, 0.7}", checks=("speed_general", "accuracy_general"), kind="setting"),
+    ),
     restatement=(
         "The paper reads its claims off curves; here each is a paired test on two numbers "
         "per seed read off the test-accuracy curve: 'test accuracy' = its mean over the last "
