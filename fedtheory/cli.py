@@ -477,9 +477,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
             if replay.get("command"):
                 print(f"  re-run it: {replay['command']}")
         if r.readings:  # which readings of the seed hold (fedtheory.claims.readings)
-            from fedtheory.claims.readings import readings_text
+            from fedtheory.claims.readings import parts_label, readings_text
 
-            print(f"\n{r.id} readings: {_one_line(readings_text(r.readings), 400)}")
+            print(f"\n{r.id} {parts_label(r.readings)}: "
+                  f"{_one_line(readings_text(r.readings), 400)}")
         for c in r.errors:
             print(f"\n{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
     prov["reruns"] = dict(executor.reruns)

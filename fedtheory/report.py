@@ -822,9 +822,10 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: "
                 f"**{verdict_label(r.verdict.value, r.grade)}**; {checks_summary(r.checks)}", ""]
         if r.readings:
-            from fedtheory.claims.readings import readings_text
+            from fedtheory.claims.readings import parts_label, readings_text
 
-            out += [f"**Readings.** {_md_cell(readings_text(r.readings))}", ""]
+            out += [f"**{parts_label(r.readings).capitalize()}.** "
+                    f"{_md_cell(readings_text(r.readings))}", ""]
         if r.title:
             out += [r.title, ""]
         out += ["$$", r.statement.strip(), "$$", ""]

@@ -36,7 +36,8 @@ from typing import Any
 
 from fedtheory import verdicts
 
-__all__ = ["KINDS", "Reading", "check_readings", "reading_verdicts", "readings_text"]
+__all__ = ["KINDS", "Reading", "check_readings", "parts_label", "reading_verdicts",
+           "readings_text"]
 
 #: What a declared part is: a reading of the statement, or one of the settings it spans.
 KINDS = ("reading", "setting")
@@ -143,3 +144,14 @@ def readings_text(readings: Sequence[dict[str, Any]]) -> str:
         where = f"lines {d['lines']}" if d.get("kind", "reading") == "reading" else d["lines"]
         parts.append(f"{d['name']} ({where}): {shown}")
     return "; ".join(parts)
+
+
+def parts_label(readings: Sequence[dict[str, Any]]) -> str:
+    """How a report names a claim's declared parts: ``"readings"``, ``"settings"``, or
+    ``"readings and settings"``.
+
+    >>> parts_label([{"kind": "setting"}]), parts_label([{"name": "x"}])
+    ('settings', 'readings')
+    """
+    kinds = {d.get("kind", "reading") for d in readings}
+    return " and ".join(f"{k}s" for k in KINDS if k in kinds)
