@@ -56,6 +56,21 @@ SHARED_ROWS = (
         deviation=("the seed gives no test or margin: 0.1 decade (a 21% lower loss gap) is "
                    "about the smallest separation two curves show on a log scale spanning "
                    "many decades")),
+    SetupRow(
+        "readings",
+        paper=("U-MIFA's row as printed, G_t^(i) = Δ_i/p_i - (1/p_i - 1) G_{t-1}^(i) (lines 22 "
+               "and 47); the same seed names the method SAGA ('SAG, SAGA', lines 115-121; "
+               "'SAGA/U-MIFA', lines 189 and 203); β not given"),
+        paper_where=f"{WHERE}, lines 22, 47, 115-121, 189, 203",
+        run=("both readings, each with its own verdict: as printed (checks umifam_best_p*), "
+             "and SAGA (checks saga_reading_p*: fedtheory.algorithms.saga with memory at 0 and "
+             "the server's heavy ball v_t = β v_{t-1} + G_t, β in {0.5, 0.8, 0.9, 0.95}, MIFAm "
+             "at the same β, the same seeds, metric, test, margin and level; per p confirmed "
+             "where it holds at some β (level: the sum of its 16 tests), refuted where it fails "
+             "at every β; not testable where FedAvg-IS, MIFA and SAGA end within the margin of "
+             "one another)"),
+        deviation=("β is not given: a declared range, mild to strong heavy ball (β = 0 is "
+                   "U-MIFA itself); the verdict says where in it the sentence holds")),
 )
 
 CLAIM = Claim(
