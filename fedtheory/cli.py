@@ -512,6 +512,11 @@ def _summary(args: argparse.Namespace, results: list[ClaimResult], preset: str,
             ce = entries[r.id]["counterexample"]  # as the report has it
             shown = {k: v for k, v in (ce or {}).items() if k != "replay"}
             print(f"{r.id} refuted; counterexample: {_one_line(str(shown), 300)}")
+        if r.readings:  # which readings of the seed hold (fedtheory.claims.readings)
+            from fedtheory.claims.readings import parts_label, readings_text
+
+            print(f"{r.id} {parts_label(r.readings)}: "
+                  f"{_one_line(readings_text(r.readings), 400)}")
         for c in r.errors:
             print(f"{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
     print("\n" + verdict_table(results, counts=False))

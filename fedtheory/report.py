@@ -61,6 +61,7 @@ from fedtheory.schema import (
     definition_of,
     derived,
     digest,
+    grades_of,
     mutants_of,
     validate,
 )
@@ -348,6 +349,7 @@ def to_json(results: Sequence[ClaimResult | Mapping[str, Any]], seed: int, prese
         "summary": dict(sorted(Counter(e["verdict"] for e in entries).items())),
         "claims": entries,
         "provenance": prov if prov is not None else provenance(seed, preset),
+        "grades": grades_of(entries),
     }
 
 
@@ -479,11 +481,24 @@ def result_from_dict(d: Mapping[str, Any]) -> ClaimResult:
     """A claim's result read back from a schema-valid report entry (the inverse of
     ``to_dict``); the verdict, counterexample and tightness are recomputed from its checks
     (:func:`fedtheory.claims.core.combine`), never read from the entry."""
-    from fedtheory.claims.core import CheckResult, ClaimKind, ClaimResult, combine, tightness
+    from fedtheory.claims.core import (
+        CheckResult,
+        ClaimKind,
+        ClaimResult,
+        combine,
+        grade,
+        tightness,
+    )
+    from fedtheory.claims.readings import Reading, reading_verdicts
 
     fields = CheckResult.__dataclass_fields__
     checks = [CheckResult(**{k: v for k, v in c.items() if k in fields}) for c in d["checks"]]
     verdict, counterexample = combine(checks)
+    readings = d.get("readings")
+    if readings is not None:  # each reading's verdict recomputed from its checks too
+        readings = reading_verdicts([Reading(r["name"], r["lines"], r["text"],
+                                             tuple(r["checks"]), r.get("kind", "reading"))
+                                     for r in readings], checks)
     return ClaimResult(
         id=d["id"], family=d["family"], seed_ref=d["seed_ref"], kind=d["kind"],
         statement=d["statement"], verdict=verdict, checks=checks,
@@ -492,7 +507,7 @@ def result_from_dict(d: Mapping[str, Any]) -> ClaimResult:
         derivation=d.get("derivation", ""), finding=d.get("finding", ""),
         tightness=tightness(ClaimKind(d["kind"]), checks), power=d.get("power"),
         erratum=d.get("erratum"), setup=d.get("setup"), restatement=d.get("restatement", ""),
-        certified=d.get("certified"),
+        certified=d.get("certified"), grade=grade(checks), readings=readings,
     )
 
 
@@ -699,6 +714,41 @@ def checks_summary(checks: Sequence[Any]) -> str:
     return out
 
 
+def verdict_label(verdict: str, grade: str | None) -> str:
+    """A verdict as shown: its grade where the grade says more than the verdict (a confirmed
+    claim of low power is shown "consistent (low power)", never "confirmed"; an inconclusive
+    one whose checks cannot discriminate, "not testable").
+
+    >>> verdict_label("confirmed", "confirmed")
+    'confirmed'
+    >>> verdict_label("confirmed", "consistent (low power)")
+    'consistent (low power)'
+    >>> verdict_label("inconclusive", "not testable")
+    'not testable'
+    """
+    return verdict if grade in (None, "confirmed") else grade
+
+
+def grade_counts(items: Sequence[Any]) -> str:
+    """How many claims (results or report entries) have each grade, and how many of their
+    checks are not testable here (counted apart: never a refutation, never a confirmation).
+
+    >>> ok = {"passed": True, "neutral": False, "error": None, "kind": "exact"}
+    >>> nt = {**ok, "passed": None, "grade": "not testable"}
+    >>> grade_counts([{"grade": "confirmed", "checks": [ok]},
+    ...               {"grade": "consistent (low power)", "checks": [ok, nt]}])
+    'grades: confirmed 1, consistent (low power) 1, not testable 0; checks not testable: 1'
+    """
+    def get(c: Any, key: str) -> Any:
+        return c.get(key) if isinstance(c, Mapping) else getattr(c, key, None)
+
+    counts = Counter(get(r, "grade") for r in items)
+    untestable = sum(get(c, "grade") == "not testable" for r in items for c in get(r, "checks"))
+    return ("grades: " + ", ".join(f"{g} {counts.get(g, 0)}" for g in
+                                   ("confirmed", "consistent (low power)", "not testable"))
+            + f"; checks not testable: {untestable}")
+
+
 def verdict_table(results: Sequence[ClaimResult], counts: bool = True) -> str:
     """A plain-text table: id, verdict, checks passed (figures apart), seconds; then, with
     ``counts``, the count of each verdict."""
@@ -707,7 +757,7 @@ def verdict_table(results: Sequence[ClaimResult], counts: bool = True) -> str:
         n = check_counts(r.checks)
         cell = f"{n['passed']}/{n['checks']}" + (f" +{n['figures']} fig" if n["figures"]
                                                 else "")
-        rows.append((r.id, r.verdict.value, cell, f"{r.seconds:.1f}"))
+        rows.append((r.id, verdict_label(r.verdict.value, r.grade), cell, f"{r.seconds:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = []
     for k, row in enumerate(rows):
@@ -719,6 +769,7 @@ def verdict_table(results: Sequence[ClaimResult], counts: bool = True) -> str:
         lines.append("")
         lines.append(", ".join(f"{v}: {n_of.get(v, 0)}" for v in
                                ("confirmed", "refuted", "inconclusive", "error")))
+        lines.append(grade_counts(results))
     return "\n".join(lines)
 
 
@@ -972,14 +1023,21 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
     out = [f"# fedtheory report (preset `{preset}`, seed {seed})", "", "## Provenance", ""]
     out += provenance_lines(prov)
     counts = Counter(r.verdict.value for r in results)
-    out += ["", ", ".join(f"**{k}**: {v}" for k, v in sorted(counts.items()))]
+    out += ["", ", ".join(f"**{k}**: {v}" for k, v in sorted(counts.items())),
+            "", grade_counts(results)]
     out += ["", "| claim | seed | kind | verdict | checks |", "|---|---|---|---|---|"]
     for r in results:
         out.append(f"| [{r.id}](#{r.id.replace('.', '')}) | {r.seed_ref} | {r.kind} | "
-                   f"**{r.verdict.value}** | {checks_summary(r.checks)} |")
+                   f"**{verdict_label(r.verdict.value, r.grade)}** | "
+                   f"{checks_summary(r.checks)} |")
     for r in results:
-        out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: **{r.verdict.value}**; "
-                f"{checks_summary(r.checks)}", ""]
+        out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: "
+                f"**{verdict_label(r.verdict.value, r.grade)}**; {checks_summary(r.checks)}", ""]
+        if r.readings:
+            from fedtheory.claims.readings import parts_label, readings_text
+
+            out += [f"**{parts_label(r.readings).capitalize()}.** "
+                    f"{_md_cell(readings_text(r.readings))}", ""]
         if r.title:
             out += [r.title, ""]
         out += ["$$", r.statement.strip(), "$$", ""]

@@ -127,6 +127,15 @@ CHECK_SCHEMA = _object({
     "solves": {"type": "array", "items": _object(
         {"problem": _STR, "solver": _STR, "status": _STR})},
     "tests": {"type": "array", "items": {"type": "object"}},
+    "grade": {"enum": list(verdicts.CHECK_GRADES)},
+}, optional=("grade",))
+
+#: A declared reading's verdict (:mod:`fedtheory.claims.readings`).
+READING_SCHEMA = _object({
+    "name": _STR, "lines": _STR, "text": _STR, "checks": _STRINGS,
+    "kind": {"enum": ["reading", "setting"]},
+    "verdict": {"enum": list(VERDICTS)},
+    "grade": {"enum": [*verdicts.GRADES, None]},
 })
 
 ERRATUM_SCHEMA = _object({
@@ -239,7 +248,9 @@ CLAIM_SCHEMA = _object({
     "seed": {"type": "integer", "minimum": 0},
     "seconds": {"type": "number", "minimum": 0},
     "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-}, optional=("origin", "certified"))
+    "grade": {"enum": list(verdicts.GRADES)},
+    "readings": {"type": "array", "items": READING_SCHEMA},
+}, optional=("origin", "certified", "grade", "readings"))
 
 #: One BLAS library of the provenance (threadpoolctl's description, the fields kept).
 _BLAS = {"internal_api": _STR_OR_NULL, "version": _STR_OR_NULL, "architecture": _STR_OR_NULL,
@@ -287,7 +298,9 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "additionalProperties": {"type": "integer", "minimum": 0}},
         "claims": {"type": "array", "items": CLAIM_SCHEMA},
         "provenance": PROVENANCE_SCHEMA,
-    }),
+        "grades": {"type": "object", "propertyNames": {"enum": list(verdicts.GRADES)},
+                   "additionalProperties": {"type": "integer", "minimum": 0}},
+    }, optional=("grades",)),
 }
 
 
@@ -387,8 +400,9 @@ def derived(entry: Mapping[str, Any]) -> dict[str, Any]:
     ``tightness``, by the rules of :mod:`fedtheory.verdicts` (the same that
     :func:`fedtheory.claims.core.combine` and :func:`~fedtheory.claims.core.tightness` apply)."""
     checks = list(entry["checks"])
-    verdict, k = verdicts.verdict_of([(c["passed"], c["error"] is not None, c["neutral"])
-                                      for c in checks])
+    outcomes = [(c["passed"], c["error"] is not None, c["neutral"], c.get("grade"))
+                for c in checks]
+    verdict, k = verdicts.verdict_of(outcomes)
     counterexample = None
     if k is not None:
         counterexample = dict(checks[k]["counterexample"] or {})
@@ -402,7 +416,7 @@ def derived(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {"verdict": verdict, "counterexample": counterexample,
             "errors": [{"check": c["name"], "detail": c["detail"]}
                        for c in checks if c["error"] is not None],
-            "tightness": tight}
+            "tightness": tight, "grade": verdicts.grade_of(outcomes)}
 
 
 def replay_command_text(claim_id: str, check: str, preset: str, seed: int,
@@ -562,6 +576,10 @@ def audit(entry: Mapping[str, Any], *, preset: str, seed: int,
             stored = repr(entry[name]) if name == "verdict" else "what is stored"
             problems.append(f"{name}: {stored} is not what its checks give"
                             + (f" ({now[name]!r})" if name == "verdict" else ""))
+    if entry.get("grade") != now["grade"] and ("grade" in entry or now["grade"] not in (
+            None, verdicts.CONFIRMED)):  # reports before grades carry none: plain confirmed
+        problems.append(f"grade: {entry.get('grade')!r} is not what its checks give "
+                        f"({now['grade']!r})")
     problems += _audit_power(entry, now["verdict"], mutants)
     if definition is not None:
         mine = entry_definition(entry)
@@ -609,3 +627,12 @@ def _audit_power(entry: Mapping[str, Any], verdict: str,
 def summary_of(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """The ``summary`` of a report: how many entries have each recomputed verdict."""
     return dict(sorted(Counter(derived(e)["verdict"] for e in entries).items()))
+
+
+def grades_of(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """The ``grades`` of a report: how many entries have each recomputed grade (a confirmed
+    claim ``confirmed`` or ``consistent (low power)``, an inconclusive one ``not testable``).
+    Not-testable checks of claims decided by other checks are counted apart
+    (:func:`fedtheory.report.grade_counts`)."""
+    grades = (derived(e)["grade"] for e in entries)
+    return dict(sorted(Counter(g for g in grades if g is not None).items()))

@@ -174,6 +174,9 @@ class PaperErrata:
     source: str
     source_sha256: str
     counts: Mapping[str, int] = field(default_factory=dict)
+    #: How many of those statements have each grade (``confirmed``, ``consistent (low
+    #: power)``, ``not testable``: :func:`fedtheory.verdicts.grade_of`).
+    grades: Mapping[str, int] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------- reading
@@ -481,14 +484,18 @@ def paper_errata(doc: Mapping[str, Any], key: str, source: Path | str = "",
     errata: list[Erratum] = []
     rows: list[Row] = []
     counts: Counter[str] = Counter()
+    grades: Counter[str] = Counter()
     for entry in doc["claims"]:
         if key not in {p.key for p, _ in references(entry["seed_ref"])}:
             continue
         cid = entry["id"]
         if cid.endswith(".corrected") and cid[: -len(".corrected")] in by_id:
             continue
-        verdict = derived(entry)["verdict"]
+        now = derived(entry)
+        verdict = now["verdict"]
         counts[verdict] += 1
+        if now["grade"] is not None:
+            grades[now["grade"]] += 1
         if verdict == "refuted":
             errata.append(_erratum(entry, key, by_id, index, base_dir, budget))
         else:
@@ -499,7 +506,7 @@ def paper_errata(doc: Mapping[str, Any], key: str, source: Path | str = "",
     if src is not None and src.is_file():
         sha = hashlib.sha256(read_bounded(src)).hexdigest()
     return PaperErrata(PAPERS[key], tuple(errata), tuple(rows), dict(doc["provenance"]),
-                       str(src or ""), sha, dict(counts))
+                       str(src or ""), sha, dict(counts), dict(grades))
 
 
 def describe_value(value: Any, limit: int = 12, width: int = 400) -> str:

@@ -95,6 +95,10 @@ def _summary(e: PaperErrata) -> str:
     n = sum(e.counts.values())
     parts = [f"{e.counts[v]} {v}" for v in ("refuted", "confirmed", "inconclusive", "error")
              if e.counts.get(v)]
+    graded = [f"{e.grades[g]} {g}" for g in ("consistent (low power)", "not testable")
+              if e.grades.get(g)]
+    if graded:  # the grades say which confirmations could have failed, which checks could not
+        parts.append("of these " + " and ".join(graded))
     return (f"{n} statement{'s' if n != 1 else ''} of this document checked: "
             + ", ".join(parts) + ".") if n else "No statement of this document is in the report."
 
