@@ -22,10 +22,10 @@ __all__ = ["summary_lines"]
 
 def summary_lines(results: Sequence[ClaimResult], written: Sequence[tuple[str, str]],
                   report: str | None) -> list[str]:
-    """The end of ``verify``: the count of each verdict and of each grade, one line per refuted claim (its id,
-    the kind of erratum, the command that re-runs the check that refutes it), where the run
-    record and the reports were written, and the commands to go on with (``report``: the JSON
-    report those commands read, None when none was written)."""
+    """The end of ``verify``: the count of each verdict and of each grade, one line per
+    refuted claim (its id, the kind of erratum, the command that re-runs the check that
+    refutes it), where the run record and the reports were written, and the commands to go
+    on with (``report``: the JSON report those commands read, None when none was written)."""
     counts = {v: sum(r.verdict.value == v for r in results)
               for v in ("confirmed", "refuted", "inconclusive", "error")}
     lines = [f"{len(results)} claim(s): " + ", ".join(f"{k}: {n}" for k, n in counts.items()),
