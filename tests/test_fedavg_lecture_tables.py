@@ -110,3 +110,20 @@ def test_the_lecture_experiments_have_full_cards(claim_id):
 def test_tuned_steps_cover_every_cell():
     assert set(lt.TABLE_LR) == {(s, m, e) for s in lt.SIMILARITIES for m, _, e in lt.METHODS}
     assert all(v in lt.TABLE["tuning"]["grid"] for v in lt.TABLE_LR.values())
+
+
+def test_the_figures_draw_from_their_checks_data():
+    from fedtheory.plotting.figures import PLOTTERS, plt
+
+    c = np.linspace(0.5, 0.95, 11)
+    fig = PLOTTERS["fedavg.ablation"](curves={"alpha=0.1": c, "homog": c + 0.01},
+                                      budgets=[2, 5, 10],
+                                      half_widths={"alpha=0.1": [0.01] * 3, "homog": [0.01] * 3},
+                                      ceiling=0.97, seeds=4)
+    assert fig.axes[0].get_legend() is not None
+    plt.close(fig)
+    fig = PLOTTERS["fedavg.scaffold_table"](curves={"0 % similarity": {"SGD E=1": c},
+                                                    "100 % similarity": {"SGD E=1": c}},
+                                            target=0.9, ceiling=0.97, seeds=4)
+    assert len(fig.axes) == 2
+    plt.close(fig)

@@ -86,8 +86,8 @@ ABLATION = {"steps": 25, "batch": 15, "lr": 0.1,
 #: rounds to ``target`` test accuracy (and ``target_sensitivity``, reported).
 TABLE = {"participants": 4, "steps_per_epoch": 5, "batch": 15, "sgd_batch": 75,
          "target": 0.9, "target_sensitivity": 0.95,
-         "rounds": {"quick": 100, "full": 400},
-         "seeds": {"quick": 24, "full": 48}, "per_task": 12,
+         "rounds": {"quick": 100, "full": 200},
+         "seeds": {"quick": 24, "full": 96}, "per_task": 12,
          "tuning": {"grid": (0.1, 0.3, 1.0, 3.0, 10.0), "seeds": 6, "rounds": 200}}
 
 #: Local step per (similarity, method, epochs), from :func:`tune_table_lr` (grid
