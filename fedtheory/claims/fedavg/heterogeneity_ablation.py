@@ -97,8 +97,9 @@ SETUP = SetupCard(
         SetupRow("metric", paper="accuracy (%), mean ± std",
                  paper_where=f"{WHERE}, Table 2 (lines 155-158)",
                  run="test accuracy of the global model at each budget, per seed; beside it "
-                     "the ceiling (test accuracy of the centralised optimum on all training "
-                     "images pooled) and each level's distance from it (headroom)"),
+                     "the test accuracy of the centralised optimum (all training images "
+                     "pooled; a reference, not a bound: an iterate may test higher) and each "
+                     "level's distance from it (headroom)"),
         SetupRow("threshold",
                  paper="'Data heterogeneity ζ² can significantly influences the FedAvg "
                        "performance' (no test)",
@@ -148,15 +149,17 @@ CLAIM = Claim(
               r" \le \mathrm{acc}_{\rm homog}\ (45.0,\ 52.9,\ 54.4,\ 54.9)",
     kind=ClaimKind.QUALITATIVE,
     finding=(
-        "Reproduced on the stand-in, in the table's shape. Quick preset (24 seeds): FedAvg on "
-        "the homogeneous split beats the alpha = 0.1 split by 5.8 points after 10 rounds "
-        "(one-sided limits [+1.6, +9.9]) and 3.1 points after 25 ([+1.3, +5.0]), both beyond "
-        "the 1-point margin; after 50 rounds the loss (1.9 points, [+0.5, +3.2]) is not shown "
-        "to exceed it: the influence shrinks with the budget on a convex model. Headroom: the "
-        "centralised optimum reaches 97.3 %; the homogeneous split is 2.6, 1.4 and 0.7 points "
-        "below it after 10, 25 and 50 rounds, alpha = 0.1 8.3, 4.6 and 2.6. As in the table, "
-        "the step from 0.1 to 0.5 is the large one; 2.5 vs homogeneous is a tie at every "
-        "budget. FedProx and MOON are not run."),
+        "Reproduced on the stand-in, in the table's shape; the influence shrinks with the "
+        "budget. Full preset (64 seeds): FedAvg on the homogeneous split beats the "
+        "alpha = 0.1 split by 5.5, 2.8 and 1.8 test-accuracy points after 10, 25 and 50 "
+        "rounds, beyond the 1-point margin (lower limits +3.5, +1.9, +1.2); after 100 and 200 "
+        "rounds the loss (0.75 and 0.89 points) is significant but not shown to exceed the "
+        "margin. Headroom: the centralised optimum's test accuracy is 97.3 %; after 10 rounds "
+        "the homogeneous split is 2.6 points below it, alpha = 0.1 8.1; after 200 rounds all "
+        "levels are within 0.6 points of it. As in the table, the step from 0.1 to 0.5 is "
+        "the large one (4.6 points after 10 rounds) and 2.5 vs homogeneous is a tie at every "
+        "budget. Quick preset (24 seeds, 10 to 50 rounds): beyond the margin after 10 and 25 "
+        "rounds. FedProx and MOON are not run."),
     expected="confirmed",
     stated=Stated(factors=(HETEROGENEITY,)),
     setup=SETUP,
@@ -205,8 +208,8 @@ def _vals(ctx: Context, data: dict[str, Any], label: str, T: int) -> np.ndarray:
 def _headroom(data: dict[str, Any], T: int) -> str:
     c = data["ceiling"]
     mean = {lab: float(data["acc"][lab][T].mean()) for lab in data["levels"]}
-    return f"ceiling {100 * c:.1f}; " + ", ".join(
-        f"{lab} {100 * m:.1f} ({100 * (c - m):.1f} below)" for lab, m in mean.items())
+    return f"centralised optimum {100 * c:.1f}; " + ", ".join(
+        f"{lab} {100 * m:.1f} (optimum - it: {100 * (c - m):+.1f})" for lab, m in mean.items())
 
 
 @CLAIM.check("monte_carlo", "heterogeneity_lowers_accuracy")
