@@ -35,7 +35,7 @@ def draw_ablation(curves: Mapping[str, Any], budgets: Sequence[int],
     lo = min(100 * float(np.asarray(c, dtype=float)[min(budgets)]) for c in curves.values())
     ax.set_ylim(max(0.0, lo - 5), 100 * ceiling + 1.5)
     label_axes(ax, "round", "test accuracy (%)",
-               f"FedAvg on digits, Dirichlet splits vs homogeneous ({seeds} seeds; "
+               f"FedAvg on digits, Dirichlet splits vs homogeneous ({seeds} random seeds; "
                "intervals at the budgets tested)", title_size=9, legend_size=8)
     return fig
 
@@ -55,7 +55,7 @@ def draw_scaffold_table(curves: Mapping[str, Mapping[str, Any]], target: float,
         ax.axhline(100 * target, ls=":", color="k", lw=1, label=f"target {target:g}")
         ax.axhline(100 * ceiling, ls="--", color="0.5", lw=1, label="centralised optimum")
         ax.set_ylim(50, 100 * ceiling + 2)
-        label_axes(ax, "round", "test accuracy (%)", f"{sim} ({seeds} seeds)", title_size=9,
+        label_axes(ax, "round", "test accuracy (%)", f"{sim} ({seeds} random seeds)", title_size=9,
                    legend_size=7)
     fig.suptitle("SCAFFOLD table on digits: mean test accuracy per round", fontsize=10)
     return fig
