@@ -335,6 +335,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     a folder where the record cannot be written is said so in one line."""
     from fedtheory import session
 
+    _check_outputs(args)  # a bad output path: an error before anything is written, the lock too
     if args.no_record:
         return _verify(args, session.Outputs(False, args.json, _warn))
     with session.lock_folder() as skipped:
