@@ -487,7 +487,7 @@ def read_report(path: Path | str, claims: Sequence[Claim] | None = None
     ValueError
         The file is not such a report (the message names the file, the claim and the field).
     """
-    from fedtheory.report import load_report
+    from fedtheory.report import load_report, unresolved
     from fedtheory.schema import audit, claim_label, definition_of, derived
 
     doc = load_report(path)
@@ -504,8 +504,12 @@ def read_report(path: Path | str, claims: Sequence[Claim] | None = None
     verdicts: dict[str, str] = {}
     for k, entry in enumerate(doc["claims"]):
         claim = by_id.get(entry["id"])
-        problems = audit(entry, preset=doc["preset"], seed=doc["seed"],
-                         definition=definition_of(claim, doc["preset"]) if claim else None)
+        problem = unresolved(entry)
+        if problem is None and claim is None:
+            problem = f"id: {ascii(entry['id'])} is not among the claims catalogued"
+        problems = [problem] if problem is not None else audit(
+            entry, preset=doc["preset"], seed=doc["seed"],
+            definition=definition_of(claim, doc["preset"]))
         if problems:
             more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
             raise ValueError(f"report {path}: {claim_label(doc, k)}: {problems[0]}{more}; "

@@ -35,6 +35,7 @@ from fedtheory.report import (
     load_report,
     provenance_lines,
 )
+from fedtheory.safetext import terminal_text
 from fedtheory.sandbox import RunInterrupted, clear_interrupt, note_interrupt
 from fedtheory.session import Progress, known_seconds
 
@@ -167,21 +168,32 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _print_result(entry: dict[str, Any], counterexample: dict[str, Any] | None) -> None:
-    for chk in entry.get("checks", []):
-        print(f"  - {chk['name']} [{chk['kind']}] passed={chk['passed']}: "
-              f"{_one_line(chk.get('detail') or '', 300)}")
-        if chk.get("error"):
-            print(f"    check {chk['name']} raised: {_one_line(chk['detail'], 300)}")
-    if counterexample:
-        print("  counterexample: " + _one_line(json.dumps(counterexample), 600))
-        replay = counterexample.get("replay")
-        check = counterexample.get("check")
-        if isinstance(replay, dict) and isinstance(check, str):  # made again from its parts
-            from fedtheory.commands import replay as replay_text
-            from fedtheory.schema import file_source
+    """A report entry's checks and counterexample: every string of the report printed
+    without its control characters (:func:`fedtheory.safetext.terminal_text`), the re-run
+    command rebuilt from the entry's validated parts and quoted, never the stored one."""
+    from fedtheory.schema import replay_shown
 
-            print("  re-run it: " + replay_text(entry["id"], check, entry["preset"],
-                                                entry["seed"], file_source(entry)))
+    def say(text: str) -> None:
+        print(terminal_text(text))
+
+    for chk in entry.get("checks", []):
+        say(f"  - {chk['name']} [{chk['kind']}] passed={chk['passed']}: "
+            f"{_one_line(chk.get('detail') or '', 300)}")
+        if chk.get("error"):
+            say(f"    check {chk['name']} raised: {_one_line(chk['detail'], 300)}")
+    if counterexample:
+        shown = {k: v for k, v in counterexample.items() if k != "replay"}  # rebuilt below
+        say("  counterexample: " + _one_line(json.dumps(shown), 600))
+        check = counterexample.get("check")
+        if counterexample.get("replay") and isinstance(check, str):
+            say(f"  re-run it: {replay_shown(entry, check, terminal=True)['command']}")
+
+
+def _report_path(value: str | None, option: str = "--from") -> str | None:
+    """A report path argument: None when not given, ``ValueError`` when empty."""
+    if value is not None and not str(value).strip():
+        raise ValueError(f"{option} must be the path of a JSON report, got {value!r}")
+    return value
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -190,8 +202,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     that does not hold up (:func:`fedtheory.schema.audit`) is not shown."""
     from fedtheory.commands import command
     from fedtheory.index import lookup
+    from fedtheory.report import unresolved
     from fedtheory.schema import audit, claim_label, derived
 
+    _report_path(args.from_report)
     _add_sources(args)
     claims = [w for path in args.claims for w in ("--claims", path)]  # for the hints
     c = lookup(args.id)
@@ -222,7 +236,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         try:
             doc = load_report(source, only=c.id)
         except ValueError as exc:
-            print(f"No usable run record ({exc}).")
+            print(terminal_text(f"No usable run record ({exc})."))
             return 0
     prov = doc["provenance"]
     if not prov.get("time"):
@@ -235,18 +249,19 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"No verdict for {c.id} in {where}.")
         return failed
     entry = doc["claims"][places[0]]
-    problems = audit(entry, preset=doc["preset"], seed=doc["seed"],
-                     definition=c.definition.get(doc["preset"]))
+    problem = unresolved(entry)  # a claim file's entry: the file that computed it
+    problems = [problem] if problem is not None else audit(
+        entry, preset=doc["preset"], seed=doc["seed"], definition=c.definition.get(doc["preset"]))
     if problems:
         more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        print(f"Verdict: not shown: report {source}: {claim_label(doc, places[0])}: "
+        print(terminal_text(f"Verdict: not shown: report {source}: {claim_label(doc, places[0])}: "
               f"{problems[0]}{more}. Run it again: " + command(
-                  "verify", *claims, c.id, "--preset", doc["preset"], "--seed", doc["seed"]))
+                  "verify", *claims, c.id, "--preset", doc["preset"], "--seed", doc["seed"])))
         return failed
     now = derived(entry)
     partial = "" if doc["complete"] else " (a run that did not finish)"
-    print(f"Verdict: {now['verdict']}, from {source}{partial}:")
-    print("\n".join("  " + line.lstrip("- ") for line in provenance_lines(prov)))
+    print(terminal_text(f"Verdict: {now['verdict']}, from {source}{partial}:"))
+    print(terminal_text("\n".join("  " + line.lstrip("- ") for line in provenance_lines(prov))))
     _print_result(entry, now["counterexample"])
     return 0
 
@@ -296,12 +311,31 @@ def _warn(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """``verify``'s outputs, before any work: ``--json`` and the run record name nothing or a
+    regular file (never a link, a device, a FIFO, a socket or a directory), ``--report`` a
+    directory whose ``report.md`` is such a file; an empty path is an error; ``--resume`` is
+    a report path."""
+    if args.json is not None:
+        check_writable_file(args.json, "--json")
+    if args.report is not None:
+        if not str(args.report).strip():
+            raise ValueError(f"--report must be a directory path, got {args.report!r}")
+        check_writable_dir(args.report, "--report")
+    _report_path(args.resume, "--resume")
+    if not args.no_record:
+        from fedtheory.safefiles import check_output_file
+
+        check_output_file(RECORD_PATH, "the run record (--no-record: none)")
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     """``verify``: one run at a time in a folder that keeps a run record
     (:func:`fedtheory.session.lock_folder`), the stale temporary files of killed runs removed;
     a folder where the record cannot be written is said so in one line."""
     from fedtheory import session
 
+    _check_outputs(args)  # a bad output path: an error before anything is written, the lock too
     if args.no_record:
         return _verify(args, session.Outputs(False, args.json, _warn))
     with session.lock_folder() as skipped:
@@ -360,11 +394,9 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
         with contextlib.suppress(Exception):  # a convenience: never a reason for a run to fail
             index.refresh()  # every claim is imported now: the index costs milliseconds
     # Output paths are checked before any work: a bad one costs a second, not a run.
+    _check_outputs(args)
     if args.json:
-        check_writable_file(args.json, "--json")
         remove_stale_temporary(Path(args.json).parent, Path(args.json).name)
-    if args.report:
-        check_writable_dir(args.report, "--report")
     fig_dir = str(Path(args.report) / "figures") if args.report else None
     jobs_n = _jobs(args)
     plugins = []
@@ -378,16 +410,18 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
     if args.resume:
         plan = resume_plan(args.resume, claims, args.seed, preset, args.power)
         for warning in plan.warnings:
-            print(f"fedtheory: warning: {warning}", file=sys.stderr)
+            print(terminal_text(f"fedtheory: warning: {warning}"), file=sys.stderr)
         done = {c.id: plan.kept[c.id] for c in claims if c.id in plan.kept}
     jobs = [Job(c.id, preset, args.seed, fig_dir, power=args.power, certify=args.certify)
             for c in claims if c.id not in done]
     prov = provenance(args.seed, preset, jobs=jobs_n)
     prov.update(executor=executor.describe(), resumed=sorted(done))
+    if args.report:  # where the figures are: `fedtheory errata` embeds only files under it
+        prov["report_dir"] = str(Path(args.report).resolve())
     if args.resume:
         print(f"resuming from {args.resume}: {len(done)} claim(s) kept, {len(jobs)} to run",
               file=sys.stderr)
-    entries = {cid: entry(res) for cid, res in done.items()}  # made once per claim
+    entries = {cid: entry(res, args.report) for cid, res in done.items()}  # made once per claim
 
     def save(complete: bool, **extra: Any) -> list[str]:
         """Write the run record and the --json report of what is done; where they went
@@ -399,7 +433,7 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
 
     def finished(res: ClaimResult) -> None:
         done[res.id] = res
-        entries[res.id] = entry(res)
+        entries[res.id] = entry(res, args.report)
         save(complete=False)  # a valid partial report after every claim: nothing lost
         # (an interrupt in between: the handler below writes what is done)
         if stdout_closed(sys.stdout):  # `verify | head`: the reader left; stop as on Ctrl-C
@@ -427,7 +461,7 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
             head = (f"{_fresh_line()}fedtheory: interrupted ({name}): {len(done)} of "
                     f"{len(claims)} claim(s) finished")
         for cid, res in done.items():
-            entries.setdefault(cid, entry(res))
+            entries.setdefault(cid, entry(res, args.report))
         if isinstance(exc, OutputError) and exc.path == str(args.json):
             outputs.json_path = None  # it cannot be written: keep what can be in the record
         problem = ""
@@ -479,6 +513,11 @@ def _summary(args: argparse.Namespace, results: list[ClaimResult], preset: str,
             ce = entries[r.id]["counterexample"]  # as the report has it
             shown = {k: v for k, v in (ce or {}).items() if k != "replay"}
             print(f"{r.id} refuted; counterexample: {_one_line(str(shown), 300)}")
+        if r.readings:  # which readings of the seed hold (fedtheory.claims.readings)
+            from fedtheory.claims.readings import parts_label, readings_text
+
+            print(f"{r.id} {parts_label(r.readings)}: "
+                  f"{_one_line(readings_text(r.readings), 400)}")
         for c in r.errors:
             print(f"{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
     print("\n" + verdict_table(results, counts=False))
@@ -535,6 +574,7 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     from fedtheory.claims.registry import all_claims
 
     check_writable_file(args.out, "--out")
+    _report_path(args.from_report)
     _add_sources(args)
     claims = all_claims()
     verdicts, prov = read_report(args.from_report, claims)
@@ -543,7 +583,7 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
                          f"verdicts, this report has preset {prov.get('preset')!r}")
     # what identifies the run, not the machine it ran on (no paths, pids or BLAS details)
     prov = {k: prov[k] for k in CATALOGUE_PROVENANCE if k in prov}
-    atomic_write_text(args.out, render_catalogue(claims, verdicts, prov))
+    atomic_write_text(args.out, render_catalogue(claims, verdicts, prov), "--out")
     print(f"catalogue: {args.out}")
     return 0
 
@@ -552,11 +592,14 @@ def cmd_errata(args: argparse.Namespace) -> int:
     """Write the errata pages and LaTeX snippets of a report (:mod:`fedtheory.errata`)."""
     from fedtheory.errata import write_errata
 
+    _report_path(args.from_report)
+    _add_sources(args)  # --claims: the claim files a report's entries were computed by
     written = write_errata(args.from_report, args.out, args.paper)
     for path in written:
-        print(f"errata: {path}")
+        print(terminal_text(f"errata: {path}"))
     if not written:
-        print(f"errata: report {args.from_report} has no claims; nothing written")
+        print(terminal_text(f"errata: report {args.from_report} has no claims; nothing "
+                            "written"))
     return 0
 
 
@@ -675,6 +718,7 @@ def build_parser() -> argparse.ArgumentParser:
     pe.add_argument("--paper", metavar="ID",
                     help="only this seed paper: its key (000-004) or short name (ocs, fedau, "
                          "...); default: every paper the report's claims cite")
+    claims_option(pe)
     pe.set_defaults(func=cmd_errata)
 
     from fedtheory.scaffold import KINDS  # the standard library only
@@ -736,8 +780,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         signum, name = _signal_name(exc)
         print(f"{_fresh_line()}fedtheory: interrupted ({name})", file=sys.stderr)
         return 128 + signum
-    except ValueError as exc:
-        print(f"fedtheory: error: {exc}", file=sys.stderr)
+    except ValueError as exc:  # its text may quote a report: no control characters
+        print(terminal_text(f"fedtheory: error: {exc}"), file=sys.stderr)
         return 2
     except BrokenPipeError:  # `fedtheory ... | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -21,7 +21,14 @@ Nothing is written that the user did not ask for, except the **run record**
 ``--from REPORT.json`` is given and ``--resume`` continues from after an interrupt. Every file
 is written atomically (a temporary file in the same folder, then :func:`os.replace`), so a
 reader never sees half a report and concurrent runs never mix their results: the last one to
-finish wins, and says who it was.
+finish wins, and says who it was. A file is written only where nothing is or a regular file is:
+a symbolic link, a device (``/dev/null``), a FIFO, a socket or a directory at an output's path
+is an error naming the option, before any work and again at the rename
+(:mod:`fedtheory.safefiles`); fedtheory never writes through a link nor replaces one.
+
+A report is read with a bounded read of a regular file (at most
+:data:`fedtheory.safefiles.MAX_REPORT_BYTES`, nested at most :data:`MAX_REPORT_DEPTH` deep), and
+an entry is used only when its id is a claim loaded here (:func:`unresolved`).
 """
 
 from __future__ import annotations
@@ -40,6 +47,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fedtheory.gitinfo import git_output
+from fedtheory.safefiles import (
+    MAX_REPORT_BYTES,
+    check_output_dir,
+    check_output_file,
+    read_bounded,
+)
 from fedtheory.schema import (
     REPORT_FORMAT,
     ReportError,
@@ -48,6 +61,7 @@ from fedtheory.schema import (
     definition_of,
     derived,
     digest,
+    grades_of,
     mutants_of,
     validate,
 )
@@ -56,6 +70,7 @@ if TYPE_CHECKING:  # the claim machinery (sympy) is imported where results are h
     from fedtheory.claims.core import Claim, ClaimResult
 
 __all__ = [
+    "MAX_REPORT_DEPTH",
     "RECORD_PATH",
     "REPORT_VERSION",
     "Resume",
@@ -69,12 +84,15 @@ __all__ = [
     "claim_file",
     "entry",
     "load_report",
+    "loaded_definition",
+    "nesting_depth",
     "power_summary",
     "provenance",
     "read_json",
     "result_from_dict",
     "resume_plan",
     "to_json",
+    "unresolved",
     "verdict_table",
     "without_volatile",
     "write_json",
@@ -183,18 +201,24 @@ def provenance(seed: int, preset: str, *, argv: Sequence[str] | None = None,
 # writing files
 
 
-def atomic_write_text(path: Path | str, text: str) -> Path:
+def atomic_write_text(path: Path | str, text: str, option: str = "output") -> Path:
     """Write ``text`` to ``path`` atomically: a temporary file in the same folder, then rename.
 
     A reader sees the old file or the new one, never a mixture; the folder is created if needed.
+    Only a path that names nothing or a regular file is written: a symbolic link, a device
+    (``/dev/null``), a FIFO, a socket or a directory there is an
+    :class:`~fedtheory.safefiles.UnsafePath` naming ``option`` and the path (checked before the
+    temporary file is made and again just before the rename), and nothing is replaced.
     """
     path = Path(path)
+    check_output_file(path, option)
     path.parent.mkdir(parents=True, exist_ok=True)
     # open(..., "x") rather than mkstemp: the file gets the user's umask (mkstemp's is 0600)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
     try:
         with open(tmp, "x", encoding="utf-8") as fh:
             fh.write(text)
+        check_output_file(path, option)  # again: it may have been replaced meanwhile
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -226,11 +250,8 @@ def check_writable_file(path: Path | str, option: str) -> None:
 
     Run before any work, so that a bad output path is found in a second, not after the run.
     """
+    check_output_file(path, option)  # a link, a device, a FIFO, a directory: refused
     path = Path(path)
-    if str(path) in ("", "."):
-        raise ValueError(f"{option} must be a file path, got {str(path)!r}")
-    if path.exists() and path.is_dir():
-        raise ValueError(f"{option} {path} is a directory, not a file")
     problem = _probe_dir(path.parent if str(path.parent) else Path("."))
     if problem:
         raise ValueError(f"{option} {path}: {problem}")
@@ -238,9 +259,15 @@ def check_writable_file(path: Path | str, option: str) -> None:
         raise ValueError(f"{option} {path}: file is not writable")
 
 
-def check_writable_dir(directory: Path | str, option: str) -> None:
+def check_writable_dir(directory: Path | str, option: str,
+                       files: Sequence[str] = ("report.md",)) -> None:
     """Raise ``ValueError`` naming ``option`` unless ``directory`` (and its ``figures/``) can be
-    written."""
+    written, and each of its ``files`` names nothing yet or a regular file
+    (:func:`fedtheory.safefiles.check_output_file`)."""
+    check_output_dir(directory, option)
+    check_output_dir(Path(directory) / "figures", option)
+    for name in files:
+        check_output_file(Path(directory) / name, option)
     directory = Path(directory)
     problem = _probe_dir(directory) or _probe_dir(directory / "figures")
     if problem:
@@ -251,13 +278,18 @@ def check_writable_dir(directory: Path | str, option: str) -> None:
 # the JSON document
 
 
-def entry(result: ClaimResult) -> dict[str, Any]:
+def entry(result: ClaimResult, report_dir: Path | str | None = None) -> dict[str, Any]:
     """A claim's entry in a report: ``result.to_dict()``, where the claim was defined
     (``origin``: :func:`fedtheory.claims.registry.origin_of`; the replay commands of a claim
-    from a file name that file) and its ``digest``."""
+    from a file name that file) and its ``digest``. With ``report_dir`` (the run's
+    ``--report`` directory, which the provenance records as ``report_dir``), the figures drawn
+    into it are given relative to it (what ``fedtheory errata`` embeds, and nothing else)."""
     from fedtheory.claims.registry import origin_of
 
     d = result.to_dict()
+    if report_dir is not None:
+        for c in d["checks"]:
+            c["figures"] = [_relative_figure(f, report_dir) for f in c["figures"]]
     origin = origin_of(d["id"])
     if origin is not None:
         d["origin"] = origin.to_dict()
@@ -265,6 +297,16 @@ def entry(result: ClaimResult) -> dict[str, Any]:
             _replay_from_file(d, origin.path)
     d["digest"] = digest(d)
     return d
+
+
+def _relative_figure(figure: str, report_dir: Path | str) -> str:
+    """``figure`` relative to ``report_dir`` (POSIX form) when it lies inside it, else as it is.
+
+    >>> _relative_figure("out/figures/a.png", "out"), _relative_figure("figures/a.png", "out")
+    ('figures/a.png', 'figures/a.png')
+    """
+    rel = os.path.relpath(os.path.abspath(figure), os.path.abspath(report_dir))
+    return figure if rel.split(os.sep)[0] == os.pardir else Path(rel).as_posix()
 
 
 def _replay_from_file(d: dict[str, Any], path: str | None) -> None:
@@ -307,6 +349,7 @@ def to_json(results: Sequence[ClaimResult | Mapping[str, Any]], seed: int, prese
         "summary": dict(sorted(Counter(e["verdict"] for e in entries).items())),
         "claims": entries,
         "provenance": prov if prov is not None else provenance(seed, preset),
+        "grades": grades_of(entries),
     }
 
 
@@ -333,12 +376,14 @@ def _dumps(doc: dict[str, Any]) -> str:
 
 
 def write_json(path: Path | str, results: Sequence[ClaimResult | Mapping[str, Any]], seed: int,
-               preset: str, prov: dict[str, Any] | None = None, complete: bool = True) -> Path:
-    """Write the JSON report atomically; ``provenance.path`` says where it was written."""
+               preset: str, prov: dict[str, Any] | None = None, complete: bool = True,
+               option: str = "--json") -> Path:
+    """Write the JSON report atomically (:func:`atomic_write_text`: an error naming ``option``
+    where ``path`` is not a regular file); ``provenance.path`` says where it was written."""
     path = Path(path)
     doc = to_json(results, seed, preset, prov, complete)
     doc["provenance"] = {**doc["provenance"], "path": str(path.resolve())}
-    return atomic_write_text(path, _dumps(doc))
+    return atomic_write_text(path, _dumps(doc), option)
 
 
 def write_record(results: Sequence[ClaimResult | Mapping[str, Any]], seed: int, preset: str,
@@ -349,7 +394,8 @@ def write_record(results: Sequence[ClaimResult | Mapping[str, Any]], seed: int, 
     Returns its path, or None when the working directory is not writable (not an error).
     """
     try:
-        return write_json(Path(root) / RECORD_PATH, results, seed, preset, prov, complete)
+        return write_json(Path(root) / RECORD_PATH, results, seed, preset, prov, complete,
+                          option="the run record")
     except OSError:
         return None
 
@@ -371,22 +417,49 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def read_json(path: Path | str) -> Any:
+#: The deepest nesting of arrays and objects a report may have (a real one has about 10): a
+#: deeper document is refused right after parsing, before anything walks it recursively.
+MAX_REPORT_DEPTH = 64
+
+
+def nesting_depth(doc: Any, limit: int = MAX_REPORT_DEPTH) -> int:
+    """How deeply ``doc`` nests arrays and objects (a scalar: 0), counted without recursion;
+    the count stops at ``limit + 1``.
+
+    >>> nesting_depth({"a": [1, {"b": 2}]}), nesting_depth(3)
+    (3, 0)
+    """
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict)
+                                                   else value))
+    return deepest
+
+
+def read_json(path: Path | str, limit: int = MAX_REPORT_BYTES) -> Any:
     """Parse the JSON file at ``path`` strictly (no NaN or Infinity, no key twice in one
-    object); ``ValueError`` naming the path when it is missing or not JSON."""
+    object); ``ValueError`` naming the path when it is missing, not a regular file, larger than
+    ``limit`` bytes (:data:`fedtheory.safefiles.MAX_REPORT_BYTES`: read with a bounded read,
+    :func:`fedtheory.safefiles.read_bounded`), not JSON, or nested deeper than
+    :data:`MAX_REPORT_DEPTH`."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"report {path} does not exist") from None
-    except IsADirectoryError:
-        raise ValueError(f"report {path} is a directory, not a JSON report") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_bounded(path, "report", limit).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ValueError(f"report {path} is not readable: {exc}") from None
     try:
-        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise ValueError(f"report {path} is not readable JSON: {exc}") from None
+    if nesting_depth(doc) > MAX_REPORT_DEPTH:
+        raise ValueError(f"report {path}: nested more than {MAX_REPORT_DEPTH} levels deep (a "
+                         "report is about 10): not a fedtheory report")
+    return doc
 
 
 def load_report(path: Path | str, only: str | None = None) -> dict[str, Any]:
@@ -408,11 +481,24 @@ def result_from_dict(d: Mapping[str, Any]) -> ClaimResult:
     """A claim's result read back from a schema-valid report entry (the inverse of
     ``to_dict``); the verdict, counterexample and tightness are recomputed from its checks
     (:func:`fedtheory.claims.core.combine`), never read from the entry."""
-    from fedtheory.claims.core import CheckResult, ClaimKind, ClaimResult, combine, tightness
+    from fedtheory.claims.core import (
+        CheckResult,
+        ClaimKind,
+        ClaimResult,
+        combine,
+        grade,
+        tightness,
+    )
+    from fedtheory.claims.readings import Reading, reading_verdicts
 
     fields = CheckResult.__dataclass_fields__
     checks = [CheckResult(**{k: v for k, v in c.items() if k in fields}) for c in d["checks"]]
     verdict, counterexample = combine(checks)
+    readings = d.get("readings")
+    if readings is not None:  # each reading's verdict recomputed from its checks too
+        readings = reading_verdicts([Reading(r["name"], r["lines"], r["text"],
+                                             tuple(r["checks"]), r.get("kind", "reading"))
+                                     for r in readings], checks)
     return ClaimResult(
         id=d["id"], family=d["family"], seed_ref=d["seed_ref"], kind=d["kind"],
         statement=d["statement"], verdict=verdict, checks=checks,
@@ -421,8 +507,60 @@ def result_from_dict(d: Mapping[str, Any]) -> ClaimResult:
         derivation=d.get("derivation", ""), finding=d.get("finding", ""),
         tightness=tightness(ClaimKind(d["kind"]), checks), power=d.get("power"),
         erratum=d.get("erratum"), setup=d.get("setup"), restatement=d.get("restatement", ""),
-        certified=d.get("certified"),
+        certified=d.get("certified"), grade=grade(checks), readings=readings,
     )
+
+
+def _live_claims() -> tuple[Any, dict[str, Any]]:
+    """The registry module (None when this process has not imported it) and its claims."""
+    reg = sys.modules.get("fedtheory.claims.registry")
+    return reg, (getattr(reg, "_REGISTRY", {}) if reg is not None else {})
+
+
+def unresolved(entry: Mapping[str, Any]) -> str | None:
+    """Why a report entry's ``id`` names no claim loaded here, as ``"field: what"``; None when
+    it does: a built-in claim, one of an installed entry point, or one of a ``--claims`` file
+    whose SHA-256 is the one the entry's ``origin`` records (the file that computed it).
+
+    An entry whose id resolves to nothing has no definition to be checked against (a look-alike
+    id, ``is.unb\u0456ased`` with a Cyrillic letter, would carry any text): it is never used.
+    """
+    from fedtheory import index
+
+    cid = entry["id"]
+    reg, live = _live_claims()
+    if cid not in live and cid not in index.file_ids():
+        index.load_entry_points()
+        reg, live = _live_claims()
+        if cid not in live:
+            return (f"id: {ascii(cid)} is no claim loaded here (built in, an installed entry "
+                    "point, or a --claims file): the entry cannot be checked against a "
+                    "definition")
+    stored = entry.get("origin") or {}
+    if stored.get("kind") == "file":
+        now = reg.origin_of(cid) if reg is not None and cid in live else None
+        if now is None or now.kind != "file" or now.sha256 != stored.get("sha256"):
+            where = (f"the loaded claim is {now.describe()}" if now is not None
+                     else "no --claims file defines it here")
+            return (f"origin.sha256: written by the claim file {stored.get('path')} "
+                    f"(sha256 {str(stored.get('sha256'))[:12]}...), but {where}: give "
+                    "--claims with the file that computed it")
+    return None
+
+
+def loaded_definition(claim_id: str, preset: str) -> dict[str, Any] | str | None:
+    """The definition of the loaded claim ``claim_id`` with ``preset``
+    (:func:`fedtheory.schema.definition_of`, or its digest from the index when the claim is
+    not imported), for :func:`fedtheory.schema.audit`; None when no claim has this id."""
+    from fedtheory.index import lookup
+
+    _, live = _live_claims()
+    if claim_id in live:
+        return definition_of(live[claim_id], preset)
+    try:
+        return lookup(claim_id).definition.get(preset)
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -464,6 +602,12 @@ def resume_plan(path: Path | str, claims: Sequence[Claim], seed: int, preset: st
     by_id = {c.id: c for c in claims}
     for k, d in enumerate(doc["claims"]):
         claim = by_id.get(d["id"])
+        problem = unresolved(d)
+        if problem is not None and (claim is not None or problem.startswith("id:")):
+            out.warnings.append(f"--resume {path}: {claim_label(doc, k)}: {problem}; "
+                                + ("the claim is run again" if claim is not None
+                                   else "the entry is dropped"))
+            continue
         if claim is None or derived(d)["verdict"] == "error" or (power and d["power"] is None):
             continue  # run again anyway: nothing of it is used
         problems = audit(d, preset=doc["preset"], seed=doc["seed"],
@@ -570,6 +714,41 @@ def checks_summary(checks: Sequence[Any]) -> str:
     return out
 
 
+def verdict_label(verdict: str, grade: str | None) -> str:
+    """A verdict as shown: its grade where the grade says more than the verdict (a confirmed
+    claim of low power is shown "consistent (low power)", never "confirmed"; an inconclusive
+    one whose checks cannot discriminate, "not testable").
+
+    >>> verdict_label("confirmed", "confirmed")
+    'confirmed'
+    >>> verdict_label("confirmed", "consistent (low power)")
+    'consistent (low power)'
+    >>> verdict_label("inconclusive", "not testable")
+    'not testable'
+    """
+    return verdict if grade in (None, "confirmed") else grade
+
+
+def grade_counts(items: Sequence[Any]) -> str:
+    """How many claims (results or report entries) have each grade, and how many of their
+    checks are not testable here (counted apart: never a refutation, never a confirmation).
+
+    >>> ok = {"passed": True, "neutral": False, "error": None, "kind": "exact"}
+    >>> nt = {**ok, "passed": None, "grade": "not testable"}
+    >>> grade_counts([{"grade": "confirmed", "checks": [ok]},
+    ...               {"grade": "consistent (low power)", "checks": [ok, nt]}])
+    'grades: confirmed 1, consistent (low power) 1, not testable 0; checks not testable: 1'
+    """
+    def get(c: Any, key: str) -> Any:
+        return c.get(key) if isinstance(c, Mapping) else getattr(c, key, None)
+
+    counts = Counter(get(r, "grade") for r in items)
+    untestable = sum(get(c, "grade") == "not testable" for r in items for c in get(r, "checks"))
+    return ("grades: " + ", ".join(f"{g} {counts.get(g, 0)}" for g in
+                                   ("confirmed", "consistent (low power)", "not testable"))
+            + f"; checks not testable: {untestable}")
+
+
 def verdict_table(results: Sequence[ClaimResult], counts: bool = True) -> str:
     """A plain-text table: id, verdict, checks passed (figures apart), seconds; then, with
     ``counts``, the count of each verdict."""
@@ -578,7 +757,7 @@ def verdict_table(results: Sequence[ClaimResult], counts: bool = True) -> str:
         n = check_counts(r.checks)
         cell = f"{n['passed']}/{n['checks']}" + (f" +{n['figures']} fig" if n["figures"]
                                                 else "")
-        rows.append((r.id, r.verdict.value, cell, f"{r.seconds:.1f}"))
+        rows.append((r.id, verdict_label(r.verdict.value, r.grade), cell, f"{r.seconds:.1f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = []
     for k, row in enumerate(rows):
@@ -590,6 +769,7 @@ def verdict_table(results: Sequence[ClaimResult], counts: bool = True) -> str:
         lines.append("")
         lines.append(", ".join(f"{v}: {n_of.get(v, 0)}" for v in
                                ("confirmed", "refuted", "inconclusive", "error")))
+        lines.append(grade_counts(results))
     return "\n".join(lines)
 
 
@@ -843,14 +1023,21 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
     out = [f"# fedtheory report (preset `{preset}`, seed {seed})", "", "## Provenance", ""]
     out += provenance_lines(prov)
     counts = Counter(r.verdict.value for r in results)
-    out += ["", ", ".join(f"**{k}**: {v}" for k, v in sorted(counts.items()))]
+    out += ["", ", ".join(f"**{k}**: {v}" for k, v in sorted(counts.items())),
+            "", grade_counts(results)]
     out += ["", "| claim | seed | kind | verdict | checks |", "|---|---|---|---|---|"]
     for r in results:
         out.append(f"| [{r.id}](#{r.id.replace('.', '')}) | {r.seed_ref} | {r.kind} | "
-                   f"**{r.verdict.value}** | {checks_summary(r.checks)} |")
+                   f"**{verdict_label(r.verdict.value, r.grade)}** | "
+                   f"{checks_summary(r.checks)} |")
     for r in results:
-        out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: **{r.verdict.value}**; "
-                f"{checks_summary(r.checks)}", ""]
+        out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: "
+                f"**{verdict_label(r.verdict.value, r.grade)}**; {checks_summary(r.checks)}", ""]
+        if r.readings:
+            from fedtheory.claims.readings import parts_label, readings_text
+
+            out += [f"**{parts_label(r.readings).capitalize()}.** "
+                    f"{_md_cell(readings_text(r.readings))}", ""]
         if r.title:
             out += [r.title, ""]
         out += ["$$", r.statement.strip(), "$$", ""]
@@ -910,4 +1097,4 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
                     out += ["", f"![{c.name}]({f}){pdf}"]
                 elif not (suffix == ".pdf" and stem + ".png" in rel):
                     out += ["", f"[{c.name}: {os.path.basename(f)}]({f})"]
-    return atomic_write_text(directory / "report.md", "\n".join(out) + "\n")
+    return atomic_write_text(directory / "report.md", "\n".join(out) + "\n", "--report")

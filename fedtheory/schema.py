@@ -56,6 +56,7 @@ __all__ = [
     "entry_definition",
     "field_path",
     "mutants_of",
+    "replay_shown",
     "validate",
 ]
 
@@ -95,6 +96,13 @@ def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "type": ["object", "null"]}
 
 
+REPLAY_SCHEMA = _object({"command": _STR, "python": _STR})  # a counterexample's replay
+#: A counterexample: open (each check says what it found), but the fields readers use typed.
+COUNTEREXAMPLE_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "properties": {"replay": REPLAY_SCHEMA},  # its other fields are the check's own
+}
+
 CHECK_SCHEMA = _object({
     "name": {"type": "string", "minLength": 1},
     "kind": {"enum": list(CHECK_KINDS)},
@@ -104,7 +112,7 @@ CHECK_SCHEMA = _object({
     "detail": _STR,
     "tolerance": {"type": ["number", "null"]},
     "alpha": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-    "counterexample": _OBJ_OR_NULL,
+    "counterexample": COUNTEREXAMPLE_SCHEMA,
     "figures": _STRINGS,
     "seconds": {"type": "number", "minimum": 0},
     "error": _STR_OR_NULL,
@@ -119,6 +127,15 @@ CHECK_SCHEMA = _object({
     "solves": {"type": "array", "items": _object(
         {"problem": _STR, "solver": _STR, "status": _STR})},
     "tests": {"type": "array", "items": {"type": "object"}},
+    "grade": {"enum": list(verdicts.CHECK_GRADES)},
+}, optional=("grade",))
+
+#: A declared reading's verdict (:mod:`fedtheory.claims.readings`).
+READING_SCHEMA = _object({
+    "name": _STR, "lines": _STR, "text": _STR, "checks": _STRINGS,
+    "kind": {"enum": ["reading", "setting"]},
+    "verdict": {"enum": list(VERDICTS)},
+    "grade": {"enum": [*verdicts.GRADES, None]},
 })
 
 ERRATUM_SCHEMA = _object({
@@ -162,7 +179,8 @@ POWER_SCHEMA = _object({
 #: fields every status has (an instance carries its parameters and both certificates).
 CERTIFIED_STATUSES = ("exact", "sandwich", "upper bound only", "lower bound only",
                       "unverified", "out of scope", "error")
-_NUM_OR_NULL = {"type": ["number", "null"]}
+_NUM_OR_NULL, _BOOL_OR_NULL = {"type": ["number", "null"]}, {"type": ["boolean", "null"]}
+_COUNT = {"type": "integer", "minimum": 0}
 CERTIFIED_SCHEMA = _object({
     "status": {"enum": list(CERTIFIED_STATUSES)},
     "ratio": _NUM_OR_NULL,
@@ -182,8 +200,18 @@ CERTIFIED_SCHEMA = _object({
     "solver": _STR_OR_NULL,
     "seconds": {"type": "number", "minimum": 0},
     "reason": _STR,
+    "at": _OBJ_OR_NULL,
+    "finding": _STR,
+    "refuted": _STR,
+    "counterexample": _OBJ_OR_NULL,
+    "closed_form": _object({"text": _STR, "holds": {"type": "boolean"}, "instances": _COUNT,
+                            "exactly": _COUNT}, optional=("instances", "exactly"), closed=False),
+    "derived": {"type": ["array", "null"], "items": {"type": "object", "properties": {
+        "derivation": _STR_OR_NULL, "n": {"type": ["integer", "null"]}, "parameter": _STR_OR_NULL,
+        "attained": _BOOL_OR_NULL, "closed_form_equal": _BOOL_OR_NULL}}},
     "function_class": _STR_OR_NULL,
-}, optional=("reason", "function_class"), closed=False)
+}, optional=("reason", "at", "finding", "refuted", "counterexample", "closed_form", "derived",
+             "function_class"), closed=False)
 
 CLAIM_SCHEMA = _object({
     "id": {"type": "string", "pattern": r"^[^.\s]+(\.[^.\s]+)+$"},
@@ -196,7 +224,7 @@ CLAIM_SCHEMA = _object({
     "finding": _STR,
     "verdict": {"enum": list(VERDICTS)},
     "checks": {"type": "array", "items": CHECK_SCHEMA},
-    "counterexample": _OBJ_OR_NULL,
+    "counterexample": COUNTEREXAMPLE_SCHEMA,
     "errors": {"type": "array", "items": _object({"check": _STR, "detail": _STR})},
     "tightness": _or_null(_object({"ratio": {"type": "number"}, "check": _STR,
                                    "instance": _OBJ_OR_NULL})),
@@ -220,9 +248,16 @@ CLAIM_SCHEMA = _object({
     "seed": {"type": "integer", "minimum": 0},
     "seconds": {"type": "number", "minimum": 0},
     "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-}, optional=("origin", "certified"))
+    "grade": {"enum": list(verdicts.GRADES)},
+    "readings": {"type": "array", "items": READING_SCHEMA},
+}, optional=("origin", "certified", "grade", "readings"))
 
-PROVENANCE_SCHEMA = _object({
+#: One BLAS library of the provenance (threadpoolctl's description, the fields kept).
+_BLAS = {"internal_api": _STR_OR_NULL, "version": _STR_OR_NULL, "architecture": _STR_OR_NULL,
+         "num_threads": {"type": ["integer", "null"]}, "threading_layer": _STR_OR_NULL}
+BLAS_SCHEMA = _object(_BLAS, optional=tuple(_BLAS))
+
+_PROVENANCE = {
     "fedtheory_version": _STR,
     "commit": _STR_OR_NULL,
     "dirty": {"type": ["boolean", "null"]},
@@ -231,14 +266,24 @@ PROVENANCE_SCHEMA = _object({
     "seed": {"type": "integer", "minimum": 0},
     "jobs": {"type": ["integer", "null"]},
     "time": _STR,
+    "python": _STR,
+    "platform": _STR,
+    "machine": _STR,
+    "packages": {"type": "object", "additionalProperties": _STR_OR_NULL},
+    "blas": {"type": "array", "items": BLAS_SCHEMA},
+    "blas_threads_in_checks": {"type": ["integer", "null"]},
+    "compiled_kernels": {"type": ["boolean", "null"]},
     "argv": _STRINGS,
+    "cwd": _STR,
+    "pid": {"type": ["integer", "null"]},
     "executor": _STR,
     "resumed": _STRINGS,
     "reruns": {"type": "object", "additionalProperties": {"type": "integer"}},
     "interrupted": _STR_OR_NULL,
     "path": _STR,
-}, optional=("fedtheory_version", "commit", "dirty", "source", "preset", "seed", "jobs", "time",
-             "argv", "executor", "resumed", "reruns", "interrupted", "path"), closed=False)
+    "report_dir": _STR_OR_NULL,
+}
+PROVENANCE_SCHEMA = _object(_PROVENANCE, optional=tuple(_PROVENANCE), closed=False)
 
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -253,7 +298,9 @@ REPORT_SCHEMA: dict[str, Any] = {
                     "additionalProperties": {"type": "integer", "minimum": 0}},
         "claims": {"type": "array", "items": CLAIM_SCHEMA},
         "provenance": PROVENANCE_SCHEMA,
-    }),
+        "grades": {"type": "object", "propertyNames": {"enum": list(verdicts.GRADES)},
+                   "additionalProperties": {"type": "integer", "minimum": 0}},
+    }, optional=("grades",)),
 }
 
 
@@ -321,8 +368,9 @@ def validate(doc: Any, source: str, only: str | None = None) -> None:
 
     subject, places = doc, None
     if only is not None and isinstance(doc, dict) and isinstance(doc.get("claims"), list):
-        places = [k for k, e in enumerate(doc["claims"])
-                  if isinstance(e, dict) and e.get("id") == only]
+        places = [k for k, e in enumerate(doc["claims"])  # and every entry without an id
+                  if not isinstance(e, dict) or not isinstance(e.get("id"), str)
+                  or e.get("id") == only]
         subject = {**doc, "claims": [doc["claims"][k] for k in places]}
     errors = list(_validator().iter_errors(subject))
     if errors:
@@ -352,8 +400,9 @@ def derived(entry: Mapping[str, Any]) -> dict[str, Any]:
     ``tightness``, by the rules of :mod:`fedtheory.verdicts` (the same that
     :func:`fedtheory.claims.core.combine` and :func:`~fedtheory.claims.core.tightness` apply)."""
     checks = list(entry["checks"])
-    verdict, k = verdicts.verdict_of([(c["passed"], c["error"] is not None, c["neutral"])
-                                      for c in checks])
+    outcomes = [(c["passed"], c["error"] is not None, c["neutral"], c.get("grade"))
+                for c in checks]
+    verdict, k = verdicts.verdict_of(outcomes)
     counterexample = None
     if k is not None:
         counterexample = dict(checks[k]["counterexample"] or {})
@@ -367,7 +416,7 @@ def derived(entry: Mapping[str, Any]) -> dict[str, Any]:
     return {"verdict": verdict, "counterexample": counterexample,
             "errors": [{"check": c["name"], "detail": c["detail"]}
                        for c in checks if c["error"] is not None],
-            "tightness": tight}
+            "tightness": tight, "grade": verdicts.grade_of(outcomes)}
 
 
 def replay_command_text(claim_id: str, check: str, preset: str, seed: int,
@@ -381,6 +430,29 @@ def replay_command_text(claim_id: str, check: str, preset: str, seed: int,
         return replay(claim_id, check, preset, seed, claims, prog=RECORD)
     except ValueError as exc:  # parts no run writes (control characters, say)
         return f"(none: {exc})"
+
+
+def replay_shown(entry: Mapping[str, Any], check: str, terminal: bool = False
+                 ) -> dict[str, str]:
+    """The commands re-running ``check`` of a schema-valid entry, rebuilt from its id, preset,
+    seed and claim file and quoted (:func:`fedtheory.commands.replay` for the shell,
+    :func:`fedtheory.commands.replay_python` for Python): what pages and terminals show, never
+    the string a (hostile) report stores. Pages start the command with ``fedtheory``;
+    ``terminal=True`` starts it with the program as the user invoked it.
+
+    >>> replay_shown({"id": "is.x$(id)", "preset": "quick", "seed": 0}, "c; sh")["command"]
+    "fedtheory replay 'is.x$(id)' --check 'c; sh' --preset quick --seed 0"
+    """
+    from fedtheory.commands import RECORD, replay, replay_python
+
+    cid, preset, seed = entry["id"], entry["preset"], int(entry["seed"])
+    claims = file_source(entry)
+    try:
+        return {"command": replay(cid, check, preset, seed, claims,
+                                  prog=None if terminal else RECORD),
+                "python": replay_python(cid, check, preset, seed, claims)}
+    except ValueError as exc:  # parts no run writes (control characters, say)
+        return {"command": f"(none: {exc})", "python": f"(none: {exc})"}
 
 
 def file_source(entry: Mapping[str, Any]) -> str | None:
@@ -504,6 +576,10 @@ def audit(entry: Mapping[str, Any], *, preset: str, seed: int,
             stored = repr(entry[name]) if name == "verdict" else "what is stored"
             problems.append(f"{name}: {stored} is not what its checks give"
                             + (f" ({now[name]!r})" if name == "verdict" else ""))
+    if entry.get("grade") != now["grade"] and ("grade" in entry or now["grade"] not in (
+            None, verdicts.CONFIRMED)):  # reports before grades carry none: plain confirmed
+        problems.append(f"grade: {entry.get('grade')!r} is not what its checks give "
+                        f"({now['grade']!r})")
     problems += _audit_power(entry, now["verdict"], mutants)
     if definition is not None:
         mine = entry_definition(entry)
@@ -551,3 +627,12 @@ def _audit_power(entry: Mapping[str, Any], verdict: str,
 def summary_of(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """The ``summary`` of a report: how many entries have each recomputed verdict."""
     return dict(sorted(Counter(derived(e)["verdict"] for e in entries).items()))
+
+
+def grades_of(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """The ``grades`` of a report: how many entries have each recomputed grade (a confirmed
+    claim ``confirmed`` or ``consistent (low power)``, an inconclusive one ``not testable``).
+    Not-testable checks of claims decided by other checks are counted apart
+    (:func:`fedtheory.report.grade_counts`)."""
+    grades = (derived(e)["grade"] for e in entries)
+    return dict(sorted(Counter(g for g in grades if g is not None).items()))

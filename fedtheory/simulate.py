@@ -138,7 +138,8 @@ from fedtheory.engine import (
     Run,
     Server,
 )
-from fedtheory.engine.loop import sees_the_round
+from fedtheory.engine.config import mean_local_steps
+from fedtheory.engine.protocols import sees_the_round
 from fedtheory.validation import integer_at_least
 
 if TYPE_CHECKING:  # fedtheory.problems is imported only when a run needs it (it pulls scipy)
@@ -371,10 +372,7 @@ def _plan(config: EngineConfig, execution: Execution) -> tuple[int, int]:
         if rule.table:  # one chunk's (chunk, n, d) table stays under 128 MiB of float64
             chunk = max(1, min(chunk, _TABLE_BUDGET // (n * d)))
         if workers is None:
-            tau_work = (local_steps if isinstance(local_steps, int) else
-                        float(np.mean(local_steps)) if isinstance(local_steps, np.ndarray)
-                        else local_steps.mean if isinstance(local_steps, LocalStepsDraw)
-                        else 1.0)  # a callable's mean is unknown
+            tau_work = mean_local_steps(local_steps)
             if sees_the_round(config.participation):
                 expected_k = float(n)  # a process may ask for every client's update
             work = replicas * expected_k * d * tau_work
@@ -454,6 +452,7 @@ def simulate(
     server: Server | None = None,
     metrics: Metrics | None = None,
     execution: Execution | None = None,
+    max_work: float | None = None,
     **keywords: Any,
 ) -> SimulationResult:
     r"""Simulate ``run.replicas`` independent runs of federated optimisation for
@@ -487,6 +486,11 @@ def simulate(
     ``problem.n`` clients (its stationary probabilities are the :math:`p_i` the rule uses; a
     :class:`~fedtheory.participation.ProcessStack` gives each replica its own).
 
+    ``max_work``: the ceiling on the run's element operations (None: ``FEDTHEORY_MAX_WORK``
+    or :data:`fedtheory.budget.MAX_WORK`; ``inf`` for none); a run whose estimated work or
+    memory does not fit is refused before it starts (:meth:`EngineConfig.check_budget
+    <fedtheory.engine.EngineConfig.check_budget>`, a ``ValueError`` stating the estimate).
+
     Returns a :class:`SimulationResult`. Warns a :class:`DivergenceWarning`, once, when some
     replica's iterate became non-finite (the round and the replicas named; see
     :attr:`SimulationResult.diverged`); no numpy floating-point warnings come out of the
@@ -499,6 +503,7 @@ def simulate(
                           run=cfg["run"], local=cfg["local"], server=cfg["server"],
                           metrics=cfg["metrics"])
     chunk, workers = _plan(config, cfg["execution"])
+    config.check_budget(chunk, workers, max_work)
     engine = Engine(config)
     chunks = _run_blocks(engine, chunk, workers)
     return _result(engine, chunks, chunk, workers, time.perf_counter() - t0)

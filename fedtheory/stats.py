@@ -66,6 +66,33 @@ MIN_REPLICAS = 30
 DEFAULT_POWER = 0.8
 
 
+def _real(name: str, value: Any) -> np.ndarray:
+    """``value`` as a float array, or a ``ValueError`` naming ``name``: complex values (whose
+    imaginary part a cast would drop silently) and non-numbers are refused. (Foundations
+    import no other fedtheory module: :func:`fedtheory.validation.real_array` in small.)"""
+    a = value if isinstance(value, np.ndarray) else None
+    try:
+        if a is None:
+            a = np.asarray(value)
+        if a.dtype.kind in "cUSVMm":
+            raise TypeError(a.dtype)
+        return np.asarray(a, dtype=float)
+    except (TypeError, ValueError):
+        text = repr(value)
+        text = text if len(text) <= 200 else text[:197] + "..."
+        raise ValueError(f"{name} must be an array of real numbers, got {text}") from None
+
+
+def _counts(name: str, value: Any, low: int) -> np.ndarray:
+    """Whole numbers >= ``low`` as floats, or a ``ValueError`` naming ``name``."""
+    a = _real(name, value)
+    bad = ~np.isfinite(a) | (a < low) | (a != np.round(a))
+    if bad.any():
+        raise ValueError(f"{name} must be whole numbers >= {low}, got "
+                         f"{float(a[bad].ravel()[0])!r}")
+    return a
+
+
 def z_quantile(alpha: float, sided: str = "two", components: int = 1) -> float:
     r"""Normal quantile for a false-alarm level ``alpha`` over ``components`` comparisons.
 
@@ -112,7 +139,7 @@ def mean_interval(
     >>> float(ci.mean), float(ci.stderr)
     (2.0, 1.0)
     """
-    x = np.asarray(samples, dtype=float)
+    x = _real("samples", samples)
     if x.ndim == 0 or x.shape[0] == 0:
         raise ValueError(f"samples must have at least one replica on axis 0, got shape {x.shape}")
     if not np.all(np.isfinite(x)):
@@ -182,7 +209,7 @@ def paired_t_test(a: Any, b: Any, alpha: float = DEFAULT_ALPHA, higher_is_better
     """
     if not 0.0 < alpha < 0.5:
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
-    a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a_arr, b_arr = _real("a", a), _real("b", b)
     if a_arr.ndim != 1 or a_arr.shape != b_arr.shape:
         raise ValueError(f"a and b must be 1-d arrays of the same length (paired seeds), got "
                          f"shapes {a_arr.shape} and {b_arr.shape}")
@@ -213,7 +240,7 @@ def clopper_pearson(k: Any, n: Any, alpha: float, side: str) -> np.ndarray:
         raise ValueError(f"side must be 'lower' or 'upper', got {side!r}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    k, n = _counts("k", k, 0), _counts("n", n, 0)
     if np.any(k < 0) or np.any(k > n):
         raise ValueError(f"need 0 <= k <= n, got k={k!r}, n={n!r}")
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -263,7 +290,10 @@ def proportion_limits(hits: Any, n: Any, bound: Any, alpha: float = DEFAULT_ALPH
     >>> r.exceeded.tolist(), r.tightest
     ([False, True], 1)
     """
-    hits, n, bound = (np.atleast_1d(np.asarray(v, dtype=float)) for v in (hits, n, bound))
+    hits, n = np.atleast_1d(_counts("hits", hits, 0)), np.atleast_1d(_counts("n", n, 0))
+    bound = np.atleast_1d(_real("bound", bound))
+    if np.isnan(bound).any():
+        raise ValueError(f"bound must be numbers (not NaN), got {bound.tolist()!r}"[:300])
     lo = clopper_pearson(hits, n, alpha / max(hits.size, 1), "lower")
     rate = hits / np.maximum(n, 1)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fedtheory.commands import command, replay
-from fedtheory.report import RECORD_PATH, claim_file
+from fedtheory.report import RECORD_PATH, claim_file, grade_counts
 
 if TYPE_CHECKING:
     from fedtheory.claims.core import ClaimResult
@@ -22,13 +22,14 @@ __all__ = ["summary_lines"]
 
 def summary_lines(results: Sequence[ClaimResult], written: Sequence[tuple[str, str]],
                   report: str | None) -> list[str]:
-    """The end of ``verify``: the count of each verdict, one line per refuted claim (its id,
-    the kind of erratum, the command that re-runs the check that refutes it), where the run
-    record and the reports were written, and the commands to go on with (``report``: the JSON
-    report those commands read, None when none was written)."""
+    """The end of ``verify``: the count of each verdict and of each grade, one line per
+    refuted claim (its id, the kind of erratum, the command that re-runs the check that
+    refutes it), where the run record and the reports were written, and the commands to go
+    on with (``report``: the JSON report those commands read, None when none was written)."""
     counts = {v: sum(r.verdict.value == v for r in results)
               for v in ("confirmed", "refuted", "inconclusive", "error")}
-    lines = [f"{len(results)} claim(s): " + ", ".join(f"{k}: {n}" for k, n in counts.items())]
+    lines = [f"{len(results)} claim(s): " + ", ".join(f"{k}: {n}" for k, n in counts.items()),
+             grade_counts(results)]
     refuted = [r for r in results if r.verdict.value == "refuted"]
     if refuted:
         lines.append("refuted (erratum; the command that re-runs the check that refutes it):")

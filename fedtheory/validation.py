@@ -28,12 +28,16 @@ import numpy as np
 
 __all__ = [
     "finite_array",
+    "finite_real",
     "integer_at_least",
+    "nonnegative_array",
+    "nonnegative_numbers",
     "nonnegative_real",
     "positive_real",
     "positive_reals",
     "probabilities",
     "probability",
+    "real_array",
     "whole_block",
 ]
 
@@ -41,10 +45,38 @@ __all__ = [
 _MAX_LISTED = 5
 
 
+def _float(value: Any) -> float:
+    """``float(value)``, or a ``TypeError`` / ``ValueError``; a complex number (whose real part
+    numpy's ``float`` would keep, silently dropping the imaginary one) is a ``TypeError``."""
+    if isinstance(value, (complex, np.complexfloating)) or (
+            isinstance(value, np.ndarray) and np.iscomplexobj(value)):
+        raise TypeError("complex")
+    return float(value)
+
+
+def finite_real(name: str, value: Any) -> float:
+    """``value`` as a finite float (not complex), or a ValueError naming ``name``.
+
+    >>> finite_real("offset", -2)
+    -2.0
+    >>> finite_real("offset", 1 + 2j)
+    Traceback (most recent call last):
+    ...
+    ValueError: offset must be a finite real number, got (1+2j)
+    """
+    try:
+        v = _float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite real number, got {value!r}")
+    return v
+
+
 def positive_real(name: str, value: Any) -> float:
     """``value`` as a finite float > 0, or a ValueError naming ``name``."""
     try:
-        v = float(value)
+        v = _float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a positive real number, got {value!r}") from None
     if not (math.isfinite(v) and v > 0):
@@ -61,8 +93,8 @@ def positive_reals(name: str, value: Any) -> float | np.ndarray:
     """
     if isinstance(value, (list, tuple, np.ndarray)):
         try:
-            a = np.array(value, dtype=float)
-        except (TypeError, ValueError):
+            a = np.array(real_array(name, value))
+        except ValueError:
             a = np.array([np.nan])
         if a.ndim != 1 or a.size == 0 or not (np.isfinite(a).all() and (a > 0).all()):
             raise ValueError(f"{name} must be a positive real number or a 1-D array of them "
@@ -89,7 +121,7 @@ def whole_block(start: int, stop: int, replicas: int) -> bool:
 def nonnegative_real(name: str, value: Any) -> float:
     """``value`` as a finite float >= 0, or a ValueError naming ``name``."""
     try:
-        v = float(value)
+        v = _float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a non-negative real number, got {value!r}") from None
     if not (math.isfinite(v) and v >= 0):
@@ -113,6 +145,106 @@ def _where(mask: np.ndarray) -> str:
     return ("index " if len(idx) == 1 else "indices ") + ", ".join(items) + more
 
 
+def _short(value: Any) -> str:
+    """``repr(value)`` for a message, cut to a line (an array of a million entries is not
+    printed)."""
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def real_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a float array, or a ValueError naming ``name`` when it is not numbers:
+    complex (numpy's cast would silently drop the imaginary part), strings, or anything
+    ``float`` refuses. Entries may be non-finite (see :func:`finite_array`).
+
+    >>> real_array("hessians", [1, 2]).dtype
+    dtype('float64')
+    >>> real_array("A", np.array([1.0, 2j]))
+    Traceback (most recent call last):
+    ...
+    ValueError: A must be an array of real numbers, got complex values: array([1.+0.j, 0.+2.j])
+    """
+    raw = value if isinstance(value, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be an array of real numbers, got "
+                             f"{_short(value)}") from None
+    if raw.dtype.kind == "c":
+        raise ValueError(f"{name} must be an array of real numbers, got complex values: "
+                         f"{_short(value)}")
+    if raw.dtype.kind in "USVMm":
+        raise ValueError(f"{name} must be an array of real numbers, got {raw.dtype} values: "
+                         f"{_short(value)}")
+    try:
+        return np.asarray(raw, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers, got "
+                         f"{_short(value)}") from None
+
+
+def nonnegative_array(name: str, value: Any, ndims: Sequence[int] = (1,),
+                      allow_empty: bool = False) -> np.ndarray:
+    """``value`` as a float array of finite entries >= 0 with one of the numbers of axes
+    ``ndims``, or a ValueError naming ``name`` and the first bad entry (where it is).
+
+    >>> nonnegative_array("norms", [1.0, 0.0])
+    array([1., 0.])
+    >>> nonnegative_array("norms", [1.0, -2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: norms must be finite and >= 0, got -2.0 (at index 1)
+    """
+    arr = real_array(name, value)
+    if arr.ndim not in tuple(ndims):
+        raise ValueError(f"{name} must have {' or '.join(str(k) for k in ndims)} axes, got "
+                         f"shape {arr.shape}")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    bad = ~(np.isfinite(arr) & (arr >= 0))
+    if bad.any():
+        first = float(arr[bad].ravel()[0])
+        raise ValueError(f"{name} must be finite and >= 0, got {first!r} (at {_where(bad)})")
+    return arr
+
+
+def nonnegative_numbers(name: str, values: Any) -> list[Any]:
+    """``values`` as a non-empty list of finite real numbers >= 0 of any exact or float type
+    (int, :class:`fractions.Fraction`, float, numpy reals, sympy rationals), kept as given;
+    or a ValueError naming ``name`` and the first bad entry (complex, NaN, infinite, negative,
+    not a number).
+
+    >>> from fractions import Fraction
+    >>> nonnegative_numbers("norms", [Fraction(1, 3), 2])
+    [Fraction(1, 3), 2]
+    >>> nonnegative_numbers("norms", [1.0, float("nan")])
+    Traceback (most recent call last):
+    ...
+    ValueError: norms must be finite real numbers >= 0, got nan (at index 1)
+    """
+    try:
+        items = list(values)
+    except TypeError:
+        raise ValueError(f"{name} must be a sequence of real numbers >= 0, got "
+                         f"{_short(values)}") from None
+    if not items:
+        raise ValueError(f"{name} must be non-empty, got {_short(values)}")
+    for i, v in enumerate(items):
+        ok = not isinstance(v, (bool, np.bool_, complex, np.complexfloating, str, bytes))
+        if ok:
+            try:
+                ok = bool(v >= 0) and math.isfinite(_float(v))
+            except OverflowError:  # an exact number beyond the float range: finite
+                ok = bool(v >= 0)
+            except (TypeError, ValueError):
+                ok = False
+        if not ok:
+            raise ValueError(f"{name} must be finite real numbers >= 0, got {v!r} "
+                             f"(at index {i})")
+    return items
+
+
 def finite_array(name: str, value: Any, shapes: Sequence[tuple[int, ...]],
                  shape_text: str | None = None) -> np.ndarray:
     """``value`` as a float array of one of the ``shapes`` with finite entries only.
@@ -130,10 +262,7 @@ def finite_array(name: str, value: Any, shapes: Sequence[tuple[int, ...]],
     ...
     ValueError: x0 must be finite with shape (3,), got shape (2,)
     """
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of real numbers, got {value!r}") from None
+    arr = real_array(name, value)
     if arr.shape not in [tuple(s) for s in shapes]:
         text = shape_text or " or ".join(str(tuple(s)) for s in shapes)
         raise ValueError(f"{name} must be finite with shape {text}, got shape {arr.shape}")
@@ -160,7 +289,7 @@ def probability(name: str, value: Any) -> float:
     ValueError: p must be in (0, 1], got 0
     """
     try:
-        v = float(value)
+        v = _float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real number in (0, 1], got {value!r}") from None
     if not (math.isfinite(v) and 0.0 < v <= 1.0):
@@ -182,10 +311,7 @@ def probabilities(name: str, value: Any, n: int | None = None, *,
     >>> probabilities("p", [0.0, 1.0], allow_zero=True)
     array([0., 1.])
     """
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of real numbers, got {value!r}") from None
+    arr = real_array(name, value)
     if shape is not None:
         if arr.shape != tuple(shape):
             raise ValueError(f"{name} must have shape {tuple(shape)}, got shape {arr.shape}")

@@ -1,4 +1,5 @@
-"""The rules that turn a claim's check outcomes into its verdict and its tightness, once.
+"""The rules that turn a claim's check outcomes into its verdict, its grade and its tightness,
+once.
 
 They are written over plain values (no numpy, no sympy), so that the claim machinery
 (:func:`fedtheory.claims.core.combine`, :func:`fedtheory.claims.core.tightness`) and the
@@ -6,10 +7,19 @@ reading of a report (:func:`fedtheory.schema.derived`, which must not import sym
 fast) apply the same rules:
 
 * a neutral outcome (a figure) that did not raise counts for nothing;
+* a check that cannot discriminate (:data:`NOT_TESTABLE`: declared so on the set-up card, or
+  shown so by the run, every method within the margin of the best) counts for nothing either:
+  never a refutation, never a confirmation; it is counted apart (:func:`grade_of`);
 * ``refuted`` > ``error`` > ``inconclusive`` > ``confirmed``: a failed check refutes the claim
   even when another check raised (the first failed check gives the counterexample);
 * no counted check: ``inconclusive``;
 * a bound's tightness is its checks' largest measured/stated ratio (the first of equals).
+
+A confirmation has a grade (:func:`grade_of`): ``confirmed`` when every passing check could
+have detected a violation of the size that matters, ``consistent (low power)`` when one of
+them could not (its detectable effect exceeds the claim's margin, identical outputs taken as
+an equivalence, a constant it could refute only far from the stated one). A claim whose every
+deciding check is not testable is ``inconclusive`` with the grade ``not testable``.
 
 >>> verdict_of([(True, False, False), (None, False, True)])
 ('confirmed', None)
@@ -19,6 +29,12 @@ fast) apply the same rules:
 ('error', None)
 >>> verdict_of([(None, False, True)])
 ('inconclusive', None)
+>>> verdict_of([(True, False, False), (None, False, False, NOT_TESTABLE)])
+('confirmed', None)
+>>> grade_of([(True, False, False, LOW_POWER), (True, False, False)])
+'consistent (low power)'
+>>> grade_of([(None, False, False, NOT_TESTABLE), (None, False, True)])
+'not testable'
 >>> tightest([None, 0.5, 0.9, 0.9])
 2
 """
@@ -27,13 +43,44 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["tightest", "verdict_of"]
+__all__ = ["CHECK_GRADES", "CONFIRMED", "GRADES", "LOW_POWER", "NOT_TESTABLE", "grade_of",
+           "tightest", "verdict_of"]
+
+#: A confirmation that could have detected a violation of the size that matters.
+CONFIRMED = "confirmed"
+#: A confirmation that could not have (low power): reported, never counted as ``confirmed``.
+LOW_POWER = "consistent (low power)"
+#: A check that cannot discriminate on this set-up: neither a refutation nor a confirmation.
+NOT_TESTABLE = "not testable"
+#: The grades a check may carry (its ``grade``; None: ungraded, a plain outcome).
+CHECK_GRADES = (CONFIRMED, LOW_POWER, NOT_TESTABLE)
+#: The grades a claim's verdict may carry (``confirmed`` and ``consistent (low power)`` for a
+#: confirmed claim, ``not testable`` for an inconclusive one whose deciding checks all are).
+GRADES = CHECK_GRADES
+
+#: One check's outcome: ``(passed, raised, neutral)`` or ``(passed, raised, neutral, grade)``.
+Outcome = tuple
 
 
-def verdict_of(outcomes: Sequence[tuple[bool | None, bool, bool]]) -> tuple[str, int | None]:
-    """The verdict (its value) of checks given as ``(passed, raised, neutral)``, and the index
-    of the check whose counterexample it carries (the first failed one), if refuted."""
-    counted = [k for k, (_, raised, neutral) in enumerate(outcomes) if raised or not neutral]
+def _grade(outcome: Outcome) -> str | None:
+    if len(outcome) > 3 and outcome[3] is not None:
+        if outcome[3] not in CHECK_GRADES:
+            raise ValueError(f"grade must be one of {CHECK_GRADES} or None, got {outcome[3]!r}")
+        return str(outcome[3])
+    return None
+
+
+def _untestable(outcome: Outcome) -> bool:
+    """A not-testable check that did not raise (and decided nothing)."""
+    return _grade(outcome) == NOT_TESTABLE and not outcome[1] and outcome[0] is None
+
+
+def verdict_of(outcomes: Sequence[Outcome]) -> tuple[str, int | None]:
+    """The verdict (its value) of checks given as ``(passed, raised, neutral[, grade])``, and
+    the index of the check whose counterexample it carries (the first failed one), if
+    refuted. A not-testable check counts for nothing, like a figure."""
+    counted = [k for k, o in enumerate(outcomes)
+               if (o[1] or not o[2]) and not _untestable(o)]
     if not counted:
         return "inconclusive", None
     failed = [k for k in counted if outcomes[k][0] is False]
@@ -44,6 +91,20 @@ def verdict_of(outcomes: Sequence[tuple[bool | None, bool, bool]]) -> tuple[str,
     if any(outcomes[k][0] is None for k in counted):
         return "inconclusive", None
     return "confirmed", None
+
+
+def grade_of(outcomes: Sequence[Outcome]) -> str | None:
+    """The grade of the verdict :func:`verdict_of` gives: for ``confirmed``, ``consistent (low
+    power)`` when a deciding check is graded so, else ``confirmed``; for ``inconclusive``,
+    ``not testable`` when no check counted and some check is not testable; None otherwise."""
+    verdict, _ = verdict_of(outcomes)
+    if verdict == "confirmed":
+        low = any(_grade(o) == LOW_POWER for o in outcomes if o[0] is True)
+        return LOW_POWER if low else CONFIRMED
+    if verdict == "inconclusive" and any(_untestable(o) for o in outcomes):
+        counted = [o for o in outcomes if (o[1] or not o[2]) and not _untestable(o)]
+        return NOT_TESTABLE if not counted else None
+    return None
 
 
 def tightest(ratios: Sequence[float | None]) -> int | None:

@@ -259,7 +259,9 @@ def _hostile(doc: dict[str, Any], figure: str | None) -> dict[str, Any]:
 def _hostile_page(small_report: Path, tmp_path: Path) -> tuple[str, Path]:
     doc = load_errata_report(small_report)
     (tmp_path / "fig.png").write_bytes(_png())
-    errata = paper_errata(_hostile(doc, "fig.png"), "002", source=tmp_path / "r.json")
+    hostile = _hostile(doc, "fig.png")
+    hostile["provenance"]["report_dir"] = str(tmp_path)  # the run's --report directory
+    errata = paper_errata(hostile, "002", source=tmp_path / "r.json")
     page = tmp_path / "hostile.html"
     page.write_text(render_html(errata, "test"), encoding="utf-8")
     return render_latex(errata, "test"), page

@@ -22,7 +22,8 @@ ALL = all_claims()
 #: each carries a set-up card.
 EXPERIMENTS = ("fdms.experiment", "fedau.participation_patterns", "ocs.experiment",
                "mifa.quadratic_experiment", "mifa.logistic_experiment",
-               "fedavg.heterogeneity", "fedavg.partial_participation", "fedavg.local_steps")
+               "fedavg.heterogeneity", "fedavg.partial_participation", "fedavg.local_steps",
+               "fedavg.heterogeneity_ablation", "fedavg.scaffold_table")
 
 
 # ------------------------------------------------------------------ the registry holds to it

@@ -118,9 +118,10 @@ def test_the_schema_names_every_field_the_toolkit_writes(results: list[ClaimResu
     fields = {f.name for f in dataclasses.fields(CheckResult)}
     assert _properties(schema.CHECK_SCHEMA) == fields, where
     for r in results:  # claims made here have no origin (a registered claim's is written)
-        # nor a certified entry (written with --certify: tests/test_certify.py)
-        assert _properties(schema.CLAIM_SCHEMA) == set(entry(r)) | {"origin", "certified"}, \
-            where
+        # nor a certified entry (written with --certify: tests/test_certify.py), nor
+        # readings (a claim that declares them: tests/test_readings.py), nor always a grade
+        assert _properties(schema.CLAIM_SCHEMA) == set(entry(r)) | {
+            "origin", "certified", "readings", "grade"}, where
     shapes = results[-1]
     assert _properties(schema.ERRATUM_SCHEMA) == set(shapes.erratum), where
     assert _properties(schema.SETUP_SCHEMA) == set(shapes.setup), where

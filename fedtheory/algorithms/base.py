@@ -40,7 +40,7 @@ from fedtheory.algorithms.participants import (
     take_rows,
     weight_coef,
 )
-from fedtheory.validation import probabilities
+from fedtheory.validation import probabilities, real_array
 
 __all__ = [
     "Participants",
@@ -73,7 +73,7 @@ def validate_weights(weights: Any, n: int) -> np.ndarray:
     """Return the objective weights ``(n,)`` (uniform ``1/n`` when None), or raise."""
     if weights is None:
         return np.full(n, 1.0 / n)
-    w = np.asarray(weights, dtype=float)
+    w = real_array("weights", weights)
     if w.shape != (n,):
         raise ValueError(f"weights must have shape ({n},), got shape {w.shape}")
     if not (np.isfinite(w).all() and (w >= 0).all() and w.sum() > 0):

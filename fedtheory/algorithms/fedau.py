@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedtheory.algorithms.base import Participants, Rule, add_scaled_sums
-from fedtheory.validation import whole_block
+from fedtheory.validation import real_array, whole_block
 
 __all__ = ["FedAU", "FedAvgAll", "FedAvgWeighted", "fedau_state", "fedau_weights",
            "validate_cutoff"]
@@ -160,7 +160,7 @@ class FedAvgWeighted(Rule):
 
     def __init__(self, omega: Any = None) -> None:
         if omega is not None:
-            w = np.asarray(omega, dtype=float)
+            w = real_array("omega", omega)
             if w.ndim not in (1, 2) or w.size < 1 or not np.all(np.isfinite(w)) \
                     or np.any(w < 0):
                 raise ValueError(f"omega must be an (n,) or (R, n) array of finite "

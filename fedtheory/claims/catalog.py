@@ -64,6 +64,8 @@ CATALOG: dict[str, tuple[str, ...]] = {
         "fedavg.heterogeneity",
         "fedavg.partial_participation",
         "fedavg.local_steps",
+        "fedavg.heterogeneity_ablation",
+        "fedavg.scaffold_table",
     ),
 }
 

@@ -57,6 +57,7 @@ from fedtheory.stats import (
     paired_t_test,
     proportion_limits,
 )
+from fedtheory.validation import nonnegative_real, real_array
 
 __all__ = [
     "COMPARISONS",
@@ -68,6 +69,44 @@ __all__ = [
     "check_upper_bound",
     "compare_paired",
 ]
+
+
+def _stated(name: str, value: Any, trivial: int = 0) -> np.ndarray:
+    r"""A stated (or measured) value as a float array, or a ``ValueError`` naming ``name``: a
+    NaN, complex or non-numeric value is no statement, and judging it would turn a broken
+    computation into a verdict (a NaN bound would refute). Infinities are refused too, except
+    the one of sign ``trivial`` (an upper bound of :math:`+\infty` holds, a lower bound of
+    :math:`-\infty` holds).
+
+    >>> _stated("bound", [1.0, float("inf")], trivial=1).tolist()
+    [1.0, inf]
+    >>> _stated("bound", float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: bound must be a number (not NaN), got nan
+    """
+    a = real_array(name, value)
+    if np.isnan(a).any():
+        raise ValueError(f"{name} must be a number (not NaN), got {_fmt_bad(a, np.isnan(a))}")
+    bad = np.isinf(a) & (np.sign(a) != trivial)
+    if bad.any():
+        raise ValueError(f"{name} must be finite, got {_fmt_bad(a, bad)}")
+    return a
+
+
+def _fmt_bad(a: np.ndarray, bad: np.ndarray) -> str:
+    """The first bad entry of ``a`` and where it is, for a message."""
+    first = float(a[bad].ravel()[0])
+    if a.ndim == 0:
+        return repr(first)
+    return f"{first!r} at index {tuple(int(i) for i in np.argwhere(bad)[0])}"
+
+
+def _tolerances(**named: Any) -> None:
+    """Every tolerance a finite number >= 0, or a ``ValueError`` naming it (a NaN ``atol``
+    would refute)."""
+    for name, value in named.items():
+        nonnegative_real(name, value)
 
 
 def _scalar(a: np.ndarray) -> Any:
@@ -107,8 +146,18 @@ def check_identity(
     counterexample: dict[str, Any] | None = None,
     what: str = "E[X]",
 ) -> Evidence:
-    """Two-sided check of ``E[samples] == theory`` (componentwise, Bonferroni-corrected)."""
-    theory = np.asarray(theory, dtype=float)
+    """Two-sided check of ``E[samples] == theory`` (componentwise, Bonferroni-corrected).
+
+    A NaN or infinite ``theory``, or a negative or NaN tolerance, is a ``ValueError`` naming
+    it (an error of the check, never a refutation):
+
+    >>> check_identity(np.ones(40), float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: theory must be a number (not NaN), got nan
+    """
+    theory = _stated("theory", theory)
+    _tolerances(rtol=rtol, atol=atol)
     ci = mean_interval(samples, alpha, "two")
     if ci.replicas < MIN_REPLICAS:
         return _too_few(ci, theory)
@@ -132,8 +181,20 @@ def check_upper_bound(
     counterexample: dict[str, Any] | None = None,
     what: str = "E[X]",
 ) -> Evidence:
-    """One-sided check of ``E[samples] <= bound``: refuted when the lower limit exceeds it."""
-    bound = np.asarray(bound, dtype=float)
+    r"""One-sided check of ``E[samples] <= bound``: refuted when the lower limit exceeds it.
+
+    A bound of :math:`+\infty` holds; a NaN or :math:`-\infty` bound (or a NaN ``atol``) is
+    a ``ValueError`` naming it, never a refutation:
+
+    >>> check_upper_bound(np.ones(40), float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: bound must be a number (not NaN), got nan
+    >>> check_upper_bound(np.ones(40), float("inf")).passed
+    True
+    """
+    bound = _stated("bound", bound, trivial=1)
+    _tolerances(atol=atol)
     ci = mean_interval(samples, alpha, "one")
     if ci.replicas < MIN_REPLICAS:
         return _too_few(ci, bound)
@@ -155,10 +216,12 @@ def check_lower_bound(
     counterexample: dict[str, Any] | None = None,
     what: str = "E[X]",
 ) -> Evidence:
-    """One-sided check of ``E[samples] >= bound``: refuted when the upper limit is below it
+    r"""One-sided check of ``E[samples] >= bound``: refuted when the upper limit is below it
     (the mirror image of :func:`check_upper_bound`; a counterexample reports the measured mean,
-    its upper limit and the bound, with their own signs)."""
-    bound = np.asarray(bound, dtype=float)
+    its upper limit and the bound, with their own signs). A bound of :math:`-\infty` holds; a
+    NaN or :math:`+\infty` one is a ``ValueError`` naming it."""
+    bound = _stated("bound", bound, trivial=-1)
+    _tolerances(atol=atol)
     ci = mean_interval(samples, alpha, "one")
     if ci.replicas < MIN_REPLICAS:
         return _too_few(ci, bound)
@@ -178,8 +241,13 @@ def check_less(
     counterexample: dict[str, Any] | None = None,
     what: str = "E[A - B]",
 ) -> Evidence:
-    """Paired comparison "E[a] < E[b]": confirmed, refuted or inconclusive (see module doc)."""
-    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    """Paired comparison "E[a] < E[b]": confirmed, refuted or inconclusive (see module doc).
+    ``a`` and ``b`` must be finite paired samples of one shape (a ``ValueError`` naming them)."""
+    a_arr, b_arr = _stated("a", a), _stated("b", b)
+    if a_arr.shape != b_arr.shape or a_arr.ndim == 0:
+        raise ValueError(f"a and b must be paired samples of one shape (replicas first), got "
+                         f"shapes {a_arr.shape} and {b_arr.shape}")
+    d = a_arr - b_arr
     ci = mean_interval(d, alpha, "two")
     upper, lower = np.max(ci.upper), np.min(ci.lower)
     if upper < 0:
@@ -304,9 +372,19 @@ def check_close(
     counterexample: dict[str, Any] | None = None,
     what: str = "value",
 ) -> Evidence:
-    """Deterministic check ``|measured - theory| <= atol + rtol |theory|`` (elementwise)."""
-    m = np.asarray(measured, dtype=float)
-    t = np.asarray(theory, dtype=float)
+    """Deterministic check ``|measured - theory| <= atol + rtol |theory|`` (elementwise).
+
+    ``measured`` and ``theory`` must be finite (NaN or infinite values, from an overflow or a
+    broken computation, are a ``ValueError`` naming them, never a refutation):
+
+    >>> check_close([1.0, float("inf")], [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: measured must be finite, got inf at index (1,)
+    """
+    m = _stated("measured", measured)
+    t = _stated("theory", theory)
+    _tolerances(rtol=rtol, atol=atol)
     if m.shape != t.shape:
         raise ValueError(f"measured shape {m.shape} differs from theory shape {t.shape}")
     err = np.abs(m - t)
@@ -328,6 +406,8 @@ def check_proportion_upper_bound(hits: Any, n: Any, bound: Any, alpha: float = D
     False
     """
     instance = dict(instance or {})
+    hits, n = _counts(hits, n)
+    bound = _stated("bound", bound, trivial=1)
     lim = proportion_limits(hits, n, bound, alpha)
     n, bound, lo, rate, ratio = lim.trials, lim.bound, lim.lower, lim.rate, lim.ratio
     j = lim.tightest
@@ -343,6 +423,25 @@ def check_proportion_upper_bound(hits: Any, n: Any, bound: Any, alpha: float = D
               "bound": float(bound[k]), "trials": int(n[k])}
     return Evidence(not bool(bad.any()), float(rate[j]), float(bound[j]), detail, alpha=alpha,
                     counterexample=ce, ratio=float(ratio[j]), instance={**instance, "index": j})
+
+
+def _counts(hits: Any, n: Any) -> tuple[np.ndarray, np.ndarray]:
+    r"""``hits`` successes in ``n`` trials as arrays of whole numbers :math:`0 \le k \le n`,
+    :math:`n \ge 1`, of one shape (or one broadcast to the other), or a ``ValueError`` naming
+    the argument."""
+    k, t = _stated("hits", hits), _stated("n", n)
+    for name, a, low in (("hits", k, 0), ("n", t, 0)):
+        bad = (a != np.round(a)) | (a < low)
+        if bad.any():
+            raise ValueError(f"{name} must be whole numbers >= {low}, got {_fmt_bad(a, bad)}")
+    try:
+        k, t = np.broadcast_arrays(k, t)
+    except ValueError:
+        raise ValueError(f"hits and n must have one shape, got {k.shape} and {t.shape}") from None
+    if (k > t).any():
+        raise ValueError(f"hits must be at most n (need 0 <= k <= n), got {_fmt_bad(k, k > t)} "
+                         f"(n = {float(t[k > t].ravel()[0])!r})")
+    return k, t
 
 
 def _fmt(x: Any) -> str:

@@ -42,7 +42,7 @@ from fedtheory.claims.stated import Erratum, Mutant, Stated
 __all__ = [
     "BOUND_KINDS", "CHECK_KINDS", "MUTANT_READ", "PRESETS", "Check", "CheckResult", "Claim",
     "ClaimKind", "ClaimResult", "Context", "Evidence", "Figure", "KindMismatch", "Verdict",
-    "combine", "replay_command", "tightness",
+    "combine", "grade", "replay_command", "tightness",
 ]
 
 #: The kinds of evidence a check may gather (the ``kind`` field of the JSON report):
@@ -305,9 +305,16 @@ class CheckResult:
     solves: list[dict[str, Any]] = field(default_factory=list)
     #: The statistical tests it decided on (:attr:`Evidence.tests`).
     tests: list[dict[str, Any]] = field(default_factory=list)
+    #: Its grade (:data:`fedtheory.verdicts.CHECK_GRADES`: ``consistent (low power)`` for a
+    #: pass that could not have failed, ``not testable`` for a check that cannot
+    #: discriminate here), or None (a plain outcome).
+    grade: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
+        d = _jsonable(asdict(self))
+        if d["grade"] is None:  # the key appears only when graded (older reports lack it)
+            del d["grade"]
+        return d
 
 
 @dataclass
@@ -346,6 +353,14 @@ class ClaimResult:
     #: layer above draws them (:func:`fedtheory.plotting.figures.draw_result`, which adds
     #: their paths to the checks' ``figures``). Not part of the report.
     drawings: list[tuple[str, Figure]] = field(default_factory=list, repr=False)
+    #: The grade of the verdict (:func:`fedtheory.verdicts.grade_of`): ``confirmed`` or
+    #: ``consistent (low power)`` for a confirmed claim, ``not testable`` for an
+    #: inconclusive one whose deciding checks all are; None otherwise.
+    grade: str | None = None
+    #: The readings the claim declares (:mod:`fedtheory.claims.readings`), each with its own
+    #: verdict: ``{"name", "lines", "text", "checks", "verdict", "grade"}``; None: one
+    #: reading.
+    readings: list[dict[str, Any]] | None = None
 
     @property
     def errors(self) -> list[CheckResult]:
@@ -372,6 +387,8 @@ class ClaimResult:
             "restatement": self.restatement,
             "power": _jsonable(self.power),
             **({} if self.certified is None else {"certified": _jsonable(self.certified)}),
+            **({} if self.grade is None else {"grade": self.grade}),
+            **({} if self.readings is None else {"readings": _jsonable(self.readings)}),
             "preset": self.preset,
             "seed": self.seed,
             "seconds": round(self.seconds, 3),
@@ -449,11 +466,17 @@ class Claim:
     #: :class:`fedtheory.certify.lyapunov.RateStep`, or a
     #: :class:`~fedtheory.certify.lyapunov.RateOutOfScope` saying why not); None: not a rate.
     rate: Any = None
+    #: Where the seed admits more than one reading (a definition printed one way and used
+    #: another, an ambiguous index, an unstated constant): the readings
+    #: (:class:`fedtheory.claims.readings.Reading`), each with the seed's lines that support
+    #: it and the checks that test it; each gets its own verdict. Empty: one reading.
+    readings: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id.startswith(self.family + "."):
             raise ValueError(f"claim id {self.id!r} must start with its family {self.family!r}.")
         self.kind = ClaimKind(self.kind)
+        self.readings = tuple(self.readings)
         if self.expected is not None:
             self.expected = Verdict(self.expected)
         if self.expected_full is not None:
@@ -567,6 +590,9 @@ class Claim:
             setup=self.setup.to_dict(preset) if self.setup is not None else None,
             restatement=self.restatement,
             drawings=drawings,
+            grade=grade(results),
+            readings=(_reading_verdicts(self.readings, [c.name for c in self.checks], results)
+                      if self.readings else None),
         )
 
 
@@ -680,9 +706,11 @@ def _run_check(chk: Check, ctx: Context) -> tuple[CheckResult, list[Figure]]:
         proof=ev.proof,
         search=ev.search,
         undecided=(None if ev.passed is not None or ev.neutral
-                   else ev.undecided or "not resolved"),
+                   else ev.undecided or ("not testable" if ev.grade == verdicts.NOT_TESTABLE
+                                         else "not resolved")),
         solves=list(solves),
         tests=_jsonable(list(ev.tests)),
+        grade=ev.grade,
     ), [f for f in ev.figures if isinstance(f, Figure)]
 
 
@@ -693,13 +721,30 @@ def combine(results: Sequence[CheckResult]) -> tuple[Verdict, dict[str, Any] | N
     kept and the errors are listed beside it (:attr:`ClaimResult.errors`). ``error`` means that
     a check raised and nothing refuted the claim.
     """
-    verdict, k = verdicts.verdict_of([(r.passed, r.error is not None, r.neutral)
-                                      for r in results])
+    verdict, k = verdicts.verdict_of(_outcomes(results))
     if k is None:
         return Verdict(verdict), None
     ce = dict(results[k].counterexample or {})
     ce.setdefault("check", results[k].name)
     return Verdict(verdict), ce
+
+
+def _outcomes(results: Sequence[CheckResult]) -> list[tuple[Any, ...]]:
+    return [(r.passed, r.error is not None, r.neutral, r.grade) for r in results]
+
+
+def grade(results: Sequence[CheckResult]) -> str | None:
+    """The grade of the verdict :func:`combine` gives (:func:`fedtheory.verdicts.grade_of`)."""
+    return verdicts.grade_of(_outcomes(results))
+
+
+def _reading_verdicts(readings: Sequence[Any], check_names: Sequence[str],
+                      results: Sequence[CheckResult]) -> list[dict[str, Any]]:
+    """Each reading's verdict and grade, from the results of its own checks (those run)."""
+    from fedtheory.claims.readings import check_readings, reading_verdicts
+
+    check_readings(readings, check_names)
+    return reading_verdicts(readings, results)
 
 
 def _jsonable(obj: Any) -> Any:

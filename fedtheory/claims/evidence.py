@@ -11,6 +11,8 @@ hold"). :func:`all_of` combines their evidence with one rule:
   an ``unproven`` part stays unproven, never a failure), and passes otherwise;
 * its tightness ``ratio`` is the largest of the parts' (with that part's instance), and it is a
   proof only when every part is;
+* a part that cannot discriminate (``not testable``) is set aside, and the whole is not
+  testable only when every part is; a pass with a part of low power is of low power;
 * its false-alarm level is the **Bonferroni sum** of the parts' levels,
 
   .. math:: \Pr[\text{some part falsely fails}] \le \sum_k \alpha_k ,
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fedtheory.symbolic.identity import IdentityResult
+from fedtheory.verdicts import CHECK_GRADES, LOW_POWER, NOT_TESTABLE
 
 __all__ = ["Evidence", "Figure", "all_of", "combined_alpha", "derivation_evidence",
            "identity_evidence"]
@@ -133,6 +136,40 @@ class Evidence:
     #: effect, the outcome): :func:`fedtheory.claims.checks.compare_paired` fills it; reports
     #: keep it.
     tests: list[dict[str, Any]] = field(default_factory=list)
+    #: The grade of the outcome (:data:`fedtheory.verdicts.CHECK_GRADES`): ``"consistent (low
+    #: power)"`` for a pass that could not have detected a violation of the size that matters
+    #: (``passed`` True), ``"not testable"`` for a check that cannot discriminate on this
+    #: set-up (``passed`` None: :meth:`not_testable`); None: a plain outcome (a pass is then
+    #: ``confirmed``).
+    grade: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.grade is None:
+            return
+        if self.grade not in CHECK_GRADES:
+            raise ValueError(f"grade must be one of {CHECK_GRADES} or None, got {self.grade!r}")
+        if self.grade == NOT_TESTABLE and self.passed is not None:
+            raise ValueError(f"a not-testable outcome decides nothing (passed None), got "
+                             f"passed={self.passed!r}")
+        if self.grade != NOT_TESTABLE and self.passed is not True:
+            raise ValueError(f"grade {self.grade!r} grades a pass (passed True), got "
+                             f"passed={self.passed!r}")
+
+    @classmethod
+    def not_testable(cls, measured: Any, theoretical: Any, detail: str, why: str,
+                     data: dict[str, Any] | None = None,
+                     tests: Sequence[dict[str, Any]] = ()) -> Evidence:
+        """The outcome of a check that cannot discriminate here (declared so on the set-up
+        card, or shown so by the run: every method within the margin of the best, no
+        headroom): never a refutation, never a confirmation; counted apart. ``why`` says
+        which.
+
+        >>> ev = Evidence.not_testable(0.0, "gain > 0.1", "A vs B", "no headroom")
+        >>> ev.passed, ev.grade, ev.undecided
+        (None, 'not testable', 'not testable: no headroom')
+        """
+        return cls(None, measured, theoretical, detail, data=dict(data or {}),
+                   undecided=f"not testable: {why}", grade=NOT_TESTABLE, tests=list(tests))
 
     @classmethod
     def unproven(cls, measured: Any, theoretical: Any, detail: str,
@@ -184,9 +221,19 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
     if not parts:
         raise ValueError("all_of needs at least one part, got none")
     evs = [ev for _, ev in parts]
-    if any(ev.passed is False for ev in evs):
+    testable = [ev for ev in evs if ev.grade != NOT_TESTABLE]
+    if not testable:  # every part cannot discriminate: neither can the whole
+        return Evidence.not_testable(
+            {name: ev.measured for name, ev in parts},
+            {name: ev.theoretical for name, ev in parts},
+            "; ".join(f"[{name}] {ev.detail}" for name, ev in parts),
+            "; ".join(f"{name}: {ev.undecided}" for name, ev in parts),
+            data={name: ev.data for name, ev in parts if ev.data},
+            tests=[{**t, "part": f"{name}/{t['part']}" if t.get("part") else name}
+                   for name, ev in parts for t in ev.tests])
+    if any(ev.passed is False for ev in testable):
         passed: bool | None = False
-    elif any(ev.passed is None for ev in evs):
+    elif any(ev.passed is None for ev in testable):
         passed = None
     else:
         passed = True
@@ -205,8 +252,11 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
     undecided = None
     if passed is None:
         reasons = [f"{name}: {ev.undecided or 'not resolved'}" for name, ev in parts
-                   if ev.passed is None]
+                   if ev.passed is None and ev.grade != NOT_TESTABLE]
         undecided = "; ".join(reasons)
+    grade = None
+    if passed is True and any(ev.grade == LOW_POWER for ev in testable):
+        grade = LOW_POWER
     tests = [{**t, "part": f"{name}/{t['part']}" if t.get("part") else name}
              for name, ev in parts for t in ev.tests]
     return Evidence(
@@ -223,6 +273,7 @@ def all_of(parts: Sequence[tuple[str, Evidence]]) -> Evidence:
         proof="; ".join(f"[{n}] {ev.proof}" for n, ev in parts) if all(proofs) else None,
         undecided=undecided,
         tests=tests,
+        grade=grade,
     )
 
 

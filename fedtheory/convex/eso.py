@@ -54,6 +54,7 @@ import numpy as np
 
 from fedtheory import solver_log
 from fedtheory.sampling.designs import SamplingDesign
+from fedtheory.validation import real_array
 
 __all__ = ["ESOResult", "ESOSolverError", "eso_gap_matrix", "eso_min_eigenvalue", "smallest_eso"]
 
@@ -116,7 +117,7 @@ def _design_p_P(design: SamplingDesign | np.ndarray) -> tuple[np.ndarray, np.nda
     if isinstance(design, SamplingDesign):
         p, P = design.p, design.P
     else:
-        P = np.asarray(design, dtype=float)
+        P = real_array("P", design)
         if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] == 0:
             raise ValueError(f"P must be a square (n, n) matrix, got shape {P.shape}")
         if not np.all(np.isfinite(P)) or not np.allclose(P, P.T, rtol=0, atol=1e-12):
@@ -132,7 +133,7 @@ def _design_p_P(design: SamplingDesign | np.ndarray) -> tuple[np.ndarray, np.nda
 def eso_gap_matrix(design: SamplingDesign | np.ndarray, v: Any) -> np.ndarray:
     r""":math:`\mathrm{Diag}(p \circ v) - (\mathbf P - pp^\top)`; (4) holds iff it is PSD."""
     p, P = _design_p_P(design)
-    v = np.asarray(v, dtype=float)
+    v = real_array("v", v)
     if v.shape != p.shape:
         raise ValueError(f"v must have shape {p.shape}, got shape {v.shape}")
     return np.diag(p * v) - (P - np.outer(p, p))
@@ -202,7 +203,7 @@ def smallest_eso(
     n = p.size
     if c is None:
         c = np.ones(n)
-    c = np.asarray(c, dtype=float)
+    c = real_array("c", c)
     if c.shape != (n,):
         raise ValueError(f"c must have shape ({n},), got shape {c.shape}")
     if not np.all(np.isfinite(c)) or np.any(c < 0):

@@ -54,6 +54,7 @@ from fedtheory.sampling.ocs import (
     optimal_probabilities,
     validate_norms,
 )
+from fedtheory.validation import real_array
 
 __all__ = [
     "KKTCertificate",
@@ -171,8 +172,11 @@ def dual_function(norms: np.ndarray | Sequence[float], m: float, y: float, lam: 
     2.0
     """
     u, m = validate_norms(norms, m)
-    lam = np.asarray(lam, dtype=float)
-    mu = np.asarray(mu, dtype=float)
+    lam, mu = real_array("lam", lam), real_array("mu", mu)
+    for name, value in (("y", np.asarray(real_array("y", y))), ("lam", lam), ("mu", mu)):
+        if value.shape not in ((), u.shape) or np.isnan(value).any():
+            raise ValueError(f"{name} must be a number or an array of shape {u.shape}, not "
+                             f"NaN, got {value!r}")
     a = y - lam + mu
     pos = u > 0
     if np.any(a < 0) or np.any(pos & (a <= 0)):
@@ -268,9 +272,11 @@ def kkt_certificate(norms: np.ndarray | Sequence[float], m: float,
         coef = m + float(ell) - u.size
         y = float((sum_l / coef) ** 2) if sum_l > 0 else 0.0
     else:
-        p = np.asarray(p, dtype=float)
+        p = real_array("p", p)
         if p.shape != u.shape:
             raise ValueError(f"p must have shape {u.shape} (that of norms), got {p.shape}")
+        if np.isnan(p).any():  # an infeasible p (outside [0, 1]) is certified as such
+            raise ValueError(f"p must be numbers (not NaN), got {p!r}")
         inner = (p > 0) & (p < 1) & ~zero
         y = float(np.median((u[inner] / p[inner]) ** 2)) if inner.any() else 0.0
     sat = (p >= 1.0) & ~zero

@@ -3,7 +3,10 @@
 * :mod:`~fedtheory.engine.config`: the typed, frozen configuration objects (:class:`Run`,
   :class:`LocalWork`, :class:`Server`, :class:`Metrics`, :class:`Execution`) and
   :class:`EngineConfig`, which holds them with the problem, rule and process and checks them
-  against each other (the one compatibility check of a run);
+  against each other (the one compatibility check of a run, and its budget);
+* :mod:`~fedtheory.engine.steps`: what local work may be asked (:data:`LocalSteps`,
+  :class:`LocalStepsDraw`, :class:`MiniBatches`, :func:`resolve_local_steps`);
+* :mod:`~fedtheory.engine.protocols`: what the engine asks of the components, declared;
 * :mod:`~fedtheory.engine.streams`: the per-replica random streams, named (:class:`Stream`),
   and the normals drawn ahead (:class:`NormalStreams`);
 * :mod:`~fedtheory.engine.noise`: the gradient noise's route, chosen once;

@@ -15,15 +15,25 @@ compatibility check of a run, :meth:`EngineConfig.__post_init__`):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fedtheory.algorithms import Rule, get_rule
+from fedtheory.budget import check_simulation
 from fedtheory.engine.measure import METRICS
 from fedtheory.engine.noise import NoiseKind
+from fedtheory.engine.protocols import sees_the_round
+from fedtheory.engine.steps import (
+    LocalSteps,
+    LocalStepsDraw,
+    MiniBatches,
+    _check_taus,
+    mean_local_steps,
+    resolve_local_steps,
+)
 from fedtheory.validation import finite_array, integer_at_least, positive_reals
 
 if TYPE_CHECKING:  # fedtheory.problems is imported when a run is configured (it pulls scipy)
@@ -34,7 +44,7 @@ if TYPE_CHECKING:  # fedtheory.problems is imported when a run is configured (it
 
 __all__ = ["BIT_GENERATORS", "EngineConfig", "Execution", "LocalSteps", "LocalStepsDraw",
            "LocalWork", "Metrics", "MiniBatches", "Run", "Server", "hot_problem",
-           "resolve_local_steps"]
+           "mean_local_steps", "resolve_local_steps"]
 
 #: Bit generators a simulation may use (``bit_generator=``); PCG64 is numpy's default.
 BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
@@ -45,122 +55,6 @@ BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
     "mt19937": np.random.MT19937,
 }
 
-
-
-@dataclass(frozen=True)
-class LocalStepsDraw:
-    r"""Per-round random local work: every round, each (replica, client) pair draws its
-    :math:`\tau_{r,i}^t` uniformly from the integers :math:`\{\text{low}, \dots,
-    \text{high}\}` (both included), replica :math:`r` from its own stream
-    (``SeedSequence(seed, spawn_key=(r, 2))``, so chunking never changes the draws).
-
-    >>> LocalStepsDraw(1, 4).draw([np.random.default_rng(0)], 1, 3).shape
-    (1, 3)
-    """
-
-    low: int
-    high: int
-
-    def __post_init__(self) -> None:
-        for name in ("low", "high"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"LocalStepsDraw.{name} must be an integer >= 1, got {v!r}")
-        if self.high < self.low:
-            raise ValueError(f"LocalStepsDraw.high must be >= low={self.low}, got {self.high!r}")
-
-    @property
-    def max(self) -> int:
-        """The most steps a pair can take."""
-        return int(self.high)
-
-    @property
-    def mean(self) -> float:
-        """The expected number of steps."""
-        return (self.low + self.high) / 2
-
-    def draw(self, rngs: Sequence[np.random.Generator], replicas: int, n: int) -> np.ndarray:
-        """``(replicas, n)`` step counts, row ``r`` from ``rngs[r]``."""
-        out = np.empty((replicas, n), dtype=np.int64)
-        for r in range(replicas):
-            out[r] = rngs[r].integers(self.low, self.high + 1, size=n)
-        return out
-
-
-#: What ``local_steps`` may be: one int for every client, ``(n,)`` ints per client, a
-#: :class:`LocalStepsDraw`, or ``callable(rngs, replicas, n) -> (replicas, n)`` ints (row
-#: ``r`` drawn from ``rngs[r]``, one generator per replica, for chunk-independent results).
-LocalSteps = int | np.ndarray | LocalStepsDraw | Callable[..., np.ndarray]
-
-
-def _check_taus(taus: Any, shape: tuple[int, ...], name: str = "local_steps") -> np.ndarray:
-    """Integer step counts >= 1 of the given shape, or a ``ValueError`` naming ``name``."""
-    a = np.asarray(taus)
-    if a.shape != shape or not np.issubdtype(a.dtype, np.integer) or (a.size and a.min() < 1):
-        raise ValueError(f"{name} must be integers >= 1 of shape {shape}, got "
-                         f"{a.dtype} array of shape {a.shape}"
-                         + (f" with minimum {a.min()}" if a.size and a.dtype.kind in "iuf" else ""))
-    return a.astype(np.int64, copy=False)
-
-
-def resolve_local_steps(local_steps: Any, n: int) -> int | np.ndarray | Callable[..., np.ndarray]:
-    r"""Validate ``local_steps``: an int :math:`\tau \ge 1` (returned as int), an ``(n,)``
-    array of ints :math:`\ge 1` (returned as an int64 array; a constant array becomes its
-    int, the same run), a :class:`LocalStepsDraw` or a callable (returned as is, checked each
-    round). Otherwise a ``ValueError`` naming ``local_steps``."""
-    if isinstance(local_steps, LocalStepsDraw) or (callable(local_steps)
-                                                    and not isinstance(local_steps, np.ndarray)):
-        return local_steps
-    if isinstance(local_steps, (list, tuple, np.ndarray)):
-        a = _check_taus(local_steps, (n,))
-        if a.min() == a.max():
-            return int(a[0])
-        return a
-    if isinstance(local_steps, bool) or not isinstance(local_steps, (int, np.integer)) \
-            or local_steps < 1:
-        raise ValueError(f"local_steps must be an integer >= 1, got {local_steps!r} (or an "
-                         f"(n,) = ({n},) array of such integers, a LocalStepsDraw or a "
-                         f"callable(rngs, replicas, n))")
-    return int(local_steps)
-
-
-@dataclass(frozen=True)
-class MiniBatches:
-    r"""Local mini-batch SGD: every round, each (replica, client) pair reads its :math:`s_i`
-    samples in a fresh random order and takes each local step on a batch of them.
-
-    The order is a uniform permutation per (replica, client, round), replica :math:`r`'s from
-    its own stream ``SeedSequence(seed, spawn_key=(r, 3))``, drawn for *every* client every
-    round whoever takes part: chunking never changes it, and runs on one seed with different
-    processes or rules share it (common random numbers). With :math:`B = \min(\text{size},
-    \max_i s_i)`, step :math:`k` of client :math:`i` reads the positions
-
-    * ``wrap=False`` (epochs): :math:`bB, \dots, \min((b+1)B, s_i) - 1` of the order,
-      :math:`b = k \bmod \lceil s_i/B\rceil` (the last batch of an epoch is partial;
-      :meth:`epoch_steps` steps are one epoch);
-    * ``wrap=True``: the :math:`\min(B, s_i)` positions :math:`kB, kB + 1, \dots` modulo
-      :math:`s_i` (full batches, cycling through the order).
-
-    The problem declares ``Capability.MINIBATCH_GRADIENTS`` (its ``sizes`` and
-    ``minibatch_gradients``).
-
-    >>> MiniBatches(20).epoch_steps(np.array([2, 20, 81])).tolist()
-    [1, 1, 5]
-    """
-
-    size: int
-    wrap: bool = False
-
-    def __post_init__(self) -> None:
-        integer_at_least("MiniBatches.size", self.size)
-        if not isinstance(self.wrap, (bool, np.bool_)):
-            raise ValueError(f"MiniBatches.wrap must be a bool, got {self.wrap!r}")
-
-    def epoch_steps(self, sizes: np.ndarray) -> np.ndarray:
-        r"""Local steps of one epoch per client, :math:`\lceil s_i / B\rceil` (``(n,)`` ints)."""
-        sizes = np.asarray(sizes, dtype=np.int64)
-        B = min(int(self.size), int(sizes.max()))
-        return -(-sizes // B)
 
 
 def _one_if_equal(rates: float | np.ndarray) -> float | np.ndarray:
@@ -311,7 +205,7 @@ class Server:
         object.__setattr__(self, "momentum", beta)
         if self.x0 is not None:
             try:
-                shape = np.shape(np.asarray(self.x0, dtype=float))
+                shape = np.shape(self.x0)
             except (TypeError, ValueError):
                 shape = ()  # finite_array names the error
             if len(shape) not in (1, 2):
@@ -489,7 +383,6 @@ class EngineConfig:
             set_(self, "p", given)
         x0 = np.zeros(d) if server.x0 is None else finite_array(
             "x0", server.x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
-        self.metrics.record_rounds(run.rounds)
         set_(self, "local", replace(local, steps=local_steps))
         set_(self, "server", replace(server, x0=x0))
         self._local_work(local_steps)
@@ -574,3 +467,21 @@ class EngineConfig:
         return (Capability.FUSED_LOCAL_STEPS in caps and bool(prob.can_fuse_local_steps)
                 and NoiseKind.of(self.local.noise) in (NoiseKind.NONE, NoiseKind.ADDITIVE)
                 and not isinstance(_one_if_equal(self.local.lr), np.ndarray))
+
+    def check_budget(self, chunk: int, workers: int, max_work: float | None = None) -> None:
+        """Refuse the run, before it allocates anything, when its estimated work or memory in
+        ``workers`` threads of ``chunk`` replicas does not fit
+        (:func:`fedtheory.budget.check_simulation`; ``max_work``: its ceiling, None for the
+        default). The recorded rounds are checked after it (their list is :math:`O(T)`)."""
+        run, metrics, rule = self.run, self.metrics, self.rule
+        n, d = int(self.problem.n), int(self.problem.d)
+        sees_all = rule.needs_all or sees_the_round(self.participation)
+        check_simulation(
+            rounds=run.rounds, replicas=run.replicas, n=n, d=d,
+            pairs=float(n) if sees_all else self.expected_participants,
+            steps=mean_local_steps(self.local.steps), metrics=len(METRICS) + len(metrics.extra),
+            recorded=(len(metrics.rounds) if metrics.rounds is not None
+                      else run.rounds // metrics.every + 2),
+            chunk=chunk, workers=workers, float_bytes=run.dtype.itemsize, table=bool(rule.table),
+            keep_replicas=metrics.keep_replicas, max_work=max_work)
+        metrics.record_rounds(run.rounds)

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,19 +14,18 @@ from fedtheory.algorithms.base import scratch, take_rows
 from fedtheory.engine.config import (
     BIT_GENERATORS,
     EngineConfig,
-    LocalStepsDraw,
     LocalWork,
     Metrics,
-    MiniBatches,
     Run,
     Server,
-    _check_taus,
     _one_if_equal,
     hot_problem,
 )
 from fedtheory.engine.local_work import LocalWorkStrategy, MiniBatchSteps, choose
 from fedtheory.engine.measure import METRICS, Measure, Recorder, RoundRecord
 from fedtheory.engine.noise import GradientNoise
+from fedtheory.engine.protocols import ClientLosses, PerReplicaParts, sees_the_round
+from fedtheory.engine.steps import LocalStepsDraw, MiniBatches, _check_taus
 from fedtheory.engine.streams import Stream, replica_streams
 from fedtheory.participation.base import RoundView
 
@@ -35,37 +34,7 @@ if TYPE_CHECKING:
     from fedtheory.problems.base import Capability, Problem
     from fedtheory.problems.noise import NoiseSampler
 
-__all__ = ["Block", "ClientLosses", "Engine", "PerReplicaParts", "SeesTheRound",
-           "sees_the_round"]
-
-
-@runtime_checkable
-class PerReplicaParts(Protocol):
-    """A process with one part per replica gives the block's (the base class's does)."""
-
-    def for_replicas(self, start: int, stop: int) -> Any: ...
-
-
-@runtime_checkable
-class SeesTheRound(Protocol):
-    """A process that may see the round (:class:`~fedtheory.participation.RoundAwareProcess`
-    when its ``sees_round``): stepped by ``select`` on a :class:`RoundView`."""
-
-    sees_round: bool
-
-    def select(self, state: dict[str, Any], rng: Any, view: RoundView) -> Any: ...
-
-
-def sees_the_round(process: Any) -> bool:
-    """Whether a process is stepped by ``select`` on a view of the round."""
-    return isinstance(process, SeesTheRound) and bool(process.sees_round)
-
-
-@runtime_checkable
-class ClientLosses(Protocol):
-    """A problem that gives every client's loss (for a process that sees the round)."""
-
-    def client_losses(self, x: np.ndarray) -> np.ndarray: ...
+__all__ = ["Block", "Engine"]
 
 
 class Engine:

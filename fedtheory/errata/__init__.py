@@ -17,7 +17,14 @@ and writes, for each seed paper the report's claims cite (or the one ``--paper``
 
 The pages need no network: formulas are MathML, figures ``data:`` URIs, and a
 Content-Security-Policy forbids everything else (:data:`CSP`). Nothing of the report is inserted
-unescaped.
+unescaped. The report is hostile input: every entry's id must be a claim loaded here (built in,
+an installed entry point, or a ``--claims`` file whose SHA-256 is the entry's origin's) whose
+definition the entry repeats; a figure is embedded only from the run's own ``--report``
+directory (``provenance.report_dir``; a relative path, no ``..``, no link out of it, a regular
+file whose magic bytes are a PNG or an SVG, at most
+:data:`~fedtheory.errata._content.MAX_FIGURE_BYTES`, at most
+:data:`~fedtheory.errata._content.MAX_FIGURES_PER_PAGE` per page); the LaTeX escapes every
+character a report chooses; the re-run commands are rebuilt and quoted.
 
 >>> page_name("002")
 '002-ocs'
@@ -44,6 +51,7 @@ from fedtheory.errata._latex import render_latex
 from fedtheory.errata._math import latex_escape, math_html, rich_html, rich_latex, segments
 from fedtheory.papers import PAPERS
 from fedtheory.report import atomic_write_text
+from fedtheory.safefiles import check_output_dir, check_output_file
 
 __all__ = [
     "CSP",
@@ -74,10 +82,9 @@ def page_name(key: str) -> str:
 
 
 def _check_out(out: Path) -> None:
-    if str(out) == "":
-        raise ValueError("--out must be a directory path, got ''")
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} exists and is not a directory")
+    check_output_dir(out, "--out")
     for parent in out.parents:
         if parent.exists():
             if not parent.is_dir():
@@ -104,7 +111,7 @@ def write_errata(report: Path | str, out: Path | str,
 
     if not isinstance(report, (str, os.PathLike)) or str(report) == "":
         raise ValueError(f"--from must be the path of a JSON report, got {report!r}")
-    if not isinstance(out, (str, os.PathLike)):
+    if not isinstance(out, (str, os.PathLike)) or not str(out).strip():
         raise ValueError(f"--out must be a directory path, got {out!r}")
     key = check_paper(paper) if paper is not None else None
     out = Path(out)
@@ -117,11 +124,14 @@ def write_errata(report: Path | str, out: Path | str,
                              f"({PAPERS[key].short}); it covers "
                              f"{', '.join(keys) or 'no seed'}")
         keys = [key]
+    targets = [out / f"{page_name(k)}.{ext}" for k in keys for ext in ("html", "tex")]
+    for target in targets:  # an existing link, device, FIFO or folder there: before any work
+        check_output_file(target, "--out")
     pages = [paper_errata(doc, k, source=report) for k in keys]
     written: list[Path] = []
     for k, e in zip(keys, pages, strict=True):
         html, tex = render_html(e, __version__), render_latex(e, __version__)
         name = page_name(k)
-        written.append(atomic_write_text(out / f"{name}.html", html))
-        written.append(atomic_write_text(out / f"{name}.tex", tex))
+        written.append(atomic_write_text(out / f"{name}.html", html, "--out"))
+        written.append(atomic_write_text(out / f"{name}.tex", tex, "--out"))
     return written

@@ -21,8 +21,9 @@ from typing import Any
 from fedtheory import commands
 from fedtheory.index import load_index
 from fedtheory.papers import PAPERS, Paper, references
-from fedtheory.report import check_counts, load_report
-from fedtheory.schema import audit, claim_label, derived, file_source
+from fedtheory.report import check_counts, load_report, loaded_definition, unresolved
+from fedtheory.safefiles import read_bounded
+from fedtheory.schema import audit, claim_label, derived, file_source, replay_shown
 
 __all__ = [
     "CHECK_EVIDENCE",
@@ -67,15 +68,20 @@ _EXACTNESS = ("symbolic", "exact", "convex", "monte_carlo", "figure")
 # Counterexample fields that say how to re-run it, not what it is.
 _REPLAY_FIELDS = ("replay", "seed", "preset", "check")
 
-#: Largest figure embedded in a page (bytes); a larger file is linked, not embedded.
-MAX_FIGURE_BYTES = 20_000_000
+#: Largest figure embedded in a page (bytes); a larger file is named, not embedded.
+MAX_FIGURE_BYTES = 2 * 1024 * 1024
+
+#: Most figures embedded in one page, and most bytes of them all: the others are named only.
+MAX_FIGURES_PER_PAGE = 24
+MAX_PAGE_FIGURE_BYTES = 8 * 1024 * 1024
 
 # An erratum's fields when the refuted claim declares none (a user's claim, say).
 _NO_ERRATUM: dict[str, Any] = {"kind": "", "where": "", "quote": "", "location": "",
                                "hypothesis": None, "relied_on": None, "intended_holds": None}
 
-_IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg",
-                ".jpeg": "image/jpeg"}
+# The figure formats a run writes: suffix -> media type (PDF: linked twin, never embedded).
+_IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml"}
+_FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 
 
 @dataclass(frozen=True)
@@ -92,12 +98,15 @@ class Evidence:
 @dataclass(frozen=True)
 class Figure:
     """A figure of a check: ``path`` as the report gives it, ``file`` where it was found (or
-    None), ``media_type``."""
+    None), ``media_type``, the bytes embedded (``data``, read once, checked: None when it is
+    not embedded) and, when it is not, why (``note``)."""
 
     check: str
     path: str
     file: Path | None
     media_type: str | None
+    data: bytes | None = None
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,6 +174,9 @@ class PaperErrata:
     source: str
     source_sha256: str
     counts: Mapping[str, int] = field(default_factory=dict)
+    #: How many of those statements have each grade (``confirmed``, ``consistent (low
+    #: power)``, ``not testable``: :func:`fedtheory.verdicts.grade_of`).
+    grades: Mapping[str, int] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------- reading
@@ -186,10 +198,13 @@ def load_errata_report(path: Path | str) -> dict[str, Any]:
                                 options=["--json", str(path)])
         raise ValueError(f"report {path}: the run did not finish (complete: false, "
                          f"{len(doc['claims'])} claim(s)): continue it with `{again}` first")
-    definitions = {info.id: info.definition for info in load_index() or ()}
     for k, entry in enumerate(doc["claims"]):
-        definition = definitions.get(entry["id"], {}).get(doc["preset"])
-        problems = audit(entry, preset=doc["preset"], seed=doc["seed"], definition=definition)
+        problem = unresolved(entry)  # every id a loaded claim's: its definition is checked
+        definition = loaded_definition(entry["id"], doc["preset"]) if problem is None else None
+        if problem is None and definition is None:
+            problem = f"id: {ascii(entry['id'])} has no definition here"
+        problems = [problem] if problem is not None else audit(
+            entry, preset=doc["preset"], seed=doc["seed"], definition=definition)
         if problems:
             more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
             raise ValueError(f"report {path}: {claim_label(doc, k)}: {problems[0]}{more}; "
@@ -294,10 +309,62 @@ def _smallest_failure(entry: Mapping[str, Any]) -> tuple[Mapping[str, Any] | Non
     return check, k
 
 
-def _figures(entry: Mapping[str, Any], base: Path) -> tuple[Figure, ...]:
+def figure_kind(data: bytes) -> str | None:
+    """The format of a figure's bytes by their magic: ``"png"``, ``"pdf"``, ``"svg"`` or None.
+
+    >>> figure_kind(b"\\x89PNG\\r\\n\\x1a\\n..."), figure_kind(b"%PDF-1.4")
+    ('png', 'pdf')
+    >>> figure_kind(b"root:x:0:0:root:/root:/bin/bash")
+    >>> figure_kind(b'<?xml version="1.0"?>\\n<svg xmlns="http://www.w3.org/2000/svg">')
+    'svg'
+    """
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
+    if data.startswith(b"%PDF-"):
+        return "pdf"
+    head = data[:1024].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if (head.startswith(b"<?xml") or head.startswith(b"<svg")) and b"<svg" in head:
+        return "svg"
+    return None
+
+
+@dataclass
+class _Budget:
+    """What a page may still embed: figures and bytes (:data:`MAX_FIGURES_PER_PAGE`,
+    :data:`MAX_PAGE_FIGURE_BYTES`)."""
+
+    figures: int = MAX_FIGURES_PER_PAGE
+    bytes: int = MAX_PAGE_FIGURE_BYTES
+
+
+def _figure_file(name: str, base: Path | None) -> tuple[Path | None, str]:
+    """Where the figure ``name`` of a report is, under the report's own ``--report``
+    directory ``base``, or why it is not taken: a path that is absolute, climbs (``..``),
+    leaves ``base`` through a link, or names no regular file is refused."""
+    if base is None:
+        return None, "not embedded: the report records no --report directory of its run"
+    rel = Path(name)
+    if not name or rel.is_absolute() or ".." in rel.parts or "\\" in name:
+        return None, f"not embedded: {name!r} is not a path inside the run's --report directory"
+    try:
+        root = base.resolve(strict=True)
+        real = (base / rel).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None, f"not found at {name}"
+    if root not in real.parents:
+        return None, f"not embedded: {name} leaves the run's --report directory"
+    if not real.is_file():
+        return None, f"not embedded: {name} is not a regular file"
+    return real, ""
+
+
+def _figures(entry: Mapping[str, Any], base: Path | None,
+             budget: _Budget | None = None) -> tuple[Figure, ...]:
     """The figures of ``entry``'s checks: one per drawing (a PNG and a PDF of the same name
-    are one figure: the embeddable file is kept), found at their path, absolute or relative to
-    ``base`` or to the working directory."""
+    are one figure: the embeddable file is kept), read from the run's ``--report`` directory
+    ``base`` (:func:`_figure_file`), embedded when the file's magic bytes are a PNG or an SVG,
+    it is at most :data:`MAX_FIGURE_BYTES` and the page's ``budget`` allows."""
+    budget = budget if budget is not None else _Budget()
     out = []
     for c in entry["checks"]:
         drawings: dict[str, list[str]] = {}
@@ -305,19 +372,37 @@ def _figures(entry: Mapping[str, Any], base: Path) -> tuple[Figure, ...]:
             drawings.setdefault(str(Path(name).with_suffix("")), []).append(name)
         for names in drawings.values():
             names.sort(key=lambda n: Path(n).suffix.lower() not in _IMAGE_TYPES)
-            path = Path(names[0])
-            media = _IMAGE_TYPES.get(path.suffix.lower())
-            found = None
-            for candidate in ([path] if path.is_absolute() else [base / path, path]):
-                try:
-                    if media and candidate.is_file() and \
-                            candidate.stat().st_size <= MAX_FIGURE_BYTES:
-                        found = candidate
-                        break
-                except OSError:
-                    continue
-            out.append(Figure(c["name"], names[0], found, media))
+            name = names[0]
+            media = _IMAGE_TYPES.get(Path(name).suffix.lower())
+            found, note = _figure_file(name, base)
+            data = None
+            if found is not None and media is None:
+                note = "a format a page cannot embed"
+            elif found is not None:
+                data, note = _figure_bytes(found, name, media, budget)
+            out.append(Figure(c["name"], name, found, media, data, note))
     return tuple(out)
+
+
+def _figure_bytes(found: Path, name: str, media: str,
+                  budget: _Budget) -> tuple[bytes | None, str]:
+    """The bytes of the figure file ``found`` when they may be embedded, else why not."""
+    if budget.figures <= 0:
+        return None, f"not embedded: a page embeds at most {MAX_FIGURES_PER_PAGE} figures"
+    try:
+        data = read_bounded(found, "figure", MAX_FIGURE_BYTES)
+    except ValueError:
+        return None, f"not embedded: {name} is not a regular file of at most " \
+                     f"{MAX_FIGURE_BYTES} bytes"
+    kind = figure_kind(data)
+    if kind is None or _IMAGE_TYPES.get(f".{kind}") != media:
+        return None, f"not embedded: {name} is not a {media.split('/')[1].split('+')[0].upper()}"
+    if len(data) > budget.bytes:
+        return None, f"not embedded: a page embeds at most {MAX_PAGE_FIGURE_BYTES} bytes of " \
+                     "figures"
+    budget.figures -= 1
+    budget.bytes -= len(data)
+    return data, ""
 
 
 def _place(seed_ref: str, key: str) -> str:
@@ -339,11 +424,12 @@ def _replay(entry: Mapping[str, Any], check: Any) -> dict[str, str]:
 
 
 def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str, Any]],
-             index: Mapping[str, Any], base: Path) -> Erratum:
+             index: Mapping[str, Any], base: Path | None, budget: _Budget) -> Erratum:
     check, _ = _smallest_failure(entry)
     ce = dict((check or {}).get("counterexample") or entry["counterexample"] or {})
-    replay = _replay(entry, check["name"] if check else ce.get("check")) \
-        if ce.get("replay") else {}
+    name = (check or {}).get("name") or ce.get("check")
+    # rebuilt from the entry's validated parts and quoted: never the stored string
+    replay = replay_shown(entry, name) if isinstance(name, str) and ce.get("replay") else {}
     shown = {k: v for k, v in ce.items() if k not in _REPLAY_FIELDS}
     failing = tuple(e for e in _evidence(entry) if e.outcome == "failed"
                     and (check is None or e.name != check["name"]))
@@ -369,7 +455,8 @@ def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str
                               if check else None),
         counterexample=shown, replay=replay, other_failures=failing,
         evidence=_evidence(entry), corrected=corrected,
-        figures=_figures(entry, base) + (_figures(by_id[cid], base) if cid in by_id else ()),
+        figures=_figures(entry, base, budget) + (_figures(by_id[cid], base, budget)
+                                                 if cid in by_id else ()),
         certified=entry.get("certified"), tightness=entry["tightness"], setup=entry["setup"],
     )
 
@@ -381,36 +468,45 @@ def paper_errata(doc: Mapping[str, Any], key: str, source: Path | str = "",
     Every claim citing the seed (its ``seed_ref``) is on its page: a refuted one as an
     :class:`Erratum`, any other in the table (:class:`Row`), except a ``.corrected`` claim whose
     refuted original is in the report (it is shown with it). ``source`` is the report's path
-    (for the provenance), ``base`` the folder relative figure paths are read from (default: the
-    report's folder).
+    (for the provenance), ``base`` the folder the figures' paths are relative to (default: the
+    ``--report`` directory of the run, as the report records it in ``provenance.report_dir``;
+    none recorded: no figure is embedded). Only files under it are embedded
+    (:func:`_figures`), at most :data:`MAX_FIGURES_PER_PAGE` of them per page.
     """
     key = check_paper(key)
     src = Path(source) if source else None
-    base_dir = Path(base) if base is not None else (src.parent if src else Path("."))
+    recorded = doc["provenance"].get("report_dir")
+    base_dir = Path(base) if base is not None else (
+        Path(recorded) if isinstance(recorded, str) and Path(recorded).is_absolute() else None)
+    budget = _Budget()
     by_id = {e["id"]: e for e in doc["claims"]}
     index = {info.id: info for info in load_index(build=False) or ()}
     errata: list[Erratum] = []
     rows: list[Row] = []
     counts: Counter[str] = Counter()
+    grades: Counter[str] = Counter()
     for entry in doc["claims"]:
         if key not in {p.key for p, _ in references(entry["seed_ref"])}:
             continue
         cid = entry["id"]
         if cid.endswith(".corrected") and cid[: -len(".corrected")] in by_id:
             continue
-        verdict = derived(entry)["verdict"]
+        now = derived(entry)
+        verdict = now["verdict"]
         counts[verdict] += 1
+        if now["grade"] is not None:
+            grades[now["grade"]] += 1
         if verdict == "refuted":
-            errata.append(_erratum(entry, key, by_id, index, base_dir))
+            errata.append(_erratum(entry, key, by_id, index, base_dir, budget))
         else:
             rows.append(Row(cid, entry["title"], _place(entry["seed_ref"], key), entry["kind"],
                             verdict, evidence_summary(entry), entry["tightness"],
                             entry.get("certified"), power_text(entry, verdict)))
     sha = ""
     if src is not None and src.is_file():
-        sha = hashlib.sha256(src.read_bytes()).hexdigest()
+        sha = hashlib.sha256(read_bounded(src)).hexdigest()
     return PaperErrata(PAPERS[key], tuple(errata), tuple(rows), dict(doc["provenance"]),
-                       str(src or ""), sha, dict(counts))
+                       str(src or ""), sha, dict(counts), dict(grades))
 
 
 def describe_value(value: Any, limit: int = 12, width: int = 400) -> str:

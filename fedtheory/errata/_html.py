@@ -80,8 +80,10 @@ _HOLDS = {True: "The intended statement holds.", False: "The intended statement 
 
 
 def _data_uri(figure: Figure) -> str:
-    assert figure.file is not None and figure.media_type is not None
-    data = base64.b64encode(figure.file.read_bytes()).decode("ascii")
+    """The figure's bytes as read and checked when the page's content was collected (never
+    the file again: it may have changed since)."""
+    assert figure.data is not None and figure.media_type is not None
+    data = base64.b64encode(figure.data).decode("ascii")
     return f"data:{figure.media_type};base64,{data}"
 
 
@@ -93,6 +95,10 @@ def _summary(e: PaperErrata) -> str:
     n = sum(e.counts.values())
     parts = [f"{e.counts[v]} {v}" for v in ("refuted", "confirmed", "inconclusive", "error")
              if e.counts.get(v)]
+    graded = [f"{e.grades[g]} {g}" for g in ("consistent (low power)", "not testable")
+              if e.grades.get(g)]
+    if graded:  # the grades say which confirmations could have failed, which checks could not
+        parts.append("of these " + " and ".join(graded))
     return (f"{n} statement{'s' if n != 1 else ''} of this document checked: "
             + ", ".join(parts) + ".") if n else "No statement of this document is in the report."
 
@@ -111,6 +117,17 @@ def _env() -> Environment:
     return _ENV[0]
 
 
+_TEMPLATES: list[Any] = []
+
+
+def _template() -> Any:
+    """The page's template, compiled once."""
+    if not _TEMPLATES:
+        _TEMPLATES.append(_env().from_string(files("fedtheory.errata").joinpath(TEMPLATE)
+                                             .read_text(encoding="utf-8")))
+    return _TEMPLATES[0]
+
+
 def render_html(e: PaperErrata, version: str) -> str:
     """The page of ``e`` (:func:`fedtheory.errata.paper_errata`) as a complete HTML document;
     ``version`` is the fedtheory version that writes it."""
@@ -118,8 +135,7 @@ def render_html(e: PaperErrata, version: str) -> str:
         **{k: None for k in _PROVENANCE}, "fedtheory_version": "?", "preset": "?", "seed": "?",
         "time": "?", **{k: v for k, v in e.provenance.items() if v is not None}}
     packages = ", ".join(f"{k} {v}" for k, v in (prov.get("packages") or {}).items() if v)
-    template = _env().from_string(files("fedtheory.errata").joinpath(TEMPLATE)
-                                  .read_text(encoding="utf-8"))
+    template = _template()
     return template.render(
         e=e, paper=e.paper, prov=prov, version=version, csp=CSP, style=Markup(_STYLE),
         summary=_summary(e), meaning=ERRATUM_MEANING, evidence_kind=CHECK_EVIDENCE,

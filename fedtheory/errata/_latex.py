@@ -3,8 +3,14 @@ r"""The errata of one seed paper as LaTeX snippets an author can paste.
 One block per refuted claim, each starting with a comment line naming the claim: a
 ``\paragraph`` with the place and the erratum kind, the statement as printed (quoted), what is
 wrong, the smallest counterexample as a list, the corrected statement in an ``equation*``, and
-the command that re-runs the counterexample (as a comment). Prose is escaped for text mode;
-formulas are the report's own LaTeX. The header lists the packages the formulas use.
+the command that re-runs the counterexample (as a comment, rebuilt from the entry's validated
+parts and quoted: :func:`fedtheory.schema.replay_shown`). Every text that a report chooses
+(counterexample values, check details and names, certified ratios, provenance) is escaped
+for text mode character by character (:func:`._math.latex_escape`): no macro of a report
+survives. Only the claim's definition (its statement, the seed's quoted words, the erratum's
+prose), which must equal the loaded claim's before a page is written
+(:func:`fedtheory.errata.load_errata_report`), keeps its formulas as LaTeX. The header lists
+the packages the formulas use.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from fedtheory.errata._content import (
     flatten,
 )
 from fedtheory.errata._math import latex_escape, math_latex, rich_latex
+from fedtheory.safetext import terminal_text
 
 __all__ = ["render_latex"]
 
@@ -26,7 +33,9 @@ _HOLDS = {True: "The intended statement holds.", False: "The intended statement 
 
 
 def _comment(text: str) -> str:
-    return "% " + " ".join(str(text).split())
+    """A LaTeX comment line: the text on one line (every line break and control character
+    gone), so nothing of it reaches TeX but as a comment."""
+    return "% " + " ".join(terminal_text(text).split())
 
 
 def _block(item: Erratum) -> list[str]:
@@ -57,7 +66,10 @@ def _block(item: Erratum) -> list[str]:
                     for name, value in flatten(item.counterexample)]
             out += ["\\end{itemize}"]
     if item.replay.get("command"):
-        out += [_comment(f"re-run it: {item.replay['command']}")]
+        command = item.replay["command"]  # pasteable as it is, unless it holds a backslash
+        if "\\" in command:
+            command = latex_escape(command)
+        out += [_comment(f"re-run it: {command}")]
     c = item.corrected
     if c is not None:
         verdict = f", {c.verdict} by fedtheory" if c.verdict else ", not verified in this report"
@@ -77,9 +89,10 @@ def render_latex(e: PaperErrata, version: str) -> str:
     commit = prov.get("commit") or "unknown"
     head = [
         _comment(f"Errata for: {e.paper.title} ({e.paper.author_line}); seed {e.paper.key}"),
-        _comment(f"Written by fedtheory {version} `fedtheory errata` from {e.source or 'a report'}"
-                 f" (fedtheory {prov.get('fedtheory_version')}, commit {commit}, preset "
-                 f"{prov.get('preset')}, seed {prov.get('seed')})."),
+        _comment(f"Written by fedtheory {version} `fedtheory errata` from "
+                 + latex_escape(f"{e.source or 'a report'} (fedtheory "
+                                f"{prov.get('fedtheory_version')}, commit {commit}, preset "
+                                f"{prov.get('preset')}, seed {prov.get('seed')}).")),
         _comment("Paste the blocks you need. The formulas use amsmath, amssymb and mathtools "
                  "(\\coloneqq): \\usepackage{amsmath,amssymb,mathtools}."),
     ]

@@ -31,6 +31,8 @@ from functools import lru_cache
 from latex2mathml.converter import convert as _convert
 from markupsafe import Markup, escape
 
+from fedtheory.safetext import terminal_text
+
 __all__ = [
     "bare_math_runs",
     "latex_escape",
@@ -332,7 +334,7 @@ def latex_escape(text: str) -> str:
     50\% of a\_b \& \{c\} \textasciitilde{} \(\eta\) \(\le\) 1
     """
     out = []
-    for ch in text:
+    for ch in terminal_text(text):  # no control character (TeX reads some as markup)
         out.append(_LATEX_SPECIAL.get(ch) or _LATEX_UNICODE.get(ch) or ch)
     return "".join(out)
 

@@ -67,6 +67,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from fedtheory.budget import check_memory
 from fedtheory.validation import probabilities
 
 __all__ = [
@@ -103,11 +104,42 @@ def uniforms(rng: RNGLike, replicas: int, *shape: int) -> np.ndarray:
     return out
 
 
+#: Bytes a process plans per client (a few ``(n,)`` float arrays: its probabilities, their
+#: copies, a chain's transition rows) when it checks ``n`` against the memory budget.
+_BYTES_PER_CLIENT = 64
+
+#: Bytes per (replica, client) pair of one round: the uniforms drawn (8), the mask (1) and a
+#: state array of the same shape (8), rounded up.
+_BYTES_PER_PAIR = 24
+
+
 def validate_n(n: Any, name: str = "n") -> int:
-    """``n`` as a positive int, or ``ValueError``."""
+    """``n`` as a positive int, or ``ValueError``. A number of clients (``name="n"``) is also
+    held to the memory budget (:func:`fedtheory.budget.check_memory`): a process over
+    ``n`` clients keeps a few ``(n,)`` arrays.
+
+    >>> validate_n(3)
+    3
+    >>> validate_n(10**15)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fedtheory.budget.BudgetError: a participation process over n clients would need about ...
+    """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    if name == "n":
+        check_memory("a participation process over n clients", _BYTES_PER_CLIENT * int(n),
+                     {"n": int(n)})
     return int(n)
+
+
+def _check_rounds_memory(what: str, n: int, replicas: int, rounds: int = 1,
+                         per_pair: int = _BYTES_PER_PAIR) -> None:
+    """The memory budget of ``rounds`` rounds of ``replicas`` x ``n`` arrays, ``per_pair``
+    bytes per entry."""
+    check_memory(what, float(per_pair) * rounds * replicas * n,
+                 {"rounds": rounds, "replicas": replicas, "n": n} if rounds > 1
+                 else {"replicas": replicas, "n": n})
 
 
 def validate_probability_vector(p: Any, n: int | None, name: str = "p") -> np.ndarray:
@@ -149,6 +181,7 @@ class ParticipationProcess:
     def init(self, rng: RNGLike, replicas: int) -> dict[str, Any]:
         """The state of ``replicas`` independent copies of the process before round 0."""
         replicas = validate_n(replicas, "replicas")
+        _check_rounds_memory(f"{type(self).__name__}.init", int(self.n), replicas)
         state: dict[str, Any] = {"replicas": replicas, "t": 0}
         self._init(state, rng)
         return state
@@ -162,6 +195,8 @@ class ParticipationProcess:
     def sample(self, rng: RNGLike, replicas: int, rounds: int) -> np.ndarray:
         """``rounds`` consecutive masks from a fresh state: bool ``(rounds, replicas, n)``."""
         rounds = validate_n(rounds, "rounds")
+        _check_rounds_memory(f"{type(self).__name__}.sample", int(self.n),
+                             validate_n(replicas, "replicas"), rounds, per_pair=1)
         state = self.init(rng, replicas)
         out = np.empty((rounds, state["replicas"], self.n), dtype=bool)
         for t in range(rounds):

@@ -21,7 +21,16 @@ from pathlib import Path
 
 from fedtheory.claims.core import ClaimResult
 from fedtheory.claims.evidence import Figure
-from fedtheory.plotting import fdms, fedavg, importance_sampling, mifa, ocs, plt, save_figure
+from fedtheory.plotting import (
+    fdms,
+    fedavg,
+    fedavg_tables,
+    importance_sampling,
+    mifa,
+    ocs,
+    plt,
+    save_figure,
+)
 
 __all__ = ["PLOTTERS", "draw_result", "figure_file", "render"]
 
@@ -32,9 +41,11 @@ PLOTTERS: Mapping[str, Callable[..., plt.Figure]] = {
     "fdms.complexity_observation": fdms.draw_complexity_observation,
     "fdms.curves": fdms.draw_curves,
     "fdms.heatmap": fdms.draw_heatmap,
+    "fedavg.ablation": fedavg_tables.draw_ablation,
     "fedavg.heterogeneity": fedavg.draw_heterogeneity,
     "fedavg.local_steps": fedavg.draw_local_steps,
     "fedavg.partial_participation": fedavg.draw_partial_participation,
+    "fedavg.scaffold_table": fedavg_tables.draw_scaffold_table,
     "is.variance_curves": importance_sampling.draw_variance_curves,
     "mifa.floor_experiment": mifa.draw_floor_experiment,
     "mifa.seed_experiment": mifa.draw_seed_experiment,

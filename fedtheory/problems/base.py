@@ -51,6 +51,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from fedtheory.validation import real_array
+
 __all__ = [
     "CAPABILITY_PROTOCOLS",
     "Capability",
@@ -329,7 +331,7 @@ def validate_weights(weights: np.ndarray | list[float] | None, n: int) -> np.nda
         raise ValueError(f"n must be a positive integer, got {n!r}")
     if weights is None:
         return np.full(int(n), 1.0 / n)
-    w = np.asarray(weights, dtype=float)
+    w = real_array("weights", weights)
     if w.shape != (n,):
         raise ValueError(f"weights must have shape ({n},), got shape {w.shape}")
     if not np.all(np.isfinite(w)):

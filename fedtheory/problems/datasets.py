@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fedtheory.validation import finite_array, integer_at_least
+
 __all__ = [
     "DATASETS",
     "FederatedData",
@@ -226,6 +228,34 @@ class FederatedData:
     n_classes: int
     name: str = ""
     params: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Check the data (a ``ValueError`` naming the bad part): at least one client, every
+        client's features a finite real ``(s_i, p)`` array with ``s_i >= 1`` and one label per
+        row, the validation set's features ``(N, p)``, labels integers in ``0 .. C-1``."""
+        c = integer_at_least("n_classes", self.n_classes, 2)
+        if not isinstance(self.X_clients, (tuple, list)) or not isinstance(
+                self.y_clients, (tuple, list)) or len(self.X_clients) == 0 \
+                or len(self.X_clients) != len(self.y_clients):
+            raise ValueError("X_clients and y_clients must be equally long non-empty sequences "
+                             "of arrays, one per client")
+        X_val = finite_array("X_val", self.X_val, [np.shape(self.X_val)])
+        if X_val.ndim != 2:
+            raise ValueError(f"X_val must have shape (N, p), got shape {X_val.shape}")
+        p = X_val.shape[1]
+        parts = [(f"X_clients[{i}]", f"y_clients[{i}]", x, y)
+                 for i, (x, y) in enumerate(zip(self.X_clients, self.y_clients, strict=True))]
+        for xname, yname, x, y in [*parts, ("X_val", "y_val", self.X_val, self.y_val)]:
+            shape = np.shape(x)
+            finite_array(xname, x, [shape])
+            if len(shape) != 2 or shape[1] != p or shape[0] < 1:
+                raise ValueError(f"{xname} must have shape (s, {p}) with s >= 1, got shape "
+                                 f"{shape}")
+            labels = np.asarray(y)
+            if labels.shape != (shape[0],) or not np.issubdtype(labels.dtype, np.integer) \
+                    or labels.min() < 0 or labels.max() >= c:
+                raise ValueError(f"{yname} must be {shape[0]} integer labels in [0, {c}), got "
+                                 f"{labels.dtype} of shape {labels.shape}")
 
     @property
     def n_clients(self) -> int:

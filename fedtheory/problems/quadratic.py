@@ -52,12 +52,14 @@ import numpy as np
 
 from fedtheory.problems import quadratic_kernels as kernels
 from fedtheory.problems.base import Capability, validate_weights
-from fedtheory.validation import integer_at_least, positive_real
+from fedtheory.validation import finite_array, integer_at_least, positive_real, real_array
 
 __all__ = ["QuadraticProblem"]
 
 
 def _check_real(name: str, value: float) -> float:
+    if isinstance(value, (complex, np.complexfloating)):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -116,11 +118,13 @@ class QuadraticProblem:
         offsets: np.ndarray | None = None,
         weights: np.ndarray | None = None,
     ) -> None:
-        A = np.asarray(hessians, dtype=float)
-        c = np.asarray(centers, dtype=float)
+        A = real_array("hessians", hessians)
+        c = real_array("centers", centers)
         if c.ndim != 2 or c.shape[0] < 1 or c.shape[1] < 1:
             raise ValueError(f"centers must have shape (n, d) with n, d >= 1, got {c.shape}")
         n, d = c.shape
+        finite_array("centers", c, [c.shape])
+        finite_array("hessians", A, [A.shape])
         if A.shape == (n, d):
             self.diagonal = True
         elif A.shape == (n, d, d):
@@ -133,14 +137,10 @@ class QuadraticProblem:
                 f"hessians must have shape ({n}, {d}) (diagonal) or ({n}, {d}, {d}) (dense), "
                 f"got {A.shape}"
             )
-        for name, arr in (("hessians", A), ("centers", c)):
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{name} must be finite, got {arr[~np.isfinite(arr)][0]!r}")
-        e = np.zeros(n) if offsets is None else np.asarray(offsets, dtype=float)
+        e = np.zeros(n) if offsets is None else real_array("offsets", offsets)
         if e.shape != (n,):
             raise ValueError(f"offsets must have shape ({n},), got shape {e.shape}")
-        if not np.all(np.isfinite(e)):
-            raise ValueError(f"offsets must be finite, got {e[~np.isfinite(e)][0]!r}")
+        finite_array("offsets", e, [(n,)])
         self.n = int(n)
         self.d = int(d)
         self.hessians = A

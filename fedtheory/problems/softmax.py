@@ -35,6 +35,7 @@ from typing import ClassVar
 import numpy as np
 
 from fedtheory.problems.base import Capability
+from fedtheory.validation import finite_array, real_array
 
 __all__ = ["SoftmaxRegression"]
 
@@ -64,7 +65,7 @@ class SoftmaxRegression:
         if len(X_clients) == 0 or len(X_clients) != len(y_clients):
             raise ValueError(f"X_clients and y_clients must be equally long and non-empty, "
                              f"got {len(X_clients)} and {len(y_clients)}")
-        Xs = [np.asarray(a, dtype=float) for a in X_clients]
+        Xs = [real_array(f"X_clients[{i}]", a) for i, a in enumerate(X_clients)]
         ys = [np.asarray(b) for b in y_clients]
         n = len(Xs)
         p = Xs[0].shape[1] if Xs[0].ndim == 2 else -1
@@ -72,6 +73,7 @@ class SoftmaxRegression:
             if a.ndim != 2 or a.shape[1] != p or a.shape[0] < 1 or b.shape != (a.shape[0],):
                 raise ValueError(f"client {i} must hold (s, {p}) features (s >= 1) and (s,) "
                                  f"labels, got {a.shape} and {b.shape}")
+            finite_array(f"X_clients[{i}]", a, [a.shape])
             if not np.issubdtype(b.dtype, np.integer) or b.min() < 0 or b.max() >= n_classes:
                 raise ValueError(f"client {i}: labels must be integers in [0, {n_classes}), "
                                  f"got {b!r}")

@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.validation import finite_real, real_array
+
 __all__ = [
     "SIMILARITIES",
     "choose_friends",
@@ -137,7 +139,7 @@ def similarity_matrix(updates: Any, active: Any, kind: str = "cosine") -> np.nda
     """
     if kind not in SIMILARITIES:
         raise ValueError(f"kind must be one of {sorted(SIMILARITIES)}, got {kind!r}")
-    u = np.asarray(updates, dtype=float)
+    u = real_array("updates", updates)
     if u.ndim != 3:
         raise ValueError(f"updates must have shape (R, n, d), got {u.shape}")
     R, n, _ = u.shape
@@ -249,7 +251,7 @@ def choose_friends(
     a = _check_active(active, R, n)
     if fallback not in ("active", "none"):
         raise ValueError(f"fallback must be 'active' or 'none', got {fallback!r}")
-    m = np.asarray(m, dtype=float)
+    m = real_array("mean_sim", m)
     allowed = ~a[:, :, None] & a[:, None, :]
     if candidates is not None:
         c = _check_square(candidates, "candidates", bool)
@@ -282,7 +284,9 @@ def complexity_threshold(
     >>> np.round((th - 0.1) ** 2 / np.log(2), 12).tolist()  # (2 ln 2 + 2 ln 2) / t
     [4.0, 1.0]
     """
-    tt = np.asarray(t, dtype=float)
+    tt = real_array("t", t)
+    beta, p = finite_real("beta", beta), finite_real("p", p)
+    delta_f, scale = finite_real("delta_f", delta_f), finite_real("scale", scale)
     if np.any(tt < 0) or not np.all(np.isfinite(tt)):
         raise ValueError(f"t must be finite and >= 0, got {t!r}")
     for name, v in (("n_clients", n_clients), ("horizon", horizon), ("max_friends", max_friends)):
@@ -369,12 +373,12 @@ def prune_candidates(
     >>> c[0].astype(int).tolist(), k.tolist()
     ([[0, 1, 0], [1, 0, 0], [1, 1, 0]], [3])
     """
-    m = np.asarray(_check_square(mean_sim, "mean_sim"), dtype=float)
+    m = real_array("mean_sim", _check_square(mean_sim, "mean_sim"))
     c = _check_square(candidates, "candidates", bool)
     if c.shape != m.shape:
         raise ValueError(f"candidates must have shape {m.shape}, got {c.shape}")
     R, n, _ = m.shape
-    th = np.asarray(theta, dtype=float)
+    th = real_array("theta", theta)
     if th.ndim == 1 and th.shape != (R,) or th.ndim > 1:
         raise ValueError(f"theta must be a scalar or have shape {(R,)}, got shape {th.shape}")
     if np.any(np.isnan(th)) or np.any(th <= 0):

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from fedtheory.sampling.ocs import _check_norms, _frexp, _ldexp, _optimal_variance_parts
+from fedtheory.validation import real_array
 
 __all__ = [
     "alpha_spread_study",
@@ -140,7 +141,7 @@ def gamma_from_alpha(alpha: np.ndarray | float, n: int, m: float) -> np.ndarray 
     >>> gamma_from_alpha(0.0, 10, 2)
     1.0
     """
-    a = np.asarray(alpha, dtype=float)
+    a = real_array("alpha", alpha)
     if not np.all(np.isfinite(a)) or np.any((a < 0) | (a > 1)):
         raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
     if not isinstance(n, (int, np.integer)) or n < 1:

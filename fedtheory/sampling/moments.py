@@ -58,7 +58,7 @@ import numpy as np
 
 from fedtheory.sampling.designs import SamplingDesign
 from fedtheory.sampling.ocs import _frexp, _ldexp
-from fedtheory.validation import probabilities
+from fedtheory.validation import probabilities, real_array
 
 __all__ = [
     "bound_coefficients",
@@ -85,7 +85,7 @@ _SAFE_EXPONENT = 480
 def _marginals_and_pairs(design: DesignLike) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(design, SamplingDesign):
         return design.p, design.P
-    P = np.asarray(design, dtype=float)
+    P = real_array("P", design)
     if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] == 0:
         raise ValueError(f"P must be a square (n, n) matrix, got shape {P.shape}")
     if not np.all(np.isfinite(P)):
@@ -107,12 +107,12 @@ def _check_proper(p: np.ndarray) -> None:
 
 
 def _check_w_zeta(w: Any, zeta: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-    w = np.asarray(w, dtype=float)
+    w = real_array("w", w)
     if w.shape != (n,):
         raise ValueError(f"w must have shape ({n},), got shape {w.shape}")
     if not np.all(np.isfinite(w)):
         raise ValueError(f"w must be finite, got {w.tolist()!r}")
-    z = np.asarray(zeta, dtype=float)
+    z = real_array("zeta", zeta)
     if z.ndim == 1:
         z = z[:, None]
     if z.ndim != 2 or z.shape[0] != n:
@@ -278,7 +278,7 @@ def eso_bound(p: Any, v: Any, w: Any, zeta: Any) -> float:
     2e-300
     """
     mant, exp = _bound_parts(p, w, zeta)
-    v = np.asarray(v, dtype=float)
+    v = real_array("v", v)
     if v.shape != mant.shape:
         raise ValueError(f"v must have shape {mant.shape}, got shape {v.shape}")
     if not np.all(np.isfinite(v)):

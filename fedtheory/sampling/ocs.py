@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.validation import probabilities
+from fedtheory.validation import probabilities, real_array
 
 __all__ = [
     "closed_form_as_printed",
@@ -116,10 +116,7 @@ def _check_norms(
     Two reductions (max and min, into which a NaN propagates) certify finite, non-negative
     norms; only invalid input pays for the element-wise search that names the bad value.
     """
-    try:
-        u = np.asarray(norms, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"norms must be an array of real numbers, got {norms!r}") from None
+    u = real_array("norms", norms)
     if u.ndim not in (1, 2):
         raise ValueError(f"norms must be 1-D (n,) or 2-D (rounds, n), got shape {u.shape}")
     if u.size == 0:
@@ -131,7 +128,7 @@ def _check_norms(
             raise ValueError(f"norms must be finite, got {float(u[bad].ravel()[0])!r}")
         raise ValueError(f"norms must be non-negative, got {float(u[u < 0].ravel()[0])!r}")
     n = u.shape[-1]
-    if isinstance(m, (bool, np.bool_)):
+    if isinstance(m, (bool, np.bool_, complex, np.complexfloating)):
         raise ValueError(f"m must be a real number, got {m!r}")
     try:
         m_f = float(m)
@@ -154,6 +151,14 @@ def validate_norms(norms: np.ndarray | Sequence[float], m: float) -> tuple[np.nd
     Traceback (most recent call last):
     ...
     ValueError: norms must be non-negative, got -2.0
+    >>> validate_norms([1.0, float("nan")], 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: norms must be finite, got nan
+    >>> validate_norms([1.0, 2j], 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: norms must be an array of real numbers, got complex values: [1.0, 2j]
     """
     u, m_f, _ = _check_norms(norms, m)
     return u, m_f

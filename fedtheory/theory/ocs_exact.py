@@ -39,6 +39,7 @@ import numpy as np
 
 from fedtheory.problems import QuadraticProblem, RelativeNoise
 from fedtheory.theory.ocs_theorems import NEXT_LOSS, DsgdTheorem, FedavgTheorem
+from fedtheory.validation import nonnegative_numbers
 
 __all__ = [
     "LineInstance",
@@ -91,10 +92,26 @@ def ocs_probabilities(norms: Sequence[Any], m: int) -> list[Any]:
 
     >>> ocs_probabilities([Fraction(1), Fraction(1), Fraction(2)], 1)
     [Fraction(1, 4), Fraction(1, 4), Fraction(1, 2)]
+
+    Degenerate inputs: zero norms get 0 (all of them zero: every p is 0); a NaN, infinite,
+    negative or complex norm is no norm (a ``ValueError`` naming it, never a silent answer):
+
+    >>> ocs_probabilities([0.0, 0.0], 1), ocs_probabilities([0.0, 3.0, 1.0], 2)
+    ([0.0, 0.0], [0.0, 1.0, 1.0])
+    >>> ocs_probabilities([1.0, float("nan")], 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: norms must be finite real numbers >= 0, got nan (at index 1)
+    >>> ocs_probabilities([1, -2], 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: norms must be finite real numbers >= 0, got -2 (at index 1)
     """
+    norms = nonnegative_numbers("norms", norms)
     n = len(norms)
-    if not 1 <= m <= n:
-        raise ValueError(f"m must be in [1, n = {n}], got {m!r}")
+    if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)) \
+            or not 1 <= m <= n:
+        raise ValueError(f"m must be in [1, n = {n}] (an integer), got {m!r}")
     s = sorted(norms)
     ell, total = 0, 0 * s[0]
     for ll in range(1, n + 1):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Figure
 from fedtheory.claims.fdms._data import PAPER
+from fedtheory.claims.readings import Reading
 from fedtheory.claims.stated import Erratum
 
 from ._paper import (
@@ -79,29 +80,54 @@ CLAIM = Claim(
     kind=ClaimKind.QUALITATIVE, expected="refuted",
     derivation=DERIVATION,
     finding=(
-        "Reproduced in the clustered setting, where it matters most: with the code's "
-        "friend-preserving dropout FL-FDMS converges faster than Dropout and than the code's "
-        "Stale at every alpha and is equivalent to Full within one point; friends are "
-        "discovered; the code's threshold and 0.5 Theta_t save computations at the same "
-        "accuracy (Theorem 2's own Theta_t hardly eliminates within the run). Not reproduced: "
-        "in the general setting FL-FDMS converges more slowly than Dropout (it is better "
-        "only than the code's Stale), and in the clustered setting its final test accuracy "
-        "equals Dropout's (on the convex stand-in every method that converges reaches the "
-        "same optimum: the paper's CNNs may differ). Under the paper's text's Stale (the "
-        "last update, not the last model) FL-FDMS is never better than Stale. The part that "
-        "holds is fdms.experiment.corrected."),
+        "Per setting. Clustered (Fig. 1): reproduced where it matters most: with the code's "
+        "friend-preserving dropout FL-FDMS converges faster (area under the test-accuracy "
+        "curve) than Dropout and the code's Stale at every alpha, by more than a test image "
+        "except where the report says 'better, below the margin'; it is equivalent to Full "
+        "within one point; friends are discovered; the code's threshold and 0.5 Theta_t save "
+        "computations at the same accuracy (Theorem 2's own Theta_t hardly eliminates within "
+        "the run). Its final test accuracy is not testable against Dropout: on the convex "
+        "stand-in every method that converges reaches the same optimum (the set-up card). "
+        "General (Fig. 3): not reproduced against Dropout: FL-FDMS's convergence speed is "
+        "significantly below Dropout's at alpha = 0.7, and at alpha = 0.3 and 0.5 no "
+        "advantage is shown (ties within one test image, or not testable where Full itself "
+        "beats Dropout by less than one image: in this setting there is almost nothing to "
+        "win); it is better than the code's Stale. Every comparison reports its headroom "
+        "(Full's advantage over the baseline) and, for the speed, the rounds to 99 % of Full, "
+        "which can order the methods the other way (the card says why the verdict follows "
+        "the area). Under the paper's text's Stale (the last update, not the last model) "
+        "FL-FDMS is never better than Stale. The part that holds is fdms.experiment.corrected."),
     erratum=Erratum(
         "not reproduced",
-        "Section 6, general setting (Fig. 3): on the stand-in (the authors' splits and "
-        "dropout; digits and softmax regression for CIFAR-10 and a CNN) FL-FDMS converges "
-        "more slowly than Dropout at every alpha in the general setting; in the clustered "
-        "setting (Fig. 1) it converges faster than Dropout and Stale and matches Full, but "
-        "its final test accuracy ties with Dropout's (a convex stand-in, listed in the set-up "
-        "card)",
+        "Section 6, general setting (Fig. 3), 'The results confirm the superiority of "
+        "FL-FDMS': on the stand-in (the authors' splits and dropout; digits and softmax "
+        "regression for CIFAR-10 and a CNN) FL-FDMS's convergence speed (the area under the "
+        "test-accuracy curve) is significantly below Dropout's at alpha = 0.7 (quick preset: "
+        "-1.33 points, upper limit -0.32, where Full beats Dropout by 1.86; issue 29's "
+        "full-size re-run: -0.81, upper limit -0.10). At alpha = 0.3 and 0.5 the tests show "
+        "no advantage either way: a tie within one test image (the interval includes 0), or "
+        "not testable where Full itself beats Dropout by less than one test image (quick: "
+        "Full's advantage over Dropout is 0.28, 0.82 and 1.86 points of convergence speed at "
+        "alpha = 0.3, 0.5, 0.7, and under 0.2 of final accuracy): the general setting leaves "
+        "almost nothing to win on this stand-in. FL-FDMS is better than the code's Stale "
+        "there. The clustered setting (Fig. 1) reproduces (fdms.experiment.corrected); the "
+        "final test accuracy of converging methods is not testable on a convex stand-in (the "
+        "set-up card)",
         quote="The results confirm the superiority of FL-FDMS.",
         location="Section 6, 'Performance Comparison.', general setting (Fig. 3)",
         intended_holds=None),
     setup=CARD,
+    # per-setting verdicts: which of the two settings carries the claim's verdict
+    readings=(
+        Reading("clustered setting", lines="Section 6, 'Performance Comparison.', Fig. 1; "
+                "'Friend Discovery.', Fig. 4; 'Computation Complexity.', Fig. 5",
+                text="20 clients in 5 clusters, alpha in {0.3, 0.5, 0.7}",
+                checks=("speed_clustered", "accuracy_clustered", "close_to_full",
+                        "friends_discovered", "complexity_reduced"), kind="setting"),
+        Reading("general setting", lines="Section 6, Fig. 3 ('The results confirm the "
+                "superiority of FL-FDMS')", text="the general non-iid split, alpha in {0.3, "
+                "0.5, 0.7}", checks=("speed_general", "accuracy_general"), kind="setting"),
+    ),
     restatement=(
         "The paper reads its claims off curves; here each is a paired test on two numbers "
         "per seed read off the test-accuracy curve: 'test accuracy' = its mean over the last "
@@ -142,7 +168,8 @@ def _figures(ctx: Context) -> Evidence:
 @CLAIM.check("monte_carlo", "speed_general")
 def _speed_general(ctx: Context) -> Evidence:
     """General setting: FL-FDMS's convergence speed (mean test accuracy over the rounds)
-    above Dropout's and Stale's, every alpha (paired, one-sided, margin one test image)."""
+    above Dropout's and Stale's, per alpha (paired, one-sided, margin one test image; a tie,
+    better below the margin, or not testable without headroom: fdms._paper.better)."""
     return better(ctx, "general", "convergence speed")
 
 

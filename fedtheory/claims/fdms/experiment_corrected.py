@@ -42,10 +42,16 @@ CLAIM = Claim(
         "than Dropout (on the convex stand-in both reach the same optimum), anything in the "
         "general setting, or against the paper's text's Stale (update substitution), which "
         "FL-FDMS does not beat."),
-    finding=("Holds at every alpha: FL-FDMS's mean test accuracy over the rounds is above "
-             "Dropout's and the code's Stale's by more than a test image, and within a point "
-             "of Full's, as are its final accuracies; the scores within groups end far above "
-             "those across (every client's group-mates above every other client)."),
+    finding=("Holds at every alpha: FL-FDMS's mean test accuracy over the rounds is "
+             "significantly above Dropout's and the code's Stale's, by more than a test image "
+             "except where the report says 'better, below the margin' (the quick preset: "
+             "against Stale at alpha = 0.3; the claim is then graded consistent, low power), "
+             "and within a point of Full's, as are its final accuracies; the scores within "
+             "groups end far above those across (every client's group-mates above every other "
+             "client). The rounds to 99 % of Full's accuracy, reported beside each comparison, "
+             "do not show the gain (Dropout gets there about as soon or sooner): 'faster' "
+             "follows the area under the curve, the reading of the paper's curves (the set-up "
+             "card's metric row)."),
     setup=CARD,
     restatement=("'Converges faster' is a higher mean test accuracy over the rounds (the "
                  "paper's Fig. 1 curves' area), 'close to Full' an equivalence within one "

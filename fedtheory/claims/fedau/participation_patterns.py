@@ -13,6 +13,7 @@ import numpy as np
 
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.fedau._data import patterns_data
+from fedtheory.claims.headroom import graded_better
 from fedtheory.claims.setup import SetupCard, SetupRow
 from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_patterns import (
@@ -305,6 +306,8 @@ def _compare(ctx: Context, hypothesis: str, baselines: tuple[str, ...]) -> Evide
             counterexample={"pattern": pat, "fedau": variant, "baseline": base,
                             "metric": ACCURACY[metric], "seeds": cfg["instances"],
                             "rounds": cfg["rounds"], "preset": ctx.preset})
+        if hypothesis == "better":  # better by the margin, or "better, below the margin"
+            ev = graded_better(ev, MARGIN)
         parts.append((name, ev))
         d = ev.data
         fb = _objective_beside(ctx, tab, pat, variant, base)

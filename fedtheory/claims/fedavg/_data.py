@@ -17,11 +17,14 @@ import numpy as np
 
 from fedtheory.claims.core import Context
 from fedtheory.experiments import fedavg_experiments as fx
+from fedtheory.experiments import fedavg_lecture_tables as lt
 from fedtheory.experiments import fedavg_runs as fr
 from fedtheory.tasks import Plan, Task, dataset, task
 
-__all__ = ["RATE_REPLICAS", "engine_seed", "exact_exponent_windows", "heterogeneity_data",
-           "local_steps_data", "partial_participation_data", "run_tasks_plan"]
+__all__ = ["RATE_REPLICAS", "ablation_data", "engine_seed", "exact_exponent_windows",
+           "heterogeneity_data",
+           "local_steps_data", "partial_participation_data", "run_tasks_plan",
+           "table_data"]
 
 HETEROGENEITY_ID = "fedavg.heterogeneity"
 PARTIAL_PARTICIPATION_ID = "fedavg.partial_participation"
@@ -263,3 +266,32 @@ def exact_exponent_windows(where: Context | str = "quick", seed: int | None = No
         preset, s = where, 0 if seed is None else seed
     return fr.exact_exponent_windows(
         _rate_params(Context(preset=preset, seed=s, claim_id=LOCAL_STEPS_ID)), windows)
+
+
+# ---------------------------------------------------------------------------- the lecture's tables
+ABLATION_ID = "fedavg.heterogeneity_ablation"
+TABLE_ID = "fedavg.scaffold_table"
+
+
+@dataset(ABLATION_ID)
+def ablation_data(ctx: Context) -> Plan:
+    """:mod:`fedtheory.experiments.fedavg_lecture_tables`' heterogeneity ablation (line 153)
+    of the claim's preset and seed, a task per (level, chunk of seeds)."""
+    entropy = (engine_seed(ctx, "ablation"),)
+    pieces = lt.ablation_pieces(ctx.preset, entropy)
+
+    def combine(results: list[Any]) -> dict[str, Any]:
+        return lt.ablation_combine(ctx.preset, results)
+    return Plan([task(name, fn, cost=cost, **kw) for name, fn, kw, cost in pieces], combine)
+
+
+@dataset(TABLE_ID)
+def table_data(ctx: Context) -> Plan:
+    """:mod:`fedtheory.experiments.fedavg_lecture_tables`' SCAFFOLD table (lines 313-322) of
+    the claim's preset and seed, a task per (similarity, chunk of seeds)."""
+    entropy = (engine_seed(ctx, "table"),)
+    pieces = lt.table_pieces(ctx.preset, entropy)
+
+    def combine(results: list[Any]) -> dict[str, Any]:
+        return lt.table_combine(ctx.preset, results)
+    return Plan([task(name, fn, cost=cost, **kw) for name, fn, kw, cost in pieces], combine)

@@ -99,8 +99,9 @@ CLAIM = Claim(
     id="fedavg.local_steps",
     family="fedavg",
     seed_ref="003, Theorem 1 and the remark after it (FedAvg vs parallel SGD with T = KR)",
-    title="FedAvg with K local steps and parallel SGD with KR steps converge at the same rate "
-          "sigma/sqrt(nKR); FedAvg needs K times fewer rounds",
+    title="Rate structure on quadratics (exact moments): FedAvg with K local steps and parallel "
+          "SGD with KR steps converge at the same rate sigma/sqrt(nKR); FedAvg needs K times "
+          "fewer rounds",
     statement=r"\text{FedAvg: }\mathcal O\Big(\frac{\sigma}{\sqrt{nKR}} + "
               r"\frac{\zeta^{2/3}}{R^{2/3}} + \frac1R\Big),\ \ "
               r"\text{parallel SGD }(T = KR):\ \mathcal O\Big(\frac{\sigma}{\sqrt{nKR}} + "
@@ -109,7 +110,9 @@ CLAIM = Claim(
     expected="confirmed",
     stated=Stated({EXPONENT: "1/2"}, factors=(SIGMA, N_RATE, K_RATE, K_ROUNDS)),
     setup=SETUP,
-    restatement=("'Same rate σ/√(nKR)' is tested as: with γ = c/√T both final errors scale as "
+    restatement=("Tested: the rate structure on quadratics (exact moments), not an experiment of "
+                 "the lecture. 'Same rate σ/√(nKR)' is tested as: with γ = c/√T both final "
+                 "errors scale as "
                  "T^{-1/2} with the same constant (derived; exponents fitted and their exact "
                  "limit), and with equal Hessians FedAvg after R rounds equals parallel SGD "
                  "after KR steps exactly, with K times fewer bits."),

@@ -106,8 +106,8 @@ CLAIM = Claim(
     id="fedavg.partial_participation",
     family="fedavg",
     seed_ref="003, Theorem 3 (FedAvg with partial client participation, Algorithm 3)",
-    title="Partial participation amplifies heterogeneity: the variance term grows like "
-          "zeta^2 (1 - m/n)",
+    title="Rate structure on quadratics (exact moments): partial participation amplifies "
+          "heterogeneity, the variance term grows like zeta^2 (1 - m/n)",
     statement=r"\frac1R\sum_r\mathbb E\|\nabla f\|^2 = \mathcal O\Big("
               r"\frac{\sqrt{\sigma^2 + K\zeta^2(1-\frac mn)}}{\sqrt{mKR}}"
               r" + \frac{\zeta^{2/3}}{R^{2/3}} + \frac1R\Big)",
@@ -115,7 +115,9 @@ CLAIM = Claim(
     expected="confirmed",
     stated=Stated({ONE: 1}, factors=(SAMPLING, K_ZETA, M_ROOT)),
     setup=SETUP,
-    restatement=("Theorem 3's numerator is tested as the exact variance of the server update "
+    restatement=("Tested: the rate structure on quadratics (exact moments), not an experiment of "
+                 "the lecture. Theorem 3's numerator is tested as the exact variance of the "
+                 "server update "
                  "under m-of-n sampling (and its effect on the error after R rounds): the "
                  "heterogeneity part must be a constant multiple of ζ²(1 - m/n)/m, 0 at m = n; "
                  "the O hides the constant (it is n/(n - 1))."),

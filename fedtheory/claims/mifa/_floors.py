@@ -18,24 +18,38 @@ from fedtheory.claims.stated import Erratum, exact_like
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.inequality import InequalityResult
 
-__all__ = ["UMIFAM_ERRATUM", "admissible", "floor_evidence", "inequality_evidence",
-           "search_evidence", "short", "stated_c_eta", "sym"]
+__all__ = ["UMIFA_ROW_DIVERGES", "admissible", "floor_evidence", "inequality_evidence",
+           "search_evidence", "short", "stated_c_eta", "sym", "umifa_row_erratum"]
 
-#: What is wrong with "U-MIFAm works better in practice" (mifa.quadratic_experiment,
-#: mifa.logistic_experiment); whether some intended variant (SAGA-like) works better is open.
-UMIFAM_ERRATUM = Erratum(
-    "false statement",
-    "setup v) U-MIFAm, the sentence after its update: U-MIFA's memory update as printed, "
-    "G_t^i = Delta_i/p_i - (1/p_i - 1) G_{t-1}^i, multiplies a client's memory error by "
-    "-(1/p_i - 1) each time it takes part, so E||error||^2 grows by (1 - p)/p per round "
-    "(mifa.zero_floor.corrected): U-MIFA and U-MIFAm diverge for p < 1/2, which covers two "
-    "of the seed's three settings (p = 0.01, 0.1); in the runs U-MIFAm is the worst rule at "
-    "every p tested (0.01, 0.1, 0.5). False for the method as printed, whatever the data; "
-    "whether another U-MIFAm (a SAGA-like memory) works better is not known",
-    quote="Empirical results suggest that U-MIFAm works better in practice.",
-    location=("000, setup v) U-MIFAm, the sentence after its update rule (before 'Experiment "
-              "on simple quadratic')"),
-    intended_holds=None)
+#: The derivation of the misprint: U-MIFA's row as printed at lines 22 and 47.
+UMIFA_ROW_DIVERGES = (
+    "U-MIFA's memory row as printed (lines 22 and 47), G_t^i = Delta_i/p_i - (1/p_i - 1) "
+    "G_{t-1}^i for an active client, gives G_t^i - Delta_i = -(1/p_i - 1)(G_{t-1}^i - "
+    "Delta_i): each participation multiplies the client's memory error by -(1/p_i - 1), of "
+    "modulus > 1 for every p_i < 1/2, so with Delta_i near its limit the error grows "
+    "geometrically (E||error||^2 grows by (1 - p)/p per round, mifa.zero_floor.corrected) "
+    "and U-MIFA and U-MIFAm diverge for every p < 1/2, whatever the problem, beta or the "
+    "tables' start (two of the seed's three panels, p = 0.01 and its stated p = 0.1). The "
+    "seed names the method SAGA (lines 115-121, 'SAG, SAGA'; the rate table's 'SAGA/U-MIFA', "
+    "lines 189 and 203), whose table stores Delta_i and whose direction is "
+    "u_bar + sum_active (w_i/p_i)(Delta_i - u_i) (fedtheory.algorithms.saga, "
+    "mifa.saga_equivalence.corrected): the row is misprinted (read: the table keeps Delta_i, "
+    "the correction -(1/p_i - 1) u_i enters the direction only). The sentence 'U-MIFAm works "
+    "better in practice' (line 55) is not what is wrong: under the SAGA reading it is tested "
+    "by the checks saga_reading_p* (per panel, where in the beta range it holds)")
+
+
+def umifa_row_erratum(under_saga: str, intended_holds: bool | None) -> Erratum:
+    """The erratum of mifa.quadratic_experiment and mifa.logistic_experiment: a misprinted
+    definition on lines 22 and 47 (not a false empirical sentence), with what the SAGA
+    reading found on that set-up (``under_saga``)."""
+    return Erratum(
+        "typo",
+        f"{UMIFA_ROW_DIVERGES}. {under_saga}",
+        quote=r"\frac{1}{p_i} \Delta w_t^{(i)} - \left(\frac{1}{p_i} - 1 \right) G_{t-1}^{(i)}",
+        location=("000, line 22 (iii, U-MIFA's memory row) and line 47 (v, U-MIFAm's, the "
+                  "same row); the sentence it undoes: line 55"),
+        intended_holds=intended_holds)
 
 
 def admissible(ctx: Context, eta: Any, L: Any, tau_max: Any) -> Any:

@@ -9,8 +9,9 @@ from fedtheory.claims import Claim, ClaimKind, SetupCard, SetupRow
 from fedtheory.claims.mifa._runs import BETTER_MARGIN_DECADES
 
 from ._common import add_seed_experiment_checks
-from ._floors import UMIFAM_ERRATUM
+from ._floors import umifa_row_erratum
 from ._runs import quadratic_setting
+from ._saga_reading import add_readings, quadratic_reading
 
 #: Where seed 000 states the set-up (line numbers of the seed's text file).
 WHERE = "seed 000 (000_170771278ac75f31.txt)"
@@ -55,10 +56,25 @@ SHARED_ROWS = (
         deviation=("the seed gives no test or margin: 0.1 decade (a 21% lower loss gap) is "
                    "about the smallest separation two curves show on a log scale spanning "
                    "many decades")),
+    SetupRow(
+        "readings",
+        paper=("U-MIFA's row as printed, G_t^(i) = Δ_i/p_i - (1/p_i - 1) G_{t-1}^(i) (lines 22 "
+               "and 47); the same seed names the method SAGA ('SAG, SAGA', lines 115-121; "
+               "'SAGA/U-MIFA', lines 189 and 203); β not given"),
+        paper_where=f"{WHERE}, lines 22, 47, 115-121, 189, 203",
+        run=("both readings, each with its own verdict: as printed (checks umifam_best_p*), "
+             "and SAGA (checks saga_reading_p*: fedtheory.algorithms.saga with memory at 0 and "
+             "the server's heavy ball v_t = β v_{t-1} + G_t, β in {0.5, 0.8, 0.9, 0.95}, MIFAm "
+             "at the same β, the same seeds, metric, test, margin and level; per p confirmed "
+             "where it holds at some β (level: the sum of its 16 tests), refuted where it fails "
+             "at every β; not testable where FedAvg-IS, MIFA and SAGA end within the margin of "
+             "one another)"),
+        deviation=("β is not given: a declared range, mild to strong heavy ball (β = 0 is "
+                   "U-MIFA itself); the verdict says where in it the sentence holds")),
 )
 
 CLAIM = Claim(
-    datasets=(quadratic_setting,),
+    datasets=(quadratic_setting, quadratic_reading),
     id="mifa.quadratic_experiment", family="mifa",
     seed_ref="000, 'Simple Quadratic Experiment' and 'U-MIFAm works better in practice'",
     title=("Quadratic, 10 clients, p = 0.1, η = 0.02 (panels p = 0.01, 0.1, 0.5): "
@@ -69,12 +85,21 @@ CLAIM = Claim(
     expected="refuted",
     # no stated side for --power: an ordering of five rules at the seed's settings has no
     # constant, factor or step condition a mutant could scale (see the derivation)
-    erratum=UMIFAM_ERRATUM,
+    erratum=umifa_row_erratum(
+        "On this quadratic the SAGA reading's outcome (quick preset, 24 seeds): at the seed's "
+        "p = 0.1, U-MIFAm (SAGA with heavy ball) works better than FedAvg-IS, MIFA, U-MIFA and "
+        "MIFAm by the margin for beta in {0.9, 0.95}, not for 0.5 or 0.8; at p = 0.5 for beta "
+        "= 0.95 only; at p = 0.01 at no beta of the range (0.5 unresolved). Beta is not given "
+        "by the seed: the sentence holds at its stated setting for the usual beta = 0.9",
+        intended_holds=True),
     finding=(
-        "U-MIFA multiplies a client's memory error by -(1/p - 1) at each participation, so U-MIFA"
-        " (and with momentum) diverges for p < 1/2 (the seed's p = 0.1): 'U-MIFAm works better' "
-        "is refuted on the seed's own settings (10 clients, p = 0.1, η = 0.02), for β = 0.9 and "
-        "0.5 and with the memory tables started at 0 or filled at w_0."
+        "Two readings. As printed (lines 22, 47), U-MIFA multiplies a client's memory error by "
+        "-(1/p - 1) at each participation, so U-MIFA(m) diverges for every p < 1/2 (the seed's "
+        "p = 0.1): U-MIFAm is the worst rule at every p, for β = 0.9 and 0.5 and with the "
+        "tables started at 0 or filled at w_0; the erratum sits on the misprinted row. Under "
+        "the seed's own SAGA reading (lines 115-121, 189, 203), the per-panel checks "
+        "saga_reading_p* say where in β ∈ {0.5, 0.8, 0.9, 0.95} 'U-MIFAm works better' holds "
+        "(quick: p = 0.1 at β 0.9 and 0.95, p = 0.5 at 0.95, p = 0.01 nowhere)."
     ),
     restatement=(
         "'Works better' (the seed's words, about its figures) is read as: a lower loss gap at "
@@ -157,10 +182,21 @@ CLAIM = Claim(
         r"seed's settings ($\eta = 0.02$, the $p$ values, $\beta$); it has no constant, "
         r"factor or step condition whose $\times 0.7$, dropping or relaxing is a plausible "
         r"misreading ($\eta$ and $p$ are the experiment's settings, not a bound's constants), "
-        r"and the ordering is refuted outright (U-MIFA diverges for $p < 1/2$)."),
+        r"and the ordering is refuted outright (U-MIFA diverges for $p < 1/2$)."
+        r" **Readings.** As printed (lines 22, 47: checks `umifam_best_p*`) and as SAGA "
+        r"(lines 115-121, 189, 203: checks `saga_reading_p*`): U-MIFA's table stores "
+        r"$\Delta_i$, its direction is $\bar u + \sum_{i\in\mathcal A}\frac{w_i}{p_i}"
+        r"(\Delta_i - u_i)$ (`algorithms/saga.py`), U-MIFAm adds the server's heavy ball. The "
+        r"seed gives no $\beta$: the SAGA reading runs over $\beta\in\{0.5, 0.8, 0.9, "
+        r"0.95\}$ (mild to strong heavy ball; $\beta = 0$ is U-MIFA itself), MIFAm at the same "
+        r"$\beta$, with the claim's metric, test, margin and level; per panel confirmed when "
+        r"it holds at some $\beta$ (level: the sum over the 16 tests), refuted when it fails "
+        r"at every $\beta$, not testable when the rules without momentum end within the "
+        r"margin of one another (nothing for memory to win)."),
 )
 
 
 # the seed's own p = 0.1 first: the first refuting check (the claim's counterexample) is on
 # the seed's stated setting
 add_seed_experiment_checks(CLAIM, "quadratic", p_values=(0.1, 0.01, 0.5))
+add_readings(CLAIM, "quadratic", p_values=(0.1, 0.01, 0.5))

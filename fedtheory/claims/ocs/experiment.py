@@ -30,6 +30,7 @@ from fedtheory.claims import (
 )
 from fedtheory.claims.ocs._data import EXPERIMENT, experiment_run, sweep_run
 from fedtheory.experiments import ocs_fedavg as ox
+from fedtheory.verdicts import LOW_POWER
 
 #: The false-alarm level of each paired comparison (a check's level is the sum over its
 #: comparisons: :func:`fedtheory.claims.all_of`).
@@ -471,6 +472,15 @@ def _aocs_matches_ocs(ctx: Context) -> Evidence:
     ev.data["aocs"] = {"fraction_identical_p": frac, "iterations_histogram": iters.tolist(),
                        "per_bit_mean_difference": bit_gap}
     ev.theoretical = "AOCS = OCS (per round)"
+    if ev.passed and frac == 1.0:
+        # Algorithm 2 returned eq. (7) in every round: the runs are the same run, and an
+        # equivalence test of a method with itself could not have failed
+        ev.grade = LOW_POWER
+        ev.detail = ("Identical outputs are not evidence of equivalence: Algorithm 2 gave eq. "
+                     "(7)'s probabilities in every round, so AOCS's run is OCS's and the "
+                     "equivalence test compares a method with itself (consistent, low power; "
+                     "the evidence for footnote 4 is the count of rounds where Algorithm 2 "
+                     "reached eq. (7), reported here). " + ev.detail)
     return ev
 
 
@@ -511,6 +521,9 @@ def _sqrt_n_conjecture(ctx: Context) -> Evidence:
         for f, d in others.items())
     refutable = dec["m32_refutable"] / m32
     data_ratio = None if dec["m32_data"] is None else dec["m32_data"] / m32
+    # the size that matters: a constant a referee would change (x 0.7, the --power mutant);
+    # a check that can refute only smaller constants could not have caught it
+    weak = passed is True and refutable < 0.7
     worst = max(found, key=lambda x: x[1] / np.sqrt(x[0]), default=(None, None))
     return Evidence(
         passed, {"m_star": {n: sw.m_star[n] for n in sw.ns}, "loglog_slope": slope,
@@ -534,7 +547,11 @@ def _sqrt_n_conjecture(ctx: Context) -> Evidence:
                 + (" So no check on this data can refute 0.7 x c: the statement with 0.7 x c is "
                    "itself established by the same equivalence test, i.e. true here (the "
                    "seed's constant comes from Shakespeare, where matching needs more clients)."
-                   if not (others[0.7]["failed"] or others[0.7]["undecided"]) else "")),
+                   if not (others[0.7]["failed"] or others[0.7]["undecided"]) else "")
+                + (f" Graded consistent (low power): it could refute constants only up to "
+                   f"{refutable:.2f} x c, not the 0.7 x c a misread constant would be."
+                   if weak else "")),
+        grade=LOW_POWER if weak else None,
         tolerance=sw.epsilon, alpha=level, counterexample=ce,
         ratio=data_ratio, instance=None if worst[0] is None else {
             "n": worst[0], "m_star": worst[1], "c_sqrt_n": m32 * float(np.sqrt(worst[0] / 32))},
