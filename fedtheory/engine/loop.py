@@ -77,6 +77,9 @@ class Engine:
     lr_rows: np.ndarray | None
     work: LocalWorkStrategy
     measure: Measure
+    loss_gap: Any  # the problem's exact f - f*, or None
+    x_star: np.ndarray
+    f_star: Any
 
     def __init__(self, config: EngineConfig) -> None:
         from fedtheory import engine as package  # its block sizes (set there, patchable)
@@ -109,6 +112,8 @@ class Engine:
         loss_gap = prob.loss_gap if Capability.EXACT_LOSS_GAP in self.capabilities else None
         self.measure = Measure(prob, self.stack, loss_gap, self.metrics.skip,
                                self.metrics.extra)
+        self.loss_gap, self.x_star, self.f_star = loss_gap, self.measure.x_star, \
+            self.measure.f_star
         self.noise_route = GradientNoise(self.noise, self.d, self.dtype)
         self._setup_steps()
         self.grads_take_out = Capability.GRADIENTS_INTO_BUFFER in self.capabilities
@@ -140,6 +145,11 @@ class Engine:
     def batches(self) -> MiniBatches | None:
         """The run's mini-batches, or None."""
         return self.local.batches
+
+    @property
+    def noise_sd(self) -> float:
+        """The per-coordinate standard deviation of additive Gaussian noise (else 0)."""
+        return self.noise_route.sd
 
     @property
     def noise_kind(self) -> str:
