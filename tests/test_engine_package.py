@@ -69,3 +69,12 @@ def test_the_local_work_strategy_is_chosen_once(prob, steps, fuse, strategy):
                               local=LocalWork(lr=0.1, steps=steps, fuse=fuse)))
     assert type(eng.work).__name__ == strategy
     assert eng.fused is (strategy == "FusedSteps")
+
+
+def test_simulate_is_a_thin_front_door():
+    """simulate() builds the typed configuration and hands it to the engine: under 100 lines."""
+    import inspect
+
+    from fedtheory.simulate import simulate
+
+    assert len(inspect.getsource(simulate).splitlines()) < 100
