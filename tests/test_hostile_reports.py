@@ -10,6 +10,7 @@ refuse it, so that a regression fails the test instead of replacing the device.
 
 from __future__ import annotations
 
+import shlex
 import base64
 import copy
 import json
@@ -495,4 +496,7 @@ def test_pages_show_rebuilt_commands_not_stored_ones(report: dict[str, Any], tmp
     assert "fedtheory.get_claim(&#39;ocs.closed_form&#39;).verify(" in \
         (tmp_path / "pages" / "002-ocs.html").read_text(encoding="utf-8")
     rc, text = _main(["show", "ocs.closed_form", "--from", str(src)], capsys)
-    assert rc == 0 and "re-run it: fedtheory replay ocs.closed_form --check" in text
+    from fedtheory.commands import program
+
+    again = shlex.join(program()) + " replay ocs.closed_form --check"  # the program as invoked
+    assert rc == 0 and f"re-run it: {again}" in text and "curl" not in text
