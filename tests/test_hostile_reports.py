@@ -10,12 +10,12 @@ refuse it, so that a regression fails the test instead of replacing the device.
 
 from __future__ import annotations
 
-import shlex
 import base64
 import copy
 import json
 import os
 import re
+import shlex
 import socket
 import stat
 import subprocess
