@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedtheory.claims import checks
+from fedtheory.sampling import base as sampling_base
 from fedtheory.sampling import designs as D
 from fedtheory.sampling.designs import (
     DESIGN_CLASSES,
@@ -198,7 +199,7 @@ def test_sample_validation(design):
 def test_enumerate_refuses_large_designs(monkeypatch):
     with pytest.raises(ValueError, match="more than enumerate\\(\\) allows"):
         IndependentSampling(np.full(25, 0.5)).enumerate()
-    monkeypatch.setattr(D, "MAX_ENUMERATE", 5)
+    monkeypatch.setattr(sampling_base, "MAX_ENUMERATE", 5)
     with pytest.raises(ValueError, match="UniformWithoutReplacement has 10 subsets"):
         UniformWithoutReplacement(5, 2).enumerate()
 

@@ -56,7 +56,7 @@ from fedtheory.participation.base import ParticipationProcess, RNGLike, uniforms
 __all__ = ["GroupedDropout"]
 
 
-class GroupedDropout(ParticipationProcess):
+class GroupedDropout(ParticipationProcess, register=True):
     """Dropout that keeps ``S = n - floor(alpha n)`` clients, at least one per group.
 
     Parameters
