@@ -207,6 +207,13 @@ class ParticipationProcess:
                                 "design() and from_design()")
             _register(_BY_DESIGN, design_class, cls, "design class")
 
+    @classmethod
+    def examples(cls) -> list[ParticipationProcess]:
+        """Small random instances for the common battery of checks (tests/test_participation.py:
+        shapes, the empirical frequencies against :attr:`stationary`, chunking): a new scheme
+        that declares them is checked with no edit of the tests. None by default."""
+        return []
+
     def design(self) -> SamplingDesign:
         """The law of one round's participants as a sampling design (its exact moments,
         estimators and enumeration: :mod:`fedtheory.sampling`), for a memoryless process."""

@@ -163,6 +163,14 @@ class SamplingDesign(abc.ABC):
             )
         return self._enumerate(bool(exact))
 
+    @classmethod
+    def examples(cls) -> list[SamplingDesign]:
+        """Small instances for the common battery of checks (tests/test_sampling_designs.py:
+        enumeration against the moments, the structure of ``P``, the statistics of
+        ``sample()``): a design of a new scheme that declares them is checked with no edit of
+        the tests. None by default."""
+        return []
+
     def describe(self) -> dict[str, Any]:
         """A JSON-friendly description of the design (for counterexamples): by default its
         subsets and their exact probabilities; a scheme with parameters states those."""
