@@ -1,8 +1,15 @@
 """Participation processes: which clients take part in each round, for many replicas at once.
 
+A process registers itself (``register=True``) in its own file, and a memoryless one declares
+its round's sampling design (``design_class``, ``design()``, ``from_design``): this package
+imports every module it holds, so a new scheme is one new file (docs/architecture.md).
+
 >>> proc = get_process("bernoulli", p=0.1, n=10)
 >>> proc.stationary.sum().round(12)
 np.float64(1.0)
+>>> from fedtheory.sampling import UniformWithoutReplacement
+>>> process_of_design(UniformWithoutReplacement(5, 2))
+UniformParticipation(n=5, b=2)
 """
 
 from __future__ import annotations

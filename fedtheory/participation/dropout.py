@@ -18,9 +18,9 @@ Assumption 5 of seed 004 fails; with a fixed schedule also Assumption 6) and
 :func:`realised_beta` give :math:`N_t^{ij}` and the :math:`\beta` of Assumption 6 a mask
 history meets; :func:`realised_ratio` its largest dropout ratio.
 
-The two classes are not in :data:`fedtheory.participation.PROCESSES`: registering them needs
-their cases in ``tests/test_participation.py`` too (they are tested in
-``tests/test_fdms_engine.py``).
+The three classes are registered in :data:`fedtheory.participation.PROCESSES`
+(``register=True``; their cases in the common battery are ``tests/test_participation.py``'s,
+their own tests ``tests/test_fdms_engine.py``).
 """
 
 from __future__ import annotations
