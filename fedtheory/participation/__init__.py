@@ -54,6 +54,11 @@ from fedtheory.participation.replay import ReplayParticipation
 from fedtheory.participation.stack import ProcessStack
 from fedtheory.participation.uniform import UniformParticipation
 
+# still importable from here, as before (their home is fedtheory.sampling)
+from fedtheory.sampling.designs import IndependentSampling as IndependentSampling
+from fedtheory.sampling.designs import SamplingDesign as SamplingDesign
+from fedtheory.sampling.designs import UniformWithoutReplacement as UniformWithoutReplacement
+
 __all__ = [
     "KNOWN_PROCESSES",
     "PROCESSES",
