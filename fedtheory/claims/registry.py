@@ -1,10 +1,11 @@
 """The one registry of claims, filled by discovery: adding a claim is adding a file.
 
 Every module under :mod:`fedtheory.claims` other than the vocabulary (``core``, ``evidence``,
-``registry``, ``catalog``) is imported on first use, with :mod:`pkgutil`, including the
-sub-packages ``fedtheory/claims/<family>/`` where each claim lives in a file of its own named
-after it (``fedtheory/claims/mifa/zero_floor.py`` holds ``mifa.zero_floor``; its corrected
-statement ``mifa.zero_floor.corrected`` lives beside it in ``zero_floor_corrected.py``). A
+``registry``, ``family_packages``, ``sources``) is imported on first use, with :mod:`pkgutil`,
+including the sub-packages ``fedtheory/claims/<family>/`` where each claim lives in a file of
+its own named after it (``fedtheory/claims/mifa/zero_floor.py`` holds ``mifa.zero_floor``;
+its corrected statement ``mifa.zero_floor.corrected`` lives beside it in
+``zero_floor_corrected.py``). A
 claim module defines its claim as the module attribute ``CLAIM``; modules whose name starts
 with ``_`` are helpers and are not imported by discovery. A module that fails to import is an
 error, never skipped, and so is a ``CLAIM`` whose id is not the one its file names
@@ -30,8 +31,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from fedtheory.claim_files import claim_id_for_module, file_ids, unknown_id_message
-from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import Claim
+from fedtheory.claims.family_packages import order_key
 from fedtheory.claims.sources import (
     ENV_VAR,
     Origin,
@@ -57,7 +58,7 @@ _ORIGINS: dict[str, Origin] = {}
 _SOURCES: list[str] = []
 
 #: Modules of :mod:`fedtheory.claims` that define the vocabulary, not claims.
-_INFRASTRUCTURE = frozenset({"core", "evidence", "registry", "catalog", "sources"})
+_INFRASTRUCTURE = frozenset({"core", "evidence", "registry", "family_packages", "sources"})
 
 _loaded = False
 
@@ -250,21 +251,11 @@ def discovered() -> dict[str, str]:
     return dict(_DISCOVERED)
 
 
-def _order_key(claim: Claim) -> tuple[int, int, int, str]:
-    """Families in the contract's order; within a family the contract's order of ids, each
-    ``.corrected`` claim right after the one it corrects; claims outside the contract last."""
-    fams = list(CATALOG)
-    fam = fams.index(claim.family) if claim.family in fams else len(fams)
-    base = claim.id.removesuffix(".corrected")
-    ids = CATALOG.get(claim.family, ())
-    pos = ids.index(base) if base in ids else len(ids)
-    return fam, pos, int(claim.id != base), claim.id
-
-
 def all_claims() -> list[Claim]:
-    """Every registered claim: families and ids in the contract's order (``docs/claims.md``)."""
+    """Every registered claim: families and ids in the order their family packages declare
+    (:func:`fedtheory.claims.family_packages.order_key`), the contract's (``docs/claims.md``)."""
     _load()
-    return sorted(_REGISTRY.values(), key=_order_key)
+    return sorted(_REGISTRY.values(), key=lambda c: order_key(c.id))
 
 
 def families() -> list[str]:
