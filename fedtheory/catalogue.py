@@ -67,6 +67,20 @@ DECLARED_PROVENANCE: dict[str, Any] = {
 DATA_MARKER = "<!-- fedtheory-catalogue-data"
 
 _WIDTH = 100
+
+
+def __getattr__(name: str) -> Any:
+    """``FAMILY_TITLES`` (deprecated): family -> title, now declared by each family's package
+    (:func:`fedtheory.claims.family_packages.declaration`)."""
+    if name == "FAMILY_TITLES":
+        import warnings
+
+        warnings.warn("fedtheory.catalogue.FAMILY_TITLES is deprecated: a family declares its "
+                      "title in its package (fedtheory.claims.family_packages.declaration(f)"
+                      ".title)", DeprecationWarning, stacklevel=2)
+        return {f: declaration(f).title for f in declared_families()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 _FORMAT = 1
 _VERDICT_ORDER = ("confirmed", "refuted", "inconclusive", "error")
 _NO_VERDICT = "not run"

@@ -141,6 +141,14 @@ def test_the_catalogue_takes_the_declared_verdicts_and_a_new_claim_needs_no_run(
     assert parse_catalogue(text)[0]["zz.other"] == "refuted"
 
 
+def test_family_titles_moved_to_the_family_packages() -> None:
+    import fedtheory.catalogue as catalogue
+
+    with pytest.warns(DeprecationWarning, match="declares its title"):
+        titles = catalogue.FAMILY_TITLES
+    assert titles["ocs"] == "optimal client sampling" and list(titles) == list(CATALOG)
+
+
 def test_papers_metadata() -> None:
     assert sorted(PAPERS) == ["000", "001", "002", "003", "004"]
     for key, paper in PAPERS.items():
