@@ -1,16 +1,19 @@
 """The claim catalogue: every registered claim with its paper, its place there and its verdict.
 
 ``CATALOGUE.md`` at the repository root is rendered by :func:`render_catalogue` from the live
-registry, the verdicts of a ``fedtheory verify --quick`` JSON report (:func:`read_report`) and
-their provenance. The rendered file ends with an HTML comment holding the verdicts and the
-provenance as JSON, so :func:`parse_catalogue` can recover them and a test can re-render the
-file and check that it is current::
+registry and the verdicts the claims declare (:func:`declared_verdicts`: ``Claim.expected``,
+which the test suite holds to a quick run), so that adding a claim needs no verification run:
+``python -m fedtheory catalogue --regenerate`` (:mod:`fedtheory.contract`) rewrites it. A user
+catalogues a real run's verdicts instead from its JSON report (:func:`read_report`:
+``fedtheory catalogue --from REPORT.json``). The rendered file ends with an HTML comment
+holding the verdicts and the provenance as JSON, so :func:`parse_catalogue` can recover them
+and a test can re-render the file and check that it is current::
 
     verdicts, provenance = parse_catalogue(text)
     assert render_catalogue(all_claims(), verdicts, provenance) == text
 
-Families of the contract (:data:`fedtheory.claims.catalog.CATALOG`) that have ids without a
-registered claim are listed as "not yet verified".
+Families come in the order their packages declare (:mod:`fedtheory.claims.family_packages`), with
+their titles; a family's seeds are the ones its claims cite.
 
 >>> from fedtheory.claims import get_claim
 >>> text = render_catalogue([get_claim("ocs.closed_form")], {"ocs.closed_form": "refuted"}, None)
@@ -27,39 +30,57 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fedtheory.claims.catalog import CATALOG, SEEDS
 from fedtheory.claims.core import Claim
+from fedtheory.claims.family_packages import declaration, declared_families
 from fedtheory.papers import PAPERS, Paper, references, seed_keys
 
 __all__ = [
     "DATA_MARKER",
-    "FAMILY_TITLES",
+    "DECLARED_PROVENANCE",
+    "FROM_REPORT_COMMAND",
     "REGENERATE_COMMAND",
+    "declared_verdicts",
+    "family_seeds",
     "parse_catalogue",
     "read_report",
     "render_catalogue",
 ]
 
-#: The command that regenerates ``CATALOGUE.md`` from a quick report.
-REGENERATE_COMMAND = "fedtheory catalogue --from REPORT.json --out CATALOGUE.md"
+#: The command that regenerates ``CATALOGUE.md`` (and the generated part of ``docs/claims.md``)
+#: from the claim files, with their declared verdicts.
+REGENERATE_COMMAND = "python -m fedtheory catalogue --regenerate"
+
+#: The command that writes a catalogue with the verdicts of a quick run's report.
+FROM_REPORT_COMMAND = "fedtheory catalogue --from REPORT.json --out CATALOGUE.md"
 
 #: The command that writes that report.
 REPORT_COMMAND = "fedtheory verify --quick --json REPORT.json"
 
+#: The provenance of the declared verdicts (:func:`declared_verdicts`).
+DECLARED_PROVENANCE: dict[str, Any] = {
+    "preset": "quick",
+    "seed": 0,
+    "source": "declared by each claim (expected=); tests/test_registry.py holds them to a run",
+}
+
 #: Opens the HTML comment that holds the machine-readable verdicts and provenance.
 DATA_MARKER = "<!-- fedtheory-catalogue-data"
 
-#: What each family of the contract (``docs/claims.md``) is about.
-FAMILY_TITLES: dict[str, str] = {
-    "is": "unbiased importance-sampled aggregation",
-    "mifa": "memory-based aggregation",
-    "fedau": "unknown participation statistics",
-    "ocs": "optimal client sampling",
-    "fdms": "client dropout and friend model substitution",
-    "fedavg": "FedAvg in the lecture",
-}
-
 _WIDTH = 100
+
+
+def __getattr__(name: str) -> Any:
+    """``FAMILY_TITLES`` (deprecated): family -> title, now declared by each family's package
+    (:func:`fedtheory.claims.family_packages.declaration`)."""
+    if name == "FAMILY_TITLES":
+        import warnings
+
+        warnings.warn("fedtheory.catalogue.FAMILY_TITLES is deprecated: a family declares its "
+                      "title in its package (fedtheory.claims.family_packages.declaration(f)"
+                      ".title)", DeprecationWarning, stacklevel=2)
+        return {f: declaration(f).title for f in declared_families()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 _FORMAT = 1
 _VERDICT_ORDER = ("confirmed", "refuted", "inconclusive", "error")
 _NO_VERDICT = "not run"
@@ -217,16 +238,17 @@ def _header(n_claims: int) -> list[str]:
         "",
         "# Claim catalogue",
         "",
-        "This file is generated from the claim registry (`fedtheory.claims`) and the JSON report",
-        "of a quick verification run. Regenerate it with:",
+        "This file is generated from the claim files (`fedtheory/claims/<family>/<name>.py`) and",
+        "the verdicts they declare (`expected=`, which the test suite holds to a quick run), or",
+        "those of a run's report (see the provenance below). Regenerate it (with the contract,",
+        "`docs/claims.md`) with:",
         "",
         "```sh",
-        REPORT_COMMAND,
         REGENERATE_COMMAND,
         "```",
         "",
-        "where `REPORT.json` is the JSON report of `fedtheory verify --quick`.",
-        "`tests/test_catalogue.py` fails while this file is out of date.",
+        *_wrap("`tests/test_catalogue.py` fails while this file is out of date. A catalogue of a "
+               f"real run's verdicts: `{REPORT_COMMAND}`, then `{FROM_REPORT_COMMAND}`."),
         "",
         f"It lists the {n_claims} registered claims: for each, the seed document it comes from",
         "(see [Papers](#papers)), the place there, its kind, its statement and the last verdict.",
@@ -263,11 +285,21 @@ def _provenance_section(
 
 
 def _family_order(claims: Sequence[Claim]) -> list[str]:
-    order = list(CATALOG)
-    for c in claims:
-        if c.family not in order:
-            order.append(c.family)
-    return order
+    """The families of ``claims``, in the order their packages declare."""
+    present = {c.family for c in claims}
+    return [f for f in declared_families(sorted(present)) if f in present]
+
+
+def family_seeds(family_name: str, claims: Iterable[Claim]) -> tuple[str, ...]:
+    """The seeds (numbers of :data:`fedtheory.papers.PAPERS`) the claims of ``family_name``
+    among ``claims`` cite, sorted: derived from their ``seed_ref``, never declared."""
+    return tuple(sorted({k for c in claims if c.family == family_name for k in _seed_keys(c)}))
+
+
+def declared_verdicts(claims: Iterable[Claim]) -> dict[str, str]:
+    """Claim id -> the verdict it declares for the quick preset (``expected=``), for the
+    claims that declare one."""
+    return {c.id: c.expected.value for c in claims if c.expected is not None}
 
 
 def _papers_section(claims: Sequence[Claim]) -> list[str]:
@@ -280,7 +312,6 @@ def _papers_section(claims: Sequence[Claim]) -> list[str]:
         "from. The contract, the statements to verify in words, is "
         "[`docs/claims.md`](docs/claims.md)."
     )
-    registered = {c.id for c in claims}
     for key in sorted(PAPERS):
         paper = PAPERS[key]
         out += ["", *_anchor(_paper_anchor(key)), f"### {key}: {paper.short}", ""]
@@ -303,20 +334,10 @@ def _papers_section(claims: Sequence[Claim]) -> list[str]:
         ]
         if paper.notes:
             rows.append(("Note", _md(paper.notes)))
-        fams = [f for f in _family_order(claims) if key in SEEDS.get(f, ())]
-        fams += sorted({c.family for c in claims if key in _seed_keys(c)} - set(fams))
-        fam_text = []
-        for fam in fams:
-            done = any(c.family == fam for c in claims)
-            fam_text.append(f"[`{fam}`](#family-{fam})" + ("" if done else " (not yet verified)"))
-        rows.append(("Families", ", ".join(fam_text) or "none"))
+        fams = [f for f in _family_order(claims) if key in family_seeds(f, claims)]
+        rows.append(("Families", ", ".join(f"[`{f}`](#family-{f})" for f in fams) or "none"))
         cited = [c.id for c in claims if key in _seed_keys(c)]
         rows.append(("Claims", ", ".join(_claim_link(i) for i in cited) or "none registered"))
-        pending = [
-            i for f in fams for i in CATALOG.get(f, ()) if i not in registered
-        ]
-        if pending:
-            rows.append(("Not yet verified", ", ".join(f"`{i}`" for i in pending)))
         for name, value in rows:
             out += _wrap(f"**{name}:** {value}", first="- ", rest="  ")
     return out
@@ -328,27 +349,20 @@ def _family_section(
     verdicts: Mapping[str, str],
     preset: str,
 ) -> list[str]:
-    title = FAMILY_TITLES.get(family)
+    title = declaration(family).title
     heading = f"## Family `{family}`" + (f": {title}" if title else "")
     out = ["", *_anchor(f"family-{family}"), heading, ""]
-    seeds = SEEDS.get(family, ())
+    seeds = family_seeds(family, claims)
     if seeds:
         papers = ", ".join(_paper_link(PAPERS[k], long=True) for k in seeds if k in PAPERS)
         out += _wrap(f"Seeds (per [`docs/claims.md`](docs/claims.md)): {papers}.")
         out.append("")
     ids = {c.id for c in claims}
-    pending = [i for i in CATALOG.get(family, ()) if i not in ids]
-    if claims:
-        out += ["| claim | papers | kind | verdict |", "|---|---|---|---|"]
-        for c in claims:
-            papers = ", ".join(_paper_link(PAPERS[k]) for k in _seed_keys(c))
-            verdict = _md(verdicts.get(c.id, _NO_VERDICT)).replace("|", "\\|")
-            out.append(f"| {_claim_link(c.id)} | {papers} | {c.kind.value} | {verdict} |")
-    if pending:
-        if claims:
-            out.append("")
-        lead = "Not yet verified" if claims else "Not yet verified (no claim registered yet)"
-        out += _wrap(f"{lead}: " + ", ".join(f"`{i}`" for i in pending) + ".")
+    out += ["| claim | papers | kind | verdict |", "|---|---|---|---|"]
+    for c in claims:
+        papers = ", ".join(_paper_link(PAPERS[k]) for k in _seed_keys(c))
+        verdict = _md(verdicts.get(c.id, _NO_VERDICT)).replace("|", "\\|")
+        out.append(f"| {_claim_link(c.id)} | {papers} | {c.kind.value} | {verdict} |")
     for c in claims:
         out += _claim_section(c, verdicts, preset, ids)
     return out
@@ -406,7 +420,7 @@ def render_catalogue(
     ----------
     claims:
         The claims, usually :func:`fedtheory.claims.all_claims`; within a family they keep this
-        order, families follow the contract (``docs/claims.md``).
+        order, families the order their packages declare (as in ``docs/claims.md``).
     verdicts:
         Claim id -> verdict (``"confirmed"``, ``"refuted"``, ...) of the quick preset; a claim
         without one shows ``"not run"``. None is the same as ``{}``.
@@ -432,13 +446,11 @@ def render_catalogue(
     families = _family_order(claims)
     out += ["", "## Contents", "", "- [Papers](#papers)"]
     for fam in families:
-        title = FAMILY_TITLES.get(fam)
+        title = declaration(fam).title
         out.append(f"- [Family `{fam}`](#family-{fam})" + (f": {title}" if title else ""))
     out += _papers_section(claims)
     for fam in families:
-        members = [c for c in claims if c.family == fam]
-        if members or CATALOG.get(fam):
-            out += _family_section(fam, members, v, preset)
+        out += _family_section(fam, [c for c in claims if c.family == fam], v, preset)
     out += ["", *_data_comment(v, p)]
     return "\n".join(out) + "\n"
 

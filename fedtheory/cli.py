@@ -573,6 +573,12 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     from fedtheory.catalogue import read_report, render_catalogue
     from fedtheory.claims.registry import all_claims
 
+    if args.regenerate or args.check:
+        return _regenerate(args)
+    if args.from_report is None:
+        raise ValueError("catalogue: give --from REPORT.json (a quick run's verdicts), or "
+                         "--regenerate (the checkout's CATALOGUE.md and docs/claims.md from "
+                         "the claim files)")
     check_writable_file(args.out, "--out")
     _report_path(args.from_report)
     _add_sources(args)
@@ -585,6 +591,25 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     prov = {k: prov[k] for k in CATALOGUE_PROVENANCE if k in prov}
     atomic_write_text(args.out, render_catalogue(claims, verdicts, prov), "--out")
     print(f"catalogue: {args.out}")
+    return 0
+
+
+def _regenerate(args: argparse.Namespace) -> int:
+    """``catalogue --regenerate`` / ``--check``: the checkout's generated files from its claim
+    files (:mod:`fedtheory.contract`); ``--check`` writes nothing and fails when one is stale."""
+    from fedtheory.contract import REGENERATE_COMMAND, regenerate
+
+    if args.from_report is not None or args.claims:
+        raise ValueError("catalogue --regenerate/--check describe the package's claim files "
+                         "with their declared verdicts: give neither --from nor --claims")
+    stale = regenerate(check=args.check)
+    for rel in stale:
+        print(f"{'out of date' if args.check else 'written'}: {rel}")
+    if args.check and stale:
+        print(f"run `{REGENERATE_COMMAND}` to regenerate", file=sys.stderr)
+        return 1
+    if not stale:
+        print("catalogue: CATALOGUE.md and docs/claims.md are up to date")
     return 0
 
 
@@ -703,8 +728,13 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=cmd_replay)
 
     pc = sub.add_parser("catalogue", help="write the catalogue of claims (CATALOGUE.md)")
-    pc.add_argument("--from", dest="from_report", required=True, metavar="REPORT.json",
+    pc.add_argument("--from", dest="from_report", metavar="REPORT.json",
                     help="the JSON report of `fedtheory verify --quick` giving the verdicts")
+    pc.add_argument("--regenerate", action="store_true",
+                    help="rewrite this checkout's CATALOGUE.md and docs/claims.md (generated "
+                         "part) from the claim files and their declared verdicts")
+    pc.add_argument("--check", action="store_true",
+                    help="like --regenerate, but write nothing: exit 1 when one is stale")
     pc.add_argument("--out", default="CATALOGUE.md", help="where to write (default CATALOGUE.md)")
     claims_option(pc)
     pc.set_defaults(func=cmd_catalogue)

@@ -290,6 +290,34 @@ def test_catalogue_bad_reports_are_one_line_errors(tmp_path, capsys):
     assert not (tmp_path / "c.md").exists()
 
 
+def test_catalogue_regenerate_is_the_one_command(tmp_path, capsys, monkeypatch):
+    """`catalogue --check` passes on the checkout (its generated files are current) and fails
+    naming `--regenerate` where one is stale, which rewrites it; `catalogue` needs --from or
+    --regenerate, and --regenerate takes neither --from nor --claims."""
+    from fedtheory import contract
+
+    assert main(["catalogue", "--check"]) == 0
+    assert "up to date" in capsys.readouterr().out
+    for rel in (contract.CATALOGUE_FILE, contract.CONTRACT_FILE):
+        src = contract.repository_root() / rel
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    stale = (tmp_path / contract.CONTRACT_FILE).read_text().replace("(eq. 17).", "(old).")
+    (tmp_path / contract.CONTRACT_FILE).write_text(stale)
+    monkeypatch.setattr(contract, "repository_root", lambda: tmp_path)
+    assert main(["catalogue", "--check"]) == 1
+    out, err = capsys.readouterr()
+    assert "out of date: docs/claims.md" in out and "catalogue --regenerate" in err
+    assert main(["catalogue", "--regenerate"]) == 0
+    assert "written: docs/claims.md" in capsys.readouterr().out
+    assert "(eq. 17)." in (tmp_path / contract.CONTRACT_FILE).read_text()
+    assert main(["catalogue", "--check"]) == 0
+    assert main(["catalogue"]) == 2
+    assert "--regenerate" in capsys.readouterr().err
+    assert main(["catalogue", "--regenerate", "--from", "R.json"]) == 2
+    assert "neither --from nor --claims" in capsys.readouterr().err
+
+
 def test_resume_recomputes_verdicts_and_reruns_an_edited_claim(tmp_path, capsys):
     """A verdict edited by hand is not trusted: --resume names the file, the claim and the
     field, runs the claim again, and the report equals an uninterrupted run's."""

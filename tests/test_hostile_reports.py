@@ -15,6 +15,7 @@ import copy
 import json
 import os
 import re
+import shlex
 import socket
 import stat
 import subprocess
@@ -495,4 +496,7 @@ def test_pages_show_rebuilt_commands_not_stored_ones(report: dict[str, Any], tmp
     assert "fedtheory.get_claim(&#39;ocs.closed_form&#39;).verify(" in \
         (tmp_path / "pages" / "002-ocs.html").read_text(encoding="utf-8")
     rc, text = _main(["show", "ocs.closed_form", "--from", str(src)], capsys)
-    assert rc == 0 and "re-run it: fedtheory replay ocs.closed_form --check" in text
+    from fedtheory.commands import program
+
+    again = shlex.join(program()) + " replay ocs.closed_form --check"  # the program as invoked
+    assert rc == 0 and f"re-run it: {again}" in text and "curl" not in text

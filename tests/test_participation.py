@@ -40,6 +40,9 @@ CASES = {
     # the battery expects a stationary first round: without the authors' full first round
     "grouped_dropout": lambda: GroupedDropout(8, 0.5, full_first=False),
 }
+#: The instances the schemes declare for this battery (``ParticipationProcess.examples``).
+CASES |= {f"{cls.name}_example_{k}": (lambda e=e: e) for cls in PROCESSES.values()
+          for k, e in enumerate(cls.examples())}
 
 #: Processes without randomness (outside the random battery above; own tests below).
 DETERMINISTIC = {
@@ -59,12 +62,13 @@ def gens(seed, replicas, start=0):
 
 
 def test_every_process_is_registered_and_covered():
-    classes = {
+    exported = {
         obj for _, obj in inspect.getmembers(participation, inspect.isclass)
         if issubclass(obj, ParticipationProcess) and obj.name
         and obj is not participation.ProcessStack  # one registered process per replica
     }
-    assert classes == set(PROCESSES.values())
+    classes = set(PROCESSES.values())  # the exported ones and the schemes found in their file
+    assert exported <= classes, exported - classes
     assert {type(make()) for make in (CASES | DETERMINISTIC).values()} | ROUND_AWARE == classes
     assert all(cls.sees_round for cls in ROUND_AWARE)
 

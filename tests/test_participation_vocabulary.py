@@ -63,5 +63,66 @@ def test_memoryless_processes_and_their_designs() -> None:
     du = u.design()
     assert isinstance(du, UniformWithoutReplacement) and np.allclose(du.p, u.stationary)
     assert pp.process_of_design(du).b == 2
-    with pytest.raises(ValueError, match="design must be an IndependentSampling"):
+    with pytest.raises(ValueError, match=r"design must be the design of a memoryless process "
+                       r"\(IndependentSampling, .*UniformWithoutReplacement.*\)"):
         pp.process_of_design(ExplicitSampling([(0,), (0, 1)], [0.5, 0.5]))
+
+
+def test_a_scheme_registers_itself_and_its_design(monkeypatch) -> None:
+    """A scheme is one class: ``register=True`` puts it in the registry behind PROCESSES, its
+    ``design_class`` in the lookup of process_of_design (no list to edit, no isinstance
+    chain); a second class cannot take a name or a design already taken."""
+    from fedtheory.participation import base
+
+    monkeypatch.setattr(base, "_REGISTERED", dict(base._REGISTERED))
+    monkeypatch.setattr(base, "_BY_DESIGN", dict(base._BY_DESIGN))
+
+    class HalfDesign(ExplicitSampling):
+        def __init__(self) -> None:
+            super().__init__([(0,), (1,)], [0.5, 0.5])
+
+    class OneOfTwo(pp.ParticipationProcess, register=True):
+        name = "one_of_two_test"
+        design_class = HalfDesign
+        n = 2
+
+        def design(self) -> HalfDesign:
+            return HalfDesign()
+
+        @classmethod
+        def from_design(cls, design: HalfDesign) -> OneOfTwo:
+            return cls()
+
+    assert base.registered_processes()["one_of_two_test"] is OneOfTwo
+    assert isinstance(pp.process_of_design(HalfDesign()), OneOfTwo)
+    assert isinstance(pp.process_of_design(pp.BernoulliParticipation(0.5, n=2).design()),
+                      pp.BernoulliParticipation)
+    with pytest.raises(ValueError, match="'bernoulli' is already registered"):
+        class Again(pp.ParticipationProcess, register=True):
+            name = "bernoulli"
+    with pytest.raises(ValueError, match="design class .*IndependentSampling.* is already"):
+        class Twice(pp.ParticipationProcess):
+            design_class = IndependentSampling
+
+            def design(self) -> IndependentSampling:
+                return IndependentSampling([0.5])
+
+            @classmethod
+            def from_design(cls, design: IndependentSampling) -> Twice:
+                return cls()
+    with pytest.raises(TypeError, match="implements design\\(\\) and from_design\\(\\)"):
+        class Half(pp.ParticipationProcess):
+            design_class = HalfDesign
+
+
+def test_designs_describe_themselves() -> None:
+    """The description of a design for a counterexample is the design's own (no isinstance
+    chain in theory.importance_sampling)."""
+    from fedtheory.theory.importance_sampling import design_desc
+
+    assert IndependentSampling([0.5, 0.25]).describe() == {"design": "independent",
+                                                           "p": ["1/2", "1/4"]}
+    assert design_desc(UniformWithoutReplacement(4, 2)) == {
+        "design": "uniform without replacement", "n": 4, "b": 2}
+    assert ExplicitSampling([(0,), (0, 1)], [0.25, 0.75]).describe() == {
+        "design": "explicit", "subsets": [(0,), (0, 1)], "probs": ["1/4", "3/4"], "n": 2}

@@ -15,8 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fedtheory import participation  # noqa: F401  (every scheme registers its design)
 from fedtheory.claims import checks
-from fedtheory.sampling import designs as D
+from fedtheory.participation import base as process_base
+from fedtheory.sampling import base as sampling_base
 from fedtheory.sampling.designs import (
     DESIGN_CLASSES,
     ExplicitSampling,
@@ -46,13 +48,31 @@ DESIGNS: list[SamplingDesign] = [
     # client 3 never participates (p_3 = 0): allowed, not proper
     ExplicitSampling([(0, 1), (2,), (1, 2)], [0.25, 0.25, 0.5], n=4),
 ]
+
+
+def _package_designs() -> list[type[SamplingDesign]]:
+    """Every design class of the package (at any depth below SamplingDesign)."""
+    out, todo = [], list(SamplingDesign.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.__module__.startswith("fedtheory."):
+            out.append(cls)
+    return sorted(set(out), key=lambda c: (c.__module__, c.__qualname__))
+
+
+#: The designs the schemes declare for this battery (``SamplingDesign.examples``).
+DESIGNS += [d for cls in _package_designs() for d in cls.examples()]
 IDS = [repr(d) for d in DESIGNS]
 
 
 def test_every_design_class_is_registered_and_exercised():
-    subclasses = set(SamplingDesign.__subclasses__())
-    assert subclasses <= set(DESIGN_CLASSES), subclasses - set(DESIGN_CLASSES)
-    assert set(DESIGN_CLASSES) <= {type(d) for d in DESIGNS}
+    """A design is one of the sampling package's (DESIGN_CLASSES) or the round's design of a
+    registered process (its ``design_class``), and the battery exercises it."""
+    registered = set(DESIGN_CLASSES) | set(process_base._BY_DESIGN)
+    subclasses = {c for c in _package_designs() if SamplingDesign in c.__bases__}
+    assert subclasses <= registered, subclasses - registered
+    assert registered <= {type(d) for d in DESIGNS}
 
 
 @pytest.mark.parametrize("design", DESIGNS, ids=IDS)
@@ -198,7 +218,7 @@ def test_sample_validation(design):
 def test_enumerate_refuses_large_designs(monkeypatch):
     with pytest.raises(ValueError, match="more than enumerate\\(\\) allows"):
         IndependentSampling(np.full(25, 0.5)).enumerate()
-    monkeypatch.setattr(D, "MAX_ENUMERATE", 5)
+    monkeypatch.setattr(sampling_base, "MAX_ENUMERATE", 5)
     with pytest.raises(ValueError, match="UniformWithoutReplacement has 10 subsets"):
         UniformWithoutReplacement(5, 2).enumerate()
 

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from fedtheory.sampling import designs, ocs
+from fedtheory.sampling import designs, ocs, shuffle
 from fedtheory.sampling.designs import UniformWithoutReplacement, _partial_shuffle
 from fedtheory.sampling.moments import sample_estimator
 from fedtheory.sampling.ocs import ocs_threshold, optimal_probabilities, optimal_variance
@@ -121,7 +121,7 @@ def test_partial_shuffle_is_the_loop_and_restores_its_table(n, k, rows):
 
 def test_partial_shuffle_of_a_large_block_is_the_loop(monkeypatch):
     """Blocks above the kept size get fresh work arrays (and wider integers)."""
-    monkeypatch.setattr(designs, "_SHUFFLE_KEEP", 100)
+    monkeypatch.setattr(shuffle, "_SHUFFLE_KEEP", 100)
     u = np.random.default_rng(2).random((40, 7))
     assert not designs._shuffle_work(30, 7, 40).keep
     np.testing.assert_array_equal(_partial_shuffle(u, 30), _fisher_yates_loop(u, 30))

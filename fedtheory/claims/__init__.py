@@ -10,7 +10,6 @@ one check, :meth:`Claim.verify` turns evidence into a :class:`Verdict`.
 """
 
 from fedtheory.claims import checks
-from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import (
     CHECK_KINDS,
     Check,
@@ -26,6 +25,17 @@ from fedtheory.claims.evidence import Figure, all_of, combined_alpha
 from fedtheory.claims.registry import all_claims, families, get_claim, register, select
 from fedtheory.claims.setup import SetupCard, SetupRow
 from fedtheory.claims.stated import Erratum, Stated
+
+
+def __getattr__(name: str) -> dict[str, tuple[str, ...]]:
+    """``CATALOG``: family -> the ids of its statements (every claim file of the package but the
+    corrected ones), in reading order; derived from the claim files
+    (:func:`fedtheory.claims.family_packages.contract_ids`), never written by hand."""
+    if name == "CATALOG":
+        from fedtheory.claims.family_packages import contract_ids
+
+        return contract_ids()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CATALOG",

@@ -438,6 +438,10 @@ class Claim:
     restatement:
         Where the claim tests a reformulation of the paper's statement rather than the
         statement as printed (say what, and why it is equivalent or what it loses).
+    contract:
+        The statement to verify in words, as the contract (``docs/claims.md``, generated from
+        it) lists it after the id: it may start with the place in the seed in parentheses.
+        Empty: the title is the contract's text.
     """
 
     id: str
@@ -455,6 +459,7 @@ class Claim:
     erratum: Erratum | None = None
     setup: SetupCard | None = None
     restatement: str = ""
+    contract: str = ""
     #: The datasets (:func:`fedtheory.tasks.dataset`) the checks read: a run plans their
     #: tasks (:func:`fedtheory.tasks.plan_claim`) and hands in their results.
     datasets: tuple[Any, ...] = ()

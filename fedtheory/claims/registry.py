@@ -1,12 +1,13 @@
 """The one registry of claims, filled by discovery: adding a claim is adding a file.
 
-Every module under :mod:`fedtheory.claims` other than the vocabulary (``core``, ``evidence``,
-``registry``, ``catalog``) is imported on first use, with :mod:`pkgutil`, including the
-sub-packages ``fedtheory/claims/<family>/`` where each claim lives in a file of its own named
-after it (``fedtheory/claims/mifa/zero_floor.py`` holds ``mifa.zero_floor``; its corrected
-statement ``mifa.zero_floor.corrected`` lives beside it in ``zero_floor_corrected.py``). A
-claim module defines its claim as the module attribute ``CLAIM``; modules whose name starts
-with ``_`` are helpers and are not imported by discovery. A module that fails to import is an
+Every claim file is imported on first use: the modules of the sub-packages
+``fedtheory/claims/<family>/`` as :func:`fedtheory.claim_files.file_ids` lists them (the one
+listing of which claims exist; :func:`claim_modules`), where each claim lives in a file of
+its own named after it (``fedtheory/claims/mifa/zero_floor.py`` holds ``mifa.zero_floor``;
+its corrected statement ``mifa.zero_floor.corrected`` lives beside it in
+``zero_floor_corrected.py``). A claim module defines its claim as the module attribute
+``CLAIM``; modules whose name starts with ``_`` are helpers and are not imported by discovery.
+A module that fails to import is an
 error, never skipped, and so is a ``CLAIM`` whose id is not the one its file names
 (:func:`fedtheory.claim_files.claim_id_for_module`): the command line relies on it to answer
 ``fedtheory show ID`` and an unknown id without importing every claim (:mod:`fedtheory.index`).
@@ -24,14 +25,13 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
-import pkgutil
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 from fedtheory.claim_files import claim_id_for_module, file_ids, unknown_id_message
-from fedtheory.claims.catalog import CATALOG
 from fedtheory.claims.core import Claim
+from fedtheory.claims.family_packages import order_key
 from fedtheory.claims.sources import (
     ENV_VAR,
     Origin,
@@ -55,9 +55,6 @@ _ORIGINS: dict[str, Origin] = {}
 
 #: Claim files and directories added in this process (absolute paths), in order.
 _SOURCES: list[str] = []
-
-#: Modules of :mod:`fedtheory.claims` that define the vocabulary, not claims.
-_INFRASTRUCTURE = frozenset({"core", "evidence", "registry", "catalog", "sources"})
 
 _loaded = False
 
@@ -146,31 +143,21 @@ def _load_entry_points() -> None:
 
 
 def claim_modules(package: str = "fedtheory.claims") -> list[str]:
-    """The names of the modules discovery imports: every module and sub-package module under
-    ``package`` except the vocabulary and ``_``-prefixed helpers, sorted.
+    """The names of the modules discovery imports: the claim files of the family sub-packages
+    (:func:`fedtheory.claim_files.file_ids`, the one listing of which claims exist; the
+    vocabulary modules beside them hold no claim, ``_``-prefixed helpers are skipped), sorted.
+    A folder of ``.py`` files without ``__init__.py`` is a ``ValueError``.
 
     >>> "fedtheory.claims.core" in claim_modules()
     False
     """
+    if package != "fedtheory.claims":
+        raise ValueError(f"claim_modules lists the claims of fedtheory.claims, not {package!r} "
+                         "(claims from elsewhere: a claim file, a folder, an entry point)")
     pkg = importlib.import_module(package)
-    names: list[str] = []
-    depth = package.count(".") + 1
-
-    def private(name: str) -> bool:  # a `_` package is not entered, a `_` module not imported
-        return any(part.startswith("_") for part in name.split(".")[depth:])
-
     for root in pkg.__path__:
         _refuse_folders_without_init(Path(root))
-    for info in pkgutil.walk_packages(pkg.__path__, prefix=package + ".",
-                                      onerror=_raise):
-        if private(info.name):
-            continue
-        leaf = info.name.rsplit(".", 1)[1]
-        if info.name.count(".") == depth and leaf in _INFRASTRUCTURE:
-            continue
-        if not info.ispkg:
-            names.append(info.name)
-    return sorted(names)
+    return sorted(file_ids().values())
 
 
 def _refuse_folders_without_init(root: Path) -> None:
@@ -184,10 +171,6 @@ def _refuse_folders_without_init(root: Path) -> None:
             raise ValueError(
                 f"{folder} holds claim files but no __init__.py: a family is a package "
                 f"(add an empty {folder / '__init__.py'}), or give the folder with --claims")
-
-
-def _raise(name: str) -> None:
-    raise ImportError(f"cannot import claim package {name}")
 
 
 def _import_claim_module(name: str) -> None:
@@ -250,21 +233,11 @@ def discovered() -> dict[str, str]:
     return dict(_DISCOVERED)
 
 
-def _order_key(claim: Claim) -> tuple[int, int, int, str]:
-    """Families in the contract's order; within a family the contract's order of ids, each
-    ``.corrected`` claim right after the one it corrects; claims outside the contract last."""
-    fams = list(CATALOG)
-    fam = fams.index(claim.family) if claim.family in fams else len(fams)
-    base = claim.id.removesuffix(".corrected")
-    ids = CATALOG.get(claim.family, ())
-    pos = ids.index(base) if base in ids else len(ids)
-    return fam, pos, int(claim.id != base), claim.id
-
-
 def all_claims() -> list[Claim]:
-    """Every registered claim: families and ids in the contract's order (``docs/claims.md``)."""
+    """Every registered claim: families and ids in the order their family packages declare
+    (:func:`fedtheory.claims.family_packages.order_key`), the contract's (``docs/claims.md``)."""
     _load()
-    return sorted(_REGISTRY.values(), key=_order_key)
+    return sorted(_REGISTRY.values(), key=lambda c: order_key(c.id))
 
 
 def families() -> list[str]:

@@ -1,12 +1,21 @@
 """Participation processes: which clients take part in each round, for many replicas at once.
 
+A process registers itself (``register=True``) in its own file, and a memoryless one declares
+its round's sampling design (``design_class``, ``design()``, ``from_design``): this package
+imports every module it holds, so a new scheme is one new file (docs/architecture.md).
+
 >>> proc = get_process("bernoulli", p=0.1, n=10)
 >>> proc.stationary.sum().round(12)
 np.float64(1.0)
+>>> from fedtheory.sampling import UniformWithoutReplacement
+>>> process_of_design(UniformWithoutReplacement(5, 2))
+UniformParticipation(n=5, b=2)
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 import numpy as np
@@ -19,6 +28,8 @@ from fedtheory.participation.base import (
     RoundAwareProcess,
     RoundView,
     Selection,
+    process_of_design,
+    registered_processes,
     uniforms,
     validate_n,
     validate_probability_vector,
@@ -42,11 +53,11 @@ from fedtheory.participation.power_of_choice import PowerOfChoice
 from fedtheory.participation.replay import ReplayParticipation
 from fedtheory.participation.stack import ProcessStack
 from fedtheory.participation.uniform import UniformParticipation
-from fedtheory.sampling.designs import (
-    IndependentSampling,
-    SamplingDesign,
-    UniformWithoutReplacement,
-)
+
+# still importable from here, as before (their home is fedtheory.sampling)
+from fedtheory.sampling.designs import IndependentSampling as IndependentSampling
+from fedtheory.sampling.designs import SamplingDesign as SamplingDesign
+from fedtheory.sampling.designs import UniformWithoutReplacement as UniformWithoutReplacement
 
 __all__ = [
     "KNOWN_PROCESSES",
@@ -80,26 +91,20 @@ __all__ = [
     "validate_probability_vector",
 ]
 
-#: name -> process class.
-PROCESSES: dict[str, type[ParticipationProcess]] = {
-    cls.name: cls
-    for cls in (
-        BernoulliParticipation,
-        UniformParticipation,
-        MarkovParticipation,
-        CyclicParticipation,
-        DropoutParticipation,
-        ClusterDropout,
-        CorrelatedDropout,
-        GroupedDropout,
-        ReplayParticipation,
-        OCSParticipation,
-        AOCSParticipation,
-        PowerOfChoice,
-        CustomParticipation,
-        FDMSFriendChoice,
-    )
-}
+
+
+def _import_every_module() -> None:
+    """Import every module of the package, so that a scheme in its own file registers itself
+    (``register=True``, ``design_class``) without being named here."""
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
+
+
+_import_every_module()
+
+#: name -> process class: every process that registered itself (``register=True``), in the
+#: order the classes were defined.
+PROCESSES: dict[str, type[ParticipationProcess]] = registered_processes()
 
 
 #: Every participation process of the package by name: :data:`PROCESSES` and the authors'
@@ -155,24 +160,6 @@ def process_parameters(process: str | ParticipationProcess, names: tuple[str, ..
                              f"pass {key}= or a process object that has it, got {process!r}")
         out[key] = value.item() if isinstance(value, np.generic) else value
     return out
-
-
-def process_of_design(design: SamplingDesign) -> ParticipationProcess:
-    r"""The memoryless process whose every round is drawn from ``design``: an
-    :class:`~fedtheory.sampling.IndependentSampling` is :class:`BernoulliParticipation`, a
-    :class:`~fedtheory.sampling.UniformWithoutReplacement` is :class:`UniformParticipation`
-    (their ``design()`` goes back). A design of another kind is a ``ValueError``.
-
-    >>> from fedtheory.sampling import UniformWithoutReplacement
-    >>> process_of_design(UniformWithoutReplacement(5, 2))
-    UniformParticipation(n=5, b=2)
-    """
-    if isinstance(design, IndependentSampling):
-        return BernoulliParticipation(design.p)
-    if isinstance(design, UniformWithoutReplacement):
-        return UniformParticipation(design.n, design.b)
-    raise ValueError(f"design must be an IndependentSampling or a UniformWithoutReplacement "
-                     f"(the designs of memoryless processes), got {design!r}")
 
 
 def get_process(name: str, **params: Any) -> ParticipationProcess:

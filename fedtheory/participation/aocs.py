@@ -29,7 +29,7 @@ from fedtheory.sampling.aocs import aocs_probabilities
 __all__ = ["AOCSParticipation"]
 
 
-class AOCSParticipation(RoundAwareProcess):
+class AOCSParticipation(RoundAwareProcess, register=True):
     r"""AOCS with budget :math:`m` and :math:`j_{\max}` iterations (the seed uses 4).
 
     >>> AOCSParticipation(4, 2, j_max=4).stationary.tolist()

@@ -68,6 +68,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedtheory.budget import check_memory
+from fedtheory.sampling.base import SamplingDesign
 from fedtheory.validation import probabilities
 
 __all__ = [
@@ -76,6 +77,8 @@ __all__ = [
     "RoundAwareProcess",
     "RoundView",
     "Selection",
+    "process_of_design",
+    "registered_processes",
     "uniforms",
     "validate_n",
     "validate_probability_vector",
@@ -148,12 +151,79 @@ def validate_probability_vector(p: Any, n: int | None, name: str = "p") -> np.nd
     return probabilities(name, p, None if n is None else validate_n(n))
 
 
+#: name -> the process classes that registered themselves (``register=True``), in the order
+#: they were defined: :data:`fedtheory.participation.PROCESSES`.
+_REGISTERED: dict[str, type[ParticipationProcess]] = {}
+
+#: design class -> the memoryless process whose every round is a draw of it (each process
+#: class that declares a ``design_class``): the lookup of :func:`process_of_design`.
+_BY_DESIGN: dict[type[SamplingDesign], type[ParticipationProcess]] = {}
+
+
+def _register(table: dict[Any, type[ParticipationProcess]], key: Any,
+              cls: type[ParticipationProcess], what: str) -> None:
+    """``table[key] = cls``, refusing a second class under one key (a module imported again
+    replaces its own class)."""
+    old = table.get(key)
+    if old is not None and (old.__module__, old.__qualname__) != (cls.__module__,
+                                                                   cls.__qualname__):
+        raise ValueError(f"{what} {key!r} is already registered by {old.__module__}."
+                         f"{old.__qualname__}; {cls.__module__}.{cls.__qualname__} cannot "
+                         f"take it")
+    table[key] = cls
+
+
 class ParticipationProcess:
     """Base class: subclasses set :attr:`name`, :attr:`n`, :attr:`stationary` and implement
-    ``_init(state, rng)`` and ``_step(state, rng) -> mask``."""
+    ``_init(state, rng)`` and ``_step(state, rng) -> mask``.
+
+    A class registers itself in :data:`fedtheory.participation.PROCESSES` with the class
+    keyword ``register=True`` (``class Poisson(ParticipationProcess, register=True)``). A
+    memoryless process (every round an independent draw of one sampling design) declares
+    :attr:`design_class` and implements :meth:`design` and :meth:`from_design`; the design is
+    then found back by :func:`process_of_design`.
+    """
 
     name: ClassVar[str] = ""
     n: int
+    #: The class of the sampling design of one round (:class:`~fedtheory.sampling.base.
+    #: SamplingDesign`: marginals, pair matrix, exact moments, enumeration), when every round
+    #: is an independent draw of it; None otherwise.
+    design_class: ClassVar[type[SamplingDesign] | None] = None
+
+    def __init_subclass__(cls, register: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if register:
+            if not cls.__dict__.get("name"):
+                raise TypeError(f"{cls.__qualname__} registers itself but sets no name")
+            _register(_REGISTERED, cls.name, cls, "participation process")
+        design_class = cls.__dict__.get("design_class")
+        if design_class is not None:
+            if not (isinstance(design_class, type) and issubclass(design_class, SamplingDesign)):
+                raise TypeError(f"{cls.__qualname__}.design_class must be a SamplingDesign "
+                                f"subclass, got {design_class!r}")
+            if "design" not in cls.__dict__ or "from_design" not in cls.__dict__:
+                raise TypeError(f"{cls.__qualname__} declares design_class, so it implements "
+                                "design() and from_design()")
+            _register(_BY_DESIGN, design_class, cls, "design class")
+
+    @classmethod
+    def examples(cls) -> list[ParticipationProcess]:
+        """Small random instances for the common battery of checks (tests/test_participation.py:
+        shapes, the empirical frequencies against :attr:`stationary`, chunking): a new scheme
+        that declares them is checked with no edit of the tests. None by default."""
+        return []
+
+    def design(self) -> SamplingDesign:
+        """The law of one round's participants as a sampling design (its exact moments,
+        estimators and enumeration: :mod:`fedtheory.sampling`), for a memoryless process."""
+        raise ValueError(f"{type(self).__name__} is not a memoryless process: its rounds are "
+                         "not independent draws of one sampling design")
+
+    @classmethod
+    def from_design(cls, design: SamplingDesign) -> ParticipationProcess:
+        """The process whose every round is drawn from ``design`` (of :attr:`design_class`)."""
+        raise ValueError(f"{cls.__name__} has no sampling design")
     #: :math:`R` when the process holds one part per replica of a run (the run's ``replicas``
     #: must then be :math:`R`, and the engine asks :meth:`for_replicas` for each block), else
     #: None (one process for every replica).
@@ -208,6 +278,31 @@ class ParticipationProcess:
 
     def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
         raise NotImplementedError
+
+
+def registered_processes() -> dict[str, type[ParticipationProcess]]:
+    """name -> every process class registered so far (``register=True``), in definition
+    order."""
+    return dict(_REGISTERED)
+
+
+def process_of_design(design: SamplingDesign) -> ParticipationProcess:
+    r"""The memoryless process whose every round is drawn from ``design``: the lookup the
+    processes fill by declaring their ``design_class`` (an
+    :class:`~fedtheory.sampling.IndependentSampling` is
+    :class:`~fedtheory.participation.BernoulliParticipation`, a
+    :class:`~fedtheory.sampling.UniformWithoutReplacement` is
+    :class:`~fedtheory.participation.UniformParticipation`; their ``design()`` goes back). A
+    design no process declares is a ``ValueError`` naming those that are.
+    """
+    if isinstance(design, SamplingDesign):
+        for klass in type(design).__mro__:
+            process = _BY_DESIGN.get(klass)
+            if process is not None:
+                return process.from_design(design)
+    known = ", ".join(sorted(k.__name__ for k in _BY_DESIGN))
+    raise ValueError(f"design must be the design of a memoryless process ({known}), "
+                     f"got {design!r}")
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:

@@ -17,12 +17,12 @@ from fedtheory.participation.base import (
     uniforms,
     validate_probability_vector,
 )
-from fedtheory.sampling.designs import IndependentSampling
+from fedtheory.sampling.independent import IndependentSampling
 
 __all__ = ["BernoulliParticipation"]
 
 
-class BernoulliParticipation(ParticipationProcess):
+class BernoulliParticipation(ParticipationProcess, register=True):
     """Independent Bernoulli(:math:`p_i`) participation.
 
     Parameters
@@ -40,6 +40,7 @@ class BernoulliParticipation(ParticipationProcess):
     """
 
     name: ClassVar[str] = "bernoulli"
+    design_class: ClassVar[type[IndependentSampling]] = IndependentSampling
 
     def __init__(self, p: Any, n: int | None = None) -> None:
         self.p = validate_probability_vector(p, n)
@@ -57,6 +58,11 @@ class BernoulliParticipation(ParticipationProcess):
         Fraction(1, 8)
         """
         return IndependentSampling(self.p)
+
+    @classmethod
+    def from_design(cls, design: IndependentSampling) -> BernoulliParticipation:
+        """The process whose every round is drawn from ``design``."""
+        return cls(design.p)
 
     def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
         return uniforms(rng, state["replicas"], self.n) < self.p

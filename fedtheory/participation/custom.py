@@ -27,7 +27,7 @@ from fedtheory.validation import probabilities
 __all__ = ["CustomParticipation"]
 
 
-class CustomParticipation(RoundAwareProcess):
+class CustomParticipation(RoundAwareProcess, register=True):
     r"""A scheme given as ``fn(view, rng, state) -> mask | Selection``.
 
     ``stationary``: the nominal marginal :math:`p_i` (a number or ``(n,)``; it sizes the

@@ -29,7 +29,7 @@ from fedtheory.participation.base import (
 __all__ = ["CyclicParticipation"]
 
 
-class CyclicParticipation(ParticipationProcess):
+class CyclicParticipation(ParticipationProcess, register=True):
     """Cycles of ``period`` rounds, on for a fraction ``p`` of each, random phase.
 
     Parameters

@@ -18,9 +18,9 @@ Assumption 5 of seed 004 fails; with a fixed schedule also Assumption 6) and
 :func:`realised_beta` give :math:`N_t^{ij}` and the :math:`\beta` of Assumption 6 a mask
 history meets; :func:`realised_ratio` its largest dropout ratio.
 
-The two classes are not in :data:`fedtheory.participation.PROCESSES`: registering them needs
-their cases in ``tests/test_participation.py`` too (they are tested in
-``tests/test_fdms_engine.py``).
+The three classes are registered in :data:`fedtheory.participation.PROCESSES`
+(``register=True``; their cases in the common battery are ``tests/test_participation.py``'s,
+their own tests ``tests/test_fdms_engine.py``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class _Reports:
         return {"beta": realised_beta(masks, start), "ratio": realised_ratio(masks)}
 
 
-class DropoutParticipation(_Reports, ParticipationProcess):
+class DropoutParticipation(_Reports, ParticipationProcess, register=True):
     """Dropout of at most :math:`\\lfloor\\alpha n\\rfloor` random clients per round.
 
     Parameters
@@ -145,7 +145,7 @@ def validate_clusters(labels: Any, n: int | None = None) -> np.ndarray:
     return arr.astype(np.intp)
 
 
-class ClusterDropout(_Reports, ParticipationProcess):
+class ClusterDropout(_Reports, ParticipationProcess, register=True):
     r"""Adversarial dropout: ``k`` whole clusters drop out together every round.
 
     The clusters are those of ``labels`` (clients with identical data in the experiments), so
@@ -216,7 +216,7 @@ class ClusterDropout(_Reports, ParticipationProcess):
         return ~down[:, self.labels]
 
 
-class CorrelatedDropout(_Reports, ParticipationProcess):
+class CorrelatedDropout(_Reports, ParticipationProcess, register=True):
     r"""Dropout correlated over time: the set of dropped clients persists.
 
     Round 1 draws a dropout set as :class:`DropoutParticipation` does (its ``distribution``);

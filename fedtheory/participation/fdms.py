@@ -75,7 +75,7 @@ def substitution_error2(updates: np.ndarray, active: np.ndarray, friends: np.nda
     return np.einsum("rd,rd->r", e, e)
 
 
-class FDMSFriendChoice(RoundAwareProcess):
+class FDMSFriendChoice(RoundAwareProcess, register=True):
     r"""FL-FDMS friend choice over the dropouts of ``base``.
 
     ``reduction`` and ``similarity`` as for :class:`~fedtheory.algorithms.FLFDMS`;

@@ -28,9 +28,9 @@ exactly (rationals).
 
 The process is vectorised over replicas: one uniform picks each replica's tuple (the tuples
 enumerated in lexicographic order), :math:`K` uniforms rank the clients within their groups.
-It is not in :data:`fedtheory.participation.PROCESSES` (registering it needs its case in
-``tests/test_participation.py``; it is tested in ``tests/test_fdms_dropout.py``): build it
-directly.
+It is registered in :data:`fedtheory.participation.PROCESSES` (``register=True``; its case in
+the common battery is ``tests/test_participation.py``'s, its own tests
+``tests/test_fdms_dropout.py``).
 
 >>> proc = GroupedDropout(20, 0.5)
 >>> rng = np.random.default_rng(0)
@@ -56,7 +56,7 @@ from fedtheory.participation.base import ParticipationProcess, RNGLike, uniforms
 __all__ = ["GroupedDropout"]
 
 
-class GroupedDropout(ParticipationProcess):
+class GroupedDropout(ParticipationProcess, register=True):
     """Dropout that keeps ``S = n - floor(alpha n)`` clients, at least one per group.
 
     Parameters

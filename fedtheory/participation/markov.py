@@ -28,7 +28,7 @@ from fedtheory.participation.base import (
 __all__ = ["MarkovParticipation"]
 
 
-class MarkovParticipation(ParticipationProcess):
+class MarkovParticipation(ParticipationProcess, register=True):
     """On/off Markov chains with stationary probabilities ``p`` and lag-one correlation.
 
     Parameters

@@ -59,7 +59,7 @@ def independent_selection(p: np.ndarray, weights: np.ndarray, rng: RNGLike,
     return Selection(mask, coef, extra_floats)
 
 
-class OCSParticipation(RoundAwareProcess):
+class OCSParticipation(RoundAwareProcess, register=True):
     r"""Optimal client sampling with budget :math:`m` (expected participants), from this
     round's update norms.
 

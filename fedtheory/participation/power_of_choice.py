@@ -31,7 +31,7 @@ from fedtheory.validation import probabilities
 __all__ = ["PowerOfChoice"]
 
 
-class PowerOfChoice(RoundAwareProcess):
+class PowerOfChoice(RoundAwareProcess, register=True):
     r"""Power-of-choice: ``candidates`` (:math:`d`) drawn :math:`\propto q`, the ``m`` with the
     largest local losses take part.
 

@@ -23,7 +23,7 @@ from fedtheory.validation import whole_block
 __all__ = ["ReplayParticipation"]
 
 
-class ReplayParticipation(ParticipationProcess):
+class ReplayParticipation(ParticipationProcess, register=True):
     r"""Replays a boolean mask array, round after round; ignores the random generators.
 
     Parameters

@@ -10,12 +10,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedtheory.participation.base import ParticipationProcess, RNGLike, uniforms, validate_n
-from fedtheory.sampling.designs import UniformWithoutReplacement
+from fedtheory.sampling.without_replacement import UniformWithoutReplacement
 
 __all__ = ["UniformParticipation"]
 
 
-class UniformParticipation(ParticipationProcess):
+class UniformParticipation(ParticipationProcess, register=True):
     """``b``-of-``n`` uniform sampling without replacement.
 
     The ``b`` clients with the smallest of ``n`` independent uniforms take part (a uniformly
@@ -29,6 +29,7 @@ class UniformParticipation(ParticipationProcess):
     """
 
     name: ClassVar[str] = "uniform"
+    design_class: ClassVar[type[UniformWithoutReplacement]] = UniformWithoutReplacement
 
     def __init__(self, n: int, b: int) -> None:
         self.n = validate_n(n)
@@ -48,6 +49,11 @@ class UniformParticipation(ParticipationProcess):
         Fraction(1, 6)
         """
         return UniformWithoutReplacement(self.n, self.b)
+
+    @classmethod
+    def from_design(cls, design: UniformWithoutReplacement) -> UniformParticipation:
+        """The process whose every round is drawn from ``design``."""
+        return cls(design.n, design.b)
 
     def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
         if self.b == self.n:  # no randomness to draw (full participation)

@@ -152,18 +152,9 @@ def equal_marginal_designs(n: int, b: int) -> list[tuple[str, SamplingDesign]]:
 
 
 def design_desc(design: SamplingDesign) -> dict[str, Any]:
-    """A JSON-friendly description of a design (for counterexamples)."""
-    if isinstance(design, IndependentSampling):
-        return {"design": "independent", "p": [str(x) for x in design.p_exact]}
-    if isinstance(design, UniformWithoutReplacement):
-        return {"design": "uniform without replacement", "n": design.n, "b": design.b}
-    masks, probs = design.enumerate(exact=True)
-    return {
-        "design": "explicit",
-        "subsets": [tuple(int(i) for i in np.flatnonzero(r)) for r in masks],
-        "probs": [str(q) for q in probs],
-        "n": design.n,
-    }
+    """A JSON-friendly description of a design (for counterexamples): its own
+    :meth:`~fedtheory.sampling.base.SamplingDesign.describe`."""
+    return design.describe()
 
 
 # -- small numeric utilities ---------------------------------------------------------------------

@@ -434,6 +434,10 @@ CLAIM = Claim(
                r"\ \Longrightarrow\ P(\text{a friend leaves some }\mathcal C^k_t,\ t < T)"
                r" \le p\ \text{(and eq. (17) holds)}"),
     kind=ClaimKind.UPPER_BOUND, expected="refuted", stated=STATED, derivation=DERIVATION,
+    contract=(
+        "(Theorem 2): with the threshold Θ_t as given, with probability ≥ 1 − p no friend is "
+        "eliminated; the work saved, for Θ_t and 0.5 Θ_t."
+    ),
     finding=("Needs delta_min >= 0, as Lemma 2 does (the seed assumes in words, Section "
              "5.1, that a higher score means a more similar client, but does not state it): "
              "with delta_min < 0 a non-friend leads a candidate set by more than delta_f, and "

@@ -22,6 +22,10 @@ CLAIM = Claim(
                r"\tilde\Delta^k_t\Big),\quad \tilde\Delta^k_t = \frac1{S_t}\sum_{j\in"
                r"\mathcal S_t}\Delta^j_t"),
     kind=ClaimKind.IDENTITY, expected="confirmed",
+    contract=(
+        "(eq. 5): averaging the active clients equals substituting each dropped client's update "
+        "with the mean of the active ones."
+    ),
     stated=Stated(factors=(AVG, FULL)),
     derivation=(
         r"With $\bar\Delta_{\mathcal S} = \frac1{S_t}\sum_{\mathcal S_t}\Delta^k$ substituted "

@@ -78,6 +78,10 @@ CLAIM = Claim(
                r"\ \text{(clustered)};\ R^{i,j}_T\ \text{larger within clusters};\ "
                r"\text{CR saves computations, similar accuracy}"),
     kind=ClaimKind.QUALITATIVE, expected="refuted",
+    contract=(
+        "20 clients in 5 clusters, dropout ratio α ∈ {0.3, 0.5, 0.7}: FL-FDMS vs Full, Dropout, "
+        "Stale; the pairwise similarity heat map at the last round; the general non-iid setting."
+    ),
     derivation=DERIVATION,
     finding=(
         "Per setting. Clustered (Fig. 1): reproduced where it matters most: with the code's "

@@ -29,6 +29,7 @@ CLAIM = Claim(
                r"\text{ is substituted by an active friend }j\ (\sigma^2_{kj}\le\sigma_F^2),"
                r"\ \frac{K-S_t}{K}\le\alpha"),
     kind=ClaimKind.UPPER_BOUND, expected="confirmed",
+    contract="E‖e_t‖² ≤ α²σ_F² when a true friend substitutes (Assumption 5).",
     stated=Stated({"bound": 1}, factors=(A2, SF2)),
     derivation=(
         r"$\Delta_t = \frac1K(\sum_{\mathcal S_t}\Delta^j + \sum_{k\in\mathcal D_t}"

@@ -37,6 +37,7 @@ CLAIM = Claim(
                r"\ \tilde\Delta^k_t = \tfrac1{S_t}\textstyle\sum_{\mathcal S_t}\Delta^j_t,\ "
                r"\frac{K-S_t}{K}\le\alpha,\ \sigma_P^2 = \max_{i,j}\sigma^2_{ij}"),
     kind=ClaimKind.UPPER_BOUND, expected="confirmed",
+    contract="E‖e_t‖² ≤ α²σ_P² for plain dropout (Appendix A.4 of the seed).",
     stated=Stated({"bound": 1}, factors=(A2, SP2)),
     derivation=(
         r"With $D = K - S_t$ dropped, $e_t = \frac DK(\bar\Delta_{\mathcal S} - "

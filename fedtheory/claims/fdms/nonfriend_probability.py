@@ -220,6 +220,7 @@ CLAIM = Claim(
                r"\delta_{\min}^2t}{2}\Big),\quad \delta_{\min} = \min_k\Big(\min_{i\in\mathcal"
                r" B_k}\mu^{k,i} - \max_{i\notin\mathcal B_k}\mu^{k,i}\Big)"),
     kind=ClaimKind.UPPER_BOUND, expected="refuted", stated=STATED, derivation=DERIVATION,
+    contract="(Lemma 2): P(a non-friend is chosen at round t) ≤ 2K exp(−βδ²_min t/2).",
     finding=(
         "Needs delta_min > 0, which the seed assumes in words (Section 5.1: 'a higher "
         "similarity score implies that the two clients are more similar') but does not state: "

@@ -36,4 +36,16 @@ training and 1.0 test accuracy points and ties with known participation statisti
 (inconclusive).
 """
 
+from fedtheory.claims.family_packages import Family
+
 __all__: list[str] = []
+
+#: The family's title, place and reading order (:mod:`fedtheory.claims.family_packages`).
+FAMILY = Family(
+    title="unknown participation statistics",
+    position=3,
+    order=(
+        "objective_inconsistency", "weight_mean", "weight_error", "cutoff_choice",
+        "participation_patterns",
+    ),
+)

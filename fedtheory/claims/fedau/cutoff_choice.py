@@ -22,6 +22,7 @@ CLAIM = Claim(
     statement=(r"K = \lceil\log_c T\rceil,\ c = \frac{1}{(1-\min_np_n)^2}\ \Longrightarrow\ "
                r"\frac1N\sum_{n=1}^N(1-p_n)^{2K}\le\frac1T"),
     kind=ClaimKind.UPPER_BOUND,
+    contract="(Corollary 4): K = ⌈log_c T⌉ with c = 1/(1 − min p_n)² makes the bias term ≤ 1/T.",
     finding=("Confirmed, and tight: with every p_n = min p and T a power of c the bias term "
              "equals 1/T exactly (p = 1/2, T = 4^k); no grid or searched instance exceeds it. "
              "The exponent 2 of c cannot be raised (a smaller K: the tight family exceeds "

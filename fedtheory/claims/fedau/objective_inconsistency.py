@@ -24,6 +24,11 @@ CLAIM = Claim(
                r"\text{Algorithm 1 minimises } h(x)=\frac1P\sum_n\omega_np_nF_n(x),\ "
                r"P=\sum_n\omega_np_n"),
     kind=ClaimKind.IDENTITY,
+    contract=(
+        "(Theorem 1): with time-constant weights ω_n and Bernoulli(p_n) participation, FedAvg with "
+        "pluggable weights minimises h(x) = (1/P) Σ ω_n p_n F_n(x), P = Σ ω_n p_n. ω_n = 1/p_n "
+        "recovers f; ω_n = 1 is biased toward frequent participants."
+    ),
     finding=("Confirmed exactly on quadratics with one local step: the expected update's "
              "fixed point is argmin h for every step size (sympy, exact enumeration, engine "
              "Monte Carlo); omega = 1/p recovers argmin f and omega = 1 leans toward the "

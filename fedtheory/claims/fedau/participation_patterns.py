@@ -182,6 +182,12 @@ CLAIM = Claim(
                r"\text{average all};\quad \mathrm{FedAU}\ \succeq\ "
                r"\text{known participation statistics}"),
     kind=ClaimKind.QUALITATIVE,
+    contract=(
+        "Bernoulli, Markovian and cyclic participation with the same stationary p_n per client "
+        "(random initial state / offset); FedAU vs \"average participating\", \"average all\" and "
+        "\"known participation statistics\" when participation correlates with data (the seed's "
+        "table ordering)."
+    ),
     finding=(
         "Reproduced in the authors' regime on digits. Full preset (32 seeds, 1500 rounds): "
         "confirmed in every cell: FedAU (K = inf and K = 50) beats 'average participating' "

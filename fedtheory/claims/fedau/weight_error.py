@@ -34,6 +34,10 @@ CLAIM = Claim(
                r"\le\mathcal O\Big(\frac{K\log T}{T}+\frac1N\sum_{n=1}^N(1-p_n)^{2K}\Big),"
                r"\ T\ge2"),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "(Theorem 3): (1/(NT)) Σ_t Σ_n E[(p_n ω_t^n − 1)²] = O(K log T / T + (1/N) Σ(1 − "
+        "p_n)^{2K}); show both terms and the bias–variance trade-off in K."
+    ),
     finding=("Consistent with the O-bound, with the bias term exact: the weight error tends "
              "to (1/N) sum (1-p_n)^{2K} (constant 1, attained; a larger exponent fails for "
              "every hidden constant). The remainder V decays like "

@@ -36,6 +36,10 @@ CLAIM = Claim(
     statement=(r"1_t^n\sim\mathrm{Bernoulli}(p_n):\ \omega_t^n\to\frac{1-(1-p_n)^K}{p_n},"
                r"\quad p_n\omega-1\to-(1-p_n)^K,\quad \omega\to\frac1{p_n}\ (K\to\infty)"),
     kind=ClaimKind.CLOSED_FORM,
+    contract=(
+        "Algorithm 2 with cutoff K gives long-run weights (1 − (1 − p_n)^K)/p_n, so p_n ω − 1 → "
+        "−(1 − p_n)^K (the bias in Theorem 3), and 1/p_n as K → ∞."
+    ),
     finding=("Confirmed: the renewal mean, the inverse rate of interval ends and the exact "
              "stationary chain all give (1-(1-p)^K)/p under Bernoulli participation, and "
              "fedau_weights agrees (Monte Carlo). The patterns differ at finite K: at p = 3/10, "

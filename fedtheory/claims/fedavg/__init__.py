@@ -53,4 +53,15 @@ sampling without replacement (the constant :math:`n/(n-1)` is hidden by the
 decays like :math:`R^{-1/2}`.
 """
 
+from fedtheory.claims.family_packages import Family
+
 __all__: list[str] = []
+
+#: The family's title, place and reading order (:mod:`fedtheory.claims.family_packages`).
+FAMILY = Family(
+    title="FedAvg in the lecture",
+    position=6,
+    order=(
+        "heterogeneity", "partial_participation", "local_steps",
+    ),
+)

@@ -135,6 +135,10 @@ CLAIM = Claim(
               r"\text{SCAFFOLD: } \mathcal O\Big(\frac{\sigma}{\sqrt{nKR}} + \frac1R\Big)"
               r"\ \text{(no } \zeta\text{)}",
     kind=ClaimKind.QUALITATIVE,
+    contract=(
+        "(rate structure on quadratics, closed forms): FedAvg's error grows with heterogeneity ζ²; "
+        "SCAFFOLD (and SAGA-style memory) removes the dependence."
+    ),
     expected="confirmed",
     stated=Stated(factors=(ZETA_TERM,)),
     setup=SETUP,

@@ -107,6 +107,10 @@ CLAIM = Claim(
               r"\text{parallel SGD }(T = KR):\ \mathcal O\Big(\frac{\sigma}{\sqrt{nKR}} + "
               r"\frac1{KR}\Big);\ R\to\infty:\ \text{same rate } \frac{\sigma}{\sqrt{nKR}}",
     kind=ClaimKind.QUALITATIVE,
+    contract=(
+        "(rate structure on quadratics, exact moments): FedAvg with K local steps vs parallel SGD "
+        "with the same number of gradient steps."
+    ),
     expected="confirmed",
     stated=Stated({EXPONENT: "1/2"}, factors=(SIGMA, N_RATE, K_RATE, K_ROUNDS)),
     setup=SETUP,

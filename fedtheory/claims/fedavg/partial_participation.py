@@ -112,6 +112,10 @@ CLAIM = Claim(
               r"\frac{\sqrt{\sigma^2 + K\zeta^2(1-\frac mn)}}{\sqrt{mKR}}"
               r" + \frac{\zeta^{2/3}}{R^{2/3}} + \frac1R\Big)",
     kind=ClaimKind.CLOSED_FORM,
+    contract=(
+        "(rate structure on quadratics, exact moments): partial participation amplifies "
+        "heterogeneity: the variance term grows like ζ²(1 − m/n)."
+    ),
     expected="confirmed",
     stated=Stated({ONE: 1}, factors=(SAMPLING, K_ZETA, M_ROOT)),
     setup=SETUP,

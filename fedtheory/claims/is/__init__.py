@@ -45,4 +45,16 @@ searches (:func:`fedtheory.theory.importance_sampling.hill_climb`, exact re-chec
 largest ratio found.
 """
 
+from fedtheory.claims.family_packages import Family
+
 __all__: list[str] = []
+
+#: The family's title, place and reading order (:mod:`fedtheory.claims.family_packages`).
+FAMILY = Family(
+    title="unbiased importance-sampled aggregation",
+    position=1,
+    order=(
+        "unbiased", "variance_independent", "variance_arbitrary_sampling",
+        "independent_minimises_variance", "variance_without_replacement",
+    ),
+)

@@ -36,6 +36,10 @@ CLAIM = Claim(
         r"\quad\text{for all } w, \zeta"
     ),
     kind=ClaimKind.QUALITATIVE,
+    contract=(
+        "(seed 002, the paragraph after Algorithm 1): \"among all samplings with marginals p_i, "
+        "the independent sampling minimizes the left-hand side of (5)\"."
+    ),
     expected="refuted",
     erratum=Erratum(
         "false statement",

@@ -37,6 +37,7 @@ CLAIM = Claim(
         r"\mathbb E[G] = \bar G = \frac1n \sum_{i=1}^n g_i"
     ),
     kind=ClaimKind.IDENTITY,
+    contract="with independent 1_i ~ Bernoulli(p_i), G = (1/n) Σ_i 1_i g_i / p_i has E[G] = Ḡ.",
     expected="confirmed",
     # the estimator's normalisation (the 1 of 1/n) and its importance weight 1/p_i, which a
     # careless reader drops (plain FedAvg over the participants)

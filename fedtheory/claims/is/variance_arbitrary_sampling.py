@@ -56,6 +56,15 @@ CLAIM = Claim(
         r"\text{ and } v_i \ge 1 - p_i;\ \text{independent: equality with } v_i = 1 - p_i"
     ),
     kind=ClaimKind.IDENTITY,
+    contract=(
+        "(seed 002, Lemma 1, proof in its Appendix A): for any random subset S with marginals p_i "
+        "and pair probabilities p_ij (matrix P), X = Σ_{i∈S} w_i ζ_i / p_i has E X = Σ w_i ζ_i, "
+        "exact variance eᵀ((P − ppᵀ) ∘ AᵀA)e with A = [w_i ζ_i / p_i], and variance ≤ Σ w_i² "
+        "v_i/p_i ‖ζ_i‖² whenever P − ppᵀ ⪯ Diag(p∘v); any such v has v_i ≥ 1 − p_i; independent "
+        "sampling attains equality with v_i = 1 − p_i. Check on independent sampling, on b-of-n "
+        "uniform sampling without replacement, and on a sampling given as an explicit distribution "
+        "over subsets. The smallest v is a semidefinite program: solve it with cvxpy."
+    ),
     expected="confirmed",
     # the bound's leading 1, the 1 of v_i >= 1 - p_i, the 1 of independent sampling's
     # v_i = 1 - p_i; the factors v_i and 1/p_i of the bound and the 1/p_i of A

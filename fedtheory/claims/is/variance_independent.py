@@ -40,6 +40,10 @@ CLAIM = Claim(
         r"\sum_{i=1}^n \|g_i\|^2"
     ),
     kind=ClaimKind.IDENTITY,
+    contract=(
+        "E‖G − Ḡ‖² = (1/n²) Σ_i (1/p_i − 1)‖g_i‖²; for equal p this gives E‖G‖² = ‖Ḡ‖² + "
+        "(1/n²)(1/p − 1) Σ‖g_i‖² (seed 000, first derivation)."
+    ),
     expected="confirmed",
     # both formulas share their parts: the leading 1 of 1/n^2, the 1 of 1/p_i - 1, and the
     # factors 1/n^2 and (1/p_i - 1) a careless reader might drop

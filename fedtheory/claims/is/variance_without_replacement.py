@@ -44,6 +44,11 @@ CLAIM = Claim(
         r"\le \frac{n/b - 1}{n-1}\,\sigma_G^2\ \text{ if } \|g_i - \bar G\|^2 \le \sigma_G^2"
     ),
     kind=ClaimKind.IDENTITY,
+    contract=(
+        "(seed 000 tables, seed 003 Theorem 3): sampling b of n clients uniformly without "
+        "replacement, (1/b) Σ_{i∈S} g_i has variance (n−b)/(b(n−1)) · (1/n)Σ‖g_i − Ḡ‖², hence ≤ "
+        "(n/b − 1)/(n − 1) · σ_G² under ‖g_i − Ḡ‖² ≤ σ_G²."
+    ),
     expected="confirmed",
     # the leading 1 of each formula; the finite-population factor (n - b)/(n - 1) of the
     # identity (dropped: the with-replacement variance) and the n/b - 1 of the bound

@@ -35,4 +35,23 @@ but not for U-MIFA as printed. The seed's "U-MIFAm works better in practice" is 
 experiments (at :math:`p = 0.5` MIFAm is the fastest).
 """
 
+from fedtheory.claims.family_packages import Family
+
 __all__: list[str] = []
+
+#: The family's title, place and reading order (:mod:`fedtheory.claims.family_packages`).
+FAMILY = Family(
+    title="memory-based aggregation",
+    position=2,
+    order=(
+        "biased", "umifa_unbiased", "mifa_error", "umifa_error", "error_floor_step",
+        "error_floor_average", "zero_floor", "saga_equivalence", "quadratic_experiment",
+        "logistic_experiment", "rates_table",
+    ),
+    intro=(
+        "Algorithms (Δ_i = client update, p_i participation probability, A(t) active set): "
+        "FedAvg-IS; MIFA (G_t^i = Δ_i if active else G_{t−1}^i; G_t = mean of the table); U-MIFA "
+        "(active: G_t^i = Δ_i/p_i − (1/p_i − 1) G_{t−1}^i); MIFAm and U-MIFAm (heavy ball: "
+        "v_t = β v_{t−1} + G_t, w_t = w_{t−1} − η v_t)."
+    ),
+)

@@ -29,6 +29,7 @@ CLAIM = Claim(
     statement=(r"\mathbb E\big[G_t^{(i)}\mid\mathcal F_{t-1}\big] = p_i\Delta_i"
                r" + (1-p_i)G_{t-1}^{(i)} \neq \Delta_i"),
     kind=ClaimKind.IDENTITY,
+    contract="E[G_t^i | past] = p_i Δ_i + (1 − p_i) G_{t−1}^i ≠ Δ_i.",
     expected="confirmed",
     stated=Stated(factors=("p_i", "1-p_i")),
     restatement=(

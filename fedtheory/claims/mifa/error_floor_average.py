@@ -32,6 +32,10 @@ CLAIM = Claim(
     statement=(r"\mathbb E\Big[\frac1T\sum_{t=0}^{T-1}\|\nabla f(w_t)\|^2\Big]\le"
                r"\frac{2(f(w_0)-f^\star)}{\eta T}+\frac{\eta^2Lc}{2}\sigma_G^2"),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "the seed's summed statement E[(1/T) Σ_{t<T} ‖∇f(w_t)‖²] ≤ 2(f(w_0) − f*)/(ηT) + "
+        "(η²Lc/2)σ_G²."
+    ),
     expected="refuted",
     # the 2 of 2(f(w_0) - f*), the 1/2 of the floor, its factor c, the step condition
     stated=Stated({"two": 2, "floor_half": "1/2"}, factors=("c",), step="eta L (1 + c) <= 1"),

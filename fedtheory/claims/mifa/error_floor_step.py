@@ -43,6 +43,11 @@ CLAIM = Claim(
                r"+\frac{\eta^2Lc}{2}\sigma_G^2,\quad c=\frac2n\Big(\frac1p-1\Big),"
                r"\quad\text{if }\eta L(1+c)\le1"),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "one step of FedAvg-IS with exact client gradients, L-smooth f, and ‖∇f_i − ∇f‖² ≤ σ_G²: E "
+        "f(w_{t+1}) − f(w_t) ≤ −(η/2)‖∇f(w_t)‖² + (η²Lc/2)σ_G², c = (2/n)(1/p − 1), when ηL(1 + c) "
+        "≤ 1."
+    ),
     expected="confirmed",
     # the 1/2 of each term, the 2 of c = (2/n)(1/p - 1), the factor c of the floor, the step
     stated=Stated({"grad_half": "1/2", "floor_half": "1/2", "c_two": 2}, factors=("c",),

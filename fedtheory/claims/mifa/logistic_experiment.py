@@ -25,6 +25,10 @@ CLAIM = Claim(
     statement=(r"\text{U-MIFAm} \prec \{\text{FedAvg-IS},\text{MIFA},\text{U-MIFA},"
                r"\text{MIFAm}\}\ \text{(logistic regression, } p\in\{0.01, 0.1, 0.5\})"),
     kind=ClaimKind.QUALITATIVE,
+    contract=(
+        "logistic regression on a real data set that ships with a package (e.g. scikit-learn's "
+        "digits or breast-cancer, split non-iid), p ∈ {0.01, 0.1, 0.5}."
+    ),
     expected="refuted",
     # no stated side for --power: an ordering of five rules at the seed's settings has no
     # constant, factor or step condition a mutant could scale (see the derivation)

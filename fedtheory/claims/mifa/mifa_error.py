@@ -48,6 +48,9 @@ CLAIM = Claim(
                r"\frac{1}{n^2}\Big[(1-p)^2\Big\|\sum_i e_i\Big\|^2+p(1-p)\sum_i\|e_i\|^2\Big],"
                r"\ e_i=\nabla f_i(w_t)-G_{t-1}^{(i)}"),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "E‖∇f − G_t‖² ≤ ((1−p)/n) Σ‖∇f_i − G_{t−1}^i‖² (via Jensen); also give the exact value."
+    ),
     expected="confirmed",
     # the bound's coefficient 1 and its factors (1-p), 1/n; the exact value's two factors
     stated=Stated({"bound": 1}, factors=("1-p", "1/n", "exact (1-p)^2", "exact p(1-p)")),

@@ -82,6 +82,11 @@ CLAIM = Claim(
     statement=(r"\text{U-MIFAm} \prec \{\text{FedAvg-IS},\text{MIFA},\text{U-MIFA},"
                r"\text{MIFAm}\}\ \text{(10 clients, } p_i = 0.1,\ \eta = 0.02)"),
     kind=ClaimKind.QUALITATIVE,
+    contract=(
+        "10 clients, p_i = 0.1, η = 0.02, a heterogeneous quadratic; FedAvg-IS, MIFA, U-MIFA, "
+        "MIFAm, U-MIFAm; the seed's claim \"U-MIFAm works better in practice\", judged over many "
+        "seeds."
+    ),
     expected="refuted",
     # no stated side for --power: an ordering of five rules at the seed's settings has no
     # constant, factor or step condition a mutant could scale (see the derivation)

@@ -33,6 +33,11 @@ CLAIM = Claim(
                r"2(f(x_0)-f^\star)+\frac{\eta L}{n-1}\Big(\frac nb-1\Big)\sigma_G^2\Big);\ "
                r"\text{FedGD }O(nL/\epsilon),\ \text{SAGA/U-MIFA }O(n^{2/3}L/\epsilon)"),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "the seed's two tables (convex, non-convex) of FedGD, FedPGD, SAGA/U-MIFA, ZeroSarah: η "
+        "bound, convergence, complexity. Check what can be measured: FedPGD's floor scaling in b "
+        "and n, and iterations-to-ε scaling for FedGD vs SAGA/U-MIFA as n grows."
+    ),
     expected="refuted",
     # the printed constants of the two FedPGD rows (non-convex; convex)
     stated=Stated({"nonconvex 2": 2, "nonconvex floor": 1, "convex 1/2": "1/2", "convex 2": 2,

@@ -24,6 +24,10 @@ CLAIM = Claim(
     title="SAGA and U-MIFA are one method (the tables' row 'SAGA/U-MIFA')",
     statement=r"\text{SAGA} \equiv \text{U-MIFA}",
     kind=ClaimKind.QUALITATIVE,
+    contract=(
+        "the seed puts SAGA and U-MIFA in one row. Establish in what exact sense they coincide "
+        "(one step? whole trajectories? under which sampling?) and in what sense not."
+    ),
     expected="refuted",
     erratum=Erratum(
         "false statement",

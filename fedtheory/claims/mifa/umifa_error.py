@@ -30,6 +30,7 @@ CLAIM = Claim(
     statement=(r"\mathbb E\|\nabla f(w_t)-G_t\|^2 = \frac{1-p}{n^2p}\sum_{i=1}^n"
                r"\|\nabla f_i(w_t)-G_{t-1}^{(i)}\|^2"),
     kind=ClaimKind.IDENTITY,
+    contract="E‖∇f − G_t‖² = (1−p)/(n²p) Σ‖∇f_i − G_{t−1}^i‖².",
     expected="confirmed",
     # the factors of (1-p)/(n^2 p): dropping 1/p gives MIFA's diagonal term, dropping one 1/n
     # the seed's last line without its 1/n

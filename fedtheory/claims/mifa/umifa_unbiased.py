@@ -19,6 +19,7 @@ CLAIM = Claim(
     title="U-MIFA's memory row is unbiased: E[G_t^i | past] = Δ_i",
     statement=r"\mathbb E\big[G_t^{(i)}\mid\mathcal F_{t-1}\big] = \Delta_i",
     kind=ClaimKind.IDENTITY,
+    contract="E[G_t^i | past] = Δ_i for U-MIFA.",
     expected="confirmed",
     # E[G_t^i] = 1 * Δ_i: a scaled mean (a bias of the kind MIFA has) must be told apart
     stated=Stated({"Delta coefficient": 1}),

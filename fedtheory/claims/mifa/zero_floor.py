@@ -30,6 +30,11 @@ CLAIM = Claim(
                r"\tau_{\max}^2\ge0;\ \text{FedAvg-IS keeps an error floor, MIFA and U-MIFA"
                r" do not}"),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "MIFA with exact gradients: E[(1/(T−1)) Σ_{t=1}^{T−1} ‖∇f(w_t)‖²] ≤ 2(f(w_1) − f*)/(ηT − "
+        "1) as printed, under 1 − ηL − η²L²τ_max² ≥ 0 (τ = staleness); and, qualitatively, "
+        "FedAvg-IS keeps an error floor that MIFA and U-MIFA do not."
+    ),
     expected="refuted",
     # the 2 of 2(f(w_1) - f*) and the condition on the step (and the realised staleness)
     stated=Stated({"two": 2}, step="1 - eta L - eta^2 L^2 tau_max^2 >= 0"),

@@ -55,4 +55,17 @@ Findings:
   ``ocs.fedavg_strongly_convex.corrected``.
 """
 
+from fedtheory.claims.family_packages import Family
+
 __all__: list[str] = []
+
+#: The family's title, place and reading order (:mod:`fedtheory.claims.family_packages`).
+FAMILY = Family(
+    title="optimal client sampling",
+    position=4,
+    order=(
+        "independent_variance", "closed_form", "kkt_derivation", "optimal_variance",
+        "aocs", "improvement_factor", "dsgd_strongly_convex", "dsgd_nonconvex",
+        "fedavg_strongly_convex", "fedavg_nonconvex", "experiment",
+    ),
+)

@@ -29,6 +29,10 @@ CLAIM = Claim(
         r"\ I=\sum_i 1[p_i<1],\ P=\sum_i p_i 1[p_i<1]"
     ),
     kind=ClaimKind.QUALITATIVE,
+    contract=(
+        "Algorithm 2 (AOCS, aggregation-only) reaches the closed form; how many iterations j it "
+        "needs as n, m and the spread of norms vary; only sums cross the network."
+    ),
     expected="confirmed",
     derivation=r"""
 Every $p$ AOCS produces is $p_i = \min\{c\,u_i, 1\}$ for some $c$, and $\sum_i p_i \le m$

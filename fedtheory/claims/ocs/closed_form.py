@@ -39,6 +39,11 @@ CLAIM = Claim(
     title="The optimal independent sampling has the closed form (7) / (33)",
     statement=_CF_STATEMENT,
     kind=ClaimKind.CLOSED_FORM,
+    contract=(
+        "(eq. 7, and Lemma 20 in Appendix B): the optimal p of min Σ (1 − p_i)/p_i ‖Ũ_i‖² s.t. 0 ≤ "
+        "p_i ≤ 1, Σ p_i ≤ m. The main text sorts \"j-th smallest\", the appendix \"j-th largest\": "
+        "verify each as printed, against cvxpy."
+    ),
     expected="refuted",
     stated=Stated(factors=CLOSED_FORM_FACTORS),
     erratum=Erratum(

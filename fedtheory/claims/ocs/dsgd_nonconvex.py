@@ -34,6 +34,10 @@ CLAIM = Claim(
         r"\beta^k=\frac{L}{2\gamma^k}\Big((1+M-\gamma^k)W\rho+\sum_i w_i^2\sigma^2\Big)"
     ),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "(Theorem 15): the one-step recursion, checked as a conditional expectation from fixed "
+        "iterates by many replicas, with noise that meets Assumptions 7/8 (M, σ²) and 9 (ρ)."
+    ),
     expected="confirmed",
     stated=Stated(THEOREM_15.constants, factors=THEOREM_15.factors,
                   stronger=THEOREM_15.stronger),

@@ -40,6 +40,10 @@ CLAIM = Claim(
         r"\beta_1=\sum_i w_i^2\big(2L(1+M)Z_i+\sigma^2\big),\ \beta_2=2L\sum_i w_i^2Z_i"
     ),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "(Theorem 13): the one-step recursion, checked as a conditional expectation from fixed "
+        "iterates by many replicas, with noise that meets Assumptions 7/8 (M, σ²) and 9 (ρ)."
+    ),
     expected="refuted",
     stated=Stated(THEOREM_13.constants, step=THEOREM_13.step, stronger=THEOREM_13.stronger),
     erratum=Erratum(

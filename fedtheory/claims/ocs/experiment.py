@@ -261,6 +261,12 @@ CLAIM = Claim(
         r"m = O(\sqrt n) \text{ suffices for OCS(m) to match full participation's accuracy}"
     ),
     kind=ClaimKind.QUALITATIVE,
+    contract=(
+        "FedAvg with full, uniform (m) and optimal/AOCS (m) participation on an unbalanced "
+        "federated data set (built the way Section 5.2 unbalances FEMNIST, from a data set that "
+        "ships with a package): accuracy and loss against rounds and against bits sent "
+        "client→master; and the conjecture that m = O(√n) matches full participation."
+    ),
     expected="confirmed",
     setup=SETUP,
     restatement=(

@@ -34,6 +34,10 @@ CLAIM = Claim(
         r"{\gamma^kR}\sum_i w_i^2\Big)L"
     ),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "(Theorem 18): the one-step recursion, checked as a conditional expectation from fixed "
+        "iterates by many replicas, with noise that meets Assumptions 7/8 (M, σ²) and 9 (ρ)."
+    ),
     expected="confirmed",
     stated=Stated(THEOREM_18.constants, factors=THEOREM_18.factors, step=THEOREM_18.step,
                   stronger=THEOREM_18.stronger),

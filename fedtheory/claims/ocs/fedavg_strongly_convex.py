@@ -35,6 +35,10 @@ CLAIM = Claim(
         r"\beta_2=72L^2\Big(1+\frac MR\Big)\sum_i w_iZ_i"
     ),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "(Theorem 17): the one-step recursion, checked as a conditional expectation from fixed "
+        "iterates by many replicas, with noise that meets Assumptions 7/8 (M, σ²) and 9 (ρ)."
+    ),
     expected="refuted",
     stated=Stated(THEOREM_17.constants, step=THEOREM_17.step, stronger=THEOREM_17.stronger),
     erratum=Erratum(

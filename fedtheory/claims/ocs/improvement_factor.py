@@ -36,6 +36,10 @@ CLAIM = Claim(
         r"\gamma=\frac{m}{\alpha(n-m)+m}\in\Big[\frac mn,1\Big]"
     ),
     kind=ClaimKind.UPPER_BOUND,
+    contract=(
+        "(Definition 11, Appendix B): α ∈ [0, 1]; α ≤ (Σ‖Ũ_i‖)²/(n Σ‖Ũ_i‖²); α = 0 with at most m "
+        "non-zero updates; γ = m/(α(n − m) + m) ∈ [m/n, 1]."
+    ),
     expected="confirmed",
     # gamma >= c m/n is a lower bound: a larger c is the stronger statement
     stated=Stated({BOUND: 1, ALPHA_MAX: 1, GAMMA_MAX: 1, GAMMA_MIN: 1},

@@ -27,6 +27,10 @@ CLAIM = Claim(
               r" = \sum_{i=1}^n w_i^2\,\frac{1-p_i}{p_i}\,\|\mathbf U_i\|^2,"
               r"\quad 1_{i\in S}\sim\mathrm{Bernoulli}(p_i)\text{ independent}",
     kind=ClaimKind.IDENTITY,
+    contract=(
+        "(eq. 6): for independent sampling the aggregation variance is Σ w_i² (1 − p_i)/p_i "
+        "‖U_i‖²."
+    ),
     expected="confirmed",
     stated=Stated(factors=_FACTORS),
     derivation=r"""

@@ -39,6 +39,7 @@ CLAIM = Claim(
         r"\frac{\|\tilde U_i\|}{\sum_{j\le l}\|\tilde U_{(j)}\|}\ (i\notin A),\ p_i=1\ (i\in A)"
     ),
     kind=ClaimKind.CLOSED_FORM,
+    contract="derive the closed form from the KKT conditions with sympy.",
     expected="confirmed",
     stated=Stated(factors=(BUDGET_FACTOR, CONDITION_FACTOR)),
     derivation=r"""

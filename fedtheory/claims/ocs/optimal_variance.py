@@ -44,6 +44,7 @@ CLAIM = Claim(
         r"-\sum_{i=1}^{l}\|\tilde U_{(i)}\|^2"
     ),
     kind=ClaimKind.IDENTITY,
+    contract="the optimum value (1/(m − (n − l)))(Σ_{i≤l}‖Ũ_(i)‖)² − Σ_{i≤l}‖Ũ_(i)‖².",
     expected="confirmed",
     stated=Stated(factors=(_INVERSE,)),
     derivation=r"""
