@@ -276,12 +276,12 @@ import fedtheory.runner as runner
 real, count = report.atomic_write_text, [0]
 suffix, after, figures = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "figures"
 
-def write(path, text):
+def write(path, text, *args, **kwargs):
     if suffix and str(path).endswith(suffix):
         count[0] += 1
         if count[0] > after:
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
-    return real(path, text)
+    return real(path, text, *args, **kwargs)
 
 def draw(res, figure_dir):
     raise OSError(errno.ENOSPC, "No space left on device", figure_dir + "/x.png")
