@@ -53,7 +53,7 @@ pre { background: #f4f4f4; padding: 0.5rem 0.7rem; white-space: pre-wrap;
       overflow-wrap: anywhere; }
 blockquote { margin: 0.3rem 0; padding: 0.2rem 0.9rem; border-left: 3px solid #999;
              background: #fafafa; }
-dl.erratum { display: grid; grid-template-columns: 9rem minmax(0, 1fr); gap: 0.5rem 1rem; }
+dl.erratum { display: grid; grid-template-columns: 10.5rem minmax(0, 1fr); gap: 0.5rem 1rem; }
 dl.erratum dt { font-weight: bold; }
 dl.erratum dd { margin: 0; min-width: 0; }
 article, .claim { border-top: 1px solid #ddd; padding-top: 0.6rem; margin-top: 1.6rem; }
@@ -65,9 +65,10 @@ th, td { border: 1px solid #ccc; padding: 0.2rem 0.45rem; text-align: left;
 th { background: #f0f0f0; }
 td.num { text-align: right; white-space: nowrap; }
 table.counterexample td:first-child { white-space: nowrap; }
+table.counterexample td math { math-style: normal; }
 .digits { overflow-wrap: anywhere; word-break: break-all; }
 .formula { margin: 0.4rem 0; }
-.formula math[display="block"] { margin: 0.15rem 0; text-align: left; }
+.formula math[display="block"] { margin: 0.15rem 0; width: fit-content; }
 .formula math[display="block"] + math[display="block"] { padding-left: 2.5em; }
 math[display="block"] { max-width: 100%; }
 dl.setup { margin: 0.3rem 0; }

@@ -46,7 +46,8 @@ _GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iot
           "Xi Pi Sigma Upsilon Phi Psi Omega").split()
 _FUNCTIONS = {"sqrt": r"\sqrt", "exp": r"\exp", "log": r"\log", "ln": r"\ln", "min": r"\min",
               "max": r"\max", "sum": r"\sum", "Abs": r"\operatorname{abs}", "sin": r"\sin",
-              "cos": r"\cos", "inf": r"\inf", "sup": r"\sup", "E": r"\mathbb{E}"}
+              "cos": r"\cos", "inf": r"\inf", "sup": r"\sup", "E": r"\mathbb{E}",
+              "Var": r"\operatorname{Var}", "Prob": r"\operatorname{Prob}"}
 _RELATIONS = {"<=": r"\le", ">=": r"\ge", "!=": r"\ne", "->": r"\to", "==": "="}
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\\||\s+|\d+(?:\.\d+)?(?:e[-+]?\d+)?|[A-Za-z][A-Za-z0-9]*|"
                     r"\*\*|\|\||<=|>=|!=|->|==|.", re.DOTALL)
@@ -160,6 +161,14 @@ def _translate(tokens: list[str], shifts: frozenset[str]) -> str:
             script, k = _group(tokens, k + 1, shifts, last)
             out.append(("_" if tok == "_" else "^") + "{" + script + "}")
             continue
+        if tok == "not" and next((t for t in tokens[k + 1:] if not t.isspace()), "") == "in":
+            out.append(r"\notin ")
+            k = next(j for j in range(k + 1, len(tokens)) if tokens[j] == "in") + 1
+            continue
+        if tok == "in":
+            out.append(r"\in ")
+            k += 1
+            continue
         if tok == "*":
             nxt = next((t for t in tokens[k + 1:] if not t.isspace()), "")
             follows = k + 1 < len(tokens) and not tokens[k + 1].isspace()
@@ -170,11 +179,13 @@ def _translate(tokens: list[str], shifts: frozenset[str]) -> str:
         elif tok == "||":
             out.append(r"\|")
         elif tok in _RELATIONS:
-            out.append(_RELATIONS[tok])
+            out.append(_RELATIONS[tok] + (" " if _RELATIONS[tok][-1].isalpha() else ""))
         elif tok in "{}":
             out.append("\\" + tok)
         elif tok.startswith("\\") and len(tok) > 1:
             out.append(tok + (" " if tok[1:].isalpha() else ""))
+        elif tok == "~" and out and last:  # U~: the tilde over the name before it
+            out[-1] = rf"\tilde{{{out[-1]}}}"
         elif tok in "#$%&~\\":
             out.append("\\" + tok if tok != "\\" else r"\backslash ")
         elif re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", tok):
@@ -201,7 +212,7 @@ def ascii_latex(text: str, shifts: frozenset[str] | None = None) -> str:
     ('p_{1}\\\\,p_{2} \\\\le \\\\sigma_{G}^{2}', 'f_{i}(x^{\\\\star})')
     """
     shifts = index_shifts([text]) if shifts is None else shifts
-    return _translate(_TOKEN.findall(text), shifts)
+    return re.sub(r"  +", " ", _translate(_TOKEN.findall(text), shifts))
 
 
 # ------------------------------------------------------------------------------ prose
@@ -245,7 +256,9 @@ def _literals(text: str) -> str:
 
 def _kind(word: str) -> str:
     if _MATH_WORD.search(word) or any(len(m.group(1)) <= 1 or m.group(1) in _GREEK
-                                      for m in _SCRIPTED.finditer(word)):
+                                      or m.group(1) in _FUNCTIONS
+                                      for m in _SCRIPTED.finditer(word)) \
+            or re.search(r"\b(?:Var|min|max|sum)_[A-Za-z]{1,4}\b", word):
         return "math"
     if _MATH_NAME.match(word):
         return "name"
@@ -275,10 +288,12 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
         if kind != "math" or in_math[k]:
             continue
         start = k
-        while start > 0 and kinds[start - 1] in ("neutral", "name") and tokens[start - 1]:
+        while start > 0 and kinds[start - 1] in ("neutral", "name") and tokens[start - 1] \
+                and not tokens[start - 1].endswith(":"):
             start -= 1
         end = k
-        while end + 1 < len(tokens) and kinds[end + 1] != "prose" and tokens[end + 1]:
+        while end + 1 < len(tokens) and tokens[end + 1] and (
+                kinds[end + 1] != "prose" or _open_braces(tokens[start:end + 1]) > 0):
             end += 1
         for j in range(start, end + 1):
             in_math[j] = True
@@ -310,6 +325,11 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
         out.append(("text", tail_text))
         k = j + 1
     return _merge(out)
+
+
+def _open_braces(words: list[str]) -> int:
+    text = "".join(words)
+    return text.count("{") - text.count("}")
 
 
 def _merge(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
