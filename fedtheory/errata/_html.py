@@ -28,7 +28,7 @@ from fedtheory.errata._content import (
     flatten,
     setup_rows,
 )
-from fedtheory.errata._math import display_html, math_html, rich_html
+from fedtheory.errata._math import display_html, inline_html, math_html, rich_html
 from fedtheory.errata._values import field_latex, index_shifts, value_segments
 
 __all__ = ["CSP", "TEMPLATE", "render_html"]
@@ -121,7 +121,7 @@ def _html_of(parts: list[tuple[str, str]]) -> Markup:
     for kind, piece in parts:
         if kind == "math":
             try:
-                out.append(math_html(piece))
+                out.append(inline_html(piece))
                 continue
             except ValueError:
                 from fedtheory.errata._values import plain_text

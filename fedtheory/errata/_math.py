@@ -41,6 +41,7 @@ __all__ = [
     "display_html",
     "display_lines",
     "formula_width",
+    "inline_html",
     "math_latex",
     "page_segments",
     "rich_html",
@@ -299,7 +300,7 @@ def rich_html(text: str, quote: bool = False, shifts: frozenset[str] | None = No
             parts.append(escape(piece))
             continue
         try:
-            parts.append(math_html(piece))
+            parts.append(inline_html(piece))
         except ValueError:
             parts.append(escape(plain_text(piece)))
     return Markup("").join(parts)
@@ -539,6 +540,22 @@ def display_lines(latex: str, width: float = LINE_WIDTH) -> list[str]:
                  not in ("=", "(", "{", "^", "_", ",", "+", "-", "\\le", "\\ge")}
         out += _pack(_pieces(line, signs), width)
     return [s for s in (_strip_spacing(x) for x in out) if s]
+
+
+#: The widest inline formula set as one piece (:func:`formula_width`); a wider one is cut
+#: where :func:`display_lines` would break it, so that the line can wrap between its pieces.
+INLINE_WIDTH = 24.0
+
+
+def inline_html(latex: str, width: float = INLINE_WIDTH) -> Markup:
+    """The inline formula ``latex`` as MathML: one ``<math>``, or when it is wider than
+    ``width`` several, cut before its relations, ``+`` and ``-`` signs, between which a line
+    of text may wrap. ``ValueError`` as :func:`math_html`."""
+    lines = display_lines(latex, width) if formula_width(latex) > width else [latex]
+    try:
+        return Markup(" ").join(math_html(line) for line in lines)
+    except ValueError:  # a cut the converter cannot take: the formula whole
+        return math_html(latex)
 
 
 def display_html(latex: str, width: float = LINE_WIDTH) -> Markup:
