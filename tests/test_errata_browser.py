@@ -259,3 +259,15 @@ def test_all_five_pages_from_a_full_quick_report(tmp_path: Path, monkeypatch: An
                 print(f"\n{page.name}: {seen}; screenshot {shots / (page.stem + '.png')}")
     finally:
         driver.quit()
+
+
+def test_replay_prints_symbols_not_latex(capsys: pytest.CaptureFixture[str]) -> None:
+    """``fedtheory replay`` prints a check's detail in plain Unicode, from the same source as
+    the pages (:func:`fedtheory.errata._values.plain_text`): η and δ₁, not ``\\eta`` and
+    ``\\delta_{1}``; and the symbols of a derivation are defined where they appear."""
+    assert cli.main(["replay", "mifa.error_floor_average", "--check", "floor_avg_symbolic",
+                     "--quick"]) == 0
+    detail = next(line for line in capsys.readouterr().out.splitlines()
+                  if line.startswith("detail:"))
+    assert "η" in detail and "\\" not in detail and "**" not in detail, detail
+    assert "where q = (1/p-1)/n, v >= 0 with ηL = s/((1+v)(1+c))" in detail

@@ -114,8 +114,8 @@ def _name(tok: str, shifts: frozenset[str]) -> str:
         return "\\" + tok
     if tok in _FUNCTIONS:
         return _FUNCTIONS[tok]
-    m = re.fullmatch(r"([A-Za-z]+?)(\d+)", tok)  # beta1, sigma2: a name and its index
-    if m and (m.group(1) in _GREEK or len(m.group(1)) == 1) and len(m.group(2)) <= 2:
+    m = re.fullmatch(r"([A-Za-z]+?)(1)", tok)  # beta1, delta1 (but sigma2, g2: squares)
+    if m and m.group(1) in _GREEK:
         return f"{_name(m.group(1), shifts)}_{{{m.group(2)}}}"
     if len(tok) == 1:
         return tok
@@ -463,6 +463,7 @@ def plain_text(text: str) -> str:
     '(η²)/(2) and ‖x‖_(ab)'
     """
     text = re.sub(r"(?<!\\)\$", "", text)
+    text = re.sub(r"\*\*(\d+)", r"^{\1}", text)  # a sympy power
     for _ in range(3):
         text = _FRAC.sub(r"(\1)/(\2)", text)
     text = re.sub(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])", "", text)
