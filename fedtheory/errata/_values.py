@@ -47,7 +47,7 @@ _GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iot
 _FUNCTIONS = {"sqrt": r"\sqrt", "exp": r"\exp", "log": r"\log", "ln": r"\ln", "min": r"\min",
               "max": r"\max", "sum": r"\sum", "Abs": r"\operatorname{abs}", "sin": r"\sin",
               "cos": r"\cos", "inf": r"\inf", "sup": r"\sup", "E": r"\mathbb{E}",
-              "Var": r"\operatorname{Var}", "Prob": r"\operatorname{Prob}"}
+              "grad": r"\nabla", "Var": r"\operatorname{Var}", "Prob": r"\operatorname{Prob}"}
 _RELATIONS = {"<=": r"\le", ">=": r"\ge", "!=": r"\ne", "->": r"\to", "==": "="}
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\\||\s+|\d+(?:\.\d+)?(?:e[-+]?\d+)?|[A-Za-z][A-Za-z0-9]*|"
                     r"\*\*|\|\||<=|>=|!=|->|==|.", re.DOTALL)
@@ -230,6 +230,8 @@ _LIST = re.compile(r"\[(?:'[^'\[\]{}]{0,60}'(?:, )?)+\]")
 _DICT = re.compile(r"\{(?:'[^'{}]{1,40}': (?:'[^'{}]{0,60}'|[-0-9.e]+)(?:, )?)+\}")
 _LONG_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d{9,}(?:e[-+]?\d+)?(?![\w.])")
 _TRAIL = re.compile(r"[,.;:]+$")
+# A symbol's name in prose (``1/eta``, ``tau_max``): math, wherever it stands.
+_GREEK_WORD = re.compile(r"(?<![A-Za-z])(?:" + "|".join(_GREEK) + r")(?![A-Za-z])")
 
 
 def _literals(text: str) -> str:
@@ -258,7 +260,8 @@ def _kind(word: str) -> str:
     if _MATH_WORD.search(word) or any(len(m.group(1)) <= 1 or m.group(1) in _GREEK
                                       or m.group(1) in _FUNCTIONS
                                       for m in _SCRIPTED.finditer(word)) \
-            or re.search(r"\b(?:Var|min|max|sum)_[A-Za-z]{1,4}\b", word):
+            or re.search(r"\b(?:Var|min|max|sum)_[A-Za-z]{1,4}\b", word) \
+            or _GREEK_WORD.search(word):
         return "math"
     if _MATH_NAME.match(word):
         return "name"
