@@ -271,3 +271,37 @@ def test_replay_prints_symbols_not_latex(capsys: pytest.CaptureFixture[str]) -> 
                   if line.startswith("detail:"))
     assert "η" in detail and "\\" not in detail and "**" not in detail, detail
     assert "where q = (1/p-1)/n, v >= 0 with ηL = s/((1+v)(1+c))" in detail
+
+
+def test_the_toolkits_math_is_rendered_not_printed() -> None:
+    """Without a browser too: a check's ASCII math, a sympy print, a Python list and dict, a
+    0-based name and an exact float become MathML, with nothing of their source left in the
+    page's text; a long display formula is set on several lines."""
+    from html.parser import HTMLParser
+
+    from fedtheory.errata._math import display_html, rich_html
+    from fedtheory.errata._values import number_latex, value_segments
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.text: list[str] = []
+
+        def handle_data(self, data: str) -> None:
+            self.text.append(data)
+
+    detail = ("slack = -q*(L - 2)/(2*L*(2*q + 1)**2*(v + 1)**2) >= 0: violated; E||r^{k+1}||^2 "
+              "= 0.0454 vs 0.0399; printed p = ['2/3', '4/3'], constants {'beta2': '72'}; "
+              "p_01 = p_0*p_1, ratio 0.3333333333333333, floor L*\\eta*\\sigma_G^2")
+    html = str(rich_html(detail))
+    parser = Text()
+    parser.feed(html)
+    text = "".join(parser.text)
+    for source in ("**", "{'", "['", "^{", "_{", "\\eta", "0.3333333333333"):
+        assert source not in text, (source, text)
+    assert "<msub><mi>p</mi><mrow><mn>12</mn></mrow></msub>" in html  # p_01 is P_12
+    assert html.count("<math") >= 5
+    assert number_latex(1 / 3, exact=True) == r"\frac{1}{3}"
+    assert value_segments(0.3333333333333333) == [("math", "0.333333")]
+    long = r"a_1 + a_2 + a_3 + a_4 = b_1 + b_2 + b_3 + b_4 \le c_1 + c_2 + c_3 + c_4" * 3
+    assert str(display_html(long)).count('<math') >= 2

@@ -47,7 +47,8 @@ _GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iot
 _FUNCTIONS = {"sqrt": r"\sqrt", "exp": r"\exp", "log": r"\log", "ln": r"\ln", "min": r"\min",
               "max": r"\max", "sum": r"\sum", "Abs": r"\operatorname{abs}", "sin": r"\sin",
               "cos": r"\cos", "inf": r"\inf", "sup": r"\sup", "E": r"\mathbb{E}",
-              "grad": r"\nabla", "Var": r"\operatorname{Var}", "Prob": r"\operatorname{Prob}"}
+              "grad": r"\nabla", "oo": r"\infty", "Var": r"\operatorname{Var}",
+              "Prob": r"\operatorname{Prob}"}
 _RELATIONS = {"<=": r"\le", ">=": r"\ge", "!=": r"\ne", "->": r"\to", "==": "="}
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\\||\s+|\d+(?:\.\d+)?(?:e[-+]?\d+)?|[A-Za-z][A-Za-z0-9]*|"
                     r"\*\*|\|\||<=|>=|!=|->|==|.", re.DOTALL)
@@ -219,12 +220,12 @@ def ascii_latex(text: str, shifts: frozenset[str] | None = None) -> str:
 
 
 _MATH_WORD = re.compile(r"\\[A-Za-z]|\^|\|\||\*\*|[A-Za-z0-9)\]]\*[A-Za-z0-9(]|"
-                        r"[A-Za-z]\*(?:$|[),;])|^(?:<=|>=|!=|=|<|>)$|"
+                        r"[A-Za-z]\*(?:$|[),;])|^(?:<=|>=|!=|=|<|>|->)$|"
                         r"^[(\[]*(?:[A-Za-z]|" + "|".join(_GREEK)
                         + r")(?:_\w{1,3})?=[-\w.()/]+[,;)]*$")
 _SCRIPTED = re.compile(r"([A-Za-z]*)_(?:\{|\(|[A-Za-z0-9](?![A-Za-z]{2})|\d)")
 _NEUTRAL = re.compile(r"^[-+/()\[\],.;:0-9eE]*$|^[A-Za-z]$|^[-+(]*[A-Za-z][)\],;:]*$")
-_MATH_NAME = re.compile(r"^[(\[]*(?:" + "|".join(_GREEK + ["sum", "sqrt", "exp", "log"])
+_MATH_NAME = re.compile(r"^[(\[]*(?:" + "|".join(_GREEK + ["sum", "sqrt", "exp", "log", "oo"])
                         + r")[)\],;:]*$")
 _LIST = re.compile(r"\[(?:'[^'\[\]{}]{0,60}'(?:, )?)+\]")
 _DICT = re.compile(r"\{(?:'[^'{}]{1,40}': (?:'[^'{}]{0,60}'|[-0-9.e]+)(?:, )?)+\}")
