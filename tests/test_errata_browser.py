@@ -126,9 +126,10 @@ for (const el of document.querySelectorAll('article[id], div.claim[id]')) {
 return out;
 """
 
-# Text nodes holding LaTeX source or a Python / sympy print (commands in <pre> apart).
+# Text nodes holding LaTeX source (a command, a lone backslash) or a Python / sympy print
+# (commands in <pre> apart).
 _SOURCE = r"""
-const re = /\\[a-zA-Z]+|_\{|\^\{|Matrix\(|\*\*|\{'|\d\.\d{12,}|\d{16,}/;
+const re = /\\[a-zA-Z]*|_\{|\^\{|Matrix\(|\*\*|\{'|\d\.\d{12,}|\d{16,}/;
 const bad = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 let n;
 while ((n = walker.nextNode())) {

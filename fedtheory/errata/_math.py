@@ -496,7 +496,7 @@ def _pack(pieces: list[list[str]], width: float) -> list[list[str]]:
 
 
 def _strip_spacing(tokens: list[str]) -> str:
-    text = "".join(tokens).strip()
+    text = "".join(tokens)  # not stripped first: "\\ " is a space, its "\\" alone is not
     spacing = r"(?:\\quad|\\qquad|\\[,;: ]|~|\s)+"
     text = re.sub(rf"^{spacing}", "", text)
     return re.sub(rf"{spacing}$", "", text)
