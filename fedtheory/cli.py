@@ -556,11 +556,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     claim = get_claim(args.id)
     res = verify_one(Job(claim.id, preset, args.seed, None, (args.check,)))
     (chk,) = res.checks
+    from fedtheory.errata._values import plain_text  # the pages' symbols, as plain Unicode
+
     print(f"{claim.id} / {chk.name} [{chk.kind}], preset {preset}, seed {args.seed}")
     print(f"passed:   {chk.passed}")
     print(f"measured: {json.dumps(chk.measured)}")
     print(f"stated:   {json.dumps(chk.theoretical)}")
-    print(f"detail:   {chk.detail}")
+    print(f"detail:   {plain_text(chk.detail)}")
     if chk.counterexample:
         print("counterexample:\n" + json.dumps(chk.counterexample, indent=2))
     if chk.error:

@@ -111,7 +111,9 @@ def test_one_page_and_one_latex_file_per_cited_seed(pages: list[Path]) -> None:
     assert "Statements that do not hold as printed (1)" in text
     assert "Appendix B, Lemma 20, the sentence after eq. (33)" in text
     assert "typo" in text and "appendix_reading_exact" in text
-    assert "[2/3, 4/3]" in text  # the smallest exact counterexample: norms (1, 2), m = 2
+    # the smallest exact counterexample: norms (1, 2), m = 2, p = (2/3, 4/3) as fractions
+    assert "<mfrac><mrow><mn>2</mn></mrow><mrow><mn>3</mn></mrow></mfrac><mo>&#x0002C;</mo>" \
+           "<mfrac><mrow><mn>4</mn></mrow><mrow><mn>3</mn></mrow></mfrac>" in ocs
     assert "fedtheory replay ocs.closed_form --check appendix_reading_exact --preset quick " \
            "--seed 0" in text
     assert "ocs.closed_form.corrected" in text and "confirmed" in text

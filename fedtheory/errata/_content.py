@@ -161,6 +161,9 @@ class Row:
     tightness: Mapping[str, Any] | None
     certified: Any
     power: str
+    #: The claim's statement (LaTeX) and the figures of its checks.
+    statement: str = ""
+    figures: tuple[Figure, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -501,7 +504,8 @@ def paper_errata(doc: Mapping[str, Any], key: str, source: Path | str = "",
         else:
             rows.append(Row(cid, entry["title"], _place(entry["seed_ref"], key), entry["kind"],
                             verdict, evidence_summary(entry), entry["tightness"],
-                            entry.get("certified"), power_text(entry, verdict)))
+                            entry.get("certified"), power_text(entry, verdict),
+                            entry["statement"], _figures(entry, base_dir, budget)))
     sha = ""
     if src is not None and src.is_file():
         sha = hashlib.sha256(read_bounded(src)).hexdigest()

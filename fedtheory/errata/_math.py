@@ -19,8 +19,8 @@ for LaTeX and delimits the math with ``\(...\)``.
 [('text', 'a '), ('math', 'x^2'), ('text', ' b')]
 >>> segments(r"bounded by 2K\exp(-\beta t/2).", quote=True)
 [('text', 'bounded by '), ('math', '2K\\exp(-\\beta t/2)'), ('text', '.')]
->>> str(rich_html("a < b"))
-'a &lt; b'
+>>> str(rich_html("no math & <b>"))
+'no math &amp; &lt;b&gt;'
 """
 
 from __future__ import annotations
@@ -31,13 +31,19 @@ from functools import lru_cache
 from latex2mathml.converter import convert as _convert
 from markupsafe import Markup, escape
 
+from fedtheory.errata._values import SYMBOLS, prose_segments, symbols  # noqa: F401 (kept here)
 from fedtheory.safetext import terminal_text
 
 __all__ = [
     "bare_math_runs",
     "latex_escape",
     "math_html",
+    "display_html",
+    "display_lines",
+    "formula_width",
+    "inline_html",
     "math_latex",
+    "page_segments",
     "rich_html",
     "rich_latex",
     "segments",
@@ -264,46 +270,39 @@ def _prose(text: str, quote: bool) -> list[tuple[str, str]]:
     return [(k, p.replace("\\$", "$") if k == "text" else p) for k, p in parts]
 
 
-_GREEK = dict(zip(("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi "
-                   "rho sigma tau upsilon phi chi psi omega").split(),
-                  "αβγδεζηθικλμνξπρστυφχψω", strict=True))
-_CAPITAL = dict(zip("Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split(),
-                    "ΓΔΘΛΞΠΣΥΦΨΩ", strict=True))
-#: The symbol commands :func:`symbols` writes as characters.
-SYMBOLS: dict[str, str] = {
-    **_GREEK, **_CAPITAL,
-    "varepsilon": "ε", "vartheta": "ϑ", "varphi": "φ", "varrho": "ϱ", "ell": "ℓ",
-    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈",
-    "infty": "∞", "sum": "Σ", "prod": "Π", "nabla": "∇", "partial": "∂", "cdot": "·",
-    "times": "×", "in": "∈", "notin": "∉", "to": "→", "rightarrow": "→", "pm": "±",
-    "star": "⋆", "ldots": "…", "dots": "…", "|": "‖",
-}
-_SYMBOL = re.compile(r"\\([A-Za-z]+|\|)")
+def page_segments(text: str, quote: bool = False,
+                  shifts: frozenset[str] | None = None) -> list[tuple[str, str]]:
+    """``text`` cut for a page: a seed's words (``quote``) by :func:`segments`; the toolkit's
+    own prose with its ``$...$`` math as it is and its ASCII math found and translated
+    (:func:`fedtheory.errata._values.prose_segments`, 0-based names of ``shifts`` 1-based)."""
+    if quote:
+        return segments(text, quote=True)
+    out: list[tuple[str, str]] = []
+    pos = 0
+    for m in _DOLLARS.finditer(text):
+        out += prose_segments(text[pos:m.start()].replace("\\$", "$"), shifts)
+        out.append(("math", m.group(1) if m.group(1) is not None else m.group(2)))
+        pos = m.end()
+    out += prose_segments(text[pos:].replace("\\$", "$"), shifts)
+    return [(k, p) for k, p in out if p]
 
 
-def symbols(text: str) -> str:
-    r"""``text`` with the symbol commands of :data:`SYMBOLS` written as their characters; any
-    other command is left as it is.
+def rich_html(text: str, quote: bool = False, shifts: frozenset[str] | None = None) -> Markup:
+    """``text`` as HTML: prose escaped, math as MathML (:func:`page_segments`; ``quote`` for a
+    seed's words). A formula that cannot be converted is shown in plain Unicode
+    (:func:`fedtheory.errata._values.plain_text`; a test in a real browser holds every page to
+    having no LaTeX left)."""
+    from fedtheory.errata._values import plain_text
 
-    >>> symbols(r"\eta L \le 1, \Sigma_i, \|x\|, \foo")
-    'η L ≤ 1, Σ_i, ‖x‖, \\foo'
-    """
-    return _SYMBOL.sub(lambda m: SYMBOLS.get(m.group(1), m.group()), text)
-
-
-def rich_html(text: str, quote: bool = False) -> Markup:
-    """``text`` as HTML: prose escaped, math as MathML (:func:`segments`; ``quote`` for a
-    seed's words). A formula that cannot be converted is shown as its escaped source in
-    ``<code>`` (a test in a real browser holds every page to having none)."""
     parts = []
-    for kind, piece in segments(text, quote):
+    for kind, piece in page_segments(text, quote, shifts):
         if kind == "text":
             parts.append(escape(piece))
             continue
         try:
-            parts.append(math_html(piece))
+            parts.append(inline_html(piece))
         except ValueError:
-            parts.append(Markup('<code class="latex">{}</code>').format(piece))
+            parts.append(escape(plain_text(piece)))
     return Markup("").join(parts)
 
 
@@ -359,3 +358,214 @@ def rich_latex(text: str, quote: bool = False) -> str:
     """
     return "".join(latex_escape(piece) if kind == "text" else f"\\({math_latex(piece)}\\)"
                    for kind, piece in segments(text, quote))
+
+
+# ---------------------------------------------------------------------- display formulas
+
+#: The width a display line may take, in the units of :func:`formula_width` (about an em):
+#: a printed A4 column (180 mm) at the page's size of type.
+LINE_WIDTH = 40.0
+
+_RELATION_CMDS = {"le", "leq", "ge", "geq", "ne", "neq", "approx", "to", "Rightarrow", "iff",
+                  "implies", "equiv", "sim", "coloneqq", "leftarrow", "Longrightarrow"}
+_SEPARATOR_CMDS = {"quad", "qquad"}
+_LATEX_TOKEN = re.compile(r"\\[A-Za-z]+\*?|\\.|\s+|.", re.DOTALL)
+_NARROW = {"quad": 1.0, "qquad": 2.0, ",": 0.2, ";": 0.3, " ": 0.3, "!": 0.0, ":": 0.25}
+_INVISIBLE = {"left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr",
+              "biggl", "biggr", "Biggl", "Biggr", "displaystyle", "textstyle", "limits",
+              "mathrm", "mathbf", "mathbb", "mathcal", "mathit", "boldsymbol", "operatorname",
+              "rm", "tilde", "hat", "bar", "overline", "widetilde", "widehat", "vec", "dot",
+              "begin", "end"}
+
+
+def _groups(tokens: list[str], k: int) -> tuple[list[str], int]:
+    """The brace group (or single token) at ``tokens[k]``: its tokens and the next index."""
+    while k < len(tokens) and tokens[k].isspace():
+        k += 1
+    if k >= len(tokens):
+        return [], k
+    if tokens[k] != "{":
+        return [tokens[k]], k + 1
+    depth, j = 0, k
+    while j < len(tokens):
+        depth += tokens[j] == "{"
+        depth -= tokens[j] == "}"
+        if depth == 0:
+            return tokens[k + 1:j], j + 1
+        j += 1
+    return tokens[k + 1:], len(tokens)
+
+
+def _width(tokens: list[str]) -> float:
+    w, k = 0.0, 0
+    while k < len(tokens):
+        tok = tokens[k]
+        if tok.isspace() or tok in "{}&":
+            k += 1
+            continue
+        name = tok[1:] if tok.startswith("\\") else None
+        if name in ("frac", "dfrac", "tfrac", "binom"):
+            a, k = _groups(tokens, k + 1)
+            b, k = _groups(tokens, k)
+            w += max(_width(a), _width(b)) + 0.4
+            continue
+        if tok in ("^", "_"):
+            a, k = _groups(tokens, k + 1)
+            w += 0.7 * _width(a)
+            continue
+        if name in ("text", "mbox", "textrm", "textbf", "textit"):
+            a, k = _groups(tokens, k + 1)
+            w += 0.5 * sum(len(t) for t in a)
+            continue
+        if name == "begin":  # an environment: its widest row
+            _, k = _groups(tokens, k + 1)
+            depth, j = 1, k
+            while j < len(tokens) and depth:
+                depth += tokens[j] == "\\begin"
+                depth -= tokens[j] == "\\end"
+                j += 1
+            body = tokens[k:j - 1]
+            rows, row = [], []
+            for t in body:
+                if t == "\\\\":
+                    rows.append(row)
+                    row = []
+                else:
+                    row.append(t)
+            rows.append(row)
+            w += max(_width(r) for r in rows) + 1.5
+            _, k = _groups(tokens, j)
+            continue
+        if name is not None:
+            w += _NARROW.get(name, 0.0 if name in _INVISIBLE else
+                             1.6 if name in _RELATION_CMDS else 1.1)
+        elif tok in "=<>":
+            w += 1.6
+        elif tok in "+-":
+            w += 1.4
+        elif tok in ",;":
+            w += 0.5
+        elif tok in "()[]|.":
+            w += 0.4
+        else:
+            w += 0.62
+        k += 1
+    return w
+
+
+def formula_width(latex: str) -> float:
+    r"""An estimate of how wide ``latex`` is set, in ems (a letter about 0.6, a relation with
+    its spaces 1.6, a fraction its wider part, scripts 0.7 of their size).
+
+    >>> formula_width("x") < formula_width(r"\frac{a+b}{c}") < formula_width("a+b+c")
+    True
+    """
+    return _width(_LATEX_TOKEN.findall(_prepare(latex)))
+
+
+def _top_level(tokens: list[str]) -> list[int]:
+    """The depth (braces, ``\\left``/``\\right``, environments) before each token."""
+    depths, depth = [], 0
+    for tok in tokens:
+        if tok in ("}", "\\right", "\\end"):
+            depth -= 1
+        depths.append(depth)
+        if tok in ("{", "\\left", "\\begin"):
+            depth += 1
+    return depths
+
+
+def _pieces(tokens: list[str], breaks: set[int]) -> list[list[str]]:
+    out, start = [], 0
+    for k in sorted(breaks):
+        if k > start:
+            out.append(tokens[start:k])
+            start = k
+    out.append(tokens[start:])
+    return [p for p in out if "".join(p).strip()]
+
+
+def _pack(pieces: list[list[str]], width: float) -> list[list[str]]:
+    lines: list[list[str]] = []
+    for piece in pieces:
+        if lines and _width(lines[-1] + piece) <= width:
+            lines[-1] = lines[-1] + piece
+        else:
+            lines.append(piece)
+    return lines
+
+
+def _strip_spacing(tokens: list[str]) -> str:
+    text = "".join(tokens)  # not stripped first: "\\ " is a space, its "\\" alone is not
+    spacing = r"(?:\\quad|\\qquad|\\[,;: ]|~|\s)+"
+    text = re.sub(rf"^{spacing}", "", text)
+    return re.sub(rf"{spacing}$", "", text)
+
+
+def display_lines(latex: str, width: float = LINE_WIDTH) -> list[str]:
+    r"""``latex`` set on lines no wider than ``width`` (:func:`formula_width`): broken before a
+    relation (``=``, ``\le``, ...) or after a separator (``,\quad``, ``;``) at the top level,
+    and where a part is still wider, before a ``+`` or ``-`` of its top level; never inside
+    braces, ``\left...\right`` or an environment.
+
+    >>> display_lines("a = b", width=40)
+    ['a = b']
+    >>> display_lines(r"x_1 + x_2 = y_1 + y_2,\quad z \le w", width=8)
+    ['x_1 + x_2', '= y_1 + y_2,\\quad z', '\\le w']
+    """
+    tokens = _LATEX_TOKEN.findall(latex.strip())
+    if _width(_LATEX_TOKEN.findall(_prepare(latex))) <= width:
+        return [latex.strip()]
+    depths = _top_level(tokens)
+    breaks: set[int] = set()
+    for k, tok in enumerate(tokens):
+        if depths[k] != 0 or k == 0:
+            continue
+        name = tok[1:] if tok.startswith("\\") else None
+        prev = next((t for t in reversed(tokens[:k]) if not t.isspace()), "")
+        if (tok in "=<>" or name in _RELATION_CMDS) and prev not in ("=", "<", ">", ":",
+                                                                     "\\left", "\\right"):
+            breaks.add(k)
+        elif name in _SEPARATOR_CMDS or (tok == ";" and prev != "\\"):
+            breaks.add(k + 1)
+    lines = _pack(_pieces(tokens, breaks), width)
+    out: list[list[str]] = []
+    for line in lines:
+        if _width(line) <= width:
+            out.append(line)
+            continue
+        depths = _top_level(line)
+        signs = {k for k, t in enumerate(line) if k > 0 and depths[k] == 0 and t in "+-"
+                 and next((x for x in reversed(line[:k]) if not x.isspace()), "")
+                 not in ("=", "(", "{", "^", "_", ",", "+", "-", "\\le", "\\ge")}
+        out += _pack(_pieces(line, signs), width)
+    return [s for s in (_strip_spacing(x) for x in out) if s]
+
+
+#: The widest inline formula set as one piece (:func:`formula_width`); a wider one is cut
+#: where :func:`display_lines` would break it, so that the line can wrap between its pieces.
+INLINE_WIDTH = 24.0
+
+
+def inline_html(latex: str, width: float = INLINE_WIDTH) -> Markup:
+    """The inline formula ``latex`` as MathML: one ``<math>``, or when it is wider than
+    ``width`` several, cut before its relations, ``+`` and ``-`` signs, between which a line
+    of text may wrap. ``ValueError`` as :func:`math_html`."""
+    lines = display_lines(latex, width) if formula_width(latex) > width else [latex]
+    try:
+        return Markup(" ").join(math_html(line) for line in lines)
+    except ValueError:  # a cut the converter cannot take: the formula whole
+        return math_html(latex)
+
+
+def display_html(latex: str, width: float = LINE_WIDTH) -> Markup:
+    """The display formula ``latex`` as MathML on as many lines as it needs
+    (:func:`display_lines`): one ``<math display="block">`` per line in a
+    ``<div class="formula">``, the lines after the first indented. ``ValueError`` as
+    :func:`math_html` when a line cannot be converted."""
+    lines = display_lines(latex, width)
+    try:
+        parts = [math_html(line, display=True) for line in lines]
+    except ValueError:  # a break the converter cannot take: the formula whole
+        parts = [math_html(latex, display=True)]
+    return Markup('<div class="formula">{}</div>').format(Markup("").join(parts))

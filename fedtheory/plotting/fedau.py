@@ -57,7 +57,7 @@ def plot_patterns_table(tab: dict[str, Any], path: Any) -> list[str]:
     :func:`~fedtheory.experiments.fedau_patterns.patterns_table`."""
     patterns = list(tab["f_gap"])
     methods = list(tab["f_gap"][patterns[0]])
-    fig, axes = plt.subplots(1, 3, figsize=(15.0, 4.0))
+    fig, axes = plt.subplots(3, 1, figsize=(8.0, 10.5))  # stacked: legible in a column
     width = 0.8 / len(methods)
     cfg = tab["config"]
     for ax, key, ylabel in ((axes[0], "f_gap", "f(x) - f*"),

@@ -54,7 +54,8 @@ def draw_seed_experiment(res: dict[str, Any], *, title: str,
     (the rule the claim says should end lowest) is drawn thicker."""
     labels = dict(LABELS)
     pvs = res["p_values"]
-    fig, axes = plt.subplots(1, len(pvs), figsize=(4.6 * len(pvs), 3.8), sharey=True,
+    # one panel per row: a page's column shows them at a size whose legends can be read
+    fig, axes = plt.subplots(len(pvs), 1, figsize=(7.0, 3.3 * len(pvs)), sharex=True,
                              layout="constrained")
     axes = np.atleast_1d(axes)
     t = res["rounds"]
@@ -84,7 +85,7 @@ def draw_seed_experiment(res: dict[str, Any], *, title: str,
         ax.set_xlabel("round t")
         ax.set_ylabel(r"$f(w_t) - f^\star$ (median, 10-90%)")
         ax.yaxis.set_tick_params(labelleft=True)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=7, ncol=2)
     fig.suptitle(f"{title}: η = {res['eta']}, β = {res['betas'][0]}, {res['replicas']} "
                  "replicas (random seeds)")
     return fig
@@ -98,7 +99,7 @@ def plot_seed_experiment(res: dict[str, Any], *, title: str, path: Any) -> list[
 def draw_floor_experiment(results: Sequence[dict[str, Any]]) -> plt.Figure:
     """One panel per :func:`~fedtheory.experiments.mifa_experiments.floor_experiment` result:
     median and 10-90% bands of ||∇f(w_t)||^2 with the three floors."""
-    fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 3.8), sharey=True,
+    fig, axes = plt.subplots(len(results), 1, figsize=(7.0, 3.4 * len(results)), sharex=True,
                              layout="constrained")
     axes = np.atleast_1d(axes)
     for ax, res in zip(axes, results, strict=True):

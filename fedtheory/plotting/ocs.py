@@ -32,7 +32,7 @@ def draw_aocs_iterations(data: dict[str, np.ndarray]) -> plt.Figure:
     how often the budget :math:`j_{\max} = 4` suffices, and the variance it leaves."""
     ns = np.unique(data["n"])
     sigmas = np.unique(data["sigma"])
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8),
+    fig, axes = plt.subplots(3, 1, figsize=(7.0, 10.0),  # stacked: legible in a column
                              layout="constrained")
     for n in ns:
         rows = data["n"] == n

@@ -24,7 +24,8 @@ from fedtheory.symbolic.mifa_symbols import (
 )
 
 __all__ = [
-    "STEP_SYMBOLS", "derive_fedavg_is_step", "derive_summed_floor", "derive_zero_floor_sum",
+    "STEP_SYMBOLS", "STEP_SYMBOLS_MEANING",
+    "derive_fedavg_is_step", "derive_summed_floor", "derive_zero_floor_sum",
     "fedavg_is_step_inequality", "summed_floor_inequality", "summed_floor_t2_inequality",
     "zero_floor_t2_inequality",
 ]
@@ -35,6 +36,11 @@ __all__ = [
 #: :math:`\frac1n\sum_i\|h_i\|^2` of the clients' heterogeneity and the excess
 #: :math:`r = \sigma_G^2-\frac1n\sum_i\|h_i\|^2 \ge 0`.
 STEP_SYMBOLS = sp.symbols("q v g2 s_h r", nonnegative=True)
+
+#: What :data:`STEP_SYMBOLS` stand for, as a check's detail says it where they first appear.
+STEP_SYMBOLS_MEANING = ("where q = (1/p-1)/n, v >= 0 with ηL = s/((1+v)(1+c)) (s the step "
+                        "limit), g2 = ||∇f||^2, s_h = (1/n) Σ_i ||h_i||^2 and "
+                        "r = σ_G^2 - s_h >= 0")
 
 
 # A pure memo (one process): the derivation is a function of its arguments only (sympy

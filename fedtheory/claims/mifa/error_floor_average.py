@@ -16,6 +16,7 @@ from fedtheory.claims.mifa._runs import long_run
 from fedtheory.claims.stated import Erratum, Stated, exact_like
 from fedtheory.symbolic.error_floor import (
     STEP_SYMBOLS,
+    STEP_SYMBOLS_MEANING,
     derive_summed_floor,
     summed_floor_t2_inequality,
 )
@@ -114,7 +115,8 @@ def _floor_avg_symbolic(ctx: Context) -> Evidence:
     return inequality_evidence(
         res, what="printed - exact (T = 2, from w*)", slack=t2["slack"],
         counterexample=instance,
-        detail=(f"summing the one-step bound gives the floor {d['floor_derived']} = "
+        detail=(f"{STEP_SYMBOLS_MEANING}; summing the one-step bound gives the floor "
+                f"{d['floor_derived']} = "
                 f"({d['floor_ratio_derived_over_seed']}) x printed floor {d['floor_seed']}; "
                 f"exact / printed at T = 2 = {d['T2_ratio_lhs_over_seed']}; stationary "
                 f"E||∇f||^2 / printed floor = {d['stationary_ratio_over_seed']}"))

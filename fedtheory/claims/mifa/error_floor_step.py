@@ -25,6 +25,7 @@ from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_floor_search import fedavg_is_step_1d
 from fedtheory.symbolic.error_floor import (
     STEP_SYMBOLS,
+    STEP_SYMBOLS_MEANING,
     derive_fedavg_is_step,
     fedavg_is_step_inequality,
 )
@@ -144,7 +145,7 @@ def _floor_step_symbolic(ctx: Context) -> Evidence:
 
     return inequality_evidence(res, what="L (bound - exact)", slack=d["slack"],
                                counterexample=instance,
-                               detail="invariants q = (1/p-1)/n, ηL = s/((1+v)(1+c))")
+                               detail=STEP_SYMBOLS_MEANING)
 
 
 def _exact_step(A: np.ndarray, cen: np.ndarray, w: np.ndarray, p: Fraction, eta: Fraction

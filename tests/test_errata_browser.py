@@ -1,0 +1,308 @@
+"""The errata pages as a referee's reader sees them: opened in headless Chromium at 1280 px.
+
+Every page is held to what can be sent to an author (issue 30): no element wider than the page's
+column, on screen at 1280 px nor in print (A4), and no scroll box (a formula in one is cut in
+print and hides its end on screen); at least one rendered formula (a MathML ``math`` element)
+per claim on the page; an image for each figure of its claim's checks; no text left as LaTeX
+source (``\\eta``, ``_{``, ``^{``) or as a Python or sympy print (``Matrix(``, ``**``, ``{'``,
+16-digit floats). The fast test makes its pages from a few quick verifications per seed shared
+with the session (``tests/_verified.py``); the slow one from a full ``verify --quick`` report,
+with a full-height screenshot of each page.
+
+The browser is Debian's Chromium with its chromedriver (``apt-get install chromium
+chromium-driver``), its path given so that Selenium Manager never downloads anything; without
+them the tests skip, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fedtheory import cli
+from fedtheory.claims import get_claim
+from fedtheory.errata import page_name, write_errata
+from fedtheory.papers import references
+from fedtheory.report import entry, provenance, write_json
+from fedtheory.runner import draw_figures
+
+pytestmark = pytest.mark.xdist_group("errata-browser")
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+#: A few cheap claims per seed: refuted ones with their corrections (long statements, exact
+#: counterexamples, sympy prints), confirmed ones for the table, checks that draw figures.
+CLAIMS = (
+    "mifa.zero_floor", "mifa.zero_floor.corrected", "mifa.saga_equivalence",
+    "mifa.saga_equivalence.corrected", "is.unbiased",
+    "fedau.cutoff_choice",
+    "ocs.closed_form", "ocs.closed_form.corrected", "ocs.aocs",
+    "is.independent_minimises_variance", "is.independent_minimises_variance.corrected",
+    "fedavg.heterogeneity",
+    "fdms.discovery_error", "fdms.discovery_error.corrected", "fdms.dropout_is_substitution",
+)
+
+WIDTH = 1280
+#: The printable width of an A4 page with the pages' 15 mm margins, in CSS pixels.
+PRINT_WIDTH = 680
+
+
+def _driver(tmp: Path, mp: pytest.MonkeyPatch) -> Any:
+    """A headless Chromium from Debian's packages (skips without it), with a fresh profile in
+    ``tmp``; ``mp`` makes Selenium Manager (which would download a browser) fail if asked."""
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.skip(f"no headless browser: {CHROMIUM} and {CHROMEDRIVER} are needed "
+                    "(apt-get install chromium chromium-driver)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.common import selenium_manager
+    except ImportError:
+        pytest.skip('selenium is not installed (pip install -e ".[dev]")')
+
+    def no_download(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("Selenium Manager was asked for a browser or driver")
+
+    mp.setattr(selenium_manager.SeleniumManager, "binary_paths", no_download)
+    opts = Options()
+    opts.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                "--disable-background-networking", "--no-first-run",
+                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                "--hide-scrollbars", f"--user-data-dir={tmp}", f"--window-size={WIDTH},900"):
+        opts.add_argument(arg)
+    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with pytest.MonkeyPatch.context() as mp:
+        driver = _driver(tmp_path_factory.mktemp("chromium-profile"), mp)
+        yield driver
+        driver.quit()
+
+
+# ----------------------------------------------------------------------- what a page shows
+
+# Elements wider than the content column (or left of it), and scroll boxes that hide content.
+_WIDTHS = r"""
+const col = document.body, cs = getComputedStyle(col), box = col.getBoundingClientRect();
+const left = box.left + parseFloat(cs.paddingLeft), right = box.right - parseFloat(cs.paddingRight);
+const wide = [], scrolls = [];
+const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+  + ' "' + (el.textContent || '').trim().slice(0, 50) + '"';
+for (const el of col.querySelectorAll('*')) {
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 && r.height === 0) continue;
+  if (getComputedStyle(el).display === 'none') continue;
+  if (r.right > right + 1 || r.left < left - 1)
+    wide.push([name(el), Math.round(r.width), Math.round(r.right - right)]);
+  // a box that clips or scrolls hides what is wider than it (what overflows visibly is
+  // measured by its own box above)
+  if (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1
+      && getComputedStyle(el).overflowX !== 'visible')
+    scrolls.push([name(el), el.scrollWidth, el.clientWidth]);
+}
+if (col.scrollWidth > col.clientWidth + 1) scrolls.push(['body', col.scrollWidth, col.clientWidth]);
+const doc = document.documentElement;
+return {column: Math.round(right - left), wide: wide.slice(0, 20), n_wide: wide.length,
+        scrolls: scrolls.slice(0, 20), n_scrolls: scrolls.length,
+        page: [doc.scrollWidth, doc.clientWidth]};
+"""
+
+# Per claim on the page: its formulas and images.
+_CLAIMS = r"""
+const out = {};
+for (const el of document.querySelectorAll('article[id], div.claim[id]')) {
+  const id = el.id.startsWith('row-') ? el.id.slice(4) : el.id;
+  out[id] = {math: el.getElementsByTagName('math').length,
+             images: Array.from(el.querySelectorAll('img'))
+                          .filter(i => i.complete && i.naturalWidth > 0).length};
+}
+return out;
+"""
+
+# Text nodes holding LaTeX source (a command, a lone backslash) or a Python / sympy print
+# (commands in <pre> apart).
+_SOURCE = r"""
+const re = /\\[a-zA-Z]*|_\{|\^\{|Matrix\(|\*\*|\{'|\d\.\d{12,}|\d{16,}/;
+const bad = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+let n;
+while ((n = walker.nextNode())) {
+  if (n.parentElement.closest('pre, style')) continue;
+  const m = n.textContent.match(re);
+  if (m) bad.push(n.textContent.slice(Math.max(0, m.index - 40), m.index + 40));
+}
+return bad;
+"""
+
+
+def expected_claims(report: Path, key: str) -> dict[str, int]:
+    """The claims the page of seed ``key`` shows, each with the number of figures its checks
+    drew (a refuted claim with its ``.corrected`` one's)."""
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    ids = {e["id"] for e in doc["claims"]}
+
+    def drawings(e: dict[str, Any]) -> int:
+        return len({str(Path(f).with_suffix("")) for c in e["checks"] for f in c["figures"]})
+
+    by_id = {e["id"]: e for e in doc["claims"]}
+    out: dict[str, int] = {}
+    for e in doc["claims"]:
+        if key not in {p.key for p, _ in references(e["seed_ref"])}:
+            continue
+        cid = e["id"]
+        if cid.endswith(".corrected") and cid[: -len(".corrected")] in ids:
+            continue
+        corrected = by_id.get(cid + ".corrected")
+        extra = drawings(corrected) if corrected and e["verdict"] == "refuted" else 0
+        out[cid] = drawings(e) + extra
+    return out
+
+
+def check_page(driver: Any, page: Path, claims: dict[str, int],
+               shots: Path | None = None) -> dict[str, Any]:
+    """Open ``page`` and hold it to the module's rules (see the docstring); with ``shots`` a
+    full-height screenshot at 1280 px goes there. Returns what it measured."""
+    driver.set_window_size(WIDTH, 900)
+    driver.get(page.resolve().as_uri())
+    assert driver.execute_script("return document.readyState") == "complete"
+    screen = driver.execute_script(_WIDTHS)
+    assert screen["page"][0] <= screen["page"][1], f"{page.name}: the page scrolls sideways"
+    assert screen["n_wide"] == 0, f"{page.name}: wider than the column: {screen['wide']}"
+    assert screen["n_scrolls"] == 0, f"{page.name}: scroll boxes: {screen['scrolls']}"
+    shown = driver.execute_script(_CLAIMS)
+    assert sorted(shown) == sorted(claims), page.name
+    for cid, figures in claims.items():
+        assert shown[cid]["math"] >= 1, f"{page.name}: {cid} has no rendered formula"
+        assert shown[cid]["images"] >= figures, \
+            f"{page.name}: {cid} shows {shown[cid]['images']} of its {figures} figures"
+    source = driver.execute_script(_SOURCE)
+    assert source == [], f"{page.name}: LaTeX or Python prints left: {source[:5]}"
+    if shots is not None:
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        driver.set_window_size(WIDTH, min(int(height) + 20, 30000))
+        shot = shots / f"{page.stem}.png"
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 0
+    # in print: an A4 page's width, the print styles
+    driver.set_window_size(PRINT_WIDTH, 900)
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        printed = driver.execute_script(_WIDTHS)
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        driver.set_window_size(WIDTH, 900)
+    assert printed["n_wide"] == 0, f"{page.name} in print: wider: {printed['wide']}"
+    assert printed["n_scrolls"] == 0, f"{page.name} in print: scroll boxes: {printed['scrolls']}"
+    return {"column": screen["column"], "print_column": printed["column"],
+            "math": sum(v["math"] for v in shown.values()),
+            "images": sum(v["images"] for v in shown.values())}
+
+
+# ----------------------------------------------------------------------------------- tests
+
+
+@pytest.fixture(scope="module")
+def small_report(verified: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished quick report of :data:`CLAIMS` whose figures are in its ``--report``
+    directory (the session's figure folder), as ``verify --report`` records it."""
+    root = tmp_path_factory.mktemp("errata-browser")
+    rep = root / "rep"
+    rep.mkdir()
+    results = [verified.result(get_claim(cid)) for cid in CLAIMS]
+    for res in results:  # as verify --report draws them (fedtheory.runner)
+        draw_figures(res, str(rep))
+    prov = provenance(0, "quick")
+    prov["report_dir"] = str(rep.resolve())
+    path = root / "small.json"
+    write_json(path, [entry(r, report_dir=rep) for r in results], 0, "quick", prov)
+    return path
+
+
+def test_pages_hold_at_1280_px_and_in_print(browser: Any, small_report: Path,
+                                            tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    pages = [p for p in write_errata(small_report, tmp_path / "errata") if p.suffix == ".html"]
+    assert [p.stem for p in pages] == [page_name(k) for k in ("000", "001", "002", "003", "004")]
+    figures = 0
+    for page in pages:
+        expected = expected_claims(small_report, page.stem[:3])
+        figures += sum(expected.values())
+        seen = check_page(browser, page, expected)
+        with capsys.disabled():
+            print(f"\n{page.name}: column {seen['column']} px (print {seen['print_column']}), "
+                  f"{seen['math']} formulas, {seen['images']} figures")
+    assert figures >= 3  # ocs.aocs, fedavg.heterogeneity and mifa.zero_floor draw one each
+
+
+@pytest.mark.slow
+def test_all_five_pages_from_a_full_quick_report(tmp_path: Path, monkeypatch: Any,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The five seed pages of a full ``verify --quick --report`` run, each held to the rules,
+    with a full-height screenshot at 1280 px."""
+    monkeypatch.chdir(tmp_path)
+    report = tmp_path / "out.json"
+    assert cli.main(["verify", "--quick", "--json", str(report), "--report", "rep",
+                     "--no-progress", "--no-record"]) == 0
+    assert cli.main(["errata", "--from", str(report), "--out", "errata"]) == 0
+    pages = sorted((tmp_path / "errata").glob("*.html"))
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    driver = _driver(tmp_path / "profile", monkeypatch)
+    try:
+        for page in pages:
+            seen = check_page(driver, page, expected_claims(report, page.stem[:3]), shots)
+            with capsys.disabled():
+                print(f"\n{page.name}: {seen}; screenshot {shots / (page.stem + '.png')}")
+    finally:
+        driver.quit()
+
+
+def test_replay_prints_symbols_not_latex(capsys: pytest.CaptureFixture[str]) -> None:
+    """``fedtheory replay`` prints a check's detail in plain Unicode, from the same source as
+    the pages (:func:`fedtheory.errata._values.plain_text`): η and δ₁, not ``\\eta`` and
+    ``\\delta_{1}``; and the symbols of a derivation are defined where they appear."""
+    assert cli.main(["replay", "mifa.error_floor_average", "--check", "floor_avg_symbolic",
+                     "--quick"]) == 0
+    detail = next(line for line in capsys.readouterr().out.splitlines()
+                  if line.startswith("detail:"))
+    assert "η" in detail and "\\" not in detail and "**" not in detail, detail
+    assert "where q = (1/p-1)/n, v >= 0 with ηL = s/((1+v)(1+c))" in detail
+
+
+def test_the_toolkits_math_is_rendered_not_printed() -> None:
+    """Without a browser too: a check's ASCII math, a sympy print, a Python list and dict, a
+    0-based name and an exact float become MathML, with nothing of their source left in the
+    page's text; a long display formula is set on several lines."""
+    from html.parser import HTMLParser
+
+    from fedtheory.errata._math import display_html, rich_html
+    from fedtheory.errata._values import number_latex, value_segments
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.text: list[str] = []
+
+        def handle_data(self, data: str) -> None:
+            self.text.append(data)
+
+    detail = ("slack = -q*(L - 2)/(2*L*(2*q + 1)**2*(v + 1)**2) >= 0: violated; E||r^{k+1}||^2 "
+              "= 0.0454 vs 0.0399; printed p = ['2/3', '4/3'], constants {'beta2': '72'}; "
+              "p_01 = p_0*p_1, ratio 0.3333333333333333, floor L*\\eta*\\sigma_G^2")
+    html = str(rich_html(detail))
+    parser = Text()
+    parser.feed(html)
+    text = "".join(parser.text)
+    for source in ("**", "{'", "['", "^{", "_{", "\\eta", "0.3333333333333"):
+        assert source not in text, (source, text)
+    assert "<msub><mi>p</mi><mrow><mn>12</mn></mrow></msub>" in html  # p_01 is P_12
+    assert html.count("<math") >= 5
+    assert number_latex(1 / 3, exact=True) == r"\frac{1}{3}"
+    assert value_segments(0.3333333333333333) == [("math", "0.333333")]
+    long = r"a_1 + a_2 + a_3 + a_4 = b_1 + b_2 + b_3 + b_4 \le c_1 + c_2 + c_3 + c_4" * 3
+    assert str(display_html(long)).count('<math') >= 2
