@@ -448,7 +448,7 @@ CLAIM = Claim(
                "{\\max}) - 2\\ln p}{\\beta t}} + \\delta_f, FL-FDMS with complexity "
                "reduction yields, with probability at least 1-p, the same bound on \\Psi as "
                "in (17)."),
-        location="Section 5.3, Theorem 2 (seed text line 226)",
+        location="Section 5.3, Theorem 2",
         hypothesis=HYPOTHESIS, relied_on=RELIED_ON, intended_holds=True),
     restatement=RESTATEMENT,
 )

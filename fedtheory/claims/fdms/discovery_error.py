@@ -247,7 +247,7 @@ CLAIM = Claim(
         quote=("\\mathbb{E}\\|e_t\\|^2 \\le \\alpha^2\\left(\\sigma^2_F + "
                "2K\\exp\\left(\\frac{-\\beta\\delta^2_{min}t}{2}\\right)"
                "(\\sigma^2_P - \\sigma^2_F)\\right)"),
-        location="Section 5.2, eq. (16) (seed text line 210)",
+        location="Section 5.2, eq. (16)",
         hypothesis=HYPOTHESIS, relied_on=RELIED_ON, intended_holds=True),
 )
 

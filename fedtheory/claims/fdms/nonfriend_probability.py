@@ -235,7 +235,7 @@ CLAIM = Claim(
         + WHY_OMITTED,
         quote=("The probability that our algorithm selects a non-friend client for an inactive "
                "client in round t is upper bounded by 2K\\exp(-\\beta\\delta^2_{min}t/2)."),
-        location="Section 5.2, Lemma 2 (seed text line 206)",
+        location="Section 5.2, Lemma 2",
         hypothesis=HYPOTHESIS, relied_on=RELIED_ON, intended_holds=True),
 )
 

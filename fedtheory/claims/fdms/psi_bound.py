@@ -221,7 +221,7 @@ CLAIM = Claim(
         quote=("\\Psi(e_0,...,e_{T-1}) \\le \\Psi^* + 2K\\bar{\\Psi}"
                "\\frac{1-\\exp(-\\beta\\delta^2_{\\min}T/2)}{T(1-\\exp("
                "-\\beta\\delta^2_{\\min}/2))}"),
-        location="Section 5.2, eq. (17) (seed text line 214)",
+        location="Section 5.2, eq. (17)",
         hypothesis=HYPOTHESIS, relied_on=RELIED_ON, intended_holds=True),
 )
 

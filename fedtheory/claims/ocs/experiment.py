@@ -54,7 +54,7 @@ EQ_ACC_MARGIN = 0.001
 M_AT_32 = 6
 
 #: The seed's text file and the authors' code (read at this commit).
-WHERE = "seed 002 (002_6300c07eb64b5185.txt)"
+WHERE = "the paper"
 CODE = "github.com/SamuelHorvath/FL-optimal-client-sampling"
 CODE_COMMIT = "baa73e8c76301fca65e5f57bade5f42a3964b5cf"
 EMNIST_MAIN = "emnist_fedavg_main_cookup.py"
