@@ -70,6 +70,19 @@ def test_pages_cite_papers_and_places_not_files(seed_pages: list[Path]) -> None:
     assert "Notes, unsigned, dated July 26, 2021" in by_name["000-mifa-notes.html"]
 
 
+def test_every_claim_of_a_page_shows_its_statement(seed_pages: list[Path]) -> None:
+    """The table of the other claims gives each one's statement as a formula, not only its
+    title."""
+    checked = 0
+    for page in (p for p in seed_pages if p.suffix == ".html"):
+        html = page.read_text(encoding="utf-8")
+        table = html[html.index('id="confirmed"'):html.index('id="provenance"')]
+        rows = max(table.count("<tr>") - 1, 0)
+        assert table.count("<math") >= rows, page.name
+        checked += rows
+    assert checked >= 3
+
+
 def test_a_refuted_claim_shows_no_tightness(seed_pages: list[Path]) -> None:
     """A tightness ratio says how close a bound that holds comes; a refuted one has none."""
     fdms = next(p for p in seed_pages if p.name == "004-fl-fdms.html").read_text("utf-8")

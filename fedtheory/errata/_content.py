@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fedtheory import commands
+from fedtheory.errata._rules import said_once, tightness_text
 from fedtheory.index import load_index
 from fedtheory.papers import Paper, claim_references, known_papers
 from fedtheory.report import check_counts, load_report, loaded_definition, unresolved
@@ -161,6 +162,10 @@ class Row:
     tightness: Mapping[str, Any] | None
     certified: Any
     power: str
+    #: Its statement (LaTeX), figures and tightness in words (:func:`._rules.tightness_text`).
+    statement: str = ""
+    figures: tuple[Figure, ...] = ()
+    tightness_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -505,9 +510,13 @@ def paper_errata(doc: Mapping[str, Any], key: str, source: Path | str = "",
         if verdict == "refuted":
             errata.append(_erratum(entry, key, by_id, index, base_dir, budget))
         else:
+            tight = entry["tightness"] if verdict == "confirmed" else None  # bounds that hold
             rows.append(Row(cid, entry["title"], _place(entry, key), entry["kind"],
-                            verdict, evidence_summary(entry), entry["tightness"],
-                            entry.get("certified"), power_text(entry, verdict)))
+                            verdict, evidence_summary(entry), tight,
+                            entry.get("certified"), power_text(entry, verdict),
+                            entry["statement"], _figures(entry, base_dir, budget),
+                            tightness_text(entry) if tight else ""))
+    errata = said_once(errata)
     sha = ""
     if src is not None and src.is_file():
         sha = hashlib.sha256(read_bounded(src)).hexdigest()
