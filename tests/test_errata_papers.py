@@ -47,13 +47,18 @@ def test_seeds_are_cited_as_papers() -> None:
 
 
 @pytest.fixture(scope="module")
-def seed_pages(verified: Any, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+def seed_report(verified: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     claims = ("ocs.closed_form", "ocs.closed_form.corrected", "is.unbiased",
               "fdms.nonfriend_probability")
     results = [verified.result(get_claim(cid)) for cid in claims]
     path = tmp_path_factory.mktemp("cite-report") / "r.json"
     write_json(path, results, 0, "quick")
-    return write_errata(path, tmp_path_factory.mktemp("cite-pages"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def seed_pages(seed_report: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return write_errata(seed_report, tmp_path_factory.mktemp("cite-pages"))
 
 
 def test_pages_cite_papers_and_places_not_files(seed_pages: list[Path]) -> None:
@@ -235,3 +240,38 @@ def test_declared_and_seed_references() -> None:
         claim_references("nobody.declared", "my notes")
     with pytest.raises(ValueError, match="seed_file is for the seed documents"):
         Paper(key="mine", short="m", title="t", authors=(), seed_file="mine_x.txt")
+
+
+def test_a_hypothesis_is_said_once_per_page() -> None:
+    from dataclasses import dataclass
+
+    from fedtheory.errata._rules import said_once
+
+    @dataclass(frozen=True)
+    class Item:
+        id: str
+        erratum: dict[str, Any]
+
+    same = {"hypothesis": "delta_min > 0", "relied_on": "Section 5.1"}
+    items = said_once([Item("a", dict(same)), Item("b", dict(same)),
+                       Item("c", {"hypothesis": "other"})])
+    assert items[0].erratum == same
+    assert items[1].erratum == {"hypothesis": "the same as for erratum 1 above (a)",
+                                "relied_on": None}
+    assert items[2].erratum["hypothesis"] == "other"
+
+
+def test_the_figures_of_every_claim_are_on_its_page(seed_report: Path, tmp_path: Path) -> None:
+    """A confirmed claim's figure (is.unbiased's, as the lecture's and OCS's experiments draw
+    theirs) is embedded in its page, under the table of the other claims."""
+    from fedtheory.errata import load_errata_report, paper_errata, render_html
+
+    doc = load_errata_report(seed_report)
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "unbiased.png").write_bytes(
+        b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
+    entry = next(e for e in doc["claims"] if e["id"] == "is.unbiased")
+    entry["checks"][0]["figures"] = ["figures/unbiased.png"]
+    html = render_html(paper_errata(doc, "003", base=tmp_path), "0")
+    table = html[html.index('id="confirmed"'):html.index('id="provenance"')]
+    assert 'id="figures-is.unbiased"' in table and 'src="data:image/png;base64,' in table
