@@ -235,7 +235,7 @@ CLAIM = Claim(
     statement=(r"\mathbb E\|e_t\|^2 \le \alpha^2\Big(\sigma_F^2 + 2K\exp\!\Big(-\frac{\beta"
                r"\delta_{\min}^2t}{2}\Big)(\sigma_P^2-\sigma_F^2)\Big)"),
     kind=ClaimKind.UPPER_BOUND, expected="refuted", stated=STATED, derivation=DERIVATION,
-    finding=("Needs delta_min > 0, as Lemma 2 does (the seed assumes it in words, Section "
+    finding=("Needs delta_min > 0, as Lemma 2 does (the document assumes it in words, Section "
              "5.1, but does not state it): with delta_min < 0 (a friend by sigma^2 with a "
              "lower cosine score than a non-friend) the non-friend substitutes almost surely "
              "and E||e_t||^2 -> alpha^2 sigma^2_{k,g} > alpha^2 sigma_F^2, the bound's limit "
