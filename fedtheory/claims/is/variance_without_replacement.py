@@ -180,7 +180,7 @@ def _wor_exact_enumeration(ctx: Context) -> Evidence:
 
 @CLAIM.check("convex")
 def _wor_eso_sdp(ctx: Context) -> Evidence:
-    """ESO SDP: v = (n - b)/(n - 1) for c = 1; the bound (5) on centred updates equals the document's
+    """ESO SDP: v = (n - b)/(n - 1) for c = 1; the bound (5) on centred updates equals the paper's
     formula and the exact variance (tight)."""
     rng = ctx.rng("convex")
     n, d = ctx.size(quick=8, full=10), 3

@@ -282,7 +282,7 @@ weights $w_i = s_i/\sum_j s_j$. FedAvg as Algorithm 3: one local epoch of SGD (b
 $\eta_g = 1$, $x^0 = 0$, $m = 3$, $j_{\max} = 4$. Local steps tuned per scheme by the document's
 procedure (Appendix F.1: the grid $\{2^{-1}, \dots, 2^{-5}\}$ extended at a boundary until the
 best step is interior; `tune_local_lr`, score the mean hold-out accuracy over 151 rounds, 16
-replicas on their own stream): full $2^2$, uniform $2^0$, OCS and AOCS $2^1$ (the document's full and
+replicas on their own stream): full $2^2$, uniform $2^0$, OCS and AOCS $2^1$ (the paper's full and
 optimal sampling share a step larger than uniform's; here optimal sampling's is between the two; the
 neighbouring steps score within 0.0005-0.002 accuracy of these, near-ties). Uniform sampling is
 independent with $p_i = m/n$; OCS uses eq. (7) on $\|w_i U_i\|$; AOCS Algorithm 2. All schemes share
