@@ -154,6 +154,9 @@ def verified_lemmas(tmp_path_factory: pytest.TempPathFactory) -> Path:
                           "--no-record", "--jobs", "1"], cwd=folder.parent, env=env,
                          capture_output=True, text=True, check=False)
     assert ran.returncode == 0, ran.stderr[-2000:]
+    # the next command it suggests loads the claim files, whose folder declares the paper
+    assert re.search(r"errata --from w\.json --out errata --claims \S*hetero_\w+\.py --claims",
+                     ran.stdout), ran.stdout[-1500:]
     return folder
 
 
