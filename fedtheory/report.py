@@ -1017,6 +1017,25 @@ def source_text(claim_id: str, seed_ref: str) -> str:
     return "; ".join(f"{p.short}, {place}" if place else p.short for p, place in refs)
 
 
+def papers_lines(results: Sequence[ClaimResult]) -> list[str]:
+    """The papers the results' claims cite, each cited as a paper (authors, title, venue and
+    year, arXiv id or address: :attr:`fedtheory.papers.Paper.citation`), Markdown-escaped."""
+    from fedtheory.papers import claim_references
+
+    cited: dict[str, Any] = {}
+    for r in results:
+        try:
+            cited.update((p.key, p) for p, _ in claim_references(r.id, r.seed_ref))
+        except ValueError:  # a claim whose seed_ref names no paper: shown as it is
+            continue
+    return [f"- **{_md_text(p.short)}**: {_md_text(p.citation)}" for p in cited.values()]
+
+
+def _md_text(text: str) -> str:
+    """Text shown as it is in Markdown: its markup characters escaped."""
+    return "".join("\\" + ch if ch in "\\`*_[]<>#|" else ch for ch in " ".join(text.split()))
+
+
 def figure_alt(r: ClaimResult, c: Any) -> str:
     """The alt text of a check's figure in report.md: what it shows (the claim's title, the
     check's name and its detail), on one line, without the brackets that would end it."""
@@ -1059,6 +1078,9 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
     prov = prov if prov is not None else provenance(seed, preset)
     out = [f"# fedtheory report (preset `{preset}`, seed {seed})", "", "## Provenance", ""]
     out += provenance_lines(prov)
+    cited = papers_lines(results)
+    if cited:
+        out += ["", "## Papers", "", *cited]
     counts = Counter(r.verdict.value for r in results)
     out += ["", ", ".join(f"**{k}**: {v}" for k, v in sorted(counts.items())),
             "", grade_counts(results)]

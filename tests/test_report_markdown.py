@@ -74,3 +74,12 @@ def test_papers_are_named_and_figures_described(report_md: str) -> None:
     for alt in alts:
         assert alt.strip().lower() not in ("figure", "") and "figure of check" in alt, alt
         assert get_claim("ocs.closed_form").title.split()[0] in alt
+
+
+def test_the_cited_papers_are_listed_as_papers(report_md: str) -> None:
+    papers = report_md[report_md.index("## Papers"):].split("\n\n")[1]
+    assert "- **OCS**: Wenlin Chen, Samuel Horváth, Peter Richtárik. Optimal Client Sampling " \
+        "for Federated Learning. Transactions on Machine Learning Research (TMLR), 2022. " \
+        "arXiv:2010.13723." in papers
+    assert "- **MIFA notes**: Federated Learning with Partial Client Participation. Notes, " \
+        "unsigned, dated July 26, 2021" in papers
