@@ -278,3 +278,20 @@ def test_the_figures_of_every_claim_are_on_its_page(seed_report: Path, tmp_path:
     html = render_html(paper_errata(doc, "003", base=tmp_path), "0")
     table = html[html.index('id="confirmed"'):html.index('id="provenance"')]
     assert 'id="figures-is.unbiased"' in table and 'src="data:image/png;base64,' in table
+
+
+def test_a_corrected_claims_same_drawing_is_shown_once(seed_report: Path, tmp_path: Path) -> None:
+    """fdms.complexity_reduction and its .corrected draw the same runs by a check of the same
+    name: the refuted claim's section shows that drawing once."""
+    from fedtheory.errata import load_errata_report, paper_errata
+
+    doc = load_errata_report(seed_report)
+    (tmp_path / "figures").mkdir()
+    by_id = {e["id"]: e for e in doc["claims"]}
+    original, corrected = by_id["ocs.closed_form"], by_id["ocs.closed_form.corrected"]
+    for n, entry in enumerate((original, corrected)):
+        (tmp_path / "figures" / f"{n}.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8)
+        entry["checks"][0]["name"] = "drawing"
+        entry["checks"][0]["figures"] = [f"figures/{n}.png"]
+    (item,) = paper_errata(doc, "002", base=tmp_path).errata
+    assert [f.path for f in item.figures] == ["figures/0.png"]

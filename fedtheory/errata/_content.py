@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fedtheory import commands
-from fedtheory.errata._rules import said_once, tightness_text
+from fedtheory.errata._rules import said_once, tightness_text, without_checks
 from fedtheory.index import load_index
 from fedtheory.papers import Paper, claim_references, known_papers
 from fedtheory.report import check_counts, load_report, loaded_definition, unresolved
@@ -465,8 +465,9 @@ def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str
                               if check else None),
         counterexample=shown, replay=replay, other_failures=failing,
         evidence=_evidence(entry), corrected=corrected,
-        figures=_figures(entry, base, budget) + (_figures(by_id[cid], base, budget)
-                                                 if cid in by_id else ()),
+        figures=(own := _figures(entry, base, budget)) + (  # a drawing of the same check: once
+            _figures(without_checks(by_id[cid], {f.check for f in own}), base, budget)
+            if cid in by_id else ()),
         # a tightness ratio measures how close a bound that holds comes: none for a refuted one
         certified=entry.get("certified"), tightness=None, setup=entry["setup"],
     )

@@ -3,6 +3,8 @@ content of an errata page (:mod:`._content`), kept apart from how it is gathered
 
 * a hypothesis (or the passage a document relies on) shared by several errata is given once,
   and the later errata refer to the first (:func:`said_once`);
+* a ``.corrected`` claim's figure drawn by a check of the same name as its refuted original's
+  is the same drawing of the same runs: shown once (:func:`without_checks`);
 * a tightness ratio is a confirmed bound's; a Monte Carlo ratio above 1 whose check passed is
   the bound attained within Monte Carlo error, said so, with its interval (:func:`tightness_text`).
 """
@@ -14,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["said_once", "tightness_text"]
+__all__ = ["said_once", "tightness_text", "without_checks"]
 
 
 def said_once(errata: list[Any]) -> list[Any]:
@@ -65,3 +67,12 @@ def tightness_text(entry: Mapping[str, Any]) -> str:
     if m is not None and float(m.group(2)) > 0:
         text += f", interval [{float(m.group(1)) / float(m.group(2)):.4g}, {ratio:.4g}]"
     return text
+
+
+def without_checks(entry: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    """``entry`` without its checks named in ``names`` (whose figures are already shown).
+
+    >>> without_checks({"id": "x", "checks": [{"name": "a"}, {"name": "b"}]}, {"a"})
+    {'id': 'x', 'checks': [{'name': 'b'}]}
+    """
+    return {**entry, "checks": [c for c in entry["checks"] if c["name"] not in names]}
