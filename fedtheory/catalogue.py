@@ -305,8 +305,10 @@ def declared_verdicts(claims: Iterable[Claim]) -> dict[str, str]:
 def _papers_section(claims: Sequence[Claim]) -> list[str]:
     out = ["", *_anchor("papers"), "## Papers", ""]
     out += _wrap(
-        "The seed documents, by the number that starts each claim's `seed_ref`. Metadata is as "
-        "the documents state it; what a document does not state is marked so. The seed texts "
+        "The seed documents, by the number that starts each claim's `seed_ref`. Titles, "
+        "authors and affiliations are as the documents state them; venue, year and arXiv id, "
+        "where a document does not print them, were checked on its arXiv and OpenReview pages "
+        "(each note says where), and what none of them states is marked so. The seed texts "
         "themselves are not distributed with this repository: the title, authors and arXiv id "
         "identify each document, and its seed text id names the text the statements were read "
         "from. The contract, the statements to verify in words, is "

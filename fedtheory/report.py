@@ -953,7 +953,9 @@ def erratum_lines(e: dict[str, Any], finding: str = "") -> list[str]:
         out = [f"**Erratum** ({e['kind']}): {e['where']}; {holds[e.get('intended_holds')]}.",
                ""]
     if e.get("quote"):
-        out += [f"> {_md_cell(e['quote'])}", f"> — seed, {e.get('location', '')}", ""]
+        where = e.get("location", "")
+        out += [f"> {_md_cell(e['quote'])}",
+                f"> — {source_text('', where) if where else 'as printed'}", ""]
     if e.get("hypothesis"):
         out += [f"Omitted hypothesis: {e['hypothesis']}.", ""]
     if e.get("relied_on"):
@@ -986,8 +988,62 @@ def _md_value(v: Any) -> str:
     return str(v)
 
 
-def _md_cell(text: str) -> str:
-    return (text or "").replace("|", "\\|").replace("\n", " ")
+def _md_cell(text: Any) -> str:
+    """Text for one cell of a GitHub table: every ``|`` escaped (a ``||`` of a norm would
+    split the row), on one line.
+
+    >>> print(_md_cell("E||g||^2"))
+    E\\|\\|g\\|\\|^2
+    """
+    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def source_text(claim_id: str, seed_ref: str) -> str:
+    """Where a claim is printed, for a reader: each seed by its short name and the place in it
+    (``"OCS, eq. (7)"``), a declared paper's by its short name; a ``seed_ref`` naming no paper
+    is shown as it is.
+
+    >>> source_text("x", "002, eq. (7); 003, Theorem 3")
+    'OCS, eq. (7); Lecture 14, Theorem 3'
+    >>> source_text("x", "my notes")
+    'my notes'
+    """
+    from fedtheory.papers import claim_references
+
+    try:
+        refs = claim_references(claim_id, seed_ref)
+    except ValueError:
+        return seed_ref
+    return "; ".join(f"{p.short}, {place}" if place else p.short for p, place in refs)
+
+
+def papers_lines(results: Sequence[ClaimResult]) -> list[str]:
+    """The papers the results' claims cite, each cited as a paper (authors, title, venue and
+    year, arXiv id or address: :attr:`fedtheory.papers.Paper.citation`), Markdown-escaped."""
+    from fedtheory.papers import claim_references
+
+    cited: dict[str, Any] = {}
+    for r in results:
+        try:
+            cited.update((p.key, p) for p, _ in claim_references(r.id, r.seed_ref))
+        except ValueError:  # a claim whose seed_ref names no paper: shown as it is
+            continue
+    return [f"- **{_md_text(p.short)}**: {_md_text(p.citation)}" for p in cited.values()]
+
+
+def _md_text(text: str) -> str:
+    """Text shown as it is in Markdown: its markup characters escaped."""
+    return "".join("\\" + ch if ch in "\\`*_[]<>#|" else ch for ch in " ".join(text.split()))
+
+
+def figure_alt(r: ClaimResult, c: Any) -> str:
+    """The alt text of a check's figure in report.md: what it shows (the claim's title, the
+    check's name and its detail), on one line, without the brackets that would end it."""
+    what = " ".join(f"{r.title or r.id}: figure of check {c.name}".split())
+    detail = " ".join(str(c.detail or "").split())
+    text = f"{what} ({detail})" if detail else what
+    text = text if len(text) <= 300 else text[:299] + "…"
+    return text.replace("\\", "").replace("[", "(").replace("]", ")")
 
 
 def provenance_lines(prov: dict[str, Any]) -> list[str]:
@@ -1022,16 +1078,20 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
     prov = prov if prov is not None else provenance(seed, preset)
     out = [f"# fedtheory report (preset `{preset}`, seed {seed})", "", "## Provenance", ""]
     out += provenance_lines(prov)
+    cited = papers_lines(results)
+    if cited:
+        out += ["", "## Papers", "", *cited]
     counts = Counter(r.verdict.value for r in results)
     out += ["", ", ".join(f"**{k}**: {v}" for k, v in sorted(counts.items())),
             "", grade_counts(results)]
-    out += ["", "| claim | seed | kind | verdict | checks |", "|---|---|---|---|---|"]
+    out += ["", "| claim | paper | kind | verdict | checks |", "|---|---|---|---|---|"]
     for r in results:
-        out.append(f"| [{r.id}](#{r.id.replace('.', '')}) | {r.seed_ref} | {r.kind} | "
+        out.append(f"| [{r.id}](#{r.id.replace('.', '')}) | "
+                   f"{_md_cell(source_text(r.id, r.seed_ref))} | {r.kind} | "
                    f"**{verdict_label(r.verdict.value, r.grade)}** | "
                    f"{checks_summary(r.checks)} |")
     for r in results:
-        out += ["", f"## {r.id}", "", f"*{r.seed_ref}*, {r.kind}: "
+        out += ["", f"## {r.id}", "", f"{source_text(r.id, r.seed_ref)}, {r.kind}: "
                 f"**{verdict_label(r.verdict.value, r.grade)}**; {checks_summary(r.checks)}", ""]
         if r.readings:
             from fedtheory.claims.readings import parts_label, readings_text
@@ -1062,8 +1122,9 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         out += ["| check | kind | passed | measured | theory | detail |",
                 "|---|---|---|---|---|---|"]
         for c in r.checks:
-            out.append(f"| {c.name} | {c.kind} | {_passed_cell(c)} | {_md_value(c.measured)} | "
-                       f"{_md_value(c.theoretical)} | {_md_cell(c.detail)} |")
+            out.append(f"| {_md_cell(c.name)} | {c.kind} | {_md_cell(_passed_cell(c))} | "
+                       f"{_md_cell(_md_value(c.measured))} | "
+                       f"{_md_cell(_md_value(c.theoretical))} | {_md_cell(c.detail)} |")
         if r.counterexample:
             replay = r.counterexample.get("replay") or {}
             check = r.counterexample.get("check")
@@ -1094,7 +1155,7 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
                 stem, suffix = os.path.splitext(f)
                 if suffix == ".png":
                     pdf = f" ([PDF]({stem}.pdf))" if stem + ".pdf" in rel else ""
-                    out += ["", f"![{c.name}]({f}){pdf}"]
+                    out += ["", f"![{figure_alt(r, c)}]({f}){pdf}"]
                 elif not (suffix == ".pdf" and stem + ".png" in rel):
                     out += ["", f"[{c.name}: {os.path.basename(f)}]({f})"]
     return atomic_write_text(directory / "report.md", "\n".join(out) + "\n", "--report")

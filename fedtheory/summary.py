@@ -57,6 +57,13 @@ def summary_lines(results: Sequence[ClaimResult], written: Sequence[tuple[str, s
             show = [command("show", *words)]
         lines.append("next: " + "\n      ".join(
             [*(f"{c}    # a claim: statement, finding, this run's verdict" for c in show),
-             f"{command('errata', '--from', report, '--out', 'errata')}    # the errata "
-             "pages and LaTeX snippets per seed paper"]))
+             f"{command('errata', '--from', report, '--out', 'errata', *_claims_words(results))}"
+             "    # the errata pages and LaTeX snippets per paper"]))
     return lines
+
+
+def _claims_words(results: Sequence[ClaimResult]) -> list[str]:
+    """``--claims FILE`` for each claim file the results' claims come from (their papers are
+    declared there: ``errata`` reads them), in order, once each."""
+    files = dict.fromkeys(f for r in results if (f := claim_file(r.id)) is not None)
+    return [w for f in files for w in ("--claims", f)]

@@ -25,7 +25,7 @@ A, C, TAU, W = (1, 2, sp.Rational(1, 2)), (0, 1, 3), (1, 3, 5), (sp.Rational(1, 
 ETA, P = sp.Rational(1, 10), sp.Rational(1, 2)
 
 CLAIM = Claim(
-    id="hetero.fixed_point", family="hetero", seed_ref="docs/lemmas.md (after FedNova, 2020)",
+    id="hetero.fixed_point", family="hetero", seed_ref="Lemma 1",
     title="FedAvg with heterogeneous local steps converges to a surrogate's minimiser",
     kind=ClaimKind.CLOSED_FORM, expected="confirmed",
     statement=r"\lim_t \mathbb E[x_t] = \frac{\sum_i w_i(1-(1-\eta a_i)^{\tau_i})c_i}"

@@ -20,7 +20,7 @@ A, C, TAU = (Fraction(1), Fraction(1)), (Fraction(0), Fraction(1)), (1, 5)
 W, ETA = (Fraction(1, 2), Fraction(1, 2)), Fraction(1, 10)
 
 CLAIM = Claim(
-    id="hetero.true_minimiser", family="hetero", seed_ref="docs/lemmas.md",
+    id="hetero.true_minimiser", family="hetero", seed_ref="Lemma 2",
     title="Heterogeneous local steps do not move FedAvg's limit (false)",
     kind=ClaimKind.CLOSED_FORM, expected="refuted",
     statement=r"\lim_t \mathbb E[x_t] = x^\star = \frac{\sum_i w_i a_i c_i}{\sum_i w_i a_i}",

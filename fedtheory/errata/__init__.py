@@ -32,9 +32,14 @@ character a report chooses; the re-run commands are rebuilt and quoted.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import os
 import re
+import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from fedtheory.errata._content import (
     ERRATUM_MEANING,
@@ -49,9 +54,9 @@ from fedtheory.errata._content import (
 from fedtheory.errata._html import CSP, render_html
 from fedtheory.errata._latex import render_latex
 from fedtheory.errata._math import latex_escape, math_html, rich_html, rich_latex, segments
-from fedtheory.papers import PAPERS
+from fedtheory.papers import Paper, check_paper_fields, declare, known_papers
 from fedtheory.report import atomic_write_text
-from fedtheory.safefiles import check_output_dir, check_output_file
+from fedtheory.safefiles import check_output_dir, check_output_file, read_bounded
 
 __all__ = [
     "CSP",
@@ -60,6 +65,7 @@ __all__ = [
     "PaperErrata",
     "Row",
     "check_paper",
+    "declare_papers",
     "latex_escape",
     "load_errata_report",
     "math_html",
@@ -76,9 +82,89 @@ __all__ = [
 
 
 def page_name(key: str) -> str:
-    """The file name (without suffix) of seed ``key``'s page: its key and short name."""
+    """The file name (without suffix) of paper ``key``'s page: its key and short name (a
+    declared paper's key alone when its short name adds nothing but the key)."""
     key = check_paper(key)
-    return f"{key}-" + re.sub(r"[^a-z0-9]+", "-", PAPERS[key].short.lower()).strip("-")
+    short = re.sub(r"[^a-z0-9]+", "-", known_papers()[key].short.lower()).strip("-")[:40]
+    return f"{key}-{short}" if short and short != key else key
+
+
+#: The names a claim file (or the ``_paper.py`` beside it) declares its paper by.
+PAPER_NAME, PAPER_FILE = "PAPER", "_paper.py"
+
+
+def _paper_literal(path: Path) -> Any:
+    """The ``PAPER = {...}`` (or ``PAPER = Paper(key=..., ...)``) of the file ``path``, read as
+    literals and never run; None when the file assigns no ``PAPER``."""
+    try:
+        tree = ast.parse(read_bounded(path, "paper file", 1024 * 1024), filename=str(path))
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise ValueError(f"paper file {path}: cannot be read ({type(exc).__name__}: "
+                         f"{exc})") from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == PAPER_NAME
+                                                for t in node.targets):
+            value = node.value
+            try:
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                        and value.func.id == "Paper" and not value.args:
+                    return {k.arg: ast.literal_eval(k.value) for k in value.keywords}
+                return ast.literal_eval(value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                raise ValueError(f"paper file {path}: PAPER must be written with literals "
+                                 "only (strings, numbers, lists, a dict of quotes): "
+                                 "Paper(key='...', title='...', ...) or a dict") from None
+    return None
+
+
+def _as_paper(value: Any, where: str) -> Paper:
+    """A declared paper from a :class:`~fedtheory.papers.Paper` or a dict of its fields,
+    checked (:func:`fedtheory.papers.check_paper_fields`); ``ValueError`` naming ``where``."""
+    if isinstance(value, Paper):
+        try:
+            check_paper_fields(value)  # again: its fields may have been changed since
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        return value
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{where}: PAPER must be a fedtheory Paper or a dict of its fields, "
+                         f"got {type(value).__name__}")
+    fields = {f.name for f in dataclasses.fields(Paper)} - {"seed_file"}
+    unknown = sorted(set(value) - fields)
+    if unknown:
+        raise ValueError(f"{where}: PAPER has unknown field(s) {', '.join(map(ascii, unknown))}"
+                         f" (known: {', '.join(sorted(fields))})")
+    try:
+        return Paper(**value)
+    except TypeError as exc:  # a missing field
+        raise ValueError(f"{where}: PAPER: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def declare_papers(doc: Mapping[str, Any]) -> list[Paper]:
+    """Declare the papers of the report's claims that come from claim files
+    (:func:`fedtheory.papers.declare`): the file's ``PAPER``, else the ``PAPER`` of a
+    ``_paper.py`` in its folder (read as literals, never run). Returns them, in order."""
+    from fedtheory.claims.registry import origin_of
+
+    out: list[Paper] = []
+    for entry in doc["claims"]:
+        origin = origin_of(entry["id"])
+        if origin is None or origin.kind != "file" or not origin.path:
+            continue
+        path = Path(origin.path)
+        value = getattr(sys.modules.get(origin.module), PAPER_NAME, None)
+        where = f"claim file {path}"
+        if value is None and (path.parent / PAPER_FILE).is_file():
+            where = f"paper file {path.parent / PAPER_FILE}"
+            value = _paper_literal(path.parent / PAPER_FILE)
+        if value is None:
+            continue
+        paper = declare(_as_paper(value, where), [entry["id"]])
+        if paper not in out:
+            out.append(paper)
+    return out
 
 
 def _check_out(out: Path) -> None:
@@ -117,11 +203,12 @@ def write_errata(report: Path | str, out: Path | str,
     out = Path(out)
     _check_out(out)
     doc = load_errata_report(report)
+    declare_papers(doc)  # your own paper: declared by its claim files
     keys = papers_in(doc)
     if key is not None:
         if key not in keys:
             raise ValueError(f"--paper {paper}: report {report} has no claim citing seed {key} "
-                             f"({PAPERS[key].short}); it covers "
+                             f"({known_papers()[key].short}); it covers "
                              f"{', '.join(keys) or 'no seed'}")
         keys = [key]
     targets = [out / f"{page_name(k)}.{ext}" for k in keys for ext in ("html", "tex")]

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from fedtheory import commands
+from fedtheory.errata._rules import said_once, tightness_text, without_checks
 from fedtheory.index import load_index
-from fedtheory.papers import PAPERS, Paper, references
+from fedtheory.papers import Paper, claim_references, known_papers
 from fedtheory.report import check_counts, load_report, loaded_definition, unresolved
 from fedtheory.safefiles import read_bounded
 from fedtheory.schema import audit, claim_label, derived, file_source, replay_shown
@@ -161,9 +162,10 @@ class Row:
     tightness: Mapping[str, Any] | None
     certified: Any
     power: str
-    #: The claim's statement (LaTeX) and the figures of its checks.
+    #: Its statement (LaTeX), figures and tightness in words (:func:`._rules.tightness_text`).
     statement: str = ""
     figures: tuple[Figure, ...] = ()
+    tightness_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,19 +227,20 @@ def check_paper(paper: str) -> str:
     ...
     ValueError: --paper must be a seed key or short name (000 = MIFA notes, ...), got 'xyz'
     """
+    papers = known_papers()  # the seeds, and the papers claim folders declared
     if isinstance(paper, str):
-        if paper in PAPERS:
+        if paper in papers:
             return paper
-        for key, p in PAPERS.items():
+        for key, p in papers.items():
             if paper.strip().lower() in (p.short.lower(), p.short.lower().replace(" ", "-")):
                 return key
-    known = ", ".join(f"{k} = {p.short}" for k, p in PAPERS.items())
+    known = ", ".join(f"{k} = {p.short}" for k, p in papers.items())
     raise ValueError(f"--paper must be a seed key or short name ({known}), got {paper!r}")
 
 
 def papers_in(doc: Mapping[str, Any]) -> list[str]:
     """The keys of the seed papers the report's claims cite, in key order."""
-    keys = {p.key for e in doc["claims"] for p, _ in references(e["seed_ref"])}
+    keys = {p.key for e in doc["claims"] for p, _ in claim_references(e["id"], e["seed_ref"])}
     return sorted(keys)
 
 
@@ -408,9 +411,11 @@ def _figure_bytes(found: Path, name: str, media: str,
     return data, ""
 
 
-def _place(seed_ref: str, key: str) -> str:
-    places = [place for p, place in references(seed_ref) if p.key == key]
-    return "; ".join(p for p in places if p) or seed_ref
+def _place(entry: Mapping[str, Any], key: str) -> str:
+    """Where in paper ``key`` the claim of ``entry`` is printed, as its ``seed_ref`` says."""
+    places = [place for p, place in claim_references(entry["id"], entry["seed_ref"])
+              if p.key == key]
+    return "; ".join(p for p in places if p) or entry["seed_ref"]
 
 
 def _replay(entry: Mapping[str, Any], check: Any) -> dict[str, str]:
@@ -447,7 +452,9 @@ def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str
         corrected = Corrected(cid, info.seed_ref, info.statement, None, (), None, None,
                               info.finding)
     erratum = {**_NO_ERRATUM, **(entry["erratum"] or {})}
-    place = erratum["location"] or _place(entry["seed_ref"], key)
+    place = erratum["location"] or _place(entry, key)
+    if not erratum["quote"]:  # a declared paper's own lines for that place, as printed
+        erratum["quote"] = known_papers()[key].quote_for(place)
     if place[:3] == key and place[3:5] == ", ":
         place = place[5:]
     return Erratum(
@@ -458,9 +465,11 @@ def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str
                               if check else None),
         counterexample=shown, replay=replay, other_failures=failing,
         evidence=_evidence(entry), corrected=corrected,
-        figures=_figures(entry, base, budget) + (_figures(by_id[cid], base, budget)
-                                                 if cid in by_id else ()),
-        certified=entry.get("certified"), tightness=entry["tightness"], setup=entry["setup"],
+        figures=(own := _figures(entry, base, budget)) + (  # a drawing of the same check: once
+            _figures(without_checks(by_id[cid], {f.check for f in own}), base, budget)
+            if cid in by_id else ()),
+        # a tightness ratio measures how close a bound that holds comes: none for a refuted one
+        certified=entry.get("certified"), tightness=None, setup=entry["setup"],
     )
 
 
@@ -489,7 +498,7 @@ def paper_errata(doc: Mapping[str, Any], key: str, source: Path | str = "",
     counts: Counter[str] = Counter()
     grades: Counter[str] = Counter()
     for entry in doc["claims"]:
-        if key not in {p.key for p, _ in references(entry["seed_ref"])}:
+        if key not in {p.key for p, _ in claim_references(entry["id"], entry["seed_ref"])}:
             continue
         cid = entry["id"]
         if cid.endswith(".corrected") and cid[: -len(".corrected")] in by_id:
@@ -502,14 +511,17 @@ def paper_errata(doc: Mapping[str, Any], key: str, source: Path | str = "",
         if verdict == "refuted":
             errata.append(_erratum(entry, key, by_id, index, base_dir, budget))
         else:
-            rows.append(Row(cid, entry["title"], _place(entry["seed_ref"], key), entry["kind"],
-                            verdict, evidence_summary(entry), entry["tightness"],
+            tight = entry["tightness"] if verdict == "confirmed" else None  # bounds that hold
+            rows.append(Row(cid, entry["title"], _place(entry, key), entry["kind"],
+                            verdict, evidence_summary(entry), tight,
                             entry.get("certified"), power_text(entry, verdict),
-                            entry["statement"], _figures(entry, base_dir, budget)))
+                            entry["statement"], _figures(entry, base_dir, budget),
+                            tightness_text(entry) if tight else ""))
+    errata = said_once(errata)
     sha = ""
     if src is not None and src.is_file():
         sha = hashlib.sha256(read_bounded(src)).hexdigest()
-    return PaperErrata(PAPERS[key], tuple(errata), tuple(rows), dict(doc["provenance"]),
+    return PaperErrata(known_papers()[key], tuple(errata), tuple(rows), dict(doc["provenance"]),
                        str(src or ""), sha, dict(counts), dict(grades))
 
 

@@ -88,7 +88,7 @@ def render_latex(e: PaperErrata, version: str) -> str:
     prov = e.provenance
     commit = prov.get("commit") or "unknown"
     head = [
-        _comment(f"Errata for: {e.paper.title} ({e.paper.author_line}); seed {e.paper.key}"),
+        _comment(f"Errata for: {e.paper.citation}"),
         _comment(f"Written by fedtheory {version} `fedtheory errata` from "
                  + latex_escape(f"{e.source or 'a report'} (fedtheory "
                                 f"{prov.get('fedtheory_version')}, commit {commit}, preset "

@@ -39,7 +39,7 @@ RELIED_ON = ("Clearly, a higher similarity score implies that the two clients ar
 #: Why it is not automatic, for the errata's ``where``.
 WHY_OMITTED = ("friendship (Definition 1) is defined by the update distance sigma^2_{ij}, "
                "the score by a cosine (eq. 14), so a non-friend can score higher than a "
-               "friend (delta_min < 0); the seed assumes the opposite in words (Section 5.1, "
+               "friend (delta_min < 0); the document assumes the opposite in words (Section 5.1, "
                "line 182: 'Clearly, a higher similarity score implies ...') but no lemma or "
                "theorem states it")
 #: The tight instances' probability of a +1 update.
@@ -108,7 +108,7 @@ def psi_bound_ctx(ctx: Context, T: Any, K: Any, beta: Any, delta: Any, psi_star:
 
 def gaussian_clusters(kind: str) -> tuple[ff.GaussianClusters, float]:
     """``"separated"``: 4 clusters of 3 at orthogonal means (d = 5, s = 0.5);
-    ``"twenty"``: 5 clusters of 4 at orthogonal means (d = 10, s = 0.3), the seed's 20 clients;
+    ``"twenty"``: 5 clusters of 4 at orthogonal means (d = 10, s = 0.3), the document's 20 clients;
     ``"scaled"``: 2 clusters of 3 with means m and 6m (d = 2, s = 1): the second's cosine with
     the first exceeds the first's with itself (delta_min < 0). Returns (model, sigma_F^2)."""
     if kind == "separated":

@@ -263,7 +263,7 @@ def elimination(ctx: Context) -> Evidence:
     ev = check_proportion_upper_bound(np.array([hits]), np.array([elim.size]),
                                       np.array([P_FAIL]), ALPHA, "P(a friend is eliminated)",
                                       inst)
-    if ctx.mutant is None:  # observation: the seed's 0.5 Theta_t (outside the theorem)
+    if ctx.mutant is None:  # observation: the document's 0.5 Theta_t (outside the theorem)
         half = _eliminations(ctx, elimination_runs, "orthogonal", _thetas(0.5 * theta))
         rate = float((half >= 0).mean())
         ev.data["half_theta_friend_eliminated"] = rate
@@ -438,7 +438,7 @@ CLAIM = Claim(
         "(Theorem 2): with the threshold Θ_t as given, with probability ≥ 1 − p no friend is "
         "eliminated; the work saved, for Θ_t and 0.5 Θ_t."
     ),
-    finding=("Needs delta_min >= 0, as Lemma 2 does (the seed assumes in words, Section "
+    finding=("Needs delta_min >= 0, as Lemma 2 does (the document assumes in words, Section "
              "5.1, that a higher score means a more similar client, but does not state it): "
              "with delta_min < 0 a non-friend leads a candidate set by more than delta_f, and "
              "the friend is eliminated almost surely once Theta_t falls below the gap. With "
@@ -452,7 +452,7 @@ CLAIM = Claim(
                "{\\max}) - 2\\ln p}{\\beta t}} + \\delta_f, FL-FDMS with complexity "
                "reduction yields, with probability at least 1-p, the same bound on \\Psi as "
                "in (17)."),
-        location="Section 5.3, Theorem 2 (seed text line 226)",
+        location="Section 5.3, Theorem 2",
         hypothesis=HYPOTHESIS, relied_on=RELIED_ON, intended_holds=True),
     restatement=RESTATEMENT,
 )

@@ -236,7 +236,7 @@ CLAIM = Claim(
                r"\delta_{\min}^2t}{2}\Big)(\sigma_P^2-\sigma_F^2)\Big)"),
     kind=ClaimKind.UPPER_BOUND, expected="refuted", stated=STATED, derivation=DERIVATION,
     contract="(eq. 16).",
-    finding=("Needs delta_min > 0, as Lemma 2 does (the seed assumes it in words, Section "
+    finding=("Needs delta_min > 0, as Lemma 2 does (the document assumes it in words, Section "
              "5.1, but does not state it): with delta_min < 0 (a friend by sigma^2 with a "
              "lower cosine score than a non-friend) the non-friend substitutes almost surely "
              "and E||e_t||^2 -> alpha^2 sigma^2_{k,g} > alpha^2 sigma_F^2, the bound's limit "
@@ -248,7 +248,7 @@ CLAIM = Claim(
         quote=("\\mathbb{E}\\|e_t\\|^2 \\le \\alpha^2\\left(\\sigma^2_F + "
                "2K\\exp\\left(\\frac{-\\beta\\delta^2_{min}t}{2}\\right)"
                "(\\sigma^2_P - \\sigma^2_F)\\right)"),
-        location="Section 5.2, eq. (16) (seed text line 210)",
+        location="Section 5.2, eq. (16)",
         hypothesis=HYPOTHESIS, relied_on=RELIED_ON, intended_holds=True),
 )
 

@@ -65,7 +65,7 @@ CLAIM = Claim(
         r"computations), the engine's Dropout rule with one-sided intervals (random, maximal "
         r"and whole-cluster dropout), and an adversarial search over instances, $\alpha$ and "
         r"the dropped set with an exact re-check. Scope: the expectation is over the samples "
-        r"for a dropout set that does not depend on them (the seed's 'external events'); a "
+        r"for a dropout set that does not depend on them (the document's 'external events'); a "
         r"dropout set chosen after seeing the round's updates is outside the statement "
         r"(with it the polarisation step no longer gives $\bar\sigma^2$)."),
 )

@@ -196,7 +196,7 @@ def scaled_data(ctx: Context) -> Plan:
 
 
 def negative_gap_clusters(ctx: Context) -> Evidence:
-    """Counterexample in the seed's clustered setting: clusters A (mean m) and B (mean 6m),
+    """Counterexample in the document's clustered setting: clusters A (mean m) and B (mean 6m),
     identical laws inside each; B's updates point more steadily along m, so mu(A, B) >
     mu(A, A) (estimated, simultaneous intervals): a dropped A client picks a B client; the
     bound uses the end of the delta_min interval closest to 0 (the largest bound)."""
@@ -222,7 +222,7 @@ CLAIM = Claim(
     kind=ClaimKind.UPPER_BOUND, expected="refuted", stated=STATED, derivation=DERIVATION,
     contract="(Lemma 2): P(a non-friend is chosen at round t) ≤ 2K exp(−βδ²_min t/2).",
     finding=(
-        "Needs delta_min > 0, which the seed assumes in words (Section 5.1: 'a higher "
+        "Needs delta_min > 0, which the document assumes in words (Section 5.1: 'a higher "
         "similarity score implies that the two clients are more similar') but does not state: "
         "friendship (Definition 1) is defined by sigma^2_{ij} while the score is a cosine, so "
         "delta_min can be negative, and the bound, which depends on delta_min^2 only, then "
@@ -236,7 +236,7 @@ CLAIM = Claim(
         + WHY_OMITTED,
         quote=("The probability that our algorithm selects a non-friend client for an inactive "
                "client in round t is upper bounded by 2K\\exp(-\\beta\\delta^2_{min}t/2)."),
-        location="Section 5.2, Lemma 2 (seed text line 206)",
+        location="Section 5.2, Lemma 2",
         hypothesis=HYPOTHESIS, relied_on=RELIED_ON, intended_holds=True),
 )
 

@@ -210,7 +210,7 @@ CLAIM = Claim(
                r"\delta_{\min}^2T/2)}{T\,(1-\exp(-\beta\delta_{\min}^2/2))}"),
     kind=ClaimKind.UPPER_BOUND, expected="refuted", stated=STATED, derivation=DERIVATION,
     contract="(eq. 17).",
-    finding=("Needs delta_min > 0, through eq. (16) (the seed assumes it in words, Section "
+    finding=("Needs delta_min > 0, through eq. (16) (the document assumes it in words, Section "
              "5.1, but does not state it): with delta_min < 0 the non-friend substitutes and "
              "Psi tends to 3 alpha^2 on the exact instance while the bound tends to Psi* = "
              "2 alpha^2. With delta_min > 0 it holds, attained as T -> infinity: "
@@ -222,7 +222,7 @@ CLAIM = Claim(
         quote=("\\Psi(e_0,...,e_{T-1}) \\le \\Psi^* + 2K\\bar{\\Psi}"
                "\\frac{1-\\exp(-\\beta\\delta^2_{\\min}T/2)}{T(1-\\exp("
                "-\\beta\\delta^2_{\\min}/2))}"),
-        location="Section 5.2, eq. (17) (seed text line 214)",
+        location="Section 5.2, eq. (17)",
         hypothesis=HYPOTHESIS, relied_on=RELIED_ON, intended_holds=True),
 )
 

@@ -10,7 +10,7 @@ r"""Family ``fedau``: FedAvg with adaptive weights under unknown participation s
   :math:`\frac1N\sum_n(1-p_n)^{2K}` and its :math:`K\log T/T` variance part.
 * ``fedau.cutoff_choice`` (Corollary 4): :math:`K = \lceil\log_cT\rceil` makes the bias term
   at most :math:`1/T`.
-* ``fedau.participation_patterns``: the seed's table (methods x patterns) reproduced in the
+* ``fedau.participation_patterns``: the document's table (methods x patterns) reproduced in the
   authors' regime (their code's probabilities, ``markov-0.05``, ``cyclic-100``, 5 local
   steps, per-method learning rates) on digits, decided by paired tests.
 

@@ -1,7 +1,7 @@
 r"""``fedau.participation_patterns`` (seed 001, 'Experiments'): under Bernoulli, Markovian and
 cyclic participation with the same stationary p_n (correlated with the data), FedAU beats
 'average participating' and 'average all' and is not worse than 'known participation
-statistics' (the seed's table), reproduced in the authors' regime on digits."""
+statistics' (the document's table), reproduced in the authors' regime on digits."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from fedtheory.experiments.fedau_patterns import (
 )
 from fedtheory.theory.fedau import cyclic_offset_participating_weight, method_weighting
 
-#: The FedAU variants and the baselines of the seed's table.
+#: The FedAU variants and the baselines of the document's table.
 FEDAU = ("FedAU (K=inf)", "FedAU (K=50)")
 BIASED = ("average participating", "average all")
 KNOWN = "known statistics"
@@ -36,7 +36,7 @@ ADAPTIVE = "adaptive weights omega_t^n"
 
 #: Accuracy margin (fraction, i.e. 0.5 points): the smallest advantage over a biased baseline
 #: that counts as "better", and the largest shortfall behind known statistics that counts as
-#: "not worse". The seed's table's spreads over its 5 seeds are 0.2 to 0.9 points in the
+#: "not worse". The document's table's spreads over its 5 seeds are 0.2 to 0.9 points in the
 #: SVHN / CIFAR-10 / CIFAR-100 cells (up to 2.8 on CINIC-10), and its FedAU-vs-known
 #: differences it presents as ties are within about 0.5 points (e.g. CIFAR-10 Bernoulli test,
 #: 77.1 vs 77.0).
@@ -208,7 +208,7 @@ CLAIM = Claim(
     stated=Stated(factors=(ADAPTIVE,)),
     setup=SETUP,
     restatement=(
-        "The seed's table is read cell by cell as an ordering: in every pattern, FedAU (both "
+        "The document's table is read cell by cell as an ordering: in every pattern, FedAU (both "
         "K) is better than 'average participating' and 'average all' (one-sided, by at "
         f"least {100 * MARGIN:g} points when the data can tell) and not worse than 'known "
         f"participation statistics' by more than {100 * MARGIN:g} points, in training and in "
@@ -279,7 +279,7 @@ def _objective_beside(ctx: Context, tab: dict[str, Any], pattern: str, variant: 
 
 
 def _summary(tab: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """The seed's table on this run: mean ± std over the seeds, accuracy in %."""
+    """The document's table on this run: mean ± std over the seeds, accuracy in %."""
     out = {}
     for pat in PATTERNS:
         out[pat] = {m: (f"train {100 * tab['train_acc'][pat][m].mean():.1f}"

@@ -13,7 +13,7 @@ from fedtheory.claims import Evidence, SetupRow, all_of, checks
 ALPHA = stats.DEFAULT_ALPHA
 
 #: Where seed 003 (the lecture) states things: its text file, by line.
-WHERE = "seed 003 (003_7a5cfc011cb6ce0b.txt)"
+WHERE = "the lecture's slides"
 
 #: Every fedavg card says the same about the lecture's silence on code and set-ups.
 NOTES = ("Seed 003 is a lecture: it states the rates (Theorems 1-3, citing Karimireddy et al. "

@@ -362,11 +362,11 @@ def _heterogeneity_figure(ctx: Context) -> Evidence:
 
 # -- the rate across rounds, for `verify --certify` -------------------------------------------
 CLAIM.rate = RateOutOfScope(
-    "seed 003's Theorems 1 and 2 are O(·) bounds (FedAvg: σ/√(nKR) + ζ^{2/3}/R^{2/3} + 1/R;"
+    "the lecture's Theorems 1 and 2 are O(·) bounds (FedAvg: σ/√(nKR) + ζ^{2/3}/R^{2/3} + 1/R;"
     " SCAFFOLD: σ/√(nKR) + 1/R) on L-smooth, possibly non-convex f_i with stochastic "
     "gradients (variance σ²) and K local steps, with the local and global learning rates "
     "'set properly' (not given): no rate, constant or step size is stated to hold a "
-    "certificate against (seed 003 states none for any function class, quadratic or "
+    "certificate against (the lecture states none for any function class, quadratic or "
     "strongly convex included). The claim's reading as fixed-step error floors on "
     "quadratics is the toolkit's restatement, checked by exact closed forms on those "
     "quadratics, not a statement over a function class")

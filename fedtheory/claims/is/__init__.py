@@ -31,7 +31,7 @@ left-hand side of (5) is *not* minimised by independent sampling; e.g. :math:`n 
 :math:`p = (\tfrac12, \tfrac12)`, :math:`w = (\tfrac12, \tfrac12)`, :math:`\zeta_1 = \zeta_2 = 1`:
 sampling one client uniformly gives variance 0, independent sampling 1/2. What is true is
 registered as ``is.independent_minimises_variance.corrected``. Its erratum: a false statement
-(the seed's reasons prove that independent sampling minimises the right-hand side of (5), not
+(the document's reasons prove that independent sampling minimises the right-hand side of (5), not
 the left-hand side).
 
 Power (``fedtheory verify --power``): every identity and bound declares its stated side

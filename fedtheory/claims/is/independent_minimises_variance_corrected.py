@@ -66,7 +66,7 @@ CLAIM = Claim(
 **(a)** Any $v$ satisfying (4) has $v_i \ge 1 - p_i$ (diagonal), and the bound's coefficients
 $w_i^2\|\zeta_i\|^2/p_i$ are $\ge 0$, so the bound is $\ge$ its value at $v = 1 - p$, which is the
 exact variance of independent sampling; i.e. independent sampling minimises the *right*-hand side
-of (5) (best ESO bound), which is what the seed's reasons (a), (b) prove. **(b)** With independent
+of (5) (best ESO bound), which is what the paper's reasons (a), (b) prove. **(b)** With independent
 Rademacher signs $\varepsilon_i$, $\mathbb E[\varepsilon_i\varepsilon_j] = \delta_{ij}$ kills the
 off-diagonal part of eq. (30): the sign-averaged variance of *any* design is
 $\sum_i p_i(1-p_i)\|a_i\|^2 = \mathrm{Var}_{\rm ind}$; so for updates known only through their

@@ -156,7 +156,7 @@ def _arbitrary_indicator_algebra(ctx: Context) -> Evidence:
     zeta, w, p, P = derived.zeta, derived.w, derived.p, derived.P
     mean, var = derived.mean, derived.variance
     target_mean = sum((w[i] * zeta.row(i) for i in range(n)), sp.zeros(1, d))
-    # the seed's Hadamard form: A has columns a_i = w_i zeta_i / p_i
+    # the document's Hadamard form: A has columns a_i = w_i zeta_i / p_i
     A = sp.Matrix.hstack(*[(w[i] * ctx.factor("1/p_i (A)", 1 / p[i])) * zeta.row(i).T
                            for i in range(n)])
     e = sp.ones(n, 1)

@@ -112,7 +112,7 @@ def _var_ind_indicator_algebra(ctx: Context) -> Evidence:
 
 @CLAIM.check("exact")
 def _var_ind_exact_enumeration(ctx: Context) -> Evidence:
-    """Exact E||G - Gbar||^2 over all 2^n patterns vs the seed's formula (rationals)."""
+    """Exact E||G - Gbar||^2 over all 2^n patterns vs the document's formula (rationals)."""
     rng = ctx.rng("exact")
     n, d = ctx.size(quick=6, full=10), 3
     p = rational_p(rng, n)
@@ -136,7 +136,7 @@ def _var_ind_exact_enumeration(ctx: Context) -> Evidence:
 
 @CLAIM.check("monte_carlo")
 def _var_ind_monte_carlo(ctx: Context) -> Evidence:
-    """Monte Carlo E||G - Gbar||^2 (unequal p) and E||G||^2 (equal p) vs the seed's formulas."""
+    """Monte Carlo E||G - Gbar||^2 (unequal p) and E||G||^2 (equal p) vs the document's formulas."""
     replicas = ctx.size(quick=400_000, full=2_000_000)
     p, g = seed000_instance(ctx, 0.5, 1.0)
     n = len(p)

@@ -59,7 +59,7 @@ $\frac1b\sum_{i\in S} g_i = \sum_{i\in S} w_i g_i/p_i$ with $w_i = 1/n$, $p_i = 
 subsets gives $p = \binom{n-1}{b-1}/\binom nb = b/n$ and
 $p_{ij} = \binom{n-2}{b-2}/\binom nb = \frac{b(b-1)}{n(n-1)}$; then
 $\mathbb E\|X\|^2 = \frac1{b^2}\big[p\,S_2 + p_{ij}(T - S_2)\big]$ with $S_2 = \sum_i \|g_i\|^2$,
-$T = \|\sum_i g_i\|^2$, minus $\|\bar G\|^2 = T/n^2$, is compared with the seed's formula for
+$T = \|\sum_i g_i\|^2$, minus $\|\bar G\|^2 = T/n^2$, is compared with the document's formula for
 symbolic $n$ and $b$. Also: exactly by enumeration for all $b$ (rationals); with the ESO SDP
 ($c = 1$ gives $v = \frac{n-b}{n-1}$, and the bound (5) on the centred updates $g_i - \bar G$
 reproduces the formula, attained because the variance is shift-invariant when $|S| = b$); by Monte
@@ -145,7 +145,7 @@ def _wor_generic_derivation(ctx: Context) -> Evidence:
 
 @CLAIM.check("exact")
 def _wor_exact_enumeration(ctx: Context) -> Evidence:
-    """Exact variance over all C(n, b) subsets for every b (rationals) vs the seed's formula."""
+    """Exact variance over all C(n, b) subsets for every b (rationals) vs the document's formula."""
     rng = ctx.rng("exact")
     n, d = ctx.size(quick=6, full=10), 3
     g = rng.integers(-5, 6, (n, d))
@@ -185,7 +185,7 @@ def _wor_exact_enumeration(ctx: Context) -> Evidence:
 
 @CLAIM.check("convex")
 def _wor_eso_sdp(ctx: Context) -> Evidence:
-    """ESO SDP: v = (n - b)/(n - 1) for c = 1; the bound (5) on centred updates equals the seed's
+    """ESO SDP: v = (n - b)/(n - 1) for c = 1; the bound (5) on centred updates equals the paper's
     formula and the exact variance (tight)."""
     rng = ctx.rng("convex")
     n, d = ctx.size(quick=8, full=10), 3

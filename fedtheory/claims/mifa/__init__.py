@@ -9,7 +9,7 @@ The rules (seed 000, setups i-v; implemented in :mod:`fedtheory.algorithms`):
   :math:`G_{t-1}^{(i)}`;
 * MIFAm, U-MIFAm: heavy ball :math:`v_t = \beta v_{t-1} + G_t`, :math:`w_t = w_{t-1}-\eta v_t`.
 
-Participation is independent, :math:`1_i\sim\mathrm{Bernoulli}(p_i)`; the seed's analyses take
+Participation is independent, :math:`1_i\sim\mathrm{Bernoulli}(p_i)`; the document's analyses take
 exact client gradients :math:`\Delta_i = \nabla f_i(w_t)` and equal :math:`p_i = p`.
 
 The symbolic derivations are public functions (``derive_*`` in :mod:`fedtheory.symbolic`)
@@ -22,12 +22,12 @@ Squared norms are derived per coordinate: every identity below is a quadratic fo
 coordinatewise, so a scalar (one-coordinate) identity valid for all values gives the vector one
 by summing over coordinates.
 
-Main findings (quick preset, seed 0): the one-round identities hold exactly; the seed's summed
+Main findings (quick preset, seed 0): the one-round identities hold exactly; the document's summed
 FedAvg-IS floor :math:`\frac{\eta^2Lc}2\sigma_G^2` is wrong (summing gives
 :math:`\eta L c\,\sigma_G^2`); MIFA's printed bound has the denominator :math:`\eta T-1`
 (negative for :math:`T<1/\eta`); U-MIFA as printed multiplies each client's memory error by
 :math:`-(1/p-1)` whenever the client is active, so its memory error grows like
-:math:`((1-p)/p)^t` in mean square and the method diverges for :math:`p<1/2` (the seed's own
+:math:`((1-p)/p)^t` in mean square and the method diverges for :math:`p<1/2` (the document's own
 :math:`p = 0.1`); SAGA and U-MIFA share the one-step direction but not the memory; the
 tables' convex FedPGD row puts its floor inside :math:`1/T`, and the row "SAGA/U-MIFA" holds for
 SAGA (measured slope of evaluations-to-:math:`\epsilon` in :math:`n` about 0.7 against FedGD's 1)

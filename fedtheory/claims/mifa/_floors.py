@@ -1,6 +1,6 @@
 """Claim-side glue of the error-floor claims of family ``mifa`` (error_floor_step,
 error_floor_average(.corrected), zero_floor(.corrected)): exact numbers from the stated side,
-inequality results and adversarial searches as evidence; and the erratum of the seed's two
+inequality results and adversarial searches as evidence; and the erratum of the document's two
 experiments. Not discovered (``_`` prefix)."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ UMIFA_ROW_DIVERGES = (
     "modulus > 1 for every p_i < 1/2, so with Delta_i near its limit the error grows "
     "geometrically (E||error||^2 grows by (1 - p)/p per round, mifa.zero_floor.corrected) "
     "and U-MIFA and U-MIFAm diverge for every p < 1/2, whatever the problem, beta or the "
-    "tables' start (two of the seed's three panels, p = 0.01 and its stated p = 0.1). The "
+    "tables' start (two of the document's three panels, p = 0.01 and its stated p = 0.1). The "
     "seed names the method SAGA (lines 115-121, 'SAG, SAGA'; the rate table's 'SAGA/U-MIFA', "
     "lines 189 and 203), whose table stores Delta_i and whose direction is "
     "u_bar + sum_active (w_i/p_i)(Delta_i - u_i) (fedtheory.algorithms.saga, "

@@ -39,14 +39,14 @@ ALPHA = stats.DEFAULT_ALPHA
 
 #: "Works better": the smallest advantage, in decades of the tail f(w_t) - f*, a paired
 #: comparison of two rules calls an improvement (0.1 decade: a 21% lower loss gap, about the
-#: smallest separation two curves show on the seed's log-scale plots of many decades).
+#: smallest separation two curves show on the document's log-scale plots of many decades).
 BETTER_MARGIN_DECADES = 0.1
 
 #: FedGD's slope of evaluations against n, to within this (it is exactly n times the steps of
 #: one FedGD run, so a slope of 1 up to the rounding of the step counts).
 SLOPE_TOLERANCE = 0.1
 
-#: "SAGA scales better than FedGD": the smallest slope advantage counted as one (the seed's
+#: "SAGA scales better than FedGD": the smallest slope advantage counted as one (the document's
 #: table: n vs n^{2/3}, an advantage of 1/3).
 SLOPE_MARGIN = 0.1
 
@@ -244,7 +244,7 @@ def evals_to_eps(ctx: Context, ns: list[int]) -> dict[str, Any]:
 
 
 def figure_evidence(ctx: Context, kind: str) -> Evidence:
-    """The figure check of the seed's experiments: median and 10-90% bands of f - f* over the
+    """The figure check of the document's experiments: median and 10-90% bands of f - f* over the
     seeds, p in {0.01, 0.1, 0.5} (illustration; the momentum comparisons are reported)."""
     res = experiment(ctx, kind)
     figs = [Figure("mifa.seed_experiment", f"{kind}_rules",
@@ -276,7 +276,7 @@ def figure_evidence(ctx: Context, kind: str) -> Evidence:
 def umifam_best_evidence(ctx: Context, kind: str, pv: float) -> Evidence:
     """p = ``pv``: U-MIFAm against each other rule, paired over seeds (one-sided t-tests on the
     tail log10 gap, :func:`better_than_all`: level ``4 * alpha``); the same with the second β
-    and (at the seed's p = 0.1) with the memory tables filled at w_0 reported as sensitivity
+    and (at the document's p = 0.1) with the memory tables filled at w_0 reported as sensitivity
     runs, not tested."""
     res = experiment(ctx, kind)
     runs = res["runs"][pv]

@@ -149,7 +149,7 @@ def add_readings(claim: Claim, kind: str, p_values: tuple[float, ...]) -> None:
                       "participation, so U-MIFA(m) diverges for every p < 1/2"),
                 checks=tuple(f"umifam_best_p{pv:g}" for pv in p_values)),
         Reading("SAGA", lines=SAGA_LINES,
-                text=("U-MIFA is the SAGA step the seed names (table of Δ_i, direction "
+                text=("U-MIFA is the SAGA step the document names (table of Δ_i, direction "
                       "ū + Σ_active (w_i/p_i)(Δ_i - u_i)); U-MIFAm adds the heavy ball; β "
                       "not given, run over " + ", ".join(f"{b:g}" for b in mr.READING_BETAS)),
                 checks=tuple(f"saga_reading_p{pv:g}" for pv in p_values)),

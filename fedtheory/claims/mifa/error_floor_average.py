@@ -47,7 +47,7 @@ CLAIM = Claim(
         "printed where eta L c sigma_G^2 belongs (a factor 2/eta lost; the printed floor is "
         "not even invariant under rescaling f). The printed bound fails exactly at T = 2 "
         "from w* (isotropic quadratic, n = 2, p = 5/13, L = 16/5, eta L (1 + c) = 1); with "
-        "the floor's coefficient the seed's own one-step bound gives, it holds "
+        "the floor's coefficient the document's own one-step bound gives, it holds "
         "(mifa.error_floor_average.corrected)",
         quote=(r"\mathbb{E} \left[\frac{1}{T} \sum_{t=0}^{T-1} \|\nabla f(w_t)\|^2 \right] "
                r"\leq \frac{2(f(w_0) - f^*)}{\eta T} + \frac{\eta^2 L c}{2} \sigma_G^2"),
@@ -72,7 +72,7 @@ CLAIM = Claim(
         r"$L/2$ times the printed floor, and the stationary value exceeds it whenever "
         r"$\eta\big(2 - \eta L(1 + c/2)\big) < 1$; (ii) exactly with rationals on the smallest "
         r"instance $n = 2$, $p = 1/2$, $L = 4$, $\eta = 1/8$, $T = 2$; (iii) a long Monte Carlo "
-        r"run at the seed's own $n = 10$, $p = 0.1$, $\eta = 0.02$ where the floor dominates. "
+        r"run at the document's own $n = 10$, $p = 0.1$, $\eta = 0.02$ where the floor dominates. "
         r"The symbolic check is an inequality: printed bound $-$ exact value at $T = 2$ from "
         r"$w^\star$, in $L$, $q = (1/p-1)/n$ and the step $\eta L = \theta/(1+c)$, "
         r"$\theta \le 1$: a positive factor times $q(2 - L)/L$, violated for every $L > 2$; "
@@ -142,7 +142,7 @@ def _floor_avg_exact(ctx: Context) -> Evidence:
 
 @CLAIM.check("monte_carlo", "seed_setting_long_run")
 def _floor_avg_mc(ctx: Context) -> Evidence:
-    """n = 10, p = 0.1, η = 0.02 (the seed's), isotropic quadratic from w*, long run."""
+    """n = 10, p = 0.1, η = 0.02 (the document's), isotropic quadratic from w*, long run."""
     p_val, eta_val = 0.1, 0.02
     r = long_run(ctx, p_val, eta_val)
     c = c_of(r["n"], p_val)

@@ -57,7 +57,7 @@ CLAIM = Claim(
         r"identity; the inequality (sympy); exact rationals ($n = 2$, $p = 1/2$, $L = 4$, "
         r"$T = 1..4$ from $w^\star$ and $w^\star + 1$; $p = 99/100$, $T = 1, 2$ from "
         r"$w^\star + 2$; $p = 99/100$ and $p = 1/10$ ($c = 9$) from $w^\star$, $T = 60$, "
-        r"exact moment recursion); Monte Carlo long runs (the seed's $p = 0.1$, $\eta = 0.02$ from "
+        r"exact moment recursion); Monte Carlo long runs (the notes' $p = 0.1$, $\eta = 0.02$ from "
         r"$w^\star$, and the stated largest $\eta$ from $w^\star + 3$); an adversarial search "
         r"over quadratics with one diagonal Hessian $\mathrm{diag}(1, \mu)$ for all clients "
         r"($h_i = \pm h$, start, $p$, step, $L \ge 1$, $T \le 64$) with an exact re-check. "

@@ -61,7 +61,7 @@ CLAIM = Claim(
         r"$\mathbb E\|G_t\|^2 = \|\nabla f\|^2 + \frac1{n^2}\big(\frac1p - 1\big)\sum_i"
         r"\|\nabla f_i\|^2$; exactly $\sum_i\|\nabla f_i\|^2 = \sum_i\|h_i\|^2 + n\|\nabla f\|^2$ "
         r"($h_i = \nabla f_i - \nabla f$ sums to 0), which the seed bounds by "
-        r"$2n\sigma_G^2 + 2n\|\nabla f\|^2$. With the $L$-smooth upper model the seed's bound "
+        r"$2n\sigma_G^2 + 2n\|\nabla f\|^2$. With the $L$-smooth upper model the document's bound "
         r"minus the exact model value is $\frac\eta2\|\nabla f\|^2\big(1 - \eta L(1 + c/2)\big)"
         r" + \frac{\eta^2Lc}4\sigma_G^2 \ge 0$ when $\eta L(1+c) \le 1$. (The seed's first "
         r"'$\le$' is an equality.) $\sigma_G^2$ is read per client, "
@@ -75,7 +75,7 @@ CLAIM = Claim(
         r"instance. **Tightness** (measured/stated of the floor part, "
         r"$(\mathbb E f(w_{t+1}) - f(w_t) + \frac\eta2\|\nabla f\|^2)/(\frac{\eta^2Lc}2"
         r"\sigma_G^2)$): at most $1/2$, attained at $w = w^\star$ with equal $\|h_i\|^2$. The "
-        r"bound is loose by 2 in the floor because of the seed's $(a+b)^2 \le 2a^2 + 2b^2$ "
+        r"bound is loose by 2 in the floor because of the document's $(a+b)^2 \le 2a^2 + 2b^2$ "
         r"step (the cross term sums to zero), and in the gradient term by "
         r"$\frac\eta2\|\nabla f\|^2(1-\eta L(1+c/2))$. Hence the mutants (each in the "
         r"direction that strengthens the statement) of the floor's $\tfrac12 \to 0.35$ and "
@@ -406,7 +406,7 @@ CLAIM.one_step = OneStep(
                 "imposed between the points the step evaluates (exact by interpolation)"),
     closed_form=_certify_closed_form,
     closed_form_text=("worst case = η^2 L c/4 σ_G^2: the stated floor's 1/2 is 2x the tight "
-                      "1/4 (the seed's (a+b)^2 <= 2a^2 + 2b^2; the cross term sums to 0)"),
+                      "1/4 (the document's (a+b)^2 <= 2a^2 + 2b^2; the cross term sums to 0)"),
     notes=("non-uniform p (one instance): the statement's c is written for equal p; it is "
            "read with p = min_i p_i (the chain of the derivation holds with the smallest p)",
            "beyond the stated step: at ηL(1 + c/2) = 1 (θ = (1+c)/(1+c/2) > 1) the worst case "

@@ -100,7 +100,7 @@ def _exact_and_bound(ctx: Context, e: np.ndarray, p_: Any) -> tuple[Any, Any]:
 @CLAIM.check("symbolic")
 def _mifa_error_symbolic(ctx: Context) -> Evidence:
     """Identities, n = 2..5: the stated exact value (indicator algebra; a failure is shown at
-    a concrete instance), and the derivation's own (general p_i, the seed's Jensen step, the
+    a concrete instance), and the derivation's own (general p_i, the document's Jensen step, the
     sum-of-squares gap: a failed one leaves the check unproven). The bound itself is tested
     as an inequality by bound_inequality."""
     parts = []

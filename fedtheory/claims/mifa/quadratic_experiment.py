@@ -13,8 +13,8 @@ from ._floors import umifa_row_erratum
 from ._runs import quadratic_setting
 from ._saga_reading import add_readings, quadratic_reading
 
-#: Where seed 000 states the set-up (line numbers of the seed's text file).
-WHERE = "seed 000 (000_170771278ac75f31.txt)"
+#: Where seed 000 states the set-up (line numbers of the document's text file).
+WHERE = "the notes"
 
 #: The rows both experiments share (the rules, how a run is scored and judged).
 SHARED_ROWS = (
@@ -88,10 +88,10 @@ CLAIM = Claim(
         "seeds."
     ),
     expected="refuted",
-    # no stated side for --power: an ordering of five rules at the seed's settings has no
+    # no stated side for --power: an ordering of five rules at the document's settings has no
     # constant, factor or step condition a mutant could scale (see the derivation)
     erratum=umifa_row_erratum(
-        "On this quadratic the SAGA reading's outcome (quick preset, 24 seeds): at the seed's "
+        "On this quadratic the SAGA reading's outcome (quick preset, 24 seeds): at the document's "
         "p = 0.1, U-MIFAm (SAGA with heavy ball) works better than FedAvg-IS, MIFA, U-MIFA and "
         "MIFAm by the margin for beta in {0.9, 0.95}, not for 0.5 or 0.8; at p = 0.5 for beta "
         "= 0.95 only; at p = 0.01 at no beta of the range (0.5 unresolved). Beta is not given "
@@ -99,17 +99,17 @@ CLAIM = Claim(
         intended_holds=True),
     finding=(
         "Two readings. As printed (lines 22, 47), U-MIFA multiplies a client's memory error by "
-        "-(1/p - 1) at each participation, so U-MIFA(m) diverges for every p < 1/2 (the seed's "
+        "-(1/p - 1) at each participation, so U-MIFA(m) diverges for every p < 1/2 (the document's "
         "p = 0.1): U-MIFAm is the worst rule at every p, for β = 0.9 and 0.5 and with the "
         "tables started at 0 or filled at w_0; the erratum sits on the misprinted row. Under "
-        "the seed's own SAGA reading (lines 115-121, 189, 203), the per-panel checks "
+        "the document's own SAGA reading (lines 115-121, 189, 203), the per-panel checks "
         "saga_reading_p* say where in β ∈ {0.5, 0.8, 0.9, 0.95} 'U-MIFAm works better' holds "
         "(quick: p = 0.1 at β 0.9 and 0.95, p = 0.5 at 0.95, p = 0.01 nowhere)."
     ),
     restatement=(
-        "'Works better' (the seed's words, about its figures) is read as: a lower loss gap at "
+        "'Works better' (the document's words, about its figures) is read as: a lower loss gap at "
         "the end of the run, per seed, on paired runs (same participation masks), by more than "
-        f"{BETTER_MARGIN_DECADES} decade; the seed shows curves, no test."),
+        f"{BETTER_MARGIN_DECADES} decade; the document shows curves, no test."),
     setup=SetupCard(
         rows=(
             SetupRow(
@@ -156,13 +156,13 @@ CLAIM = Claim(
         code_url=None,
         sensitivity=(
             "β = 0.5 instead of 0.9 (every p): U-MIFAm better than all? reported per p",
-            "memory tables filled at w_0 (MIFA, U-MIFA, MIFAm, U-MIFAm) at the seed's p = 0.1: "
+            "memory tables filled at w_0 (MIFA, U-MIFA, MIFAm, U-MIFAm) at the document's p = 0.1: "
             "reported",
         ),
         notes=("No public code for seed 000's experiments (lecture notes); the MIFA paper's code "
                "(github.com/hmgxr128/MIFA_code, commit c1099d9) runs a different experiment "
                "(MNIST and CIFAR-10, 100 devices) and has no U-MIFA. The refutation needs only "
-               "the seed's stated settings (10 clients, p = 0.1, η = 0.02): U-MIFA as printed "
+               "the document's stated settings (10 clients, p = 0.1, η = 0.02): U-MIFA as printed "
                "diverges for every p < 1/2 whatever the problem, β or the tables' start."),
     ),
     derivation=(
@@ -179,8 +179,8 @@ CLAIM = Claim(
         r"the four combined by `all_of`: $4\cdot10^{-6}$ per $p$): confirmed if U-MIFAm is "
         r"better than every rule, refuted if its advantage over some rule is shown to be "
         r"below the margin (it is significantly worse), inconclusive otherwise. Each "
-        r"$p \in \{0.01, 0.1, 0.5\}$ is a check ($p = 0.1$ is the seed's). Every comparison "
-        r"reports the smallest effect its seeds could detect. The figure answers the seed's "
+        r"$p \in \{0.01, 0.1, 0.5\}$ is a check ($p = 0.1$ is the document's). Every comparison "
+        r"reports the smallest effect its seeds could detect. The figure answers the document's "
         r"'can we speed things up with momentum?' with bands over the seeds (momentum against "
         r"none, reported by the same test)."
         r" No stated side for `--power`: the statement is an ordering of five rules at the "
@@ -201,7 +201,7 @@ CLAIM = Claim(
 )
 
 
-# the seed's own p = 0.1 first: the first refuting check (the claim's counterexample) is on
-# the seed's stated setting
+# the document's own p = 0.1 first: the first refuting check (the claim's counterexample) is on
+# the document's stated setting
 add_seed_experiment_checks(CLAIM, "quadratic", p_values=(0.1, 0.01, 0.5))
 add_readings(CLAIM, "quadratic", p_values=(0.1, 0.01, 0.5))

@@ -68,7 +68,7 @@ CLAIM = Claim(
         "for 'O(1/L)'), and the complexities O(n) (FedGD) and O(n^{2/3}) (SAGA/U-MIFA) "
         "read as log-log slopes of client-gradient evaluations to epsilon against n "
         "(FedGD's within 0.1 of 1, SAGA's smaller); the constants inside O(.) and the "
-        "ZeroSarah row ('??' in the seed) are not tested."
+        "ZeroSarah row ('??' in the document) are not tested."
     ),
     derivation=(
         r"What can be measured, each exactly as printed. (1) Non-convex FedPGD row: "

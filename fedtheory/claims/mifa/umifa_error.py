@@ -33,12 +33,12 @@ CLAIM = Claim(
     contract="E‖∇f − G_t‖² = (1−p)/(n²p) Σ‖∇f_i − G_{t−1}^i‖².",
     expected="confirmed",
     # the factors of (1-p)/(n^2 p): dropping 1/p gives MIFA's diagonal term, dropping one 1/n
-    # the seed's last line without its 1/n
+    # the document's last line without its 1/n
     stated=Stated(factors=("1-p", "1/p", "1/n")),
     derivation=(
         r"Exact gradients, equal $p$, expectation over the current round given the past. "
         r"$\nabla f_i - G_t^{(i)} = (1 - 1_i/p)e_i$ (zero mean, independent over $i$), so the "
-        r"cross terms vanish (the seed's second line, "
+        r"cross terms vanish (the document's second line, "
         r"$\mathbb E\big[\frac1{n^2}\sum_i\|\nabla f_i - G_t^{(i)}\|^2\big]$) and "
         r"$\mathbb E(1 - 1_i/p)^2 = (1-p)/p$. Note: it is $1/(np)$ times MIFA's bound, so "
         r"smaller than MIFA's bound only when $np > 1$ ($n = 10$, $p = 0.01$ makes it 10 times "
@@ -62,7 +62,7 @@ def _stated(ctx: Context, e: np.ndarray, p_: Any) -> Any:
 @CLAIM.check("symbolic")
 def _umifa_error_symbolic(ctx: Context) -> Evidence:
     """Indicator algebra for n = 2..5: the exact value equals the stated one (a failure shown
-    at a concrete instance), and the seed's diagonal step (an identity of its derivation: a
+    at a concrete instance), and the document's diagonal step (an identity of its derivation: a
     failure leaves the check unproven) holds."""
     parts = []
     for n in range(2, 6):
@@ -75,10 +75,10 @@ def _umifa_error_symbolic(ctx: Context) -> Evidence:
             "Σ e_i^2", counterexample={"n": n, "p": "1/10", "e": list(range(1, n + 1)),
                                        "d": 1, "derived_E": str(d["umifa_exact"].subs(at)),
                                        "stated": str(sp.sympify(stated).subs(at))})))
-        parts.append((f"n = {n}: the seed's diagonal step", derivation_evidence(
+        parts.append((f"n = {n}: the document's diagonal step", derivation_evidence(
             is_zero(d["umifa_diagonal_seed_step"] - d["umifa_seed"]),
             str(d["umifa_diagonal_seed_step"]), str(d["umifa_seed"]),
-            "E[(1/n^2)Σ||∇f_i - G_t^i||^2] = the seed's value")))
+            "E[(1/n^2)Σ||∇f_i - G_t^i||^2] = the document's value")))
     ev = all_of(parts)
     d3 = derive_error_terms(3)
     ev.measured, ev.theoretical = str(d3["umifa_exact"]), str(d3["umifa_seed"])
@@ -99,7 +99,7 @@ def _umifa_error_exact(ctx: Context) -> Evidence:
 
 @CLAIM.check("monte_carlo", "one_round")
 def _umifa_error_mc(ctx: Context) -> Evidence:
-    """Engine U-MIFA, n = 10, p = 0.1: E||∇f - G_t||^2 two-sided against the seed's value."""
+    """Engine U-MIFA, n = 10, p = 0.1: E||∇f - G_t||^2 two-sided against the document's value."""
     p_val = 0.1
     err2, e, ce = error_round(ctx, "umifa", "umifa_error", p_val)
     return checks.check_identity(err2, _stated(ctx, e, p_val), counterexample=ce,

@@ -28,7 +28,7 @@ CLAIM = Claim(
         r" + (1-1_i)G_{t-1}^{(i)}$; $\mathbb E\,1_i = p_i$ gives $\Delta_i - (1-p_i)G_{t-1}^{(i)}"
         r" + (1-p_i)G_{t-1}^{(i)} = \Delta_i$ for any memory, hence also "
         r"$\mathbb E[G_t\mid\mathcal F_{t-1}] = \frac1n\sum_i\Delta_i$. Conditional on the past "
-        r"(the seed's $\mathbb E[G_t^{(i)}]$ is over the current round's participation). "
+        r"(the document's $\mathbb E[G_t^{(i)}]$ is over the current round's participation). "
         r"Checks: indicator algebra, exact enumeration ($2^3$ patterns, rational $p_i$), one "
         r"round of the engine's U-MIFA from a fixed table (two-sided)."),
 )

@@ -44,7 +44,7 @@ CLAIM = Claim(
         "eta (T - 1) (dividing (eta/2) sum_{t=1}^{T-1} ||grad f(w_t)||^2 <= f(w_1) - f* by "
         "T - 1); as printed the right side is negative for T < 1/eta, where the bound fails "
         "on every path with a non-stationary iterate (exact: T = 2). The fixed statement, "
-        "from t = 1, holds on every instance tested (mifa.zero_floor.corrected; the seed's "
+        "from t = 1, holds on every instance tested (mifa.zero_floor.corrected; the document's "
         "proof of it has a gap, its windows reaching round 0). Separately, the qualitative "
         "'U-MIFA has no error floor' is false for p < 1/2",
         quote=(r"\mathbb{E} \left[\frac{1}{T-1} \sum_{t=1}^{T-1} \|\nabla f(w_t)\|^2 \right] "
@@ -59,25 +59,25 @@ CLAIM = Claim(
     restatement=(
         "Under Bernoulli(p) participation tau_max is unbounded: the condition 1 - eta L - "
         "eta^2 L^2 tau_max^2 >= 0 is read on the realised tau_max of each path, so the "
-        "bound is tested on every path where the condition holds (the seed's derivation "
+        "bound is tested on every path where the condition holds (the document's derivation "
         "is pathwise) and in conditional expectation on that event; the memory is filled "
         "by every client at round 0. The qualitative part ('FedAvg-IS keeps an error "
         "floor, MIFA and U-MIFA do not') is read as: E||grad f(w_T)||^2 >= F/2 for "
-        "FedAvg-IS and <= F/100 for MIFA and U-MIFA at the seed's p = 0.1, eta = 0.02, F "
+        "FedAvg-IS and <= F/100 for MIFA and U-MIFA at the document's p = 0.1, eta = 0.02, F "
         "the exact stationary FedAvg-IS floor."
     ),
     derivation=(
         r"Tested as printed. Readings: (a) memory initialised by every client at round 0 "
-        r"($G_0^{(i)} = \nabla f_i(w_0)$); the seed's sum starts at $t = 1$ and uses $f(w_1)$, "
+        r"($G_0^{(i)} = \nabla f_i(w_0)$); the document's sum starts at $t = 1$ and uses $f(w_1)$, "
         r"so round 0 is the initialisation round; $\tau(t,i)$ = $t$ minus the last round "
         r"$\le t$ in which $i$ took part (round 0 counts). (b) Under $\mathrm{Bernoulli}(p)$ "
         r"participation $\tau_{\max}$ is unbounded: it is the realised max over $t \le T-1$ and "
-        r"$i$ of one run, so the condition is an event; the seed's derivation is pathwise "
+        r"$i$ of one run, so the condition is an event; the document's derivation is pathwise "
         r"(every step holds for each participation sequence), so the statement is tested on "
         r"each path and in conditional expectation on the event. (c) Dividing "
         r"$\frac\eta2\sum_{t=1}^{T-1}\|\nabla f(w_t)\|^2 \le f(w_1) - f^\star$ by $T - 1$ gives "
         r"$\frac{2(f(w_1)-f^\star)}{\eta(T-1)}$, not $/(\eta T - 1)$: the printed right side is "
-        r"negative for $T < 1/\eta$ (the seed's $\eta = 0.02$: $T < 50$), where the statement "
+        r"negative for $T < 1/\eta$ (the document's $\eta = 0.02$: $T < 50$), where the statement "
         r"fails on every path with a non-stationary iterate; for $T > 1/\eta$ it is weaker "
         r"than $\eta(T-1)$ ($\eta < 1$). (d) The window: "
         r"$w_t - w_{t-\tau} = -\eta\sum_{j=t-\tau}^{t-1}G_j$ ($\tau$ terms); the seed sums to "
@@ -86,7 +86,7 @@ CLAIM = Claim(
         r"fixes both (see mifa.zero_floor.corrected). (e) Qualitatively: FedAvg-IS keeps a "
         r"floor, MIFA does not; U-MIFA as printed multiplies a client's memory error by "
         r"$-(1/p - 1)$ each time it takes part, so $\mathbb E\|\text{error}\|^2$ grows like "
-        r"$\big(\frac{1-p}p\big)^t$ and U-MIFA diverges for $p < 1/2$ (the seed's $p = 0.1$). "
+        r"$\big(\frac{1-p}p\big)^t$ and U-MIFA diverges for $p < 1/2$ (the document's $p = 0.1$). "
         r"Floor criteria at horizon $T$: 'keeps a floor' = $\mathbb E\|\nabla f(w_T)\|^2 \ge$ "
         r"half the exact stationary FedAvg-IS floor $F$; 'no floor' = "
         r"$\mathbb E\|\nabla f(w_T)\|^2 \le F/100$."),
@@ -117,7 +117,7 @@ def _zero_floor_symbolic(ctx: Context) -> Evidence:
         res, what="printed - exact (T = 2)", slack=t2["slack"], counterexample=instance,
         detail=(f"derived bound {d['derived']} vs printed {d['printed']} (ratio "
                 f"{d['ratio_printed_over_derived']}); printed < 0 <= left side when "
-                f"{d['printed_negative_when']}; the seed's window also counts each ||G_j||^2 "
+                f"{d['printed_negative_when']}; the document's window also counts each ||G_j||^2 "
                 f"up to {seed_w['max_coefficient']} times (τ = {d['tau']}) and reaches rounds "
                 f"j = {seed_w['uncovered']} not covered by the descent term"))
 

@@ -42,7 +42,7 @@ another client or makes the next $C$ equal 1, hence at most $n - l + 1$ iteratio
 random and adversarial rounds (zeros, all-zero, ties, heavy tails) AOCS run to completion equals
 the closed form, never exceeds $n - l + 1$ iterations and never produces NaN; the master's
 computation is replayed from the sums it received alone; the iterations needed are tabulated and
-plotted against $n$, $m$ and the log-normal spread, with the fraction of rounds the seed's
+plotted against $n$, $m$ and the log-normal spread, with the fraction of rounds the document's
 $j_{\max} = 4$ completes and the variance it leaves otherwise. Zero norms: $u_i = 0$ and $P = 0$
 would be $0/0$ in the printed algorithm; zero-norm clients get $p_i = 0$, and $P = 0$ means
 nothing is left to rescale.
@@ -155,7 +155,7 @@ def _only_sums_cross_network(ctx: Context) -> Evidence:
 
 @CLAIM.check("monte_carlo")
 def _iterations_vs_n_m_spread(ctx: Context) -> Evidence:
-    """Iterations AOCS needs vs n, m and the spread; the seed's j_max = 4 (data + figure).
+    """Iterations AOCS needs vs n, m and the spread; the document's j_max = 4 (data + figure).
     It tests as well as draws (no run may exceed n - l + 1 iterations or miss the closed
     form), so it is a simulation check, not a neutral figure."""
     rng = ctx.rng("study")

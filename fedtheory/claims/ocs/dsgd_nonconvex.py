@@ -78,7 +78,7 @@ $(\mathbb E f(x^{k+1}) - f(x^k) + \text{descent})/(\eta^2\beta^k)$.
 @CLAIM.check("symbolic")
 def _dsgd_nonconvex_derivation(ctx: Context) -> Evidence:
     """sympy identity of the derivation: (24) from smoothness, the second moment of G and
-    Assumption 9 (the seed's constants, as derived)."""
+    Assumption 9 (the document's constants, as derived)."""
     d = derive_dsgd_descent()
     ok_moment = d["ok_moment"]
     diff = d["diff"]
@@ -88,7 +88,7 @@ def _dsgd_nonconvex_derivation(ctx: Context) -> Evidence:
                 "E||G||^2 = ((1+M)/gamma - 1) sum w_i^2||grad f_i||^2 + sigma^2 sum w_i^2/gamma"
                 f" + ||grad f||^2: {'derived' if ok_moment else 'NOT derived'}; "
                 "f(x) - eta||grad f||^2 + (L/2) eta^2 E||G||^2 with sum w_i^2||grad f_i||^2 <= "
-                "W rho + ||grad f||^2 (coefficient (1+M)/gamma - 1 >= 0) minus the seed's "
+                "W rho + ||grad f||^2 (coefficient (1+M)/gamma - 1 >= 0) minus the document's "
                 f"right-hand side of (24) simplifies to {diff}"))
 
 
@@ -117,7 +117,7 @@ CLAIM.one_step = descent_one_step(
     notes=(
         "noise-free instances only (M = sigma = 0): with noise the worst case is over noise "
         "laws (a two-point law would give only a lower bound), not modelled",
-        "uniform sampling is the seed's independent uniform sampling (p_i = m/n, gamma = "
+        "uniform sampling is the document's independent uniform sampling (p_i = m/n, gamma = "
         "m/n); OCS: one PEP per fixed ratio of ||w_i grad f_i(x)|| (a grid, nothing claimed "
         "between its points; the ratio rows certify an upper bound only: the rounded "
         "instance breaks the ratio equalities)",

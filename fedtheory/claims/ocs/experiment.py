@@ -48,13 +48,13 @@ EQ_LOG_MARGIN = float(np.log(1.01))
 EQ_ACC_MARGIN = 0.001
 
 #: The constant of the quantitative reading of "m = O(sqrt n) suffices": c = m(32)/sqrt(32)
-#: with the seed's m(32) = 6 (m = 6 matched full participation at n = 32). Not declared as a
+#: with the document's m(32) = 6 (m = 6 matched full participation at n = 32). Not declared as a
 #: stated constant for ``--power``: its x 0.7 mutant is true on this data (see the derivation),
 #: so no check could catch it; the sqrt-n check reports its own power instead.
 M_AT_32 = 6
 
 #: The seed's text file and the authors' code (read at this commit).
-WHERE = "seed 002 (002_6300c07eb64b5185.txt)"
+WHERE = "the paper"
 CODE = "github.com/SamuelHorvath/FL-optimal-client-sampling"
 CODE_COMMIT = "baa73e8c76301fca65e5f57bade5f42a3964b5cf"
 EMNIST_MAIN = "emnist_fedavg_main_cookup.py"
@@ -274,7 +274,7 @@ CLAIM = Claim(
         "better than uniform and full not worse than OCS (areas of log(f - f*) and of accuracy "
         "over the rounds); 'better per bit' likewise on the areas against bits; 'identical' "
         "(footnote 4) as equivalence within stated margins; 'm = O(√n) suffices' in the "
-        "quantitative form with the seed's own constant c = 6/√32 (m = 6 at n = 32), since no "
+        "quantitative form with the document's own constant c = 6/√32 (m = 6 at n = 32), since no "
         "finite sweep can prove an O(·)."),
     derivation=r"""
 Set-up (`fedtheory.experiments.ocs_fedavg`; the set-up card lists every aspect against the
@@ -285,10 +285,10 @@ clients removed or cut to $a$ examples): for seed 0, 19 clients, 4 of 72–81 im
 the largest 20% of the clients hold 91% of the data, the concentration the authors give for their
 FEMNIST Dataset 2. Model: multinomial logistic regression, $\lambda = 10^{-3}$, data-size
 weights $w_i = s_i/\sum_j s_j$. FedAvg as Algorithm 3: one local epoch of SGD (batch 20),
-$\eta_g = 1$, $x^0 = 0$, $m = 3$, $j_{\max} = 4$. Local steps tuned per scheme by the seed's
+$\eta_g = 1$, $x^0 = 0$, $m = 3$, $j_{\max} = 4$. Local steps tuned per scheme by the document's
 procedure (Appendix F.1: the grid $\{2^{-1}, \dots, 2^{-5}\}$ extended at a boundary until the
 best step is interior; `tune_local_lr`, score the mean hold-out accuracy over 151 rounds, 16
-replicas on their own stream): full $2^2$, uniform $2^0$, OCS and AOCS $2^1$ (the seed's full and
+replicas on their own stream): full $2^2$, uniform $2^0$, OCS and AOCS $2^1$ (the paper's full and
 optimal sampling share a step larger than uniform's; here optimal sampling's is between the two; the
 neighbouring steps score within 0.0005-0.002 accuracy of these, near-ties). Uniform sampling is
 independent with $p_i = m/n$; OCS uses eq. (7) on $\|w_i U_i\|$; AOCS Algorithm 2. All schemes share
@@ -334,7 +334,7 @@ $w_i n/m$); the log areas are close to normal.
   accuracy over the last 20% of rounds, paired); $m^\star(n)$ is the smallest matching $m$ of
   the grid (every $m$ of $\{1, 2, 3, 4, 6, 8, 12\}$ up to the budget, and the budget). An
   $O(\cdot)$ statement cannot be proved by finitely many $n$, so the test is its quantitative
-  form with the seed's own constant $c = 6/\sqrt{32}$: confirmed if
+  form with the document's own constant $c = 6/\sqrt{32}$: confirmed if
   $m^\star(n) \le \lceil c\sqrt n\rceil$ for every $n$ tried; refuted if for some $n$
   OCS($\lceil c\sqrt n\rceil$) is worse than full by more than the tolerance; inconclusive
   otherwise. One test per $(n, m)$, level the sum (quick 13 tests, full 27). The log-log slope of

@@ -77,7 +77,7 @@ constants from $0.7$ of them (a one-dimensional analysis shows why: making the d
 tight needs $\eta_l L \gtrsim 1$, hence $\eta_g \ll 1$, hence $\gamma \ll \sum_i w_i^2$, which
 forces a large $\rho$). The mutants are therefore reported *still true on the evidence of the
 exact search* (the search run on each mutated statement finds no violation, its largest ratio
-about 0.49 on every mutant), which is weaker than a proof: the seed's proof, with the gaps
+about 0.49 on every mutant), which is weaker than a proof: the document's proof, with the gaps
 above, proves none of them. The descent coefficient $\frac38$ is stronger when larger (its
 mutant is $\frac38 \times 1.3$, more descent promised), the other constants when smaller;
 dropping $\sum_i w_i^2$ ($\le 1$) only weakens the statement.
@@ -92,7 +92,7 @@ def _fedavg_nonconvex_final_step(ctx: Context) -> Evidence:
     diff = d["diff"]
     return derivation_evidence(
         diff == 0, str(diff), "0",
-        ("identity of the derivation (the seed's constants, not a test of a mutated "
+        ("identity of the derivation (the document's constants, not a test of a mutated "
                 "statement): f + eta^2 sigma^2 L/(2R gamma) sum w^2 "
                 "+ (5/4) eta^2 L (||grad f||^2 + rho) + "
                 "5 eta^2 L sigma^2/(8 R eta_g^2) - (3/8) eta ||grad f||^2 + (eta/8)(1 - 8 eta L)"

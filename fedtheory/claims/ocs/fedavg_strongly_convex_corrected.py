@@ -73,8 +73,8 @@ the seed drops), and $\beta_2 = \frac94\cdot 32\,(1 + M/R)L^2 = 72L^2(1 + M/R)$ 
 (an identity check of this derivation's constants).
 
 The proof check (`fedavg_corrected_proof`) redoes the chain with free Young parameters
-$\varepsilon_1, \varepsilon_2, \delta$ (the seed's are 1) and the sharper drift sum
-$\frac1R\sum_{r<R}\sum_{\tau<r}q^\tau \le \frac{R-1}{2}e^b$ (the seed's $8R$), and proves the
+$\varepsilon_1, \varepsilon_2, \delta$ (the document's are 1) and the sharper drift sum
+$\frac1R\sum_{r<R}\sum_{\tau<r}q^\tau \le \frac{R-1}{2}e^b$ (the document's $8R$), and proves the
 recursion with the constants and step limit *as the claim states them* (mutated under
 `--power` in the strengthening direction: the $\frac38$ of $f - f^\star$ $\times 1.3$, each
 other constant $\times 0.7$, the step limit doubled; each is proved too, so those mutants are

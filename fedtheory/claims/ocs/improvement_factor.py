@@ -52,7 +52,7 @@ CLAIM = Claim(
         "1] or the bound is a distribution of updates (a point mass) that violates them."
     ),
     derivation=r"""
-Per round (the seed's expectations over the updates then follow by linearity:
+Per round (the document's expectations over the updates then follow by linearity:
 $\tilde\alpha^\star_S \le \frac{n-m}{nm}(\sum_i u_i)^2$ pointwise, with
 $u_i = \|\tilde U_i\|$, gives it in expectation). The appendix proves the bound only for $l = n$
 ($m \max_i u_i \le \sum_i u_i$, no truncation). General case, derived with sympy: with

@@ -40,7 +40,7 @@ $\mathbb E[1_i 1_j] = p_i p_j$ ($i \ne j$) and idempotence $1_i^2 = 1_i$. The cr
 because $\mathbb E[1_i/p_i - 1] = 0$, the diagonal ones give
 $\mathbb E[(1_i/p_i - 1)^2] = (1 - p_i)/p_i$. Checked by sympy indicator algebra ($n = 4$,
 $d = 2$, everything symbolic), by exact enumeration of all $2^n$ participation patterns with
-rationals, and by Monte Carlo. The expectation over the updates in the seed's (6) is then linear
+rationals, and by Monte Carlo. The expectation over the updates in the document's (6) is then linear
 and changes nothing; the conditional (fixed $\mathbf U$) form is checked.
 
 Stated factors (dropped by `--power`): $w_i^2$, $1 - p_i$ and $1/p_i$ in the per-client term;

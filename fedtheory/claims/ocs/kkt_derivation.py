@@ -48,7 +48,7 @@ $S_l = \sum_{j\le l} u_{(j)}$: $\partial L/\partial p_i = -u_i^2/p_i^2 - \lambda
 interior ($\lambda_i = \mu_i = 0$) gives $p_i = u_i/\sqrt y$; saturated ($p_i = 1$) gives
 $\mu_i = u_i^2 - y$; the active budget $(n - l) + S_l/\sqrt y = m$ gives
 $\sqrt y = S_l/(m + l - n)$ and $p_i = (m + l - n)\,u_i/S_l$. Primal feasibility of the largest
-interior client is $g(l) = (m+l-n)\,u_{(l)} - S_l \le 0$ (the seed's inequality); dual
+interior client is $g(l) = (m+l-n)\,u_{(l)} - S_l \le 0$ (the document's inequality); dual
 feasibility of the smallest saturated client is $(m+l-n)\,u_{(l+1)} - S_l \ge 0$, which is
 exactly $g(l+1) \ge 0$; and $g(l+1) - g(l) = (m+l-n)(u_{(l+1)} - u_{(l)}) \ge 0$, so "the largest
 $l$ with $g(l) \le 0$" is the KKT point (the increasing order is needed here). Exact enumeration
@@ -56,7 +56,7 @@ of every saturation pattern confirms there is one KKT point, and that it is the 
 form evaluated exactly (`fedtheory.theory.ocs.stated_closed_form`). cvxpy cross-checks the
 multipliers: the certificate built from them has zero duality gap, and the stated closed form
 evaluated in floats is KKT-certified. Stated factors (dropped by `--power`): $m + l - n$ in
-$p_i$ and in the condition on $l$ (the seed's inequality); a failed identity of the derivation
+$p_i$ and in the condition on $l$ (the document's inequality); a failed identity of the derivation
 is shown at a concrete point ($m = 5/2$, $n = 4$, $l = 3$, $u_i = 1$, $S_l = 4$,
 $u_{(l)} = 2$, $u_{(l+1)} = 3$).
 """,
@@ -80,7 +80,7 @@ def _sympy_kkt_system(ctx: Context) -> Evidence:
     inst = {"norms": [1, 1, 2, 3], "m": "5/2", "l": 3, "i": "a client with u_i = 1"}
     pairs = {  # derived expression, stated expression (with the stated factors)
         "p_i = (m+l-n) u_i / S_l": (d.p_closed_form, seed_p),
-        "p_(l) <= 1 is the seed's inequality": (d.primal_condition, seed_cond),
+        "p_(l) <= 1 is the document's inequality": (d.primal_condition, seed_cond),
         "mu_(l+1) >= 0 is g(l+1) >= 0": (d.dual_condition, seed_cond_next),
     }
     parts = [(k, identity_evidence(

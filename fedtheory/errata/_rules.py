@@ -1,0 +1,78 @@
+"""What a page says once and what it shows only where it means something: rules over the
+content of an errata page (:mod:`._content`), kept apart from how it is gathered.
+
+* a hypothesis (or the passage a document relies on) shared by several errata is given once,
+  and the later errata refer to the first (:func:`said_once`);
+* a ``.corrected`` claim's figure drawn by a check of the same name as its refuted original's
+  is the same drawing of the same runs: shown once (:func:`without_checks`);
+* a tightness ratio is a confirmed bound's; a Monte Carlo ratio above 1 whose check passed is
+  the bound attained within Monte Carlo error, said so, with its interval (:func:`tightness_text`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["said_once", "tightness_text", "without_checks"]
+
+
+def said_once(errata: list[Any]) -> list[Any]:
+    """The errata with a hypothesis (or the passage relied on) said once per page: a later
+    erratum with the same one refers to the first."""
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for n, item in enumerate(errata, 1):
+        er = dict(item.erratum)
+        for name in ("hypothesis", "relied_on"):
+            text = er.get(name)
+            if not text:
+                continue
+            first = seen.setdefault((name, text), n)
+            if first != n:
+                er[name] = (f"the same as for erratum {first} above "
+                            f"({errata[first - 1].id})" if name == "hypothesis" else None)
+        out.append(dataclasses.replace(item, erratum=er))
+    return out
+
+
+_LIMIT = re.compile(r"lower limit (-?[0-9.eE+-]+) vs bound (-?[0-9.eE+-]+)")
+
+
+def tightness_text(entry: Mapping[str, Any]) -> str:
+    """A confirmed bound's tightness in words: the ratio of measured to stated value, and, when
+    a Monte Carlo estimate's ratio exceeds 1 while its check passed, that the bound is attained
+    within Monte Carlo error, with the ratio's interval (lower confidence limit / bound to the
+    estimate) when the check's detail gives the limit.
+
+    >>> chk = {"name": "w", "kind": "monte_carlo", "passed": True,
+    ...        "detail": "mean 0.1267, lower limit 0.118675 vs bound 0.125 (one-sided)"}
+    >>> tightness_text({"tightness": {"ratio": 1.0136, "check": "w"}, "checks": [chk]})
+    'attained (within Monte Carlo error): 1.014, interval [0.9494, 1.014]'
+    >>> tightness_text({"tightness": {"ratio": 0.5, "check": "w"}, "checks": [chk]})
+    '0.5'
+    """
+    t = entry.get("tightness")
+    if not t:
+        return ""
+    ratio = float(t["ratio"])
+    check = next((c for c in entry["checks"] if c["name"] == t.get("check")), None)
+    if ratio <= 1 or check is None or check["kind"] != "monte_carlo" or check["passed"] \
+            is not True:
+        return f"{ratio:.4g}"
+    m = _LIMIT.search(str(check.get("detail") or ""))
+    text = f"attained (within Monte Carlo error): {ratio:.4g}"
+    if m is not None and float(m.group(2)) > 0:
+        text += f", interval [{float(m.group(1)) / float(m.group(2)):.4g}, {ratio:.4g}]"
+    return text
+
+
+def without_checks(entry: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    """``entry`` without its checks named in ``names`` (whose figures are already shown).
+
+    >>> without_checks({"id": "x", "checks": [{"name": "a"}, {"name": "b"}]}, {"a"})
+    {'id': 'x', 'checks': [{'name': 'b'}]}
+    """
+    return {**entry, "checks": [c for c in entry["checks"] if c["name"] not in names]}
