@@ -157,6 +157,9 @@ def test_verify_ends_with_its_summary(run) -> None:
     start = next(k for k, line in enumerate(lines) if re.match(r"\d+ claim\(s\): ", line))
     summary = lines[start:]
     assert summary[0] == "3 claim(s): confirmed: 1, refuted: 2, inconclusive: 0, error: 0"
+    assert summary[1] == ("grades: confirmed 1, consistent (low power) 0, not testable 0; "
+                          "checks not testable: 0")
+    summary = [summary[0], *summary[2:]]
     assert summary[1].startswith("refuted (erratum;")
     assert [line.split(" (", 1)[0].strip() for line in summary[2:4]] == \
         ["demo.wrong", "mine.wrong"]
@@ -263,6 +266,7 @@ def test_a_run_that_keeps_nothing_says_so_and_advises_nothing(tree: Path, tmp_pa
     proc = _fedtheory(tree, tmp_path, "verify", "demo.one", "--quick", "--no-record",
                       "--no-progress", "--report", "rep")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.rstrip("\n").splitlines()[-2:] == [
+    assert proc.stdout.rstrip("\n").splitlines()[-3:] == [
         "1 claim(s): confirmed: 1, refuted: 0, inconclusive: 0, error: 0",
+        "grades: confirmed 1, consistent (low power) 0, not testable 0; checks not testable: 0",
         "written: Markdown report rep/report.md"]
