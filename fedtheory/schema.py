@@ -207,7 +207,8 @@ CERTIFIED_SCHEMA = _object({
     "closed_form": _object({"text": _STR, "holds": {"type": "boolean"}, "instances": _COUNT,
                             "exactly": _COUNT}, optional=("instances", "exactly"), closed=False),
     "derived": {"type": ["array", "null"], "items": {"type": "object", "properties": {
-        "derivation": _STR_OR_NULL, "n": {"type": ["integer", "null"]}, "parameter": _STR_OR_NULL,
+        "derivation": _STR_OR_NULL, "n": {"type": ["integer", "string", "null"]},
+        "parameter": _STR_OR_NULL,
         "attained": _BOOL_OR_NULL, "closed_form_equal": _BOOL_OR_NULL}}},
     "function_class": _STR_OR_NULL,
 }, optional=("reason", "at", "finding", "refuted", "counterexample", "closed_form", "derived",
