@@ -203,5 +203,6 @@ def test_report_counts_checks_apart_from_figures_and_says_the_finding_once(tmp_p
     # the erratum's own account is there once, folded, not a second finding
     assert md.count("the long account") == 1 and "The erratum in detail" in md
     assert "| picture | figure | figure (shows) |" in md
-    assert "![picture](figures/demo_drawn__curves.png) ([PDF](figures/demo_drawn__curves.pdf))" \
-        in md
+    # the alt text says what the figure is: the claim's title, the check and its detail
+    assert ("![t: figure of check picture (shows)](figures/demo_drawn__curves.png) "
+            "([PDF](figures/demo_drawn__curves.pdf))") in md

@@ -184,7 +184,7 @@ def test_erratum_reaches_the_json_and_the_report(tmp_path):
                                          "intended_holds": True}
     md = write_markdown(tmp_path, [res], 0, "quick").read_text()
     assert "**Erratum** (typo): eq. (3): 1/p for p; the intended statement holds." in md
-    assert "> G = 1/p sum_i g_i" in md and "> — seed, eq. (3)" in md
+    assert "> G = 1/p sum_i g_i" in md and "> — eq. (3)" in md  # the place, as the paper names it
 
 
 def test_no_tightness_for_identities_and_lower_bound_counterexample_signs():
