@@ -51,8 +51,12 @@ SHARED_ROWS = (
         run=(f"per p, U-MIFAm against FedAvg-IS, MIFA, U-MIFA and MIFAm: paired one-sided "
              f"t-tests (fedtheory.claims.checks.compare_paired, 'better'), margin "
              f"{BETTER_MARGIN_DECADES} decade, alpha = 1e-6 each (4e-6 per p, 1.2e-5 for the "
-             f"claim); confirmed if better than all four, refuted if its advantage over one is "
-             f"shown below the margin, inconclusive otherwise"),
+             f"claim), each graded by the margin (fedtheory.claims.headroom): confirmed if "
+             f"better than all four by the margin (below it: consistent, low power), refuted "
+             f"if it ties with one (interval including 0, below the margin) or is "
+             f"significantly worse, not testable where the panel's best rule beats the other "
+             f"by less than the margin (the headroom, reported beside each gain), "
+             f"inconclusive otherwise"),
         deviation=("the seed gives no test or margin: 0.1 decade (a 21% lower loss gap) is "
                    "about the smallest separation two curves show on a log scale spanning "
                    "many decades")),
@@ -172,8 +176,11 @@ CLAIM = Claim(
         r"each other rule on paired seeds (same participation masks) by a one-sided paired "
         r"$t$-test (`compare_paired`, 'better', margin 0.1 decade, $\alpha = 10^{-6}$ each, "
         r"the four combined by `all_of`: $4\cdot10^{-6}$ per $p$): confirmed if U-MIFAm is "
-        r"better than every rule, refuted if its advantage over some rule is shown to be "
-        r"below the margin (it is significantly worse), inconclusive otherwise. Each "
+        r"better than every rule by the margin (below it: consistent, low power), refuted if "
+        r"it ties with some rule (its interval includes 0, below the margin) or is "
+        r"significantly worse, not testable where the best rule's advantage over that rule "
+        r"(the headroom, reported beside the gain) is below the margin, inconclusive "
+        r"otherwise (`fedtheory.claims.headroom`). Each "
         r"$p \in \{0.01, 0.1, 0.5\}$ is a check ($p = 0.1$ is the seed's). Every comparison "
         r"reports the smallest effect its seeds could detect. The figure answers the seed's "
         r"'can we speed things up with momentum?' with bands over the seeds (momentum against "
