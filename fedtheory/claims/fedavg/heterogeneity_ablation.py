@@ -240,8 +240,10 @@ def _lowers(ctx: Context) -> Evidence:
                      f"{100 * d['upper']:+.2f}], detectable {100 * d['detectable_effect']:.2f}: "
                      f"{d['outcome']}; headroom: {_headroom(data, T)}")
     held = [name for name, e in parts if e.passed is True]
-    passed: bool | None = (True if held else False if all(e.passed is False for _, e in parts)
-                           else None)
+    # a budget without room for the margin (not testable) is set aside, as all_of does
+    testable = [e for _, e in parts if e.grade != NOT_TESTABLE]
+    passed: bool | None = (True if held else False if testable and all(
+        e.passed is False for e in testable) else None)
     ev = all_of(parts)
     ev.passed = passed
     # some budget by the margin: confirmed; only below it: consistent (low power); every
@@ -254,7 +256,8 @@ def _lowers(ctx: Context) -> Evidence:
                     if ev.grade == NOT_TESTABLE else "no budget resolved beyond the margin")
     if passed is not True:
         ev.counterexample = (None if passed is None else
-                             {**(parts[-1][1].counterexample or {}), "case": "every budget"})
+                             {**(testable[-1].counterexample or {}),
+                              "case": "every budget with room for the margin"})
     ev.alpha = ALPHA
     ev.measured = {name: e.data["outcome"] for name, e in parts}
     ev.theoretical = f"some budget: loss > {100 * MARGIN:g} point"
