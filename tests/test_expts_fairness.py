@@ -82,12 +82,19 @@ def test_better_than_all_is_one_sided_with_a_margin_and_sums_levels():
     tie = 0.01 * rng.normal(size=(24, 1))
     runs = {"best": 10.0 ** (base - 1.0), "a": 10.0 ** base, "b": 10.0 ** (base - 1.0 + tie)}
     ev = mifa_runs.better_than_all(runs, "best", ["a", "b"])
-    assert ev.alpha == pytest.approx(2e-6)
-    # 1 decade better than a; no better than b (a tie): shown below the 0.1-decade margin
-    assert ev.data["best better than a"]["outcome"] == "significantly better"
-    assert ev.passed is False and ev.counterexample["other"] == "b"
-    assert ev.data["best better than b"]["outcome"].startswith("advantage shown")
+    # 1 decade better than a; no better than b (a tie), but no rule beats b by the 0.1-decade
+    # margin either (b ties with the best): that comparison has no headroom, not testable
+    assert ev.data["best better than a"]["outcome"] == "better by the margin"
+    assert ev.data["best better than b"]["outcome"] == "not testable"
+    assert ev.data["best better than b"]["headroom"] < mifa_runs.BETTER_MARGIN_DECADES
     assert ev.data["best better than a"]["detectable_effect"] >= 0
+    assert ev.passed is True and ev.alpha == pytest.approx(1e-6)  # the testable one counted
+    # where another rule beats b by the margin, the same tie refutes, worded as a tie
+    runs["c"] = 10.0 ** (base - 2.0)
+    ev = mifa_runs.better_than_all(runs, "best", ["a", "b", "c"])
+    assert ev.alpha == pytest.approx(3e-6)
+    assert ev.data["best better than b"]["outcome"] == "tie"
+    assert ev.passed is False and ev.counterexample["other"] in ("b", "c")
     # diverged runs count as the worst value, so the comparison stays finite
     runs["a"] = np.full((24, 10), np.inf)
     ev = mifa_runs.better_than_all(runs, "best", ["a"])

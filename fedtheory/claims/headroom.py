@@ -35,12 +35,17 @@ Every outcome reports the headroom beside the gain.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from fedtheory.claims import checks
 from fedtheory.claims.evidence import Evidence
 from fedtheory.verdicts import LOW_POWER
 
-__all__ = ["OUTCOMES", "better_outcome", "graded_better", "spread"]
+__all__ = ["OUTCOMES", "best_reference", "better_outcome", "graded_better", "graded_compare",
+           "spread"]
 
 #: The outcomes of "A beats B", as a referee words them.
 OUTCOMES = ("better by the margin", "better, below the margin", "not resolved", "tie",
@@ -116,3 +121,47 @@ def spread(values: dict[str, Any]) -> float:
     """
     v = [float(x) for x in values.values()]
     return max(v) - min(v)
+
+
+def best_reference(scores: Mapping[str, Any], b: str, higher_is_better: bool = True
+                   ) -> tuple[str, float]:
+    """The best reference of a set-up and its headroom over ``b``: among ``scores`` (each
+    method's per-seed values, or one value; ``b`` included), the method with the best mean and
+    how far its mean is from ``b``'s, in the units of A's gain (``b``'s mean minus the best's
+    when lower is better); 0 when ``b`` is itself the best.
+
+    >>> best_reference({"full": [1.0, 1.5], "uniform": [0.5, 1.0], "ocs": [0.9, 0.9]}, "uniform")
+    ('full', 0.5)
+    >>> best_reference({"a": 2.0, "b": 1.0}, "b", higher_is_better=False)
+    ('b', 0.0)
+    """
+    if b not in scores:
+        raise ValueError(f"the scores must include B ({b!r}), got {sorted(scores)}")
+    sign = 1.0 if higher_is_better else -1.0
+    means = {k: sign * float(np.mean(np.asarray(v, dtype=float))) for k, v in scores.items()}
+    best = max(means, key=means.__getitem__)
+    return best, float(means[best] - means[b])
+
+
+def graded_compare(a: Any, b: Any, margin: float, alpha: float, *, headroom: float | None,
+                   reference: str, higher_is_better: bool = True, what: str = "A - B",
+                   counterexample: dict[str, Any] | None = None,
+                   declared: str | None = None) -> Evidence:
+    """"A beats B" from paired per-seed values: the one-sided paired t-test of
+    :func:`~fedtheory.claims.checks.compare_paired` (``"better"``, limits each at level
+    ``alpha``) graded by :func:`graded_better` (the outcome and the set-up's ``headroom``, that
+    of ``reference`` over B, in the detail, the data and the test record).
+
+    >>> base = np.random.default_rng(0).normal(size=40)
+    >>> ev = graded_compare(base + 1.0, base, 0.5, 1e-6, headroom=1.5, reference="Full")
+    >>> ev.passed, ev.data["outcome"], ev.data["headroom"]
+    (True, 'better by the margin', 1.5)
+    >>> tie = graded_compare(base + 0.001 * np.random.default_rng(1).normal(size=40), base, 0.5,
+    ...                      1e-6, headroom=1.5, reference="Full")
+    >>> tie.passed, tie.data["outcome"]
+    (False, 'tie')
+    """
+    ev = checks.compare_paired(a, b, "better", margin, alpha=alpha,
+                               higher_is_better=higher_is_better, what=what,
+                               counterexample=counterexample)
+    return graded_better(ev, margin, headroom=headroom, reference=reference, declared=declared)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fedtheory import stats
-from fedtheory.claims import Evidence, SetupRow, all_of, checks
+from fedtheory.claims import Evidence, SetupRow, all_of
 
 ALPHA = stats.DEFAULT_ALPHA
 
@@ -71,63 +71,3 @@ def symbolic(ok: bool, measured: Any, theoretical: Any, detail: str,
     """A symbolic check's evidence: the counterexample only when it failed."""
     return Evidence(ok, measured, theoretical, detail,
                     counterexample=None if ok else counterexample)
-
-
-#: Outcomes of :func:`by_margin`, by their ``passed`` value.
-BY_MARGIN = {True: "better by more than the margin", None: "not resolved",
-             False: "not better by the margin"}
-
-
-def by_margin(a: Any, b: Any, margin: float, alpha: float, *, higher_is_better: bool = True,
-              what: str = "A - B", counterexample: dict[str, Any] | None = None) -> Evidence:
-    """"A is better than B by the margin" from paired per-seed values (the one-sided paired
-    t-test of :func:`fedtheory.claims.checks.compare_paired`, hypothesis "better", its
-    limits each at level ``alpha``), decided on the margin, not on 0:
-
-    * confirmed when the lower limit of the gain is above ``margin``;
-    * refuted when the upper limit is below ``margin`` (worded "worse" when below 0, a "tie"
-      when the interval includes 0, "better, below the margin" when it lies in
-      ``(0, margin)``);
-    * otherwise undecided ("better, not shown to exceed the margin" when the lower limit is
-      above 0, else "not resolved").
-
-    The record (:attr:`Evidence.tests`) keeps the test, its limits, the margin, the smallest
-    detectable effect and this outcome.
-
-    >>> import numpy as np
-    >>> base = np.random.default_rng(0).normal(size=40)
-    >>> by_margin(base + 1.0, base, 0.5, 1e-6).passed
-    True
-    >>> ev = by_margin(base + 0.001 * np.random.default_rng(1).normal(size=40), base, 0.5, 1e-6)
-    >>> ev.passed, ev.data["outcome"]
-    (False, 'tie (the interval includes 0, below the margin 0.5)')
-    """
-    ev = checks.compare_paired(a, b, "better", margin, alpha=alpha,
-                               higher_is_better=higher_is_better, what=what)
-    rec = dict(ev.data)
-    lower, upper = rec["lower"], rec["upper"]
-    passed: bool | None
-    if lower > margin:
-        passed, why = True, f"better by more than the margin {margin:g}"
-    elif upper < margin:
-        passed = False
-        why = ("worse" if upper < 0 else
-               f"tie (the interval includes 0, below the margin {margin:g})" if lower <= 0
-               else f"better, below the margin {margin:g}")
-    else:
-        passed = None
-        why = (f"better, not shown to exceed the margin {margin:g}" if lower > 0
-               else "not resolved")
-    rec["outcome"] = why
-    rec["hypothesis"] = "better by the margin"
-    detail = (f"{what}: better by the margin {margin:g}: mean gain {rec['mean_gain']:.4g}, "
-              f"one-sided limits [{lower:.4g}, {upper:.4g}] (one-sided paired t-test, "
-              f"alpha={alpha:g} each side, {rec['pairs']} paired seeds): {why}; smallest "
-              f"detectable effect {rec['detectable_effect']:.3g} at power {rec['power']:g}")
-    ce = None if passed is not False else {
-        **(counterexample or {}), **{k: rec[k] for k in ("hypothesis", "margin", "mean_gain",
-                                                          "lower", "upper", "pairs",
-                                                          "outcome")}}
-    return Evidence(passed, rec["mean_gain"], f"gain > {margin:g}", detail, tolerance=ev.tolerance,
-                    alpha=alpha, counterexample=ce, data=rec, tests=[rec],
-                    undecided=None if passed is not None else why)

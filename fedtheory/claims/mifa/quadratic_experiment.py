@@ -51,8 +51,12 @@ SHARED_ROWS = (
         run=(f"per p, U-MIFAm against FedAvg-IS, MIFA, U-MIFA and MIFAm: paired one-sided "
              f"t-tests (fedtheory.claims.checks.compare_paired, 'better'), margin "
              f"{BETTER_MARGIN_DECADES} decade, alpha = 1e-6 each (4e-6 per p, 1.2e-5 for the "
-             f"claim); confirmed if better than all four, refuted if its advantage over one is "
-             f"shown below the margin, inconclusive otherwise"),
+             f"claim), each graded by the margin (fedtheory.claims.headroom): confirmed if "
+             f"better than all four by the margin (below it: consistent, low power), refuted "
+             f"if it ties with one (interval including 0, below the margin) or is "
+             f"significantly worse, not testable where the panel's best rule beats the other "
+             f"by less than the margin (the headroom, reported beside each gain), "
+             f"inconclusive otherwise"),
         deviation=("the seed gives no test or margin: 0.1 decade (a 21% lower loss gap) is "
                    "about the smallest separation two curves show on a log scale spanning "
                    "many decades")),
