@@ -18,7 +18,8 @@ from fedtheory.claims.stated import Erratum, exact_like
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.inequality import InequalityResult
 
-__all__ = ["UMIFA_ROW_DIVERGES", "admissible", "floor_evidence", "inequality_evidence",
+__all__ = ["UMIFA_ROW_DIVERGES", "admissible", "average_rate_closed_form", "average_rate_grid",
+           "average_rate_step", "floor_evidence", "inequality_evidence",
            "search_evidence", "short", "stated_c_eta", "sym", "umifa_row_erratum"]
 
 #: The derivation of the misprint: U-MIFA's row as printed at lines 22 and 47.
@@ -156,3 +157,34 @@ def floor_evidence(out: dict[str, Any], ce: dict[str, Any]) -> Evidence:
     ev = all_of(parts)
     ev.detail = f"p = {out['p']}, η = {out['eta']}, T = {out['T']}, F = {F:.4g}: " + ev.detail
     return ev
+
+
+# ------------------------------------------------------- the averaged floors' rate certificates
+
+
+def average_rate_step(params: dict[str, Any]) -> tuple[int, Fraction, Fraction, Fraction]:
+    """FedAvg-IS rounds of mifa.error_floor_average(.corrected)'s rate certificates at
+    ``params`` (n, p, θ): ``(n, L, c, η)`` with L = 1, c = (2/n)(1/p - 1) and
+    η = θ/(L(1 + c)).
+
+    >>> average_rate_step({"n": 2, "p": Fraction(1, 2), "theta": Fraction(1)})
+    (2, Fraction(1, 1), Fraction(1, 1), Fraction(1, 2))
+    """
+    n, p_, theta, L_ = params["n"], params["p"], params["theta"], Fraction(1)
+    c = Fraction(2, n) * (1 / p_ - 1)
+    return n, L_, c, theta / (L_ * (1 + c))
+
+
+def average_rate_grid(quick: bool) -> list[dict[str, Any]]:
+    """The instances (n, p, θ) both averaged-floor claims certify (the full preset adds one)."""
+    grid = [{"n": 2, "p": Fraction(1, 4), "theta": Fraction(1)},
+            {"n": 3, "p": Fraction(1, 2), "theta": Fraction(1)}]
+    return grid if quick else [*grid, {"n": 2, "p": Fraction(1, 2), "theta": Fraction(1, 2)}]
+
+
+def average_rate_closed_form(params: dict[str, Any]) -> dict[str, Any]:
+    """The best potential and floor: v = 1/(η(1 - θ'/2)), c = ηLc/(4(1 - θ'/2)) σ_G^2 with
+    θ' = ηL(1 + c/2) (the exact one-step worst case of mifa.error_floor_step telescoped)."""
+    _, _, c, eta_ = average_rate_step(params)
+    t2 = eta_ * (1 + c / 2)
+    return {"potential": [1 / (eta_ * (1 - t2 / 2))], "constant": eta_ * c / (4 * (1 - t2 / 2))}

@@ -21,7 +21,15 @@ from fedtheory.symbolic.mifa_symbols import L, T, c_sym, delta0, eta, is_zero, s
 from fedtheory.theory.mifa import TINY, exact_fedavg_is_1d, tiny_sigma2
 
 from ._common import derivation_evidence
-from ._floors import search_evidence, short, stated_c_eta, sym
+from ._floors import (
+    average_rate_closed_form,
+    average_rate_grid,
+    average_rate_step,
+    search_evidence,
+    short,
+    stated_c_eta,
+    sym,
+)
 
 CLAIM = Claim(
     id="mifa.error_floor_average.corrected", family="mifa",
@@ -249,22 +257,11 @@ def _rate_build(params: dict[str, Any]) -> Any:
     progress ||∇f(w)||^2, σ_G^2 = 1; stated: v = two/η, constant floor_one η L c σ_G^2."""
     assert CLAIM.stated is not None
     st = CLAIM.stated.constants
-    n, p_, theta, L_ = params["n"], params["p"], params["theta"], Fraction(1)
-    c = Fraction(2, n) * (1 / p_ - 1)
-    eta_ = theta / (L_ * (1 + c))
-    return fedavg_is_average_model(n, p_, eta_, L_, stated={
+    n, L_, c, eta_ = average_rate_step(params)
+    return fedavg_is_average_model(n, params["p"], eta_, L_, stated={
         "potential": [Fraction(st["two"]) / eta_],
         "constant": Fraction(st["floor_one"]) * eta_ * L_ * c})
 
-
-def _rate_closed_form(params: dict[str, Any]) -> dict[str, Any]:
-    """The best potential and floor: v = 1/(η(1 - θ'/2)), c = ηLc/(4(1 - θ'/2)) σ_G^2 with
-    θ' = ηL(1 + c/2) (the exact one-step worst case of mifa.error_floor_step telescoped)."""
-    n, p_, theta = params["n"], params["p"], params["theta"]
-    c = Fraction(2, n) * (1 / p_ - 1)
-    eta_ = theta / (1 + c)
-    t2 = eta_ * (1 + c / 2)
-    return {"potential": [1 / (eta_ * (1 - t2 / 2))], "constant": eta_ * c / (4 * (1 - t2 / 2))}
 
 
 CLAIM.rate = RateStep(
@@ -275,10 +272,8 @@ CLAIM.rate = RateStep(
                  "||∇f(w_t)||^2 + c_floor, so (1/T)Σ E||∇f(w_t)||^2 <= v (f(w_0) - f*)/T + "
                  "c_floor; stated: v = 2/η, c_floor = η L c σ_G^2 (corrected)"),
     build=_rate_build,
-    grid=lambda quick: [{"n": 2, "p": Fraction(1, 4), "theta": Fraction(1)},
-                        {"n": 3, "p": Fraction(1, 2), "theta": Fraction(1)}] + ([] if quick else [
-                        {"n": 2, "p": Fraction(1, 2), "theta": Fraction(1, 2)}]),
-    closed_form=_rate_closed_form,
+    grid=average_rate_grid,
+    closed_form=average_rate_closed_form,
     closed_form_text=("best potential v = 1/(η(1 - θ'/2)) and floor ηLc/(4(1 - θ'/2)) σ_G^2, "
                       "θ' = ηL(1 + c/2); at the stated v = 2/η the certified floor is "
                       "ηLc/2 σ_G^2 (at_stated_potential)"),
