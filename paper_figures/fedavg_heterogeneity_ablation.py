@@ -11,21 +11,11 @@ from __future__ import annotations
 
 import sys
 
-from fedtheory.claims import get_claim
-from fedtheory.plotting import figure_script_args
-from fedtheory.plotting.figures import draw_result
+from fedtheory.plotting.figures import claim_figure_script
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = figure_script_args(__doc__, argv)
-    preset = "quick" if args.quick else "full"
-    res = get_claim("fedavg.heterogeneity_ablation").verify(preset=preset, seed=args.seed)
-    paths = draw_result(res, args.out)
-    print(f"{res.id}: {res.verdict.value}")
-    for c in res.checks:
-        print(f"  {c.name}: {c.passed} {c.undecided or ''}")
-    print("\n".join(paths))
-    return 0
+    return claim_figure_script("fedavg.heterogeneity_ablation", __doc__ or "", argv)
 
 
 if __name__ == "__main__":

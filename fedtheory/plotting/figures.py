@@ -32,7 +32,7 @@ from fedtheory.plotting import (
     save_figure,
 )
 
-__all__ = ["PLOTTERS", "draw_result", "figure_file", "render"]
+__all__ = ["PLOTTERS", "claim_figure_script", "draw_result", "figure_file", "render"]
 
 #: The plotters a :class:`~fedtheory.claims.evidence.Figure` may name: each takes the
 #: figure's ``data`` as keyword arguments and returns a matplotlib figure.
@@ -96,6 +96,24 @@ def figure_file(figure_dir: Path | str, claim_id: str, name: str) -> Path:
     'figs/ocs_experiment__sqrt_n'
     """
     return Path(figure_dir) / f"{claim_id.replace('.', '_')}__{name}"
+
+
+def claim_figure_script(claim_id: str, doc: str, argv: list[str] | None = None) -> int:
+    """The body of a figure script that verifies ``claim_id`` (all its checks, on the
+    preset's data: ``--quick`` or the full preset, ``--seed``) and draws its figures into
+    ``--out`` with the verdict in the heading (:func:`draw_result`), printing the verdict,
+    each check's outcome and the paths; ``doc`` is the script's usage text."""
+    from fedtheory.claims.registry import get_claim
+    from fedtheory.plotting import figure_script_args
+
+    args = figure_script_args(doc, argv)
+    res = get_claim(claim_id).verify(preset="quick" if args.quick else "full", seed=args.seed)
+    paths = draw_result(res, args.out)
+    print(f"{res.id}: {res.verdict.value}")
+    for c in res.checks:
+        print(f"  {c.name}: {c.passed} {c.undecided or ''}")
+    print("\n".join(paths))
+    return 0
 
 
 def draw_result(result: ClaimResult, figure_dir: Path | str | None) -> list[str]:
