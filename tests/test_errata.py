@@ -41,11 +41,12 @@ from fedtheory.errata import (
 from fedtheory.report import write_json
 from fedtheory.schema import digest
 
+from ._browser import CHROMEDRIVER, CHROMIUM, headless_chromium
+
 # one worker for the module: one report, one browser
 pytestmark = pytest.mark.xdist_group("errata")
 
 CLAIMS = ("ocs.closed_form", "ocs.closed_form.corrected", "is.unbiased")
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 
 
@@ -307,28 +308,10 @@ def test_math_and_text_helpers() -> None:
 def _browser_or_skip(mp: pytest.MonkeyPatch) -> Any:
     """A headless Chromium from Debian's packages (skips without it); ``mp`` makes Selenium
     Manager (which would download a browser) fail if it is ever asked."""
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip(f"no headless browser: {CHROMIUM} and {CHROMEDRIVER} are needed "
-                    "(apt-get install chromium chromium-driver)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-        from selenium.webdriver.common import selenium_manager
-    except ImportError:
-        pytest.skip('selenium is not installed (pip install -e ".[dev]")')
-
-    def no_download(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("Selenium Manager was asked for a browser or driver")
-
-    mp.setattr(selenium_manager.SeleniumManager, "binary_paths", no_download)
-    opts = Options()
-    opts.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1200,900", "--disable-extensions", "--no-first-run"):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
+    return headless_chromium(mp, ("--headless=new", "--no-sandbox", "--disable-gpu",
+                                  "--disable-dev-shm-usage", "--window-size=1200,900",
+                                  "--disable-extensions", "--no-first-run"),
+                             {"goog:loggingPrefs": {"browser": "ALL"}})
 
 
 @pytest.fixture(scope="module")

@@ -29,9 +29,10 @@ from fedtheory.papers import references
 from fedtheory.report import entry, provenance, write_json
 from fedtheory.runner import draw_figures
 
+from ._browser import headless_chromium
+
 pytestmark = pytest.mark.xdist_group("errata-browser")
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 #: A few cheap claims per seed: refuted ones with their corrections (long statements, exact
 #: counterexamples, sympy prints), confirmed ones for the table, checks that draw figures.
@@ -53,29 +54,11 @@ PRINT_WIDTH = 680
 def _driver(tmp: Path, mp: pytest.MonkeyPatch) -> Any:
     """A headless Chromium from Debian's packages (skips without it), with a fresh profile in
     ``tmp``; ``mp`` makes Selenium Manager (which would download a browser) fail if asked."""
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip(f"no headless browser: {CHROMIUM} and {CHROMEDRIVER} are needed "
-                    "(apt-get install chromium chromium-driver)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-        from selenium.webdriver.common import selenium_manager
-    except ImportError:
-        pytest.skip('selenium is not installed (pip install -e ".[dev]")')
-
-    def no_download(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("Selenium Manager was asked for a browser or driver")
-
-    mp.setattr(selenium_manager.SeleniumManager, "binary_paths", no_download)
-    opts = Options()
-    opts.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                "--disable-background-networking", "--no-first-run",
-                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                "--hide-scrollbars", f"--user-data-dir={tmp}", f"--window-size={WIDTH},900"):
-        opts.add_argument(arg)
-    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
+    return headless_chromium(mp, (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--no-first-run", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", "--hide-scrollbars", f"--user-data-dir={tmp}",
+        f"--window-size={WIDTH},900"))
 
 
 @pytest.fixture(scope="module")
