@@ -393,8 +393,7 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
     if getattr(sys.modules.get("fedtheory.claims.registry"), "_loaded", False):
         with contextlib.suppress(Exception):  # a convenience: never a reason for a run to fail
             index.refresh()  # every claim is imported now: the index costs milliseconds
-    # Output paths are checked before any work: a bad one costs a second, not a run.
-    _check_outputs(args)
+    # (output paths were checked by cmd_verify before any work; the writer checks again)
     if args.json:
         remove_stale_temporary(Path(args.json).parent, Path(args.json).name)
     fig_dir = str(Path(args.report) / "figures") if args.report else None
