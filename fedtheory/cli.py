@@ -637,9 +637,9 @@ def cmd_recheck(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    """Write a claim skeleton (:mod:`fedtheory.scaffold`) and say how to go on."""
+    """Write a claim skeleton (:mod:`fedtheory.claim_skeleton`) and say how to go on."""
+    from fedtheory.claim_skeleton import write_skeleton
     from fedtheory.commands import command
-    from fedtheory.scaffold import write_skeleton
 
     path = write_skeleton(args.id, args.kind, args.dir)
     print(f"wrote {path}: fill in its statement and checks (each raises NotImplementedError "
@@ -752,7 +752,7 @@ def build_parser() -> argparse.ArgumentParser:
     claims_option(pe)
     pe.set_defaults(func=cmd_errata)
 
-    from fedtheory.scaffold import KINDS  # the standard library only
+    from fedtheory.claim_skeleton import KINDS  # the standard library only
 
     pk = sub.add_parser("recheck", help="re-check every certificate of a report (verify "
                         "--certify) in exact rational arithmetic, without a solver")

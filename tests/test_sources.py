@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from fedtheory.claim_skeleton import skeleton
 from fedtheory.claims.sources import claim_files, module_name_for
 from fedtheory.cli import main
-from fedtheory.scaffold import skeleton
 
 from ._demo import demo_package
 
