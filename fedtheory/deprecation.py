@@ -52,6 +52,8 @@ __all__ = ["MOVED", "moved", "moves_of", "new_place"]
 MOVED: dict[str, str] = {
     # issue 31: the `fedtheory new` claim skeleton generator, apart from SCAFFOLD the algorithm
     "fedtheory.scaffold": "fedtheory.claim_skeleton",
+    # issue 31: certificates read from a report, apart from the claims' checks (claims.checks)
+    "fedtheory.certify.checks": "fedtheory.certify.reported_certificates",
 }
 
 # names a module keeps for itself: never forwarded to the new place

@@ -110,13 +110,13 @@ def test_linear_rate_rechecked() -> None:
     """A linear rate (gradient descent, rho = max(|1 - ηL|, |1 - ημ|)^2, its lower certificate
     recomputed from the step): re-checked exactly; a smaller rate, a lower bound that is not
     the step's, or another kind is refused."""
-    from fedtheory.certify.checks import CertificateError
     from fedtheory.certify.lyapunov import (
         RateStep,
         check_rate_certificate,
         gradient_descent_model,
         recheck_rate_instance,
     )
+    from fedtheory.certify.reported_certificates import CertificateError
 
     step = RateStep("gd", lambda q: gradient_descent_model(1, Fr(1, 4), Fr(1, 2)),
                     lambda quick: [{}])

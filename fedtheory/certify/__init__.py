@@ -11,8 +11,8 @@ inequality over a function class, with certificates checked in exact arithmetic.
   necessary interpolation, lower certificates from explicit functions);
 * :mod:`~fedtheory.certify.recheck`: a report's certificates (one-step and rate) re-checked
   in exact arithmetic without a solver, proofs for every n re-derived from the claim's code
-  (``fedtheory recheck --from REPORT.json``); :mod:`~fedtheory.certify.checks`: reading a
-  certificate from a report (sizes and fractions validated before any arithmetic);
+  (``fedtheory recheck --from REPORT.json``); :mod:`~fedtheory.certify.reported_certificates`:
+  reading a certificate from a report (sizes and fractions validated before any arithmetic);
 * :mod:`~fedtheory.certify.pepit_bridge`: the optional PEPit cross-check and the extra's
   availability (``pip install "fedtheory[pep]"``).
 * :mod:`~fedtheory.certify.symmetric` (and :mod:`~.symmetric_pep`): client-symmetric

@@ -47,10 +47,10 @@ import numpy as np
 
 from fedtheory import solver_log
 
-from .checks import CertificateError, _frac, _lower, _short
 from .exact import is_psd
 from .onestep import _gram_or_factor, _text
 from .pep import Expr, Pep, _solve_quietly
+from .reported_certificates import CertificateError, _frac, _lower, _short
 
 __all__ = ["RateBuilt", "RateOutOfScope", "RateStep", "certify_rate", "certify_rate_instance",
            "check_rate_certificate", "gradient_descent_model", "mean_square_lower",

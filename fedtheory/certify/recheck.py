@@ -45,9 +45,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .checks import MAX_DIGITS, MAX_DIM, CertificateError, _lower, _short, _upper
 from .lyapunov import check_rate_certificate
 from .onestep import OneStep, _fmt
+from .reported_certificates import MAX_DIGITS, MAX_DIM, CertificateError, _lower, _short, _upper
 
 __all__ = ["CHECKERS", "MAX_DIGITS", "MAX_DIM", "CertificateError", "recheck_proofs",
            "recheck_rate_row", "recheck_row"]
