@@ -109,8 +109,10 @@ def moved(module_globals: dict[str, Any], names: Mapping[str, str] | None = None
     "new.module:Name"``, adds to them; ``tests/test_public_api.py`` requires every such
     name to have its row in :data:`MOVED` too, where the documentation reads it). Call it
     last in the module: a ``__getattr__`` the module already defines is kept and asked first,
-    for the names it answers. A name the module defines itself is never forwarded. ``ValueError``
-    for a module with no move at all (a shim without its row).
+    for the names it answers. A name the module defines itself is never forwarded, and ``dir()``
+    does not list the moved names (a tool that reads every name it lists, as a doctest finder
+    does, would warn on each). ``ValueError`` for a module with no move at all (a shim without
+    its row).
     """
     module = module_globals["__name__"]
     whole, single = moves_of(module)
@@ -145,11 +147,4 @@ def moved(module_globals: dict[str, Any], names: Mapping[str, str] | None = None
         warnings.warn(_message(module, name, target), DeprecationWarning, stacklevel=2)
         return value
 
-    def __dir__() -> list[str]:
-        found = set(module_globals) | set(single)
-        if whole is not None:
-            found |= set(dir(importlib.import_module(whole)))
-        return sorted(found)
-
     module_globals["__getattr__"] = __getattr__
-    module_globals["__dir__"] = __dir__
