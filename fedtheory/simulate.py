@@ -189,6 +189,9 @@ def max_threads(n: int) -> Iterator[None]:
 #: Replicas named in a :class:`DivergenceWarning` before the list is shortened.
 _LISTED_REPLICAS = 10
 
+#: Step-size factors of a schedule listed in a result's ``config`` (a larger table: its shape).
+_LISTED_FACTORS = 4096
+
 #: Table elements (chunk * n * d) a table rule may hold at once when ``chunk`` is None.
 _TABLE_BUDGET = 1 << 24
 
@@ -433,7 +436,9 @@ def _result(engine: Engine, chunks: list[dict[str, Any]], chunk: int, workers: i
     if local.batches is not None:
         config["batches"] = repr(local.batches)
     if local.schedule is not None:  # the factors within a round, (E,) or (T, E)
-        config["lr_schedule"] = local.schedule.tolist()
+        table = local.schedule
+        config["lr_schedule"] = (table.tolist() if table.size <= _LISTED_FACTORS
+                                 else f"{table.shape} step-size factors")
     return SimulationResult(
         rounds=np.asarray(engine.record),
         f_gap=traces["f_gap"], grad_norm2=traces["grad_norm2"], dist2=traces["dist2"],

@@ -220,3 +220,17 @@ def test_local_work_object_takes_the_schedule() -> None:
     np.testing.assert_allclose(res.x[0], ref, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="lr_schedule must not be given together with local="):
         simulate(quad, "fedavg", FULL, rounds=2, replicas=1, local=local, lr_schedule=[1.0])
+
+
+def test_one_step_per_round_is_a_decaying_server_step() -> None:
+    # tau = 1: x_{t+1} = x_t - eta/(1+t) grad f(x_t); a (T, 1) table is listed by its shape
+    # in the result's config once it is large
+    quad = _quadratic(5)
+    T = 4200
+    res = simulate(quad, "fedavg", FULL, rounds=T, replicas=1, lr=0.5,
+                   lr_schedule=lambda t, k: 1 / (1 + t), x0=X0, record_every=T)
+    x = X0.copy()
+    for t in range(T):
+        x = x - 0.5 / (1 + t) * quad.grad(x[None])[0]
+    np.testing.assert_allclose(res.x[0], x, rtol=0, atol=1e-12)
+    assert res.config["lr_schedule"] == f"{(T, 1)} step-size factors"

@@ -112,13 +112,16 @@ def _evaluate(fn: Callable[[int, int], Any], rounds: int, steps: int) -> np.ndar
 def resolve_schedule(schedule: Schedule | None, rounds: int,
                      steps: int) -> np.ndarray | None:
     """The run's factors: ``(steps,)`` or ``(rounds, steps)`` (a callable is evaluated for
-    every round ``t < rounds`` and step ``k < steps``), None for no schedule or one of ones.
+    every round ``t < rounds`` and step ``k < steps``; a table whose rounds are all alike
+    becomes its one row), None for no schedule or one of ones.
     A ``ValueError`` naming ``lr_schedule`` when its shape is not the run's (``steps``: the
     most local steps of a pair, the length :math:`E` of a 1-D schedule; ``rounds``: the run's
     rounds).
 
+    >>> resolve_schedule(lambda t, k: 1 / (1 + t + k), 2, 3).tolist()
+    [[1.0, 0.5, 0.3333333333333333], [0.5, 0.3333333333333333, 0.25]]
     >>> resolve_schedule(lambda t, k: 1 / (1 + k), 2, 3).tolist()
-    [[1.0, 0.5, 0.3333333333333333], [1.0, 0.5, 0.3333333333333333]]
+    [1.0, 0.5, 0.3333333333333333]
     >>> resolve_schedule([1.0, 1.0], 10, 2) is None
     True
     >>> resolve_schedule([1.0, 0.5], 10, 3)
@@ -143,6 +146,8 @@ def resolve_schedule(schedule: Schedule | None, rounds: int,
                              f"per round, one factor per local step), got {table.shape}")
     if np.all(table == 1.0):
         return None
+    if table.ndim == 2 and np.all(table == table[:1]):  # the same factors every round
+        table = table[0]
     table = np.array(table, dtype=float)
     table.flags.writeable = False
     return table
