@@ -202,14 +202,22 @@ def test_hostile_schedules_are_refused_before_any_work(schedule, kw, match) -> N
     assert prob.rows == 0
 
 
-def test_schedule_with_minibatches_is_refused() -> None:
+@pytest.mark.parametrize("steps", [3, np.array([3, 1, 2, 3])])
+def test_minibatch_steps_apply_the_schedule(steps) -> None:
+    # batches of every sample: each step's mini-batch gradient is the client's gradient, so
+    # the mini-batch route with a schedule is the plain route with it (to rounding)
     from fedtheory.engine import MiniBatches
     from fedtheory.problems.logistic import make_logistic_problem
 
     prob = make_logistic_problem("digits", n_clients=4, seed=0)
-    with pytest.raises(ValueError, match="lr_schedule is not supported with batches="):
-        simulate(prob, "fedavg", BernoulliParticipation(1.0, n=4), rounds=2, replicas=1,
-                 lr=0.1, local_steps=2, batches=MiniBatches(8), lr_schedule=[1.0, 0.5])
+    kw = dict(rounds=3, replicas=2, lr=0.5, local_steps=steps, lr_schedule=[1.0, 0.5, 0.25],
+              seed=1)
+    part = BernoulliParticipation(1.0, n=4)
+    batch = simulate(prob, "fedavg", part, batches=MiniBatches(int(prob.sizes.max())), **kw)
+    plain = simulate(prob, "fedavg", part, **kw)
+    np.testing.assert_allclose(batch.x, plain.x, rtol=1e-10, atol=1e-13)
+    const = simulate(prob, "fedavg", part, **(kw | {"lr_schedule": None}))
+    assert np.abs(plain.x - const.x).max() > 1e-3  # (the schedule changes the run)
 
 
 def test_local_work_object_takes_the_schedule() -> None:

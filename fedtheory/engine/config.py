@@ -408,9 +408,6 @@ class EngineConfig:
             raise ValueError(f"lr_schedule needs the most local steps known before the run: "
                              f"local_steps must be an int, (n,) ints or a LocalStepsDraw, got "
                              f"{steps!r}")
-        if local.batches is not None:
-            raise ValueError(f"lr_schedule is not supported with batches={local.batches!r} "
-                             f"(mini-batch steps take one step size)")
         if type(rule).correction is not Rule.correction:
             raise ValueError(f"lr_schedule is not supported with rule {rule.name!r} (its drift "
                              f"correction assumes one step size within a round)")

@@ -26,7 +26,8 @@ of the steps (``fuse_local_steps``) stays exact when every round's factors are o
 (:math:`s_{t,k} = s_t`: a per-round decay): round :math:`t` runs the closed form with step
 size :math:`\eta s_t` and scales its update by :math:`s_t`; a schedule that varies within a
 round runs the plain steps (``fuse_local_steps=True`` is then an error). The problem's own
-``local_steps`` take one step size and are not used with a schedule (the plain steps are).
+``local_steps`` take one step size and are not used with a schedule (the plain steps are);
+mini-batch steps (:class:`~fedtheory.engine.MiniBatches`) apply it as the plain steps do.
 """
 
 from __future__ import annotations
