@@ -27,7 +27,11 @@ of the steps (``fuse_local_steps``) stays exact when every round's factors are o
 size :math:`\eta s_t` and scales its update by :math:`s_t`; a schedule that varies within a
 round runs the plain steps (``fuse_local_steps=True`` is then an error). The problem's own
 ``local_steps`` take one step size and are not used with a schedule (the plain steps are);
-mini-batch steps (:class:`~fedtheory.engine.MiniBatches`) apply it as the plain steps do.
+mini-batch steps (:class:`~fedtheory.engine.MiniBatches`) apply it as the plain steps do, and
+a round-aware process's :meth:`~fedtheory.participation.RoundView.updates` are those of the
+schedule. Refused (a ``ValueError`` when the run is configured): a callable ``local_steps``
+(its most steps are unknown before the run) and a rule with a drift correction (SCAFFOLD's
+control variates assume one step size within a round).
 """
 
 from __future__ import annotations
