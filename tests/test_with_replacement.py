@@ -179,3 +179,25 @@ def test_zero_probability_client_is_refused_by_an_importance_weighted_rule() -> 
     with pytest.raises(ValueError, match="must be positive for the importance-weighted rule"):
         simulate(prob, "fedavg_is", WithReplacementParticipation([0.0, 1.0], 2), rounds=1,
                  replicas=1, lr=0.1)
+
+
+@pytest.mark.parametrize("K", [1, 5, 64, 65, 200])
+def test_float_moments_of_the_set_are_the_exact_ones(K: int) -> None:
+    # the positive series up to 64 draws, expm1 and inclusion-exclusion beyond
+    d = WithReplacementSampling([Fraction(1, 100), Fraction(3, 100), Fraction(96, 100)], K)
+    exact_P = d.P_exact.astype(float)
+    np.testing.assert_allclose(d.p, d.p_exact.astype(float), rtol=1e-13, atol=0)
+    np.testing.assert_allclose(d.P, exact_P, rtol=1e-12 if K <= 64 else 0, atol=0
+                               if K <= 64 else 1e-15)
+
+
+def test_sample_counts() -> None:
+    d = WithReplacementSampling([0.0, 0.25, 0.75], 7)
+    counts = d.sample_counts(np.random.default_rng(0), 1000)
+    assert counts.shape == (1000, 3) and (counts.sum(axis=1) == 7).all()
+    assert not counts[:, 0].any()  # p_0 = 0: never drawn
+    np.testing.assert_array_equal(d.sample(np.random.default_rng(0), 1000), counts > 0)
+    with pytest.raises(ValueError, match="rng must be a numpy.random.Generator"):
+        d.sample_counts(0, 3)
+    with pytest.raises(ValueError, match="replicas must be a non-negative integer"):
+        d.sample_counts(np.random.default_rng(0), -1)
