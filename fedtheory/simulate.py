@@ -189,6 +189,9 @@ def max_threads(n: int) -> Iterator[None]:
 #: Replicas named in a :class:`DivergenceWarning` before the list is shortened.
 _LISTED_REPLICAS = 10
 
+#: Step-size factors of a schedule listed in a result's ``config`` (a larger table: its shape).
+_LISTED_FACTORS = 4096
+
 #: Table elements (chunk * n * d) a table rule may hold at once when ``chunk`` is None.
 _TABLE_BUDGET = 1 << 24
 
@@ -313,6 +316,7 @@ KEYWORDS: dict[str, tuple[str, str]] = {
     "bit_generator": ("run", "bit_generator"), "streams": ("run", "streams"),
     "lr": ("local", "lr"), "local_steps": ("local", "steps"), "batches": ("local", "batches"),
     "noise": ("local", "noise"), "fuse_local_steps": ("local", "fuse"),
+    "lr_schedule": ("local", "schedule"),
     "global_lr": ("server", "global_lr"), "momentum": ("server", "momentum"),
     "x0": ("server", "x0"),
     "record_every": ("metrics", "every"), "record_rounds": ("metrics", "rounds"),
@@ -431,6 +435,10 @@ def _result(engine: Engine, chunks: list[dict[str, Any]], chunk: int, workers: i
         config["streams"] = list(run.streams)
     if local.batches is not None:
         config["batches"] = repr(local.batches)
+    if local.schedule is not None:  # the factors within a round, (E,) or (T, E)
+        table = local.schedule
+        config["lr_schedule"] = (table.tolist() if table.size <= _LISTED_FACTORS
+                                 else f"{table.shape} step-size factors")
     return SimulationResult(
         rounds=np.asarray(engine.record),
         f_gap=traces["f_gap"], grad_norm2=traces["grad_norm2"], dist2=traces["dist2"],
@@ -472,7 +480,8 @@ def simulate(
     or, equivalently, by keywords, each setting one field of one object (:data:`KEYWORDS`;
     a keyword together with its object is an error): ``rounds, replicas, seed,
     first_replica, dtype, bit_generator, streams`` (:class:`Run`); ``lr, local_steps,
-    batches, noise, fuse_local_steps`` (:class:`LocalWork`); ``global_lr, momentum, x0``
+    batches, noise, fuse_local_steps, lr_schedule`` (:class:`LocalWork`; the step sizes
+    within a round, :mod:`fedtheory.engine.schedule`); ``global_lr, momentum, x0``
     (:class:`Server`); ``record_every, record_rounds, extra_metrics, keep_replicas,
     bits_per_float, observe, skip_metrics`` (:class:`Metrics`); ``chunk, workers,
     thread_limit`` (:class:`Execution`, never the numbers: by default chunks keep a round's

@@ -6,6 +6,7 @@
   against each other (the one compatibility check of a run, and its budget);
 * :mod:`~fedtheory.engine.steps`: what local work may be asked (:data:`LocalSteps`,
   :class:`LocalStepsDraw`, :class:`MiniBatches`, :func:`resolve_local_steps`);
+* :mod:`~fedtheory.engine.schedule`: the step sizes within a round (``LocalWork(schedule=)``);
 * :mod:`~fedtheory.engine.protocols`: what the engine asks of the components, declared;
 * :mod:`~fedtheory.engine.streams`: the per-replica random streams, named (:class:`Stream`),
   and the normals drawn ahead (:class:`NormalStreams`);

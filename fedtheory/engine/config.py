@@ -26,6 +26,7 @@ from fedtheory.budget import check_simulation
 from fedtheory.engine.measure import METRICS
 from fedtheory.engine.noise import NoiseKind
 from fedtheory.engine.protocols import sees_the_round
+from fedtheory.engine.schedule import check_schedule, fusable, resolve_schedule
 from fedtheory.engine.steps import (
     LocalSteps,
     LocalStepsDraw,
@@ -145,7 +146,9 @@ class LocalWork:
     :class:`LocalStepsDraw` or a callable), on its full data (``batches=None``) or on
     :class:`MiniBatches`, with gradient ``noise`` (a noise model, or None) and, when exact,
     the problem's closed form of the steps (``fuse``: None decides, True insists, False
-    refuses).
+    refuses); ``schedule``: the step sizes within a round, ``lr`` times its factors (an
+    ``(E,)`` or ``(T, E)`` array or a callable ``(t, k) -> float``: :mod:`fedtheory.engine.
+    schedule`; None: ``lr`` at every step).
 
     >>> LocalWork(lr=0.1, steps=4).steps
     4
@@ -156,6 +159,7 @@ class LocalWork:
     batches: MiniBatches | None = None
     noise: NoiseSampler | None = None
     fuse: bool | None = None
+    schedule: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lr", positive_reals("lr", self.lr))
@@ -176,6 +180,7 @@ class LocalWork:
             raise ValueError(f"noise must be a noise model with .sample(), got {self.noise!r}")
         if self.fuse is not None:
             _check_bool("fuse_local_steps", self.fuse)
+        object.__setattr__(self, "schedule", check_schedule(self.schedule))
 
 
 @dataclass(frozen=True, eq=False)
@@ -383,9 +388,30 @@ class EngineConfig:
             set_(self, "p", given)
         x0 = np.zeros(d) if server.x0 is None else finite_array(
             "x0", server.x0, [(d,), (replicas, d)], shape_text=f"({d},) or ({replicas}, {d})")
-        set_(self, "local", replace(local, steps=local_steps))
+        set_(self, "local", replace(local, steps=local_steps,
+                                    schedule=self._schedule(local, local_steps, rule)))
         set_(self, "server", replace(server, x0=x0))
         self._local_work(local_steps)
+
+    def _schedule(self, local: LocalWork, steps: Any, rule: Rule) -> np.ndarray | None:
+        """The run's step-size factors within a round (:func:`~fedtheory.engine.schedule.
+        resolve_schedule`), checked against the local work it applies to."""
+        if local.schedule is None:
+            return None
+        if isinstance(steps, LocalStepsDraw):
+            most = steps.max
+        elif isinstance(steps, np.ndarray):
+            most = int(steps.max())
+        elif isinstance(steps, int):
+            most = steps
+        else:
+            raise ValueError(f"lr_schedule needs the most local steps known before the run: "
+                             f"local_steps must be an int, (n,) ints or a LocalStepsDraw, got "
+                             f"{steps!r}")
+        if type(rule).correction is not Rule.correction:
+            raise ValueError(f"lr_schedule is not supported with rule {rule.name!r} (its drift "
+                             f"correction assumes one step size within a round)")
+        return resolve_schedule(local.schedule, self.run.rounds, most)
 
     def _stationary(self, participation: Any, rule: Rule, replicas: int, n: int) -> None:
         """Set ``p`` and ``expected_participants`` from the process's stationary law."""
@@ -448,6 +474,10 @@ class EngineConfig:
                 raise ValueError(f"problem.sizes must be (n,) = ({prob.n},) positive integers, "
                                  f"got {prob.sizes!r}")
             return
+        if local.fuse and not fusable(local.schedule):
+            raise ValueError("fuse_local_steps=True needs one step size within each round: "
+                             "lr_schedule's factors vary within a round (the closed form "
+                             "fuses a schedule with one factor per round only)")
         if local.fuse and not self.can_fuse:
             raise ValueError(
                 "fuse_local_steps=True needs a problem with closed-form local steps (declared "
@@ -460,13 +490,15 @@ class EngineConfig:
     @property
     def can_fuse(self) -> bool:
         """Whether the closed form of the local steps is exact for this run: the problem
-        declares it and can, the noise is additive Gaussian (or none), and one lr."""
+        declares it and can, the noise is additive Gaussian (or none), one lr, and no
+        schedule or one factor per round."""
         from fedtheory.problems.base import Capability
 
         _, prob, caps = hot_problem(self.problem)
         return (Capability.FUSED_LOCAL_STEPS in caps and bool(prob.can_fuse_local_steps)
                 and NoiseKind.of(self.local.noise) in (NoiseKind.NONE, NoiseKind.ADDITIVE)
-                and not isinstance(_one_if_equal(self.local.lr), np.ndarray))
+                and not isinstance(_one_if_equal(self.local.lr), np.ndarray)
+                and fusable(self.local.schedule))
 
     def check_budget(self, chunk: int, workers: int, max_work: float | None = None) -> None:
         """Refuse the run, before it allocates anything, when its estimated work or memory in

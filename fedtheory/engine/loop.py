@@ -25,6 +25,7 @@ from fedtheory.engine.local_work import LocalWorkStrategy, MiniBatchSteps, choos
 from fedtheory.engine.measure import METRICS, Measure, Recorder, RoundRecord
 from fedtheory.engine.noise import GradientNoise
 from fedtheory.engine.protocols import ClientLosses, PerReplicaParts, sees_the_round
+from fedtheory.engine.schedule import round_factors
 from fedtheory.engine.steps import LocalStepsDraw, MiniBatches, _check_taus
 from fedtheory.engine.streams import Stream, replica_streams
 from fedtheory.participation.base import RoundView
@@ -75,6 +76,7 @@ class Engine:
     stack: Any  # the ProblemStack of a run whose replicas have their own problems, or None
     hot: Any  # the problem the hot path calls
     lr_rows: np.ndarray | None
+    factors: np.ndarray | None
     work: LocalWorkStrategy
     measure: Measure
     loss_gap: Any  # the problem's exact f - f*, or None
@@ -104,6 +106,10 @@ class Engine:
         self.record = self.metrics.record_rounds(self.run.rounds)
         #: the replicas' learning rates when they differ, ``(R,)``, else None (``self.lr``)
         self.lr_rows = self.lr if isinstance(self.lr, np.ndarray) else None
+        #: the step-size factors within a round, ``(E,)`` or ``(T, E)`` in the run's dtype
+        #: (:mod:`fedtheory.engine.schedule`), else None
+        self.factors = (None if self.local.schedule is None
+                        else np.asarray(self.local.schedule, dtype=self.dtype))
         # (R,) when either rate is per replica
         self.step_size = _one_if_equal(self.server.global_lr) * self.lr
         self.bits_per_update = self.d * self.metrics.bits_per_float * self.rule.floats_per_update
@@ -171,6 +177,20 @@ class Engine:
         if self.lr_rows is None:
             return self.dtype.type(self.lr)
         return self.lr_rows[part.rows + work["first"]].astype(self.dtype)[:, None]
+
+    def step_factors(self, work: dict[str, Any]) -> np.ndarray | None:
+        r"""The factors :math:`s_{t,k}` of this round's local steps (``work["round"]``
+        :math:`= t + 1`), ``(E,)`` in the run's dtype, or None without a schedule."""
+        return round_factors(self.factors, int(work.get("round", 1)) - 1)
+
+    def round_lr(self, work: dict[str, Any]) -> tuple[Any, Any]:
+        r"""The closed form's step size of this round and the factor its update is scaled
+        by: :math:`(\eta s_t, s_t)` for a schedule of one factor per round, else
+        :math:`(\eta, \text{None})`."""
+        s = self.step_factors(work)
+        if s is None:
+            return self.lr, None
+        return self.lr * float(s[0]), s[0]
 
     def pair_steps(self, part: Participants, work: dict[str, Any]) -> np.ndarray | None:
         """``(K,)`` local steps of the pairs of ``part`` this round, or None when every pair

@@ -53,6 +53,7 @@ from fedtheory.participation.power_of_choice import PowerOfChoice
 from fedtheory.participation.replay import ReplayParticipation
 from fedtheory.participation.stack import ProcessStack
 from fedtheory.participation.uniform import UniformParticipation
+from fedtheory.participation.with_replacement import WithReplacementParticipation
 
 # still importable from here, as before (their home is fedtheory.sampling)
 from fedtheory.sampling.designs import IndependentSampling as IndependentSampling
@@ -82,6 +83,7 @@ __all__ = [
     "RNGLike",
     "ReplayParticipation",
     "UniformParticipation",
+    "WithReplacementParticipation",
     "get_process",
     "process_name",
     "process_of_design",

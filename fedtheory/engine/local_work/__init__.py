@@ -41,6 +41,7 @@ def choose(engine: Any) -> LocalWorkStrategy:
     if fuse:
         return FusedSteps(engine)
     if (engine.tau_max > 1 and Capability.LOCAL_STEPS in caps
-            and engine.lr_rows is None):  # a problem's own steps take one lr
+            and engine.lr_rows is None  # a problem's own steps take one lr
+            and engine.factors is None):  # (and no schedule within the round)
         return ProblemSteps(engine)
     return PlainSteps(engine)

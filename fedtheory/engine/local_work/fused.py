@@ -1,7 +1,9 @@
 r"""The closed form of the local steps (``Capability.FUSED_LOCAL_STEPS``, exact for additive
 Gaussian noise or none, one lr): ``fused_local_steps(y, clients, lr, tau, correction=,
 normals=, noise_sd=, out=)``, one normal per coordinate per pair instead of :math:`\tau`;
-per-client counts by one call per distinct :math:`\tau` on the normals of all pairs."""
+per-client counts by one call per distinct :math:`\tau` on the normals of all pairs; a
+schedule of one factor :math:`s_t` per round by the step size :math:`\eta s_t`, the update
+scaled by :math:`s_t`."""
 
 from __future__ import annotations
 
@@ -32,9 +34,12 @@ class FusedSteps(LocalWorkStrategy):
         cols = e.client_ids(part, work)
         y0 = self.start_points(x, part, work)
         z = self._normals(part, rngs, work)
+        lr, scale = e.round_lr(work)  # (a schedule of one factor per round: lr s_t, s_t)
         upd = e.hot.fused_local_steps(
-            y0, cols, e.lr, tau, correction=corr, normals=z, noise_sd=e.noise_route.sd,
+            y0, cols, lr, tau, correction=corr, normals=z, noise_sd=e.noise_route.sd,
             out=scratch(work, "upd", K, e.d, e.dtype))
+        if scale is not None:
+            upd *= scale
         return upd, K
 
     def varied(self, x: np.ndarray, part: Participants, corr: np.ndarray | None, rngs: Any,
@@ -45,10 +50,13 @@ class FusedSteps(LocalWorkStrategy):
         y0 = self.start_points(x, part, work)
         z = self._normals(part, rngs, work)
         upd = scratch(work, "upd", K, e.d, e.dtype)
+        lr, scale = e.round_lr(work)
         for tv in np.unique(taus).tolist():
             idx = np.flatnonzero(taus == tv)
             upd[idx] = e.hot.fused_local_steps(
-                y0[idx], cols[idx], e.lr, int(tv),
+                y0[idx], cols[idx], lr, int(tv),
                 correction=None if corr is None else corr[idx],
                 normals=None if z is None else z[idx], noise_sd=e.noise_route.sd)
+        if scale is not None:
+            upd *= scale
         return upd, K

@@ -1,7 +1,8 @@
 """Local mini-batch SGD (:class:`~fedtheory.engine.MiniBatches`,
 ``Capability.MINIBATCH_GRADIENTS``):
 every step of a pair on a batch of its sample order, all pairs in one call of
-``minibatch_gradients``; the pairs with fewer steps drop out by masking."""
+``minibatch_gradients``; the pairs with fewer steps drop out by masking; a schedule's
+factors scale the steps as in the plain steps (:mod:`fedtheory.engine.schedule`)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ class MiniBatchSteps(LocalWorkStrategy):
         y[...] = self.start_points(x, part, work)
         total = scratch(work, "total", K, d, dt)
         lr = e.pair_lr(part, work)
+        factors = e.step_factors(work)  # (the schedule's factors of the round, or None)
         every = np.arange(K)
         for k in range(top):
             idx = every if k == 0 or steps.min() > k else np.flatnonzero(steps > k)
@@ -73,6 +75,8 @@ class MiniBatchSteps(LocalWorkStrategy):
                 e.noise_route.add(g, part if idx is every else subset(part, idx), rngs, work)
             if corr is not None:
                 g += corr if idx is every else corr[idx]
+            if factors is not None:
+                g *= factors[k]
             if k == 0:
                 total[...] = g
             elif idx is every:
@@ -125,6 +129,7 @@ class MiniBatchSteps(LocalWorkStrategy):
         lr = e.pair_lr(part, work)
         if np.ndim(lr):
             lr = lr[perm]
+        factors = e.step_factors(work)
         top = int(st[0])
         for k in range(top):
             c = K if k == 0 else int(active[k])
@@ -136,6 +141,8 @@ class MiniBatchSteps(LocalWorkStrategy):
                            dtype=dt)
             if cs is not None:
                 g += cs[:c]
+            if factors is not None:
+                g *= factors[k]
             if k == 0:
                 total[...] = g
             else:

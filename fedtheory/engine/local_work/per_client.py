@@ -29,10 +29,13 @@ class PerClientSteps(LocalWorkStrategy):
         y[...] = y0
         total = scratch(work, "total", K, d, dt)
         lr = e.pair_lr(part, work)
+        s = e.step_factors(work)  # (the schedule's factors of the round, or None)
         top = int(taus.max())
         for k in range(top):
             if k == 0:  # every pair runs at least one step
                 g = self.noisy(self.gradients(y, cols, work), part, rngs, work, corr)
+                if s is not None:
+                    g *= s[0]
                 total[...] = g
                 if top > 1:
                     g *= lr
@@ -43,6 +46,8 @@ class PerClientSteps(LocalWorkStrategy):
             yk = y[idx]
             g = self.noisy(self.gradients(yk, cols[idx], work), sub, rngs, work,
                            None if corr is None else corr[idx])
+            if s is not None:
+                g *= s[k]
             total[idx] += g
             if k + 1 < top:
                 g *= lr if np.ndim(lr) == 0 else lr[idx]

@@ -1,6 +1,8 @@
 """Plain local steps: repeated ``client_gradients`` (into the engine's buffers when the problem
 declares ``GRADIENTS_INTO_BUFFER``), :math:`y^{k+1} = y^k - \\eta(\\nabla f_i(y^k) + \\xi^k +
-c_i)`, the update the sum of the :math:`\\tau` gradients. Every problem can do it."""
+c_i)`, the update the sum of the :math:`\\tau` gradients (with a schedule, step :math:`k`'s
+size :math:`\\eta s_k` and the update :math:`\\sum_k s_k g^k`:
+:mod:`fedtheory.engine.schedule`). Every problem can do it."""
 
 from __future__ import annotations
 
@@ -25,7 +27,11 @@ class PlainSteps(PerClientSteps):
         cols = e.client_ids(part, work)
         y0 = self.start_points(x, part, work)
         if tau == 1:
-            return self.noisy(self.gradients(y0, cols, work), part, rngs, work, corr), K
+            g = self.noisy(self.gradients(y0, cols, work), part, rngs, work, corr)
+            s = e.step_factors(work)
+            if s is not None:  # the schedule's factor of the one step
+                g *= s[0]
+            return g, K
         return self.steps(y0, part, cols, corr, rngs, work, tau)
 
     def steps(self, y0: np.ndarray, part: Participants, cols: np.ndarray,
@@ -38,8 +44,11 @@ class PlainSteps(PerClientSteps):
         y[...] = y0
         total = scratch(work, "total", K, d, dt)
         lr = e.pair_lr(part, work)
+        s = e.step_factors(work)
         for k in range(tau):
             g = self.noisy(self.gradients(y, cols, work), part, rngs, work, corr)
+            if s is not None:  # step k's size lr * s[k]; the update sums s[k] g
+                g *= s[k]
             if k == 0:
                 total[...] = g
             else:
