@@ -124,7 +124,7 @@ def _markdown_for_sphinx(app: Sphinx, docname: str, source: list[str]) -> None:
     """A Markdown page as Sphinx reads it: ``:math:`x``` as ``{math}`x```, and a link to a
     file of the repository outside docs/ (``../README.md``) as a link to a copy of that file
     (MyST's ``path:``; as a page name it would be a missing document)."""
-    if app.env.doc2path(docname).suffix == ".md":
+    if Path(app.env.doc2path(docname)).suffix == ".md":
         text = _RST_MATH.sub(lambda m: "{math}`" + m.group(1) + "`", source[0])
         source[0] = _OUTSIDE_LINK.sub(lambda m: f"](path:{m.group(1)})", text)
 
