@@ -76,6 +76,7 @@ def inventory(path: Path) -> set[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("docs_build")  # one worker, one build for both
 def test_every_name_of_the_public_api_is_in_the_built_reference(built: Path) -> None:
     names = inventory(built / "objects.inv")
     missing = sorted(f"{m}.{n}" for m, n in API_NAMES if f"{m}.{n}" not in names)
@@ -87,6 +88,7 @@ _EXTERNAL = re.compile(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)=\"(?:h
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("docs_build")
 def test_no_page_loads_anything_from_outside(built: Path) -> None:
     pages = sorted(built.rglob("*.html"))
     assert len(pages) >= 8
