@@ -101,19 +101,21 @@ class ApiReference(SphinxDirective):
 
 
 class WorkedLemmas(SphinxDirective):
-    """Every Python file of docs/lemmas/ as a listing, helpers (``_*.py``) last."""
+    """Every Python file of docs/lemmas/ (its folders too) as a listing, by folder, helpers
+    (``_*.py``) after the claim files."""
 
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        files = sorted(LEMMAS.glob("*.py"), key=lambda p: (p.name.startswith("_"), p.name))
+        files = sorted(LEMMAS.rglob("*.py"),
+                       key=lambda p: (p.parent.parts, p.name.startswith("_"), p.name))
         out: list[nodes.Node] = []
         for path in files:
             self.env.note_dependency(str(path))
-            section = nodes.section(ids=[nodes.make_id(f"lemma-{path.stem}")])
-            section += nodes.title(text=f"docs/lemmas/{path.name}")
-            rel = Path("lemmas") / path.name
-            lines = [f".. literalinclude:: {rel.as_posix()}", "   :language: python", ""]
+            rel = path.relative_to(DOCS).as_posix()
+            section = nodes.section(ids=[nodes.make_id(f"lemma-{rel}")])
+            section += nodes.title(text=f"docs/{rel}")
+            lines = [f".. literalinclude:: {rel}", "   :language: python", ""]
             self.state.nested_parse(StringList(lines, source=str(path)), self.content_offset,
                                     section)
             out.append(section)
