@@ -131,8 +131,16 @@ def _markdown_for_sphinx(app: Sphinx, docname: str, source: list[str]) -> None:
         source[0] = _OUTSIDE_LINK.sub(lambda m: f"](path:{m.group(1)})", text)
 
 
+def _always_reread(app: Sphinx, env, added: set[str], changed: set[str],
+                   removed: set[str]) -> list[str]:
+    """The pages of ``.. api-reference::`` are read at every build: Sphinx sees a change of
+    docs/api.md, not of a docstring, and an incremental build would keep an old reference."""
+    return [doc for doc in env.found_docs if doc == "reference"]
+
+
 def setup(app: Sphinx) -> dict[str, object]:
     app.add_directive("api-reference", ApiReference)
     app.add_directive("worked-lemmas", WorkedLemmas)
     app.connect("source-read", _markdown_for_sphinx)
+    app.connect("env-get-outdated", _always_reread)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
