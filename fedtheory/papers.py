@@ -84,6 +84,8 @@ class Paper:
         ``(place, text)`` pairs (a dict is accepted), shown "as printed" beside the claim whose
         ``seed_ref`` names that place.
 
+    Notes
+    -----
     A paper of your own takes a key of lower-case letters, digits and ``-`` (not three digits:
     those are the seeds') and no ``seed_file``::
 
