@@ -38,6 +38,7 @@ from fedtheory.report import (
 from fedtheory.safetext import terminal_text
 from fedtheory.sandbox import RunInterrupted, clear_interrupt, note_interrupt
 from fedtheory.session import Progress, known_seconds
+from fedtheory.vocabulary import PRESETS
 
 if TYPE_CHECKING:
     from fedtheory.claims.core import ClaimResult
@@ -47,9 +48,7 @@ __all__ = ["Interrupted", "Progress", "build_parser", "main"]
 #: Lines printed by ``list`` fit this many columns.
 LIST_WIDTH = 100
 
-#: The size presets (:data:`fedtheory.claims.core.PRESETS`, which the claims are not imported
-#: to read; a test holds them equal).
-PRESETS = ("quick", "full")
+# The size presets: PRESETS, imported from fedtheory.vocabulary (no claim imported to read them).
 
 #: The provenance fields the committed catalogue keeps (what made the verdicts, not where).
 CATALOGUE_PROVENANCE = ("fedtheory_version", "commit", "dirty", "preset", "seed", "time",

@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fedtheory import verdicts
+from fedtheory import verdicts, vocabulary
 
 __all__ = [
     "REPORT_FORMAT",
@@ -63,18 +63,16 @@ __all__ = [
 #: The report format this version writes and reads (the document's ``version``).
 REPORT_FORMAT = "5"
 
-# The vocabulary's values, as in fedtheory.claims (core.Verdict, ClaimKind, CHECK_KINDS,
-# PRESETS; stated.ERRATUM_KINDS, MUTANT_KINDS; power.OUTCOMES). Copied, so that reading a
-# report imports no claim machinery (sympy); tests/test_schema.py holds them equal.
-VERDICTS = ("confirmed", "refuted", "inconclusive", "error")
-CLAIM_KINDS = ("identity", "upper bound", "lower bound", "closed form", "qualitative")
-BOUND_KINDS = ("upper bound", "lower bound")
-CHECK_KINDS = ("symbolic", "exact", "convex", "monte_carlo", "figure")
-PRESETS = ("quick", "full")
-ERRATUM_KINDS = ("typo", "wrong constant", "proof gap", "omitted hypothesis",
-                 "false statement", "not reproduced")
-MUTANT_KINDS = ("constant", "factor", "step")
-OUTCOMES = ("caught", "still true", "missed", "error")
+# The vocabulary's values (fedtheory.vocabulary, which imports no claim machinery: reading a
+# report needs no sympy), under the names this module has always given them.
+VERDICTS = vocabulary.VERDICTS
+CLAIM_KINDS = vocabulary.CLAIM_KINDS
+BOUND_KINDS = vocabulary.BOUND_KINDS
+CHECK_KINDS = vocabulary.CHECK_KINDS
+PRESETS = vocabulary.PRESETS
+ERRATUM_KINDS = vocabulary.ERRATUM_KINDS
+MUTANT_KINDS = vocabulary.MUTANT_KINDS
+OUTCOMES = vocabulary.POWER_OUTCOMES
 
 _STR: dict[str, Any] = {"type": "string"}
 _STR_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
@@ -133,7 +131,7 @@ CHECK_SCHEMA = _object({
 #: A declared reading's verdict (:mod:`fedtheory.claims.readings`).
 READING_SCHEMA = _object({
     "name": _STR, "lines": _STR, "text": _STR, "checks": _STRINGS,
-    "kind": {"enum": ["reading", "setting"]},
+    "kind": {"enum": list(vocabulary.READING_KINDS)},
     "verdict": {"enum": list(VERDICTS)},
     "grade": {"enum": [*verdicts.GRADES, None]},
 })
@@ -177,8 +175,7 @@ POWER_SCHEMA = _object({
 
 #: ``verify --certify``'s entry (:func:`fedtheory.certify.certify`); open beyond the
 #: fields every status has (an instance carries its parameters and both certificates).
-CERTIFIED_STATUSES = ("exact", "sandwich", "upper bound only", "lower bound only",
-                      "unverified", "out of scope", "error")
+CERTIFIED_STATUSES = vocabulary.CERTIFIED_STATUSES
 _NUM_OR_NULL, _BOOL_OR_NULL = {"type": ["number", "null"]}, {"type": ["boolean", "null"]}
 _COUNT = {"type": "integer", "minimum": 0}
 CERTIFIED_SCHEMA = _object({
@@ -233,7 +230,7 @@ CLAIM_SCHEMA = _object({
     "setup": _or_null(SETUP_SCHEMA),
     "restatement": _STR,
     "origin": _object({
-        "kind": {"enum": ["built in", "entry point", "file"]},
+        "kind": {"enum": list(vocabulary.ORIGIN_KINDS)},
         "module": _STR,
         "path": _STR_OR_NULL,
         "sha256": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$"},
@@ -568,7 +565,7 @@ def audit(entry: Mapping[str, Any], *, preset: str, seed: int,
         elif c["passed"] is True and c["counterexample"] is not None:
             problems.append(f"{where}.counterexample: a check that passed has no "
                             "counterexample")
-        if c["kind"] == "convex" and c["error"] is None and not c["solves"]:
+        if c["kind"] in _SOLVING and c["error"] is None and not c["solves"]:
             problems.append(f"{where}.solves: empty, but a convex check that solved no program "
                             "raised")
     now = derived(entry)
@@ -598,6 +595,10 @@ def audit(entry: Mapping[str, Any], *, preset: str, seed: int,
         problems.append("digest: does not match the entry: it was edited after fedtheory "
                         "wrote it")
     return problems
+
+
+#: The evidence kinds whose check must have solved a convex program.
+_SOLVING = vocabulary.kinds_where("solves")
 
 
 def _audit_power(entry: Mapping[str, Any], verdict: str,

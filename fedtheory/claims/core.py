@@ -32,12 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory import commands, sandbox, solver_log, streams, verdicts
+from fedtheory import commands, sandbox, solver_log, streams, verdicts, vocabulary
 from fedtheory.cache import PROCESS_CACHE, Cache
 from fedtheory.claims import checks
 from fedtheory.claims.evidence import Evidence, Figure
 from fedtheory.claims.setup import SetupCard
 from fedtheory.claims.stated import Erratum, Mutant, Stated
+from fedtheory.vocabulary import CHECK_KINDS, PRESETS, ClaimKind, Verdict, kinds_where
 
 __all__ = [
     "BOUND_KINDS", "CHECK_KINDS", "MUTANT_READ", "PRESETS", "Check", "CheckResult", "Claim",
@@ -45,37 +46,9 @@ __all__ = [
     "combine", "grade", "replay_command", "tightness",
 ]
 
-#: The kinds of evidence a check may gather (the ``kind`` field of the JSON report):
-#:
-#: * ``symbolic``: a sympy derivation from the statement's ingredients;
-#: * ``exact``: exact (rational) arithmetic, enumeration of every case or an exact chain;
-#: * ``convex``: a convex program solved (cvxpy), its status recorded: a check of this kind
-#:   that solves none is an error (:mod:`fedtheory.solver_log`);
-#: * ``monte_carlo``: a simulation judged at a stated false-alarm level;
-#: * ``figure``: a picture (neutral: it shows, it does not test).
-CHECK_KINDS = ("symbolic", "exact", "convex", "monte_carlo", "figure")
-
-PRESETS = ("quick", "full")
-
-
-class ClaimKind(str, enum.Enum):
-    """What sort of mathematical statement a claim is."""
-
-    IDENTITY = "identity"
-    UPPER_BOUND = "upper bound"
-    LOWER_BOUND = "lower bound"
-    CLOSED_FORM = "closed form"
-    QUALITATIVE = "qualitative"
-
-
-class Verdict(str, enum.Enum):
-    """The outcome of verifying a claim."""
-
-    CONFIRMED = "confirmed"
-    REFUTED = "refuted"
-    INCONCLUSIVE = "inconclusive"
-    ERROR = "error"
-
+# The kinds of evidence a check may gather (CHECK_KINDS: one file each in
+# fedtheory/vocabulary/evidence/), the presets, ClaimKind and Verdict are the vocabulary's
+# (fedtheory.vocabulary), imported above and kept importable from here.
 
 #: What :attr:`Context.reads` records when a check looks at the running mutant itself
 #: (``ctx.mutant``): its outcome may then depend on any mutant.
@@ -602,7 +575,7 @@ class Claim:
 
 
 #: The claim kinds whose checks report a tightness ratio.
-BOUND_KINDS = (ClaimKind.UPPER_BOUND, ClaimKind.LOWER_BOUND)
+BOUND_KINDS = tuple(ClaimKind(k) for k in vocabulary.BOUND_KINDS)
 
 
 def tightness(kind: ClaimKind, results: Sequence[CheckResult]) -> dict[str, Any] | None:
@@ -669,8 +642,8 @@ def _run_check(chk: Check, ctx: Context) -> tuple[CheckResult, list[Figure]]:
             raise TypeError(f"check {chk.name} returned {type(ev).__name__}, not Evidence")
         if ev.neutral and ev.passed is not None:
             raise TypeError(f"check {chk.name}: a neutral (figure) outcome must have passed=None")
-        if chk.kind == "convex" and not solves:
-            raise KindMismatch(f"check {chk.name} is of kind 'convex' but solved no convex "
+        if chk.kind in kinds_where("solves") and not solves:
+            raise KindMismatch(f"check {chk.name} is of kind {chk.kind!r} but solved no convex "
                                "program (exact arithmetic is kind 'exact')")
         bad = [f for f in ev.figures if not isinstance(f, (str, Path, Figure))]
         if bad:

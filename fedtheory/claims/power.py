@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fedtheory import vocabulary
 from fedtheory.cache import Cache
 from fedtheory.claims.core import MUTANT_READ, Claim, ClaimResult, Verdict
 from fedtheory.claims.stated import Mutant
@@ -41,7 +42,7 @@ from fedtheory.claims.stated import Mutant
 __all__ = ["OUTCOMES", "mutant_outcome", "power"]
 
 #: The outcomes a mutant can have (see the module docstring).
-OUTCOMES = ("caught", "still true", "missed", "error")
+OUTCOMES = vocabulary.POWER_OUTCOMES
 
 
 def mutant_outcome(mutant: Mutant, res: ClaimResult) -> dict[str, Any]:
