@@ -481,34 +481,9 @@ def result_from_dict(d: Mapping[str, Any]) -> ClaimResult:
     """A claim's result read back from a schema-valid report entry (the inverse of
     ``to_dict``); the verdict, counterexample and tightness are recomputed from its checks
     (:func:`fedtheory.claims.core.combine`), never read from the entry."""
-    from fedtheory.claims.core import (
-        CheckResult,
-        ClaimKind,
-        ClaimResult,
-        combine,
-        grade,
-        tightness,
-    )
-    from fedtheory.claims.readings import Reading, reading_verdicts
+    from fedtheory.claims.core import ClaimResult
 
-    fields = CheckResult.__dataclass_fields__
-    checks = [CheckResult(**{k: v for k, v in c.items() if k in fields}) for c in d["checks"]]
-    verdict, counterexample = combine(checks)
-    readings = d.get("readings")
-    if readings is not None:  # each reading's verdict recomputed from its checks too
-        readings = reading_verdicts([Reading(r["name"], r["lines"], r["text"],
-                                             tuple(r["checks"]), r.get("kind", "reading"))
-                                     for r in readings], checks)
-    return ClaimResult(
-        id=d["id"], family=d["family"], seed_ref=d["seed_ref"], kind=d["kind"],
-        statement=d["statement"], verdict=verdict, checks=checks,
-        counterexample=counterexample, preset=d["preset"], seed=d["seed"],
-        seconds=float(d.get("seconds", 0.0)), title=d.get("title", ""),
-        derivation=d.get("derivation", ""), finding=d.get("finding", ""),
-        tightness=tightness(ClaimKind(d["kind"]), checks), power=d.get("power"),
-        erratum=d.get("erratum"), setup=d.get("setup"), restatement=d.get("restatement", ""),
-        certified=d.get("certified"), grade=grade(checks), readings=readings,
-    )
+    return ClaimResult.from_dict(d)
 
 
 def _live_claims() -> tuple[Any, dict[str, Any]]:

@@ -43,6 +43,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from fedtheory import verdicts, vocabulary
+from fedtheory.vocabulary import record
 
 __all__ = [
     "REPORT_FORMAT",
@@ -101,7 +102,17 @@ COUNTEREXAMPLE_SCHEMA: dict[str, Any] = {
     "properties": {"replay": REPLAY_SCHEMA},  # its other fields are the check's own
 }
 
-CHECK_SCHEMA = _object({
+def _fields_of(properties: Mapping[str, Any], names: Sequence[str], what: str
+               ) -> Mapping[str, Any]:
+    """``properties``, which must name exactly the fields ``names`` of the record
+    (:mod:`fedtheory.vocabulary.record`): a field added there and not here fails at import."""
+    if set(properties) != set(names):
+        raise RuntimeError(f"the schema of {what} and fedtheory.vocabulary.record disagree: "
+                           f"{sorted(set(properties) ^ set(names))}")
+    return properties
+
+
+CHECK_SCHEMA = _object(_fields_of({
     "name": {"type": "string", "minLength": 1},
     "kind": {"enum": list(CHECK_KINDS)},
     "passed": {"type": ["boolean", "null"]},
@@ -126,7 +137,7 @@ CHECK_SCHEMA = _object({
         {"problem": _STR, "solver": _STR, "status": _STR})},
     "tests": {"type": "array", "items": {"type": "object"}},
     "grade": {"enum": list(verdicts.CHECK_GRADES)},
-}, optional=("grade",))
+}, record.CHECK_FIELDS, "a check"), optional=record.CHECK_WHEN_SET)
 
 #: A declared reading's verdict (:mod:`fedtheory.claims.readings`).
 READING_SCHEMA = _object({
@@ -211,7 +222,7 @@ CERTIFIED_SCHEMA = _object({
 }, optional=("reason", "at", "finding", "refuted", "counterexample", "closed_form", "derived",
              "function_class"), closed=False)
 
-CLAIM_SCHEMA = _object({
+CLAIM_SCHEMA = _object(_fields_of({
     "id": {"type": "string", "pattern": r"^[^.\s]+(\.[^.\s]+)+$"},
     "family": {"type": "string", "minLength": 1},
     "seed_ref": _STR,
@@ -248,7 +259,7 @@ CLAIM_SCHEMA = _object({
     "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
     "grade": {"enum": list(verdicts.GRADES)},
     "readings": {"type": "array", "items": READING_SCHEMA},
-}, optional=("origin", "certified", "grade", "readings"))
+}, [f.name for f in record.CLAIM_FIELDS], "a claim"), optional=record.optional_fields())
 
 #: One BLAS library of the provenance (threadpoolctl's description, the fields kept).
 _BLAS = {"internal_api": _STR_OR_NULL, "version": _STR_OR_NULL, "architecture": _STR_OR_NULL,
@@ -476,8 +487,7 @@ def digest(entry: Mapping[str, Any]) -> str:
 
 
 #: The fields of an entry that come from the claim's definition, not from running it.
-DEFINITION_FIELDS = ("id", "family", "seed_ref", "kind", "title", "statement", "derivation",
-                     "finding", "erratum", "setup", "restatement")
+DEFINITION_FIELDS = record.DEFINITION_FIELDS
 
 
 def definition_of(claim: Any, preset: str) -> dict[str, Any]:

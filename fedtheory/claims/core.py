@@ -25,7 +25,7 @@ import enum
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from fedtheory.claims.evidence import Evidence, Figure
 from fedtheory.claims.setup import SetupCard
 from fedtheory.claims.stated import Erratum, Mutant, Stated
 from fedtheory.vocabulary import CHECK_KINDS, PRESETS, ClaimKind, Verdict, kinds_where
+from fedtheory.vocabulary.record import CLAIM_FIELDS, RESULT_FIELDS
 
 __all__ = [
     "BOUND_KINDS", "CHECK_KINDS", "MUTANT_READ", "PRESETS", "Check", "CheckResult", "Claim",
@@ -341,31 +342,52 @@ class ClaimResult:
         return [c for c in self.checks if c.error is not None]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "family": self.family,
-            "seed_ref": self.seed_ref,
-            "kind": self.kind,
-            "title": self.title,
-            "statement": self.statement,
-            "derivation": self.derivation,
-            "finding": self.finding,
-            "verdict": self.verdict.value,
-            "checks": [c.to_dict() for c in self.checks],
-            "counterexample": _jsonable(self.counterexample),
-            "errors": [{"check": c.name, "detail": c.detail} for c in self.errors],
-            "tightness": _jsonable(self.tightness),
-            "erratum": _jsonable(self.erratum),
-            "setup": _jsonable(self.setup),
-            "restatement": self.restatement,
-            "power": _jsonable(self.power),
-            **({} if self.certified is None else {"certified": _jsonable(self.certified)}),
-            **({} if self.grade is None else {"grade": self.grade}),
-            **({} if self.readings is None else {"readings": _jsonable(self.readings)}),
-            "preset": self.preset,
-            "seed": self.seed,
-            "seconds": round(self.seconds, 3),
-        }
+        """The report entry (without what the writer adds: ``origin``, ``digest``): the fields
+        of :data:`fedtheory.vocabulary.record.CLAIM_FIELDS`, in their order."""
+        out: dict[str, Any] = {}
+        for f in CLAIM_FIELDS:
+            if f.by_report:
+                continue
+            write = _WRITE.get(f.name)
+            value = write(self) if write is not None else _jsonable(getattr(self, f.name))
+            if value is not None or not f.when_set:
+                out[f.name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ClaimResult:
+        """A claim's result read back from a schema-valid report entry (the inverse of
+        :meth:`to_dict`); what its checks imply (the verdict, counterexample, tightness,
+        grade, the readings' verdicts) is recomputed from them (:func:`combine`), never read
+        from the entry."""
+        from fedtheory.claims.readings import Reading, reading_verdicts
+
+        names = {f.name for f in fields(CheckResult)}
+        checks = [CheckResult(**{k: v for k, v in c.items() if k in names})
+                  for c in d["checks"]]
+        verdict, counterexample = combine(checks)
+        readings = d.get("readings")
+        if readings is not None:  # each reading's verdict recomputed from its checks too
+            readings = reading_verdicts([Reading(r["name"], r["lines"], r["text"],
+                                                 tuple(r["checks"]), r.get("kind", "reading"))
+                                         for r in readings], checks)
+        known = {"checks": checks, "verdict": verdict, "counterexample": counterexample,
+                 "tightness": tightness(ClaimKind(d["kind"]), checks), "grade": grade(checks),
+                 "readings": readings}
+        values = {f.name: known[f.name] if f.name in known else f.read(d)
+                  for f in CLAIM_FIELDS if f.name in RESULT_FIELDS}
+        values["seconds"] = float(values["seconds"])
+        return cls(**values)
+
+
+#: How :meth:`ClaimResult.to_dict` writes the fields that are not their value made
+#: JSON-ready.
+_WRITE: dict[str, Callable[[ClaimResult], Any]] = {
+    "verdict": lambda r: r.verdict.value,
+    "checks": lambda r: [c.to_dict() for c in r.checks],
+    "errors": lambda r: [{"check": c.name, "detail": c.detail} for c in r.errors],
+    "seconds": lambda r: round(r.seconds, 3),
+}
 
 
 @dataclass
