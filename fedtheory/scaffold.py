@@ -19,7 +19,7 @@ from pathlib import Path
 
 __all__ = ["KINDS", "file_name", "skeleton", "write_skeleton"]
 
-#: ``--kind`` values and the :class:`~fedtheory.claims.core.ClaimKind` member each names.
+#: ``--kind`` values and the :class:`~fedtheory.claimkit.core.ClaimKind` member each names.
 KINDS = {"identity": "IDENTITY", "upper-bound": "UPPER_BOUND", "lower-bound": "LOWER_BOUND",
          "closed-form": "CLOSED_FORM", "qualitative": "QUALITATIVE"}
 
@@ -65,7 +65,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.claims import Claim, ClaimKind, Evidence
-from fedtheory.claims.stated import Stated
+from fedtheory.claimkit.stated import Stated
 
 CLAIM = Claim(
     id="{claim_id}", family="{family}", seed_ref="<paper, section, equation>",

@@ -7,13 +7,13 @@ by ``verify --resume``, ``show`` and ``catalogue --from``. What it says is never
    field of the document, of each claim entry, check, erratum, set-up card and power entry,
    with its type; unknown fields are refused. A file that fails is refused as a whole
    (:class:`ReportError` names the file, the claim and the field). This is the one place the
-   format is written down: a new field of :class:`~fedtheory.claims.core.CheckResult` or of
+   format is written down: a new field of :class:`~fedtheory.claimkit.core.CheckResult` or of
    ``ClaimResult.to_dict`` is one edit here (``tests/test_schema.py`` fails until it is made).
 2. **Consistency** (:func:`audit`): what can be recomputed from the stored checks is recomputed
    (:func:`derived`: the verdict, the counterexample, the errors, the tightness; the same
-   rules as :func:`fedtheory.claims.core.combine` and :func:`~fedtheory.claims.core.tightness`,
+   rules as :func:`fedtheory.claimkit.core.combine` and :func:`~fedtheory.claimkit.core.tightness`,
    which ``tests/test_schema.py`` holds this copy to), and each check must be one
-   :meth:`Claim.verify <fedtheory.claims.core.Claim.verify>` can produce (a failed check
+   :meth:`Claim.verify <fedtheory.claimkit.core.Claim.verify>` can produce (a failed check
    carries the command that re-runs it; a check that raised or a figure decided nothing; a
    convex check solved something; a refuted claim has no power table). The **digest** of each
    entry (:func:`digest`, written with it) detects an entry edited after it was written (a
@@ -139,7 +139,7 @@ CHECK_SCHEMA = _object(_fields_of({
     "grade": {"enum": list(verdicts.CHECK_GRADES)},
 }, record.CHECK_FIELDS, "a check"), optional=record.CHECK_WHEN_SET)
 
-#: A declared reading's verdict (:mod:`fedtheory.claims.readings`).
+#: A declared reading's verdict (:mod:`fedtheory.claimkit.readings`).
 READING_SCHEMA = _object({
     "name": _STR, "lines": _STR, "text": _STR, "checks": _STRINGS,
     "kind": {"enum": list(vocabulary.READING_KINDS)},
@@ -407,7 +407,8 @@ def validate(doc: Any, source: str, only: str | None = None) -> None:
 def derived(entry: Mapping[str, Any]) -> dict[str, Any]:
     """What an entry's checks imply: its ``verdict``, ``counterexample``, ``errors`` and
     ``tightness``, by the rules of :mod:`fedtheory.verdicts` (the same that
-    :func:`fedtheory.claims.core.combine` and :func:`~fedtheory.claims.core.tightness` apply)."""
+    :func:`fedtheory.claimkit.core.combine` and :func:`~fedtheory.claimkit.core.tightness`
+    apply)."""
     checks = list(entry["checks"])
     outcomes = [(c["passed"], c["error"] is not None, c["neutral"], c.get("grade"))
                 for c in checks]
@@ -430,7 +431,7 @@ def derived(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 def replay_command_text(claim_id: str, check: str, preset: str, seed: int,
                         claims: str | None = None) -> str:
-    """The shell command :func:`fedtheory.claims.core.replay_command` gives; for a claim
+    """The shell command :func:`fedtheory.claimkit.core.replay_command` gives; for a claim
     defined in a file outside the package, with ``--claims FILE`` (what a report entry's
     ``origin`` names), so that the command finds it."""
     from fedtheory.commands import RECORD, replay
@@ -491,10 +492,10 @@ DEFINITION_FIELDS = record.DEFINITION_FIELDS
 
 
 def definition_of(claim: Any, preset: str) -> dict[str, Any]:
-    """What every report entry of ``claim`` (a :class:`~fedtheory.claims.core.Claim`) with
+    """What every report entry of ``claim`` (a :class:`~fedtheory.claimkit.core.Claim`) with
     ``preset`` repeats from its definition: :data:`DEFINITION_FIELDS` and the checks' names and
     kinds, in order."""
-    from fedtheory.claims.core import _jsonable
+    from fedtheory.claimkit.core import _jsonable
 
     fields = {
         "id": claim.id, "family": claim.family, "seed_ref": claim.seed_ref,

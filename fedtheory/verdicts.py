@@ -2,7 +2,7 @@
 once.
 
 They are written over plain values (no numpy, no sympy), so that the claim machinery
-(:func:`fedtheory.claims.core.combine`, :func:`fedtheory.claims.core.tightness`) and the
+(:func:`fedtheory.claimkit.core.combine`, :func:`fedtheory.claimkit.core.tightness`) and the
 reading of a report (:func:`fedtheory.schema.derived`, which must not import sympy to start
 fast) apply the same rules:
 

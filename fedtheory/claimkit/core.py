@@ -34,10 +34,10 @@ import numpy as np
 
 from fedtheory import commands, sandbox, solver_log, streams, verdicts, vocabulary
 from fedtheory.cache import PROCESS_CACHE, Cache
-from fedtheory.claims import checks
-from fedtheory.claims.evidence import Evidence, Figure
-from fedtheory.claims.setup import SetupCard
-from fedtheory.claims.stated import Erratum, Mutant, Stated
+from fedtheory.claimkit import checks
+from fedtheory.claimkit.evidence import Evidence, Figure
+from fedtheory.claimkit.setup import SetupCard
+from fedtheory.claimkit.stated import Erratum, Mutant, Stated
 from fedtheory.vocabulary import CHECK_KINDS, PRESETS, ClaimKind, Verdict, kinds_where
 from fedtheory.vocabulary.record import CLAIM_FIELDS, RESULT_FIELDS
 
@@ -65,10 +65,10 @@ class Context:
     ran before it, and the same seed always gives the same report.
 
     ``stated`` holds the claim's stated constants, factors and step condition (see
-    :mod:`fedtheory.claims.stated`), ``mutant`` the mutant of them being run (``--power``), if
+    :mod:`fedtheory.claimkit.stated`), ``mutant`` the mutant of them being run (``--power``), if
     any. :attr:`reads` records which stated parts a check read (and whether it looked at the
     mutant itself): a check that read none of a mutant's part gives the same outcome under it,
-    which :func:`fedtheory.claims.power.power` uses to run only the checks a mutant can change.
+    which :func:`fedtheory.claimkit.power.power` uses to run only the checks a mutant can change.
     """
 
     preset: str
@@ -211,7 +211,7 @@ class Context:
 
         Upper bound: one-sided, refuted when the lower confidence limit exceeds ``stated``;
         lower bound: the mirror image; identity and closed form: two-sided. Keyword arguments
-        go to :func:`fedtheory.claims.checks.check_upper_bound` / ``check_lower_bound`` /
+        go to :func:`fedtheory.claimkit.checks.check_upper_bound` / ``check_lower_bound`` /
         ``check_identity``.
         """
         if self.kind is ClaimKind.UPPER_BOUND:
@@ -221,7 +221,7 @@ class Context:
         if self.kind in (ClaimKind.IDENTITY, ClaimKind.CLOSED_FORM):
             return checks.check_identity(samples, stated, **kw)
         raise ValueError(f"claim {self.claim_id!r} of kind {self.kind} has no default Monte "
-                         "Carlo test: call the one of fedtheory.claims.checks that fits")
+                         "Carlo test: call the one of fedtheory.claimkit.checks that fits")
 
     def figure_path(self, name: str) -> Path | None:
         """Where a figure named ``name`` (without suffix) goes, or None to skip saving: for a
@@ -311,10 +311,10 @@ class ClaimResult:
     finding: str = ""
     #: For a bound: the largest ratio over its checks, ``{"ratio", "check", "instance"}``.
     tightness: dict[str, Any] | None = None
-    #: ``fedtheory verify --power``: one entry per mutant (see :mod:`fedtheory.claims.power`).
+    #: ``fedtheory verify --power``: one entry per mutant (see :mod:`fedtheory.claimkit.power`).
     power: list[dict[str, Any]] | None = None
     erratum: dict[str, Any] | None = None
-    #: An experiment claim's set-up card (:class:`~fedtheory.claims.setup.SetupCard`) for the
+    #: An experiment claim's set-up card (:class:`~fedtheory.claimkit.setup.SetupCard`) for the
     #: preset run.
     setup: dict[str, Any] | None = None
     #: Where the claim restates the paper's statement rather than testing it as printed, and
@@ -331,7 +331,7 @@ class ClaimResult:
     #: ``consistent (low power)`` for a confirmed claim, ``not testable`` for an
     #: inconclusive one whose deciding checks all are; None otherwise.
     grade: str | None = None
-    #: The readings the claim declares (:mod:`fedtheory.claims.readings`), each with its own
+    #: The readings the claim declares (:mod:`fedtheory.claimkit.readings`), each with its own
     #: verdict: ``{"name", "lines", "text", "checks", "verdict", "grade"}``; None: one
     #: reading.
     readings: list[dict[str, Any]] | None = None
@@ -360,7 +360,7 @@ class ClaimResult:
         :meth:`to_dict`); what its checks imply (the verdict, counterexample, tightness,
         grade, the readings' verdicts) is recomputed from them (:func:`combine`), never read
         from the entry."""
-        from fedtheory.claims.readings import Reading, reading_verdicts
+        from fedtheory.claimkit.readings import Reading, reading_verdicts
 
         names = {f.name for f in fields(CheckResult)}
         checks = [CheckResult(**{k: v for k, v in c.items() if k in names})
@@ -428,7 +428,7 @@ class Claim:
     erratum:
         For a refuted claim: what kind of error it is (:class:`Erratum`).
     setup:
-        For an experiment: its set-up card (:class:`~fedtheory.claims.setup.SetupCard`), the
+        For an experiment: its set-up card (:class:`~fedtheory.claimkit.setup.SetupCard`), the
         paper's set-up, the authors' code's and this run's, every deviation with its reason.
     restatement:
         Where the claim tests a reformulation of the paper's statement rather than the
@@ -468,7 +468,7 @@ class Claim:
     rate: Any = None
     #: Where the seed admits more than one reading (a definition printed one way and used
     #: another, an ambiguous index, an unstated constant): the readings
-    #: (:class:`fedtheory.claims.readings.Reading`), each with the seed's lines that support
+    #: (:class:`fedtheory.claimkit.readings.Reading`), each with the seed's lines that support
     #: it and the checks that test it; each gets its own verdict. Empty: one reading.
     readings: tuple[Any, ...] = ()
 
@@ -520,7 +520,7 @@ class Claim:
         cache: Cache | None = None,
     ) -> ClaimResult:
         """Run the checks (all, or those named in ``only``) and return the verdict; with
-        ``mutant``, against that mutant of the stated side (see :mod:`fedtheory.claims.power`).
+        ``mutant``, against that mutant of the stated side (see :mod:`fedtheory.claimkit.power`).
         ``reuse`` (check name -> result) gives results known to be the same for this run (a
         check that did not read the part a mutant changes, in a run of the same preset and
         seed): they are taken as they are instead of running the check again. ``cache``: the
@@ -741,7 +741,7 @@ def grade(results: Sequence[CheckResult]) -> str | None:
 def _reading_verdicts(readings: Sequence[Any], check_names: Sequence[str],
                       results: Sequence[CheckResult]) -> list[dict[str, Any]]:
     """Each reading's verdict and grade, from the results of its own checks (those run)."""
-    from fedtheory.claims.readings import check_readings, reading_verdicts
+    from fedtheory.claimkit.readings import check_readings, reading_verdicts
 
     check_readings(readings, check_names)
     return reading_verdicts(readings, results)
