@@ -41,7 +41,7 @@ from fedtheory.session import Progress, known_seconds
 from fedtheory.vocabulary import PRESETS
 
 if TYPE_CHECKING:
-    from fedtheory.claims.core import ClaimResult
+    from fedtheory.claimkit.core import ClaimResult
 
 __all__ = ["Interrupted", "Progress", "build_parser", "main"]
 
@@ -511,8 +511,8 @@ def _summary(args: argparse.Namespace, results: list[ClaimResult], preset: str,
             ce = entries[r.id]["counterexample"]  # as the report has it
             shown = {k: v for k, v in (ce or {}).items() if k != "replay"}
             print(f"{r.id} refuted; counterexample: {_one_line(str(shown), 300)}")
-        if r.readings:  # which readings of the seed hold (fedtheory.claims.readings)
-            from fedtheory.claims.readings import parts_label, readings_text
+        if r.readings:  # which readings of the seed hold (fedtheory.claimkit.readings)
+            from fedtheory.claimkit.readings import parts_label, readings_text
 
             print(f"{r.id} {parts_label(r.readings)}: "
                   f"{_one_line(readings_text(r.readings), 400)}")
