@@ -15,8 +15,7 @@ docs/lemmas.md: FedNova's objective inconsistency, exactly, on quadratics).
 import numpy as np
 import sympy as sp
 
-from fedtheory.claims import Claim, ClaimKind, Evidence
-from fedtheory.claims.stated import Stated
+from fedtheory.claims import Claim, ClaimKind, Evidence, Stated
 from fedtheory.participation import BernoulliParticipation
 from fedtheory.problems import QuadraticProblem
 from fedtheory.simulate import simulate
