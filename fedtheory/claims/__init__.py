@@ -71,13 +71,17 @@ class _OldPlaces(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         return importlib.machinery.ModuleSpec(fullname, self)
 
+    def __init__(self) -> None:
+        self._specs: dict[str, Any] = {}
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = _moved(spec.name)
-        self._spec = module.__spec__  # the import system sets the old name's: restored below
+        # the import system gives it the old name's spec next: its own is restored below
+        self._specs[module.__name__] = module.__spec__
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
-        module.__spec__ = self._spec
+        module.__spec__ = self._specs.pop(module.__name__, module.__spec__)
 
 
 if not any(isinstance(f, _OldPlaces) for f in sys.meta_path):
