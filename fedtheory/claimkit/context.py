@@ -192,7 +192,7 @@ class Context:
         if self.kind in (ClaimKind.IDENTITY, ClaimKind.CLOSED_FORM):
             return checks.check_identity(samples, stated, **kw)
         raise ValueError(f"claim {self.claim_id!r} of kind {self.kind} has no default Monte "
-                         "Carlo test: call the one of fedtheory.claimkit.checks that fits")
+                         "Carlo test: call the one of fedtheory.claims.checks that fits")
 
     def figure_path(self, name: str) -> Path | None:
         """Where a figure named ``name`` (without suffix) goes, or None to skip saving: for a
