@@ -64,8 +64,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory import stats
-from fedtheory.claims import Claim, ClaimKind, Evidence
-from fedtheory.claimkit.stated import Stated
+from fedtheory.claims import Claim, ClaimKind, Evidence, Stated
 
 CLAIM = Claim(
     id="{claim_id}", family="{family}", seed_ref="<paper, section, equation>",
