@@ -16,7 +16,7 @@ import numpy as np
 from fedtheory import verdicts, vocabulary
 from fedtheory.claimkit.evidence import Figure
 from fedtheory.vocabulary import ClaimKind, Verdict
-from fedtheory.vocabulary.record import CLAIM_FIELDS, RESULT_FIELDS
+from fedtheory.vocabulary.record import CHECK_WHEN_SET, CLAIM_FIELDS, RESULT_FIELDS
 
 __all__ = ["BOUND_KINDS", "CheckResult", "ClaimResult", "combine", "grade", "tightness"]
 
@@ -58,9 +58,12 @@ class CheckResult:
     grade: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The check's report entry: :data:`fedtheory.vocabulary.record.CHECK_FIELDS`, those
+        written only when set (``grade``: older reports lack it) left out when None."""
         d = _jsonable(asdict(self))
-        if d["grade"] is None:  # the key appears only when graded (older reports lack it)
-            del d["grade"]
+        for name in CHECK_WHEN_SET:
+            if d[name] is None:
+                del d[name]
         return d
 
 

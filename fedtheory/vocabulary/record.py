@@ -19,8 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CHECK_FIELDS", "CLAIM_FIELDS", "DEFINITION_FIELDS", "INDEX_FIELDS", "RECOMPUTED",
-           "RESULT_FIELDS", "WRITTEN_BY_REPORT", "RecordField", "optional_fields"]
+__all__ = ["CHECK_FIELDS", "CHECK_WHEN_SET", "CLAIM_FIELDS", "DEFINITION_FIELDS",
+           "INDEX_FIELDS", "RECOMPUTED", "RESULT_FIELDS", "WRITTEN_BY_REPORT", "RecordField",
+           "optional_fields"]
 
 _REQUIRED = object()
 
