@@ -160,7 +160,7 @@ def _counterexample_rows(item: Any) -> list[tuple[Markup, Markup]]:
 
 
 def _has_figure_checks(item: Any) -> bool:
-    return any(x.kind == "figure" for x in item.evidence)
+    return any(x.kind in kinds_where("shows") for x in item.evidence)
 
 
 def _summary(e: PaperErrata) -> str:
