@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fedtheory.claims.core import Claim
+from fedtheory.claimkit.core import Claim
 from fedtheory.claims.family_packages import declaration, declared_families
 from fedtheory.papers import PAPERS, Paper, references, seed_keys
 

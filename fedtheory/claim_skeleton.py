@@ -20,7 +20,7 @@ from pathlib import Path
 
 __all__ = ["KINDS", "file_name", "skeleton", "write_skeleton"]
 
-#: ``--kind`` values and the :class:`~fedtheory.claims.core.ClaimKind` member each names.
+#: ``--kind`` values and the :class:`~fedtheory.claims.ClaimKind` member each names.
 KINDS = {"identity": "IDENTITY", "upper-bound": "UPPER_BOUND", "lower-bound": "LOWER_BOUND",
          "closed-form": "CLOSED_FORM", "qualitative": "QUALITATIVE"}
 

@@ -38,18 +38,17 @@ from fedtheory.report import (
 from fedtheory.safetext import terminal_text
 from fedtheory.sandbox import RunInterrupted, clear_interrupt, note_interrupt
 from fedtheory.session import Progress, known_seconds
+from fedtheory.vocabulary import PRESETS
 
 if TYPE_CHECKING:
-    from fedtheory.claims.core import ClaimResult
+    from fedtheory.claimkit.core import ClaimResult
 
 __all__ = ["Interrupted", "Progress", "build_parser", "main"]
 
 #: Lines printed by ``list`` fit this many columns.
 LIST_WIDTH = 100
 
-#: The size presets (:data:`fedtheory.claims.core.PRESETS`, which the claims are not imported
-#: to read; a test holds them equal).
-PRESETS = ("quick", "full")
+# The size presets: PRESETS, imported from fedtheory.vocabulary (no claim imported to read them).
 
 #: The provenance fields the committed catalogue keeps (what made the verdicts, not where).
 CATALOGUE_PROVENANCE = ("fedtheory_version", "commit", "dirty", "preset", "seed", "time",
@@ -512,8 +511,8 @@ def _summary(args: argparse.Namespace, results: list[ClaimResult], preset: str,
             ce = entries[r.id]["counterexample"]  # as the report has it
             shown = {k: v for k, v in (ce or {}).items() if k != "replay"}
             print(f"{r.id} refuted; counterexample: {_one_line(str(shown), 300)}")
-        if r.readings:  # which readings of the seed hold (fedtheory.claims.readings)
-            from fedtheory.claims.readings import parts_label, readings_text
+        if r.readings:  # which readings of the seed hold (fedtheory.claimkit.readings)
+            from fedtheory.claimkit.readings import parts_label, readings_text
 
             print(f"{r.id} {parts_label(r.readings)}: "
                   f"{_one_line(readings_text(r.readings), 400)}")

@@ -23,6 +23,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from fedtheory import vocabulary
+
 __all__ = [
     "PRESETS",
     "RECORD",
@@ -37,7 +39,7 @@ __all__ = [
 RECORD: tuple[str, ...] = ("fedtheory",)
 
 #: The size presets a printed command may name.
-PRESETS = ("quick", "full")
+PRESETS = vocabulary.PRESETS
 
 #: Characters no printed word may hold (C0 and C1 controls, DEL): a terminal would obey them.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

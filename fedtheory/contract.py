@@ -34,7 +34,7 @@ from fedtheory.catalogue import (
     family_seeds,
     render_catalogue,
 )
-from fedtheory.claims.core import Claim
+from fedtheory.claimkit.core import Claim
 from fedtheory.claims.family_packages import declaration
 from fedtheory.papers import PAPERS
 from fedtheory.report import atomic_write_text

@@ -47,6 +47,8 @@ from fedtheory.claim_files import (
     package_dir,
     unknown_id_message,
 )
+from fedtheory.vocabulary import PRESETS
+from fedtheory.vocabulary.record import INDEX_FIELDS
 
 __all__ = [
     "CACHE_ENV",
@@ -86,12 +88,18 @@ class CheckInfo:
     description: str = ""
 
 
+#: The fields of :class:`ClaimInfo` beside the record's texts (INDEX_FIELDS): where the claim
+#: is defined, its pinned verdict, its checks, and the digests of its definition.
+INDEX_ONLY = ("module", "expected", "checks", "definition")
+
+
 @dataclass(frozen=True)
 class ClaimInfo:
     """What the command line shows of a claim without importing it.
 
-    The attributes are those of :class:`fedtheory.claims.Claim` that ``list`` and ``show``
-    print (``kind`` as its value); ``definition`` maps each preset to the digest of what the
+    The attributes are the texts of a claim's definition its report entries repeat
+    (:data:`fedtheory.vocabulary.record.INDEX_FIELDS`; ``kind`` as its value), and
+    :data:`INDEX_ONLY`; ``definition`` maps each preset to the digest of what the
     claim's report entries must repeat (:func:`fedtheory.schema.definition_digest`).
     """
 
@@ -248,20 +256,13 @@ def _write_cache(root: Path, fp: str, infos: Sequence[ClaimInfo]) -> Path | None
 
 def info_from_claim(claim: Any, module: str | None = None) -> ClaimInfo:
     """A claim's :class:`ClaimInfo` (``claim`` a :class:`fedtheory.claims.Claim`)."""
-    from fedtheory.claims.core import PRESETS
     from fedtheory.schema import definition_digest, definition_of
 
+    texts = {name: getattr(claim, name) for name in INDEX_FIELDS if name != "kind"}
     return ClaimInfo(
-        id=claim.id,
+        **texts,
         module=module or type(claim).__module__,
-        family=claim.family,
         kind=claim.kind.value,
-        title=claim.title,
-        seed_ref=claim.seed_ref,
-        statement=claim.statement,
-        finding=claim.finding,
-        derivation=claim.derivation,
-        restatement=claim.restatement,
         expected=claim.expected.value if claim.expected is not None else None,
         checks=tuple(CheckInfo(c.name, c.kind, c.description) for c in claim.checks),
         definition={p: definition_digest(definition_of(claim, p)) for p in PRESETS},

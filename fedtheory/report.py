@@ -67,7 +67,7 @@ from fedtheory.schema import (
 )
 
 if TYPE_CHECKING:  # the claim machinery (sympy) is imported where results are handled
-    from fedtheory.claims.core import Claim, ClaimResult
+    from fedtheory.claimkit.core import Claim, ClaimResult
 
 __all__ = [
     "MAX_REPORT_DEPTH",
@@ -312,7 +312,7 @@ def _relative_figure(figure: str, report_dir: Path | str) -> str:
 def _replay_from_file(d: dict[str, Any], path: str | None) -> None:
     """Make every replay command of the entry ``d`` load the claim file ``path`` first: each
     made again from its parts (the claim id, the check, the preset and the seed)."""
-    from fedtheory.claims.core import replay_command
+    from fedtheory.claimkit.core import replay_command
 
     top = d.get("counterexample")
     for ce, check in [(top, (top or {}).get("check")),
@@ -480,35 +480,10 @@ def load_report(path: Path | str, only: str | None = None) -> dict[str, Any]:
 def result_from_dict(d: Mapping[str, Any]) -> ClaimResult:
     """A claim's result read back from a schema-valid report entry (the inverse of
     ``to_dict``); the verdict, counterexample and tightness are recomputed from its checks
-    (:func:`fedtheory.claims.core.combine`), never read from the entry."""
-    from fedtheory.claims.core import (
-        CheckResult,
-        ClaimKind,
-        ClaimResult,
-        combine,
-        grade,
-        tightness,
-    )
-    from fedtheory.claims.readings import Reading, reading_verdicts
+    (:func:`fedtheory.claimkit.core.combine`), never read from the entry."""
+    from fedtheory.claimkit.core import ClaimResult
 
-    fields = CheckResult.__dataclass_fields__
-    checks = [CheckResult(**{k: v for k, v in c.items() if k in fields}) for c in d["checks"]]
-    verdict, counterexample = combine(checks)
-    readings = d.get("readings")
-    if readings is not None:  # each reading's verdict recomputed from its checks too
-        readings = reading_verdicts([Reading(r["name"], r["lines"], r["text"],
-                                             tuple(r["checks"]), r.get("kind", "reading"))
-                                     for r in readings], checks)
-    return ClaimResult(
-        id=d["id"], family=d["family"], seed_ref=d["seed_ref"], kind=d["kind"],
-        statement=d["statement"], verdict=verdict, checks=checks,
-        counterexample=counterexample, preset=d["preset"], seed=d["seed"],
-        seconds=float(d.get("seconds", 0.0)), title=d.get("title", ""),
-        derivation=d.get("derivation", ""), finding=d.get("finding", ""),
-        tightness=tightness(ClaimKind(d["kind"]), checks), power=d.get("power"),
-        erratum=d.get("erratum"), setup=d.get("setup"), restatement=d.get("restatement", ""),
-        certified=d.get("certified"), grade=grade(checks), readings=readings,
-    )
+    return ClaimResult.from_dict(d)
 
 
 def _live_claims() -> tuple[Any, dict[str, Any]]:
@@ -662,7 +637,7 @@ def check_counts(checks: Sequence[Any]) -> dict[str, int]:
     """How a claim's checks came out: ``checks`` (those that test: not a neutral figure or
     observation, unless it raised), ``passed``, ``failed``, ``undecided``, ``raised``, and the
     neutral ones: ``figures`` (kind ``figure``) and ``reported`` (other observations outside
-    the verdict). ``checks`` may be :class:`~fedtheory.claims.core.CheckResult` values or
+    the verdict). ``checks`` may be :class:`~fedtheory.claimkit.core.CheckResult` values or
     their report entries.
 
     >>> check_counts([{"passed": True, "neutral": False, "error": None, "kind": "exact"},
@@ -1094,7 +1069,7 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
         out += ["", f"## {r.id}", "", f"{source_text(r.id, r.seed_ref)}, {r.kind}: "
                 f"**{verdict_label(r.verdict.value, r.grade)}**; {checks_summary(r.checks)}", ""]
         if r.readings:
-            from fedtheory.claims.readings import parts_label, readings_text
+            from fedtheory.claimkit.readings import parts_label, readings_text
 
             out += [f"**{parts_label(r.readings).capitalize()}.** "
                     f"{_md_cell(readings_text(r.readings))}", ""]
@@ -1129,7 +1104,7 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
             replay = r.counterexample.get("replay") or {}
             check = r.counterexample.get("check")
             if replay and isinstance(check, str):  # --claims for a claim from a file, as
-                from fedtheory.claims.core import replay_command  # the JSON report has it
+                from fedtheory.claimkit.core import replay_command  # the JSON report has it
 
                 replay = replay_command(r.id, check, r.preset, r.seed, claim_file(r.id))
             out += ["", f"**Counterexample** (check `{r.counterexample.get('check')}`):", ""]

@@ -33,8 +33,8 @@ from fedtheory import sandbox
 from fedtheory.cache import Cache
 from fedtheory.certify import certify
 from fedtheory.certify.lyapunov import certify_rate
-from fedtheory.claims.core import CheckResult, ClaimResult, Verdict
-from fedtheory.claims.power import power
+from fedtheory.claimkit.core import CheckResult, ClaimResult, Verdict
+from fedtheory.claimkit.power import power
 from fedtheory.claims.registry import get_claim
 from fedtheory.executors import Executor, SerialExecutor, make_executor
 from fedtheory.simulate import max_threads

@@ -3,7 +3,7 @@
 Every cvxpy solve of the toolkit goes through :mod:`fedtheory.convex`, which calls
 :func:`record` with the problem's name, the solver and its status. :func:`recording` collects
 them for the duration of a ``with`` block (a :class:`contextvars.ContextVar`, so threads and
-nested checks keep their own lists). :func:`fedtheory.claims.core.Claim.verify` records each
+nested checks keep their own lists). :func:`fedtheory.claimkit.core.Claim.verify` records each
 check: a check of kind ``convex`` that solved nothing is an error, never a report that
 misstates its evidence.
 

@@ -3,8 +3,8 @@ r"""Confidence intervals and statistical tests, as records: the statistics of Mo
 This module computes; it does not judge. Its functions return intervals and test records
 (:class:`MeanInterval`, :class:`PairedTTest`, :class:`ProportionLimits`); the step from a
 record to a claim's outcome (``passed`` True, False or None, an
-:class:`~fedtheory.claims.evidence.Evidence` with its counterexample) happens in
-:mod:`fedtheory.claims.checks`, and combination of several outcomes in
+:class:`~fedtheory.claimkit.evidence.Evidence` with its counterexample) happens in
+:mod:`fedtheory.claimkit.checks`, and combination of several outcomes in
 :func:`fedtheory.claims.all_of`.
 
 Every statistical test states its false-alarm level :math:`\alpha` (default

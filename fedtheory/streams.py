@@ -6,7 +6,7 @@ A stream is named by ``(seed, key, name)``; its generator is PCG64 seeded with
           \mathrm{crc32}(\text{name})\,]\big),
 
 so the numbers a stream gives depend on nothing else (not on what ran before it). The claim
-machinery's :meth:`fedtheory.claims.core.Context.rng` is this derivation with the claim id as
+machinery's :meth:`fedtheory.claimkit.core.Context.rng` is this derivation with the claim id as
 the key; pure computations (:mod:`fedtheory.experiments`) that need the streams of a claim
 take a seed and a key, or a ``streams`` callable, instead of a context.
 

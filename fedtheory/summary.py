@@ -15,7 +15,7 @@ from fedtheory.commands import command, replay
 from fedtheory.report import RECORD_PATH, claim_file, grade_counts
 
 if TYPE_CHECKING:
-    from fedtheory.claims.core import ClaimResult
+    from fedtheory.claimkit.core import ClaimResult
 
 __all__ = ["summary_lines"]
 

@@ -2,7 +2,7 @@
 once.
 
 They are written over plain values (no numpy, no sympy), so that the claim machinery
-(:func:`fedtheory.claims.core.combine`, :func:`fedtheory.claims.core.tightness`) and the
+(:func:`fedtheory.claimkit.core.combine`, :func:`fedtheory.claimkit.core.tightness`) and the
 reading of a report (:func:`fedtheory.schema.derived`, which must not import sympy to start
 fast) apply the same rules:
 
@@ -43,20 +43,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fedtheory.vocabulary.verdicts import CHECK_GRADES, CONFIRMED, GRADES, LOW_POWER, NOT_TESTABLE
+
 __all__ = ["CHECK_GRADES", "CONFIRMED", "GRADES", "LOW_POWER", "NOT_TESTABLE", "grade_of",
            "tightest", "verdict_of"]
 
-#: A confirmation that could have detected a violation of the size that matters.
-CONFIRMED = "confirmed"
-#: A confirmation that could not have (low power): reported, never counted as ``confirmed``.
-LOW_POWER = "consistent (low power)"
-#: A check that cannot discriminate on this set-up: neither a refutation nor a confirmation.
-NOT_TESTABLE = "not testable"
-#: The grades a check may carry (its ``grade``; None: ungraded, a plain outcome).
-CHECK_GRADES = (CONFIRMED, LOW_POWER, NOT_TESTABLE)
-#: The grades a claim's verdict may carry (``confirmed`` and ``consistent (low power)`` for a
-#: confirmed claim, ``not testable`` for an inconclusive one whose deciding checks all are).
-GRADES = CHECK_GRADES
+# The grades (a check's and a verdict's): the vocabulary's (fedtheory.vocabulary.verdicts).
 
 #: One check's outcome: ``(passed, raised, neutral)`` or ``(passed, raised, neutral, grade)``.
 Outcome = tuple

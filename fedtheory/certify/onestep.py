@@ -33,6 +33,7 @@ from fractions import Fraction
 from typing import Any
 
 from fedtheory import solver_log
+from fedtheory.vocabulary import CERTIFIED_STATUSES
 
 from .pep import Pep, as_fraction
 
@@ -41,8 +42,7 @@ __all__ = ["STATUSES", "Built", "OneStep", "OutOfScope", "bernoulli_patterns", "
 
 #: ``unverified``: neither certificate could be checked somewhere; ``error``: certifying
 #: raised (the reason is given).
-STATUSES = ("exact", "sandwich", "upper bound only", "lower bound only", "unverified",
-            "out of scope", "error")
+STATUSES = CERTIFIED_STATUSES
 
 
 @dataclass(frozen=True)

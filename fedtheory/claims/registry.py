@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from fedtheory.claim_files import claim_id_for_module, file_ids, unknown_id_message
-from fedtheory.claims.core import Claim
+from fedtheory.claimkit.core import Claim
 from fedtheory.claims.family_packages import order_key
 from fedtheory.claims.sources import (
     ENV_VAR,
@@ -148,7 +148,7 @@ def claim_modules(package: str = "fedtheory.claims") -> list[str]:
     vocabulary modules beside them hold no claim, ``_``-prefixed helpers are skipped), sorted.
     A folder of ``.py`` files without ``__init__.py`` is a ``ValueError``.
 
-    >>> "fedtheory.claims.core" in claim_modules()
+    >>> "fedtheory.claims.registry" in claim_modules()
     False
     """
     if package != "fedtheory.claims":

@@ -46,7 +46,7 @@ from typing import Any
 
 from fedtheory import sandbox
 from fedtheory.claim_files import helper_files
-from fedtheory.claims.core import Claim
+from fedtheory.claimkit.core import Claim
 from fedtheory.gitinfo import git_output
 
 __all__ = [

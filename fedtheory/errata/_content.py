@@ -25,6 +25,7 @@ from fedtheory.papers import Paper, claim_references, known_papers
 from fedtheory.report import check_counts, load_report, loaded_definition, unresolved
 from fedtheory.safefiles import read_bounded
 from fedtheory.schema import audit, claim_label, derived, file_source, replay_shown
+from fedtheory.vocabulary import CHECK_KINDS, ERRATUM_MEANING, EVIDENCE_KINDS, kind_words
 
 __all__ = [
     "CHECK_EVIDENCE",
@@ -42,29 +43,15 @@ __all__ = [
     "papers_in",
 ]
 
-#: What each erratum kind means (the kinds of :data:`fedtheory.schema.ERRATUM_KINDS`).
-ERRATUM_MEANING: dict[str, str] = {
-    "typo": "a misprint: the intended statement, evident from its context, holds",
-    "wrong constant": "the form of the statement is right, a constant or factor is not",
-    "proof gap": "a step of the proof does not follow, and the statement fails where it is used",
-    "omitted hypothesis": "the statement holds once a hypothesis is added, which the document "
-                          "relies on but does not state",
-    "false statement": "the statement fails on an instance meeting every stated assumption",
-    "not reproduced": "an experiment whose outcome differs under a set-up as faithful to the "
-                      "document as this machine allows",
-}
+# What each erratum kind means: ERRATUM_MEANING, imported from fedtheory.vocabulary.
 
-#: What a check of each kind establishes, as a counterexample's provenance.
-CHECK_EVIDENCE: dict[str, str] = {
-    "symbolic": "symbolic computation (sympy)",
-    "exact": "exact rational arithmetic",
-    "convex": "a convex program solved to certified optimality",
-    "monte_carlo": "a Monte Carlo test at the stated level",
-    "figure": "a figure",
-}
+#: What a check of each kind establishes, as a counterexample's provenance (each evidence
+#: kind's ``establishes``: :mod:`fedtheory.vocabulary.evidence`).
+CHECK_EVIDENCE: dict[str, str] = {k.name: k.establishes for k in EVIDENCE_KINDS.values()}
 
-# The order in which failing checks are preferred as "the" counterexample: exact first.
-_EXACTNESS = ("symbolic", "exact", "convex", "monte_carlo", "figure")
+# The order in which failing checks are preferred as "the" counterexample: exact first (the
+# evidence kinds' order).
+_EXACTNESS = CHECK_KINDS
 
 # Counterexample fields that say how to re-run it, not what it is.
 _REPLAY_FIELDS = ("replay", "seed", "preset", "check")
@@ -270,7 +257,7 @@ def evidence_summary(entry: Mapping[str, Any]) -> str:
     """
     n = check_counts(entry["checks"])  # the report's rule: figures and observations apart
     tested = [c for c in entry["checks"] if not c["neutral"] or c["error"] is not None]
-    kinds = ", ".join(dict.fromkeys(c["kind"].replace("_", " ") for c in tested))
+    kinds = ", ".join(dict.fromkeys(kind_words(c["kind"]) for c in tested))
     text = f"{n['passed']} of {n['checks']} check{'s' if n['checks'] != 1 else ''} passed"
     if kinds:
         text += f" ({kinds})"

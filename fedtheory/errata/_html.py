@@ -30,6 +30,7 @@ from fedtheory.errata._content import (
 )
 from fedtheory.errata._math import display_html, inline_html, math_html, rich_html
 from fedtheory.errata._values import field_latex, index_shifts, value_segments
+from fedtheory.vocabulary import kinds_where
 
 __all__ = ["CSP", "TEMPLATE", "render_html"]
 
@@ -138,7 +139,7 @@ def _counterexample_rows(item: Any) -> list[tuple[Markup, Markup]]:
     an exact or symbolic check as fractions); nested objects one level deep as
     ``outer.inner``."""
     check = item.counterexample_check
-    exact = check is not None and check.kind in ("exact", "symbolic")
+    exact = check is not None and check.kind in kinds_where("exact_values")
     shifts = _shifts(item)
     rows: list[tuple[Markup, Markup]] = []
 
@@ -159,7 +160,7 @@ def _counterexample_rows(item: Any) -> list[tuple[Markup, Markup]]:
 
 
 def _has_figure_checks(item: Any) -> bool:
-    return any(x.kind == "figure" for x in item.evidence)
+    return any(x.kind in kinds_where("shows") for x in item.evidence)
 
 
 def _summary(e: PaperErrata) -> str:

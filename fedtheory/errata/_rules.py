@@ -16,7 +16,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from fedtheory.vocabulary import kinds_where
+
 __all__ = ["said_once", "tightness_text", "without_checks"]
+
+# The evidence kinds judged at a stated level on samples (a passing ratio above 1 is "attained
+# within Monte Carlo error").
+_SAMPLED = kinds_where("sampled")
 
 
 def said_once(errata: list[Any]) -> list[Any]:
@@ -59,7 +65,7 @@ def tightness_text(entry: Mapping[str, Any]) -> str:
         return ""
     ratio = float(t["ratio"])
     check = next((c for c in entry["checks"] if c["name"] == t.get("check")), None)
-    if ratio <= 1 or check is None or check["kind"] != "monte_carlo" or check["passed"] \
+    if ratio <= 1 or check is None or check["kind"] not in _SAMPLED or check["passed"] \
             is not True:
         return f"{ratio:.4g}"
     m = _LIMIT.search(str(check.get("detail") or ""))

@@ -44,7 +44,7 @@ class SqrtNSweep:
     upper, lower:
         Per :math:`n`, the one-sided upper and lower :math:`1 - \alpha` Student-:math:`t`
         confidence limits of the mean ``acc_gap``
-        (:func:`fedtheory.claims.checks.compare_paired`, "not worse", margin ``epsilon``).
+        (:func:`fedtheory.claimkit.checks.compare_paired`, "not worse", margin ``epsilon``).
     m_star:
         Per :math:`n`, the smallest :math:`m` in the grid with ``upper < epsilon``
         ("OCS(m) matches full participation": non-inferior within ``epsilon``), or ``None``.

@@ -1,7 +1,7 @@
 """Figure helpers: a headless backend, saving one figure as PNG and PDF, and the command line
 shared by the scripts in ``paper_figures/``.
 
-The claims do not draw: a check returns a :class:`~fedtheory.claims.evidence.Figure` (a
+The claims do not draw: a check returns a :class:`~fedtheory.claimkit.evidence.Figure` (a
 plotter's name and its data), and :mod:`fedtheory.plotting.figures` draws it with the plotter
 of that name (its registry, :data:`~fedtheory.plotting.figures.PLOTTERS`), titled with the
 claim and its verdict. The family modules (``plotting/<family>.py``) hold the plotters: each

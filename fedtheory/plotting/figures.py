@@ -1,7 +1,7 @@
 """The plotters of the figure checks, by name, and the drawing of the figures a claim asked for.
 
 A check does not draw (the claims sit below plotting): it returns a
-:class:`~fedtheory.claims.evidence.Figure`, a plotter's name with its data. The layer that runs
+:class:`~fedtheory.claimkit.evidence.Figure`, a plotter's name with its data. The layer that runs
 the claims (:func:`fedtheory.runner.verify_one`) hands the result to :func:`draw_result`, which
 draws each figure with the plotter :data:`PLOTTERS` names, heads it with the claim's id and
 verdict (a figure says what it supports), writes the caption under it, and saves it where a
@@ -19,8 +19,8 @@ import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from fedtheory.claims.core import ClaimResult
-from fedtheory.claims.evidence import Figure
+from fedtheory.claimkit.core import ClaimResult
+from fedtheory.claimkit.evidence import Figure
 from fedtheory.plotting import (
     fdms,
     fedavg,
@@ -34,7 +34,7 @@ from fedtheory.plotting import (
 
 __all__ = ["PLOTTERS", "claim_figure_script", "draw_result", "figure_file", "render"]
 
-#: The plotters a :class:`~fedtheory.claims.evidence.Figure` may name: each takes the
+#: The plotters a :class:`~fedtheory.claimkit.evidence.Figure` may name: each takes the
 #: figure's ``data`` as keyword arguments and returns a matplotlib figure.
 PLOTTERS: Mapping[str, Callable[..., plt.Figure]] = {
     "fdms.complexity": fdms.draw_complexity,
@@ -90,7 +90,7 @@ def render(figure: Figure, *, claim_id: str = "", verdict: str = "") -> plt.Figu
 
 def figure_file(figure_dir: Path | str, claim_id: str, name: str) -> Path:
     """Where a claim's figure named ``name`` goes (without suffix): the file name a check
-    drawing itself gets from :meth:`~fedtheory.claims.core.Context.figure_path`.
+    drawing itself gets from :meth:`~fedtheory.claimkit.core.Context.figure_path`.
 
     >>> figure_file("figs", "ocs.experiment", "sqrt_n").as_posix()
     'figs/ocs_experiment__sqrt_n'

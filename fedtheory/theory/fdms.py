@@ -24,7 +24,7 @@ Constants of an instance: friendship (Definition 1) from :math:`\sigma^2_{i,j}`,
 :math:`\beta` and :math:`\alpha` of a dropout mask (:func:`realised_beta`,
 :func:`realised_alpha`). The checks' binomial intervals are
 :func:`fedtheory.stats.clopper_pearson` and
-:func:`fedtheory.claims.checks.check_proportion_upper_bound`.
+:func:`fedtheory.claimkit.checks.check_proportion_upper_bound`.
 
 Conventions: a client with no friend or no non-friend has :math:`\delta_k = +\infty` (no
 non-friend can be chosen instead of a friend); rounds are :math:`t = 0, 1, \dots` and

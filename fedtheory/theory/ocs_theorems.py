@@ -214,7 +214,7 @@ class DsgdTheorem(_Stated):
         :meth:`restated` under a mutant).
     stronger:
         The constants that make the statement stronger when *larger* (``{name: "larger"}``,
-        for :class:`~fedtheory.claims.stated.Stated`): a constant subtracted on the
+        for :class:`~fedtheory.claimkit.stated.Stated`): a constant subtracted on the
         right-hand side (:math:`\beta_2` of Theorem 13, the :math:`\frac38` of
         :math:`f - f^\star` in Theorem 17, the :math:`\frac38` of the descent in Theorem 18);
         the others are stronger when smaller (the default of an upper bound).
@@ -452,7 +452,7 @@ def _theorem18_bound(q: Quantities, eta: Any, gamma: Any, R: int, c: Mapping[str
 
 
 _F = Fraction
-#: The step condition's name in the claims' :class:`~fedtheory.claims.stated.Stated`.
+#: The step condition's name in the claims' :class:`~fedtheory.claimkit.stated.Stated`.
 _STEP13 = "eta <= gamma/((1+WM)L)"
 
 #: Theorem 13 as printed (refuted for non-uniform weights).

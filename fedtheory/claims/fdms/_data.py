@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fedtheory.claims.core import Context
+from fedtheory.claimkit.core import Context
 from fedtheory.experiments import fdms_paper
 from fedtheory.tasks import Plan, dataset, task
 

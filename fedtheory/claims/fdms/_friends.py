@@ -13,8 +13,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory import stats
+from fedtheory.claimkit.stated import exact_like
 from fedtheory.claims import Context, Evidence
-from fedtheory.claims.stated import exact_like
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
 from fedtheory.theory import fdms as th

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.claimkit.headroom import best_reference, graded_better, graded_compare
+from fedtheory.claimkit.setup import SetupCard, SetupRow
 from fedtheory.claims import Context, Evidence, all_of, checks
 from fedtheory.claims.fdms._data import paper_data
-from fedtheory.claims.headroom import best_reference, graded_better, graded_compare
-from fedtheory.claims.setup import SetupCard, SetupRow
 from fedtheory.experiments.fdms_paper import (
     ALPHAS,
     CR_RUNS,

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.checks import check_proportion_upper_bound
+from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Figure, all_of
-from fedtheory.claims.checks import check_proportion_upper_bound
-from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
 from fedtheory.tasks import Dataset, Plan, dataset, task

@@ -10,8 +10,8 @@ import numpy as np
 import sympy as sp
 from scipy import stats as _st
 
+from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
 from fedtheory.tasks import Plan, dataset, task

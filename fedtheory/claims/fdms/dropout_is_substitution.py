@@ -7,8 +7,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.algorithms import get_rule
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Stated
 from fedtheory.participation import DropoutParticipation
 
 AVG = "1/S_t (average of the active)"

@@ -11,10 +11,10 @@ and the margins :mod:`fedtheory.claims.fdms._paper`; the figures
 
 from __future__ import annotations
 
+from fedtheory.claimkit.readings import Reading
+from fedtheory.claimkit.stated import Erratum
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Figure
 from fedtheory.claims.fdms._data import PAPER
-from fedtheory.claims.readings import Reading
-from fedtheory.claims.stated import Erratum
 
 from ._paper import (
     BETTER_MARGIN,

@@ -10,8 +10,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.algorithms.substitution import oracle_friends
+from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import fdms_constants as fc
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.participation import DropoutParticipation

@@ -7,9 +7,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from fedtheory.claimkit.checks import check_proportion_upper_bound
+from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.checks import check_proportion_upper_bound
-from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.tasks import Plan, dataset, task
 from fedtheory.theory import fdms as th

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fedtheory.claims.core import Context
+from fedtheory.claimkit.core import Context
 from fedtheory.experiments.fedau_patterns import patterns_calls, patterns_combine
 from fedtheory.tasks import Plan, dataset, task
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_runs import omega_after_intervals
 from fedtheory.experiments.search import maximize, rationalize
 

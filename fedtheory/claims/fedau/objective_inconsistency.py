@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_runs import fixed_point_run, quadratic_instance
 from fedtheory.symbolic.fedau_derivations import derive_fixed_point, is_zero
 from fedtheory.theory.fedau import expected_fixed_point

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.claimkit.headroom import best_reference, graded_better, graded_compare
+from fedtheory.claimkit.setup import SetupCard, SetupRow
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.fedau._data import patterns_data
-from fedtheory.claims.headroom import best_reference, graded_better, graded_compare
-from fedtheory.claims.setup import SetupCard, SetupRow
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_patterns import (
     AUTHORS,
     LEARNING_RATES,

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedau_runs import weight_error_samples
 from fedtheory.symbolic.fedau_derivations import K as K_sym
 from fedtheory.symbolic.fedau_derivations import derive_bernoulli_weight, is_zero

@@ -10,8 +10,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.algorithms.fedau import fedau_state
+from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.fedau_runs import omega_after_intervals, sample_masks
 from fedtheory.participation import CyclicParticipation, MarkovParticipation
 from fedtheory.symbolic.fedau_derivations import K as K_sym

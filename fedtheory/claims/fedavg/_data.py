@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.claims.core import Context
+from fedtheory.claimkit.core import Context
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.experiments import fedavg_lecture_tables as lt
 from fedtheory.experiments import fedavg_runs as fr

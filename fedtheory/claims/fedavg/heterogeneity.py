@@ -9,6 +9,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.certify.lyapunov import RateOutOfScope
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import (
     Claim,
     ClaimKind,
@@ -29,7 +30,6 @@ from fedtheory.claims.fedavg._common import (
     symbolic,
 )
 from fedtheory.claims.fedavg._data import HETEROGENEITY, heterogeneity_data
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.symbolic.fedavg_drift import derive_fedavg_drift
 from fedtheory.symbolic.scaffold_fixed_point import derive_scaffold_fixed_point

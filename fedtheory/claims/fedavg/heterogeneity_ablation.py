@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
+from fedtheory.claimkit.headroom import graded_compare
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import (
     Claim,
     ClaimKind,
@@ -22,8 +24,6 @@ from fedtheory.claims import (
 )
 from fedtheory.claims.fedavg._common import ALPHA, WHERE
 from fedtheory.claims.fedavg._data import ablation_data
-from fedtheory.claims.headroom import graded_compare
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedavg_lecture_tables import ABLATION, CLIENTS, LAM
 from fedtheory.verdicts import LOW_POWER, NOT_TESTABLE
 

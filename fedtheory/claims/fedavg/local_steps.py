@@ -9,6 +9,7 @@ import sympy as sp
 
 from fedtheory import stats
 from fedtheory.certify.lyapunov import RateOutOfScope
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import (
     Claim,
     ClaimKind,
@@ -29,7 +30,6 @@ from fedtheory.claims.fedavg._common import (
     symbolic,
 )
 from fedtheory.claims.fedavg._data import LOCAL_STEPS, exact_exponent_windows, local_steps_data
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.symbolic.fedavg_rate_constants import derive_rate_constants, derive_rate_in_n
 from fedtheory.symbolic.fedavg_round_map import derive_round_map

@@ -10,6 +10,7 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.certify.lyapunov import RateOutOfScope
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import (
     Claim,
     ClaimKind,
@@ -30,7 +31,6 @@ from fedtheory.claims.fedavg._common import (
     symbolic,
 )
 from fedtheory.claims.fedavg._data import PARTIAL_PARTICIPATION, partial_participation_data
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.symbolic.fedavg_update_variance import derive_update_variance
 from fedtheory.symbolic.local_sgd import K, gamma, is_zero, m_sym, n_sym, sigma2, zeta2

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.claimkit.headroom import best_reference, graded_compare
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import (
     Claim,
     ClaimKind,
@@ -22,8 +24,6 @@ from fedtheory.claims import (
 )
 from fedtheory.claims.fedavg._common import ALPHA, WHERE
 from fedtheory.claims.fedavg._data import table_data
-from fedtheory.claims.headroom import best_reference, graded_compare
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.fedavg_lecture_tables import CLIENTS, LAM, METHODS, TABLE, TABLE_LR
 
 #: The stated part: SCAFFOLD's drift correction (dropped: "SCAFFOLD" is FedAvg, and "less

@@ -9,8 +9,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory import stats
+from fedtheory.claimkit.evidence import identity_evidence
 from fedtheory.claims import Context, Evidence, checks
-from fedtheory.claims.evidence import identity_evidence
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import sample_estimator
 

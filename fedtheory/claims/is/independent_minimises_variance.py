@@ -8,8 +8,8 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Erratum
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Erratum
 from fedtheory.sampling.designs import IndependentSampling, UniformWithoutReplacement
 from fedtheory.sampling.moments import enumerate_moments, estimator_variance, sample_estimator
 from fedtheory.symbolic.estimator_variance import derive_two_client_difference

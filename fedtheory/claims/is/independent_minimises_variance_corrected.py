@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.convex.eso import smallest_eso
 from fedtheory.experiments.search import rationalize
 from fedtheory.sampling.designs import IndependentSampling, UniformWithoutReplacement

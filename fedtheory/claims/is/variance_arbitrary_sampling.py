@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Stated
 from fedtheory.convex.eso import eso_min_eigenvalue, smallest_eso
 from fedtheory.sampling.designs import (
     ExplicitSampling,

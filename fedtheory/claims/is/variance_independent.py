@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.sampling.designs import IndependentSampling
 from fedtheory.sampling.moments import enumerate_moments
 from fedtheory.symbolic.estimator_variance import (

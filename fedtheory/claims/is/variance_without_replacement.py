@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Figure, all_of, checks
-from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.convex.eso import smallest_eso
 from fedtheory.experiments.importance_sampling import variance_curves
 from fedtheory.experiments.search import rationalize

@@ -8,8 +8,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fedtheory import stats
+from fedtheory.claimkit.evidence import derivation_evidence, identity_evidence
 from fedtheory.claims import Claim, Context, Evidence, all_of, checks
-from fedtheory.claims.evidence import derivation_evidence, identity_evidence
 from fedtheory.claims.mifa._runs import (
     error_samples,
     figure_evidence,

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Erratum, exact_like
 from fedtheory.claims import Context, Evidence, all_of, checks
 from fedtheory.claims.mifa._runs import diverged
-from fedtheory.claims.stated import Erratum, exact_like
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.inequality import InequalityResult
 

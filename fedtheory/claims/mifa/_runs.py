@@ -18,9 +18,9 @@ import numpy as np
 
 from fedtheory import stats
 from fedtheory.algorithms import get_rule
-from fedtheory.claims.core import Context, Evidence, Figure
-from fedtheory.claims.evidence import all_of
-from fedtheory.claims.headroom import best_reference, graded_compare
+from fedtheory.claimkit.core import Context, Evidence, Figure
+from fedtheory.claimkit.evidence import all_of
+from fedtheory.claimkit.headroom import best_reference, graded_compare
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.participation import BernoulliParticipation, UniformParticipation
 from fedtheory.simulate import simulate

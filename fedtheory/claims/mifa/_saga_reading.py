@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.claimkit.evidence import all_of
+from fedtheory.claimkit.headroom import graded_better, spread
+from fedtheory.claimkit.readings import Reading
 from fedtheory.claims import Claim, Context, Evidence, checks
-from fedtheory.claims.evidence import all_of
-from fedtheory.claims.headroom import graded_better, spread
-from fedtheory.claims.readings import Reading
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments import mifa_readings as mr
 from fedtheory.tasks import Plan, dataset, task

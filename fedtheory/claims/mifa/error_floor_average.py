@@ -11,9 +11,9 @@ import numpy as np
 
 from fedtheory.certify.lyapunov import RateStep
 from fedtheory.certify.rate_models import fedavg_is_average_model
+from fedtheory.claimkit.stated import Erratum, Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
 from fedtheory.claims.mifa._runs import long_run
-from fedtheory.claims.stated import Erratum, Stated, exact_like
 from fedtheory.symbolic.error_floor import (
     STEP_SYMBOLS,
     STEP_SYMBOLS_MEANING,

@@ -11,9 +11,9 @@ import numpy as np
 
 from fedtheory.certify.lyapunov import RateStep
 from fedtheory.certify.rate_models import fedavg_is_average_model
+from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.mifa._runs import long_run
-from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.mifa_floor_search import fedavg_is_moments_diag
 from fedtheory.symbolic.error_floor import derive_summed_floor, summed_floor_inequality
 from fedtheory.symbolic.inequality import prove_nonnegative

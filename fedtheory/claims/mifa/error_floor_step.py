@@ -19,8 +19,8 @@ from fedtheory.certify.models import (
 )
 from fedtheory.certify.symmetric import derive_multiplier, prove
 from fedtheory.certify.symmetric_pep import fedavg_is_model, solve_symmetric
+from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_floor_search import fedavg_is_step_1d
 from fedtheory.symbolic.error_floor import (

@@ -14,8 +14,8 @@ from fedtheory.certify import Built, OneStep, Pep, Vec, bernoulli_patterns
 from fedtheory.certify.models import expectation
 from fedtheory.certify.symmetric import derive_multiplier, prove
 from fedtheory.certify.symmetric_pep import mifa_error_model, solve_symmetric
+from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_search import mifa_error_expectation
 from fedtheory.experiments.search import maximize, rationalize

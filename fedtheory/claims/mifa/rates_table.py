@@ -11,13 +11,13 @@ import numpy as np
 
 from fedtheory.certify.lyapunov import RateStep
 from fedtheory.certify.rate_models import fedpgd_nonconvex_average_model
+from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
 from fedtheory.claims.mifa._runs import (
     complexity_scaling_evidence,
     convex_fedpgd_run,
     scaling_problem,
 )
-from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_search import fedpgd_nonconvex_average
 from fedtheory.experiments.search import maximize, rationalize

@@ -13,9 +13,9 @@ import sympy as sp
 
 from fedtheory.certify.lyapunov import RateStep
 from fedtheory.certify.rate_models import fedpgd_convex_average_model
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.mifa._runs import convex_fedpgd_run
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.mifa_search import fedpgd_quadratic_average, huber_gd_average
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.fedpgd_convex import (

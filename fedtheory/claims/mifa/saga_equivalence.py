@@ -9,9 +9,9 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Erratum
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.mifa._runs import same_mask_runs
-from fedtheory.claims.stated import Erratum
 from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.mifa_symbols import indicators, prob_symbols, vec
 from fedtheory.symbolic.saga_umifa import derive_saga_umifa

@@ -11,9 +11,9 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.algorithms import get_rule
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
 from fedtheory.claims.mifa._runs import same_mask_runs
-from fedtheory.claims.stated import Stated
 from fedtheory.engine import RoundRecord
 from fedtheory.participation import BernoulliParticipation
 from fedtheory.simulate import simulate

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
-from fedtheory.claims.stated import Stated
 from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.mifa_aggregation_error import derive_error_terms
 from fedtheory.symbolic.mifa_symbols import is_zero, p

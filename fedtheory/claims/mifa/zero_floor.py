@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.claimkit.stated import Erratum, Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Figure
 from fedtheory.claims.mifa._runs import floor_comparison, mifa_long_runs
-from fedtheory.claims.stated import Erratum, Stated, exact_like
 from fedtheory.symbolic.error_floor import derive_zero_floor_sum, zero_floor_t2_inequality
 from fedtheory.symbolic.inequality import prove_nonnegative
 from fedtheory.symbolic.mifa_symbols import L, eta

@@ -14,13 +14,13 @@ import numpy as np
 import sympy as sp
 
 from fedtheory.certify.lyapunov import RateOutOfScope
+from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.mifa._runs import (
     diverged,
     floor_comparison,
     mifa_long_runs,
 )
-from fedtheory.claims.stated import Stated, exact_like
 from fedtheory.experiments.mifa_floor_search import mifa_paths_1d
 from fedtheory.symbolic.error_floor import derive_zero_floor_sum
 from fedtheory.symbolic.identity import prove_zero

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fedtheory.claimkit.evidence import derivation_evidence, identity_evidence
 from fedtheory.claims import Evidence
-from fedtheory.claims.evidence import derivation_evidence, identity_evidence
 
 __all__ = [
     "BUDGET_FACTOR",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fedtheory.claims.core import Context
+from fedtheory.claimkit.core import Context
 from fedtheory.experiments import ocs_runs
 from fedtheory.experiments.ocs_fedavg import FedAvgRun
 from fedtheory.tasks import Plan, dataset, task

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
+from fedtheory.claimkit.core import Context
+from fedtheory.claimkit.evidence import Evidence
 from fedtheory.claims import checks
-from fedtheory.claims.core import Context
-from fedtheory.claims.evidence import Evidence
 from fedtheory.experiments import ocs_theorems as xt
 from fedtheory.experiments.ocs_theorem_exact import (
     ExactCase,

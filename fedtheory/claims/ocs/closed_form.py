@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.symbolic.kkt import kkt_points_exact
 from fedtheory.theory.ocs import (
     FLOAT_RTOL,

@@ -8,8 +8,8 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
-from fedtheory.claims.stated import Stated
 from fedtheory.sampling.ocs import optimal_probabilities
 from fedtheory.symbolic.kkt import kkt_points_exact
 from fedtheory.theory.ocs import (

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from fedtheory.certify.dsgd import descent_one_step, theorem15_grid
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     dsgd_check,
@@ -11,7 +12,6 @@ from fedtheory.claims.ocs._theorems import (
     proof_check,
     register_exact_checks,
 )
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     DSGD_NONCONVEX_CASES,
     DSGD_NONCONVEX_SEARCH,

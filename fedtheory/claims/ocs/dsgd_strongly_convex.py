@@ -6,6 +6,7 @@ from __future__ import annotations
 import sympy as sp
 
 from fedtheory.certify.dsgd import THEOREM13_NOTES, recursion_one_step, theorem13_grid
+from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     dsgd_check,
@@ -13,7 +14,6 @@ from fedtheory.claims.ocs._theorems import (
     exact_check,
     register_exact_checks,
 )
-from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE13_CASE,
     CE13_NOISY_CASE,

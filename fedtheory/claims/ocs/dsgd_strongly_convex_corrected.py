@@ -6,6 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from fedtheory.certify.dsgd import THEOREM13_NOTES, recursion_one_step, theorem13_grid
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     dsgd_check,
@@ -14,7 +15,6 @@ from fedtheory.claims.ocs._theorems import (
     proof_check,
     register_exact_checks,
 )
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE13_CASE,
     DSGD_CONVEX_SEARCH,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory import stats
+from fedtheory.claimkit.headroom import best_reference, graded_compare
 from fedtheory.claims import (
     Claim,
     ClaimKind,
@@ -28,7 +29,6 @@ from fedtheory.claims import (
     all_of,
     checks,
 )
-from fedtheory.claims.headroom import best_reference, graded_compare
 from fedtheory.claims.ocs._data import EXPERIMENT, experiment_run, sweep_run
 from fedtheory.experiments import ocs_fedavg as ox
 from fedtheory.verdicts import LOW_POWER

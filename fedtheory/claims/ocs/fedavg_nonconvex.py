@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from fedtheory.certify import OutOfScope
 from fedtheory.certify.lyapunov import RateOutOfScope
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     fedavg_check,
     nonconvex_scenarios,
     register_exact_checks,
 )
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     FEDAVG_NONCONVEX_CASES,
     FEDAVG_NONCONVEX_SEARCH,

@@ -3,6 +3,7 @@ convex objectives, one-round recursion (27)."""
 
 from __future__ import annotations
 
+from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     exact_check,
@@ -10,7 +11,6 @@ from fedtheory.claims.ocs._theorems import (
     fedavg_strongly_convex_scenarios,
     register_exact_checks,
 )
-from fedtheory.claims.stated import Erratum, Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE17_CASE,
     CE17_FAMILY,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fedtheory.certify import OutOfScope
 from fedtheory.certify.lyapunov import RateOutOfScope
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims.ocs._theorems import (
     exact_check,
@@ -13,7 +14,6 @@ from fedtheory.claims.ocs._theorems import (
     proof_check,
     register_exact_checks,
 )
-from fedtheory.claims.stated import Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE17_CASE,
     FEDAVG_CONVEX_CASES,

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Figure, checks
-from fedtheory.claims.stated import Stated
 from fedtheory.sampling.improvement import alpha_spread_study, alpha_upper_bound, improvement_factor
 from fedtheory.sampling.ocs import ocs_threshold, optimal_probabilities
 from fedtheory.symbolic.inequality import prove_nonnegative

@@ -10,8 +10,8 @@ import numpy as np
 import sympy as sp
 
 from fedtheory import stats
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
-from fedtheory.claims.stated import Stated
 from fedtheory.symbolic.ocs_independent_variance import derive_independent_variance
 
 #: The factors of eq. (6)'s per-client term a referee might drop (``--power`` drops each).

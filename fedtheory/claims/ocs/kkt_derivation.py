@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from fedtheory.claimkit.stated import Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
-from fedtheory.claims.stated import Stated
 from fedtheory.sampling.ocs import ocs_threshold
 from fedtheory.symbolic.identity import prove_zero
 from fedtheory.symbolic.kkt import derive_ocs_kkt, kkt_points_exact

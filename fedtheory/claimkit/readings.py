@@ -34,13 +34,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fedtheory import verdicts
+from fedtheory import verdicts, vocabulary
 
 __all__ = ["KINDS", "Reading", "check_readings", "parts_label", "reading_verdicts",
            "readings_text"]
 
 #: What a declared part is: a reading of the statement, or one of the settings it spans.
-KINDS = ("reading", "setting")
+KINDS = vocabulary.READING_KINDS
 
 
 @dataclass(frozen=True)

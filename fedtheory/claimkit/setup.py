@@ -30,13 +30,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fedtheory.vocabulary import PRESETS
+
 __all__ = ["REQUIRED_ASPECTS", "SetupCard", "SetupRow"]
 
 #: The aspects every experiment claim's card covers (others may be added).
 REQUIRED_ASPECTS = ("data", "model", "clients", "rounds", "local steps", "participation",
                     "hyper-parameters", "metric", "threshold")
 
-_PRESETS = ("quick", "full")
+_PRESETS = PRESETS
 
 PerPreset = str | Mapping[str, str]
 

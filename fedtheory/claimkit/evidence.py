@@ -1,6 +1,6 @@
 r"""Evidence, what one check found, and the one way to combine sub-results of a check.
 
-:class:`Evidence` (re-exported by :mod:`fedtheory.claims.core` and :mod:`fedtheory.claims`)
+:class:`Evidence` (re-exported by :mod:`fedtheory.claimkit.core` and :mod:`fedtheory.claims`)
 is what a check returns.
 
 A check often tests a statement on several instances or sub-statements ("all of these must
@@ -25,7 +25,7 @@ A check does not draw: it returns a :class:`Figure`, the data of a picture and t
 what draws it (a plotter of :mod:`fedtheory.plotting.figures`, a layer above the claims), and
 the run draws it once the verdict is known (the figure's title then names the claim and its
 verdict). A file already drawn may be given by its path instead (a claim of one's own that
-draws itself, with :meth:`~fedtheory.claims.core.Context.figure_path`).
+draws itself, with :meth:`~fedtheory.claimkit.core.Context.figure_path`).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ class Evidence:
     undecided: str | None = None
     #: The statistical tests the check decided on, one small record each (the test, its
     #: hypothesis and margin, the estimate and its limits, the level, the smallest detectable
-    #: effect, the outcome): :func:`fedtheory.claims.checks.compare_paired` fills it; reports
+    #: effect, the outcome): :func:`fedtheory.claimkit.checks.compare_paired` fills it; reports
     #: keep it.
     tests: list[dict[str, Any]] = field(default_factory=list)
     #: The grade of the outcome (:data:`fedtheory.verdicts.CHECK_GRADES`): ``"consistent (low

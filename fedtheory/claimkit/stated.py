@@ -36,14 +36,16 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory import vocabulary
+
 __all__ = ["DIRECTIONS", "ERRATUM_KINDS", "MUTANT_KINDS", "Erratum", "Mutant", "Stated",
            "exact_like"]
 
 #: The kinds of mutant (see the module docstring).
-MUTANT_KINDS = ("constant", "factor", "step")
+MUTANT_KINDS = vocabulary.MUTANT_KINDS
 
 #: Which way a constant moves to strengthen the statement.
-DIRECTIONS = ("smaller", "larger")
+DIRECTIONS = vocabulary.STRONGER_DIRECTIONS
 
 #: The kinds of error a refutation may find, as a referee names them:
 #:
@@ -56,8 +58,9 @@ DIRECTIONS = ("smaller", "larger")
 #: * ``false statement``: no reading of the statement holds;
 #: * ``not reproduced``: an experiment whose outcome differs under a set-up as faithful as the
 #:   machine allows (its set-up card lists every deviation).
-ERRATUM_KINDS = ("typo", "wrong constant", "proof gap", "omitted hypothesis",
-                 "false statement", "not reproduced")
+#:
+#: (their one list, with what each means, is :data:`fedtheory.vocabulary.ERRATUM_MEANING`).
+ERRATUM_KINDS = vocabulary.ERRATUM_KINDS
 
 
 def _exact(name: str, value: Any) -> Fraction:

@@ -1,6 +1,6 @@
 r"""What "A beats B" means on a set-up: better by the margin, below it, a tie, or not testable.
 
-:func:`fedtheory.claims.checks.compare_paired` (hypothesis ``"better"``) confirms when the
+:func:`fedtheory.claimkit.checks.compare_paired` (hypothesis ``"better"``) confirms when the
 lower limit of A's gain is above 0 and refutes when the upper limit is below the margin. A
 referee reads four outcomes, and this module names them (:func:`graded_better`):
 
@@ -13,7 +13,7 @@ referee reads four outcomes, and this module names them (:func:`graded_better`):
   **significantly worse**: the upper limit is below 0;
 * **not testable**: the set-up leaves no room for the gain. Its **headroom**, how far the best
   reference (Full participation, say) is from B, is below the margin: no method could beat B
-  by the margin here (:meth:`~fedtheory.claims.evidence.Evidence.not_testable`), unless A is
+  by the margin here (:meth:`~fedtheory.claimkit.evidence.Evidence.not_testable`), unless A is
   significantly better anyway (then ``better, below the margin``).
 
 Every outcome reports the headroom beside the gain.
@@ -21,7 +21,7 @@ Every outcome reports the headroom beside the gain.
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
 >>> b = rng.normal(size=30)
->>> from fedtheory.claims.checks import compare_paired
+>>> from fedtheory.claimkit.checks import compare_paired
 >>> tie = compare_paired(b + 0.001 * rng.normal(size=30), b, "better", 0.5, alpha=0.01)
 >>> graded_better(tie, 0.5, headroom=2.0).data["verdict_text"]
 'tie'
@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.claims import checks
-from fedtheory.claims.evidence import Evidence
+from fedtheory.claimkit import checks
+from fedtheory.claimkit.evidence import Evidence
 from fedtheory.verdicts import LOW_POWER
 
 __all__ = ["OUTCOMES", "best_reference", "better_outcome", "graded_better", "graded_compare",
@@ -83,7 +83,7 @@ def better_outcome(lower: float, upper: float, margin: float,
 def graded_better(ev: Evidence, margin: float, headroom: float | None = None,
                   reference: str = "the best reference", declared: str | None = None
                   ) -> Evidence:
-    """Re-grade the evidence of :func:`~fedtheory.claims.checks.compare_paired` (``"better"``,
+    """Re-grade the evidence of :func:`~fedtheory.claimkit.checks.compare_paired` (``"better"``,
     one test record) by :func:`better_outcome`; the headroom (``reference``'s advantage over
     B on this set-up, in the gain's units), when given, is reported beside the gain;
     ``declared``: why the set-up card says this comparison cannot discriminate, if it does."""
@@ -148,7 +148,7 @@ def graded_compare(a: Any, b: Any, margin: float, alpha: float, *, headroom: flo
                    counterexample: dict[str, Any] | None = None,
                    declared: str | None = None) -> Evidence:
     """"A beats B" from paired per-seed values: the one-sided paired t-test of
-    :func:`~fedtheory.claims.checks.compare_paired` (``"better"``, limits each at level
+    :func:`~fedtheory.claimkit.checks.compare_paired` (``"better"``, limits each at level
     ``alpha``) graded by :func:`graded_better` (the outcome and the set-up's ``headroom``, that
     of ``reference`` over B, in the detail, the data and the test record).
 

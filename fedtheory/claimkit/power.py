@@ -1,6 +1,6 @@
 r"""The power of a verdict: would the checks have caught a plausible mistake in the statement?
 
-For a claim that declares its stated side (:class:`~fedtheory.claims.stated.Stated`),
+For a claim that declares its stated side (:class:`~fedtheory.claimkit.stated.Stated`),
 :func:`power` re-runs every check against each mutant of the statement
 (:meth:`Stated.mutants`) and classifies the outcome:
 
@@ -34,14 +34,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from fedtheory import vocabulary
 from fedtheory.cache import Cache
-from fedtheory.claims.core import MUTANT_READ, Claim, ClaimResult, Verdict
-from fedtheory.claims.stated import Mutant
+from fedtheory.claimkit.core import MUTANT_READ, Claim, ClaimResult, Verdict
+from fedtheory.claimkit.stated import Mutant
 
 __all__ = ["OUTCOMES", "mutant_outcome", "power"]
 
 #: The outcomes a mutant can have (see the module docstring).
-OUTCOMES = ("caught", "still true", "missed", "error")
+OUTCOMES = vocabulary.POWER_OUTCOMES
 
 
 def mutant_outcome(mutant: Mutant, res: ClaimResult) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 r"""The statistics-to-verdict step of Monte Carlo and numerical checks: records to Evidence.
 
 :mod:`fedtheory.stats` computes intervals and tests (records); the functions here decide what
-they say about a statement and return the check's :class:`~fedtheory.claims.evidence.Evidence`
+they say about a statement and return the check's :class:`~fedtheory.claimkit.evidence.Evidence`
 (``passed`` True, False or None, the counterexample of a failure, the level, the tightness).
-Combining several of them is :func:`fedtheory.claims.evidence.all_of` (levels add up).
+Combining several of them is :func:`fedtheory.claimkit.evidence.all_of` (levels add up).
 
 Bounds are checked one-sided, identities two-sided:
 
@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.claims.evidence import Evidence
+from fedtheory.claimkit.evidence import Evidence
 from fedtheory.stats import (
     DEFAULT_ALPHA,
     DEFAULT_POWER,
