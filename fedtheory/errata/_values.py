@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
+from fedtheory.mathtext import SYMBOLS, symbols
+
 __all__ = [
     "SYMBOLS",
     "ascii_latex",
@@ -53,33 +55,6 @@ _RELATIONS = {"<=": r"\le", ">=": r"\ge", "!=": r"\ne", "->": r"\to", "==": "="}
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\\||\s+|\d+(?:\.\d+)?(?:e[-+]?\d+)?|[A-Za-z][A-Za-z0-9]*|"
                     r"\*\*|\|\||<=|>=|!=|->|==|.", re.DOTALL)
 _INDEXED = re.compile(r"\b([A-Za-z]+)_\{?(\d+)\}?")
-
-
-_GREEK_CHARS = dict(zip(("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu "
-                         "xi pi rho sigma tau upsilon phi chi psi omega").split(),
-                        "αβγδεζηθικλμνξπρστυφχψω", strict=True))
-_CAPITAL = dict(zip("Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split(),
-                    "ΓΔΘΛΞΠΣΥΦΨΩ", strict=True))
-#: The symbol commands :func:`symbols` writes as characters.
-SYMBOLS: dict[str, str] = {
-    **_GREEK_CHARS, **_CAPITAL,
-    "varepsilon": "ε", "vartheta": "ϑ", "varphi": "φ", "varrho": "ϱ", "ell": "ℓ",
-    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈",
-    "infty": "∞", "sum": "Σ", "prod": "Π", "nabla": "∇", "partial": "∂", "cdot": "·",
-    "times": "×", "in": "∈", "notin": "∉", "to": "→", "rightarrow": "→", "pm": "±",
-    "star": "⋆", "ldots": "…", "dots": "…", "|": "‖",
-}
-_SYMBOL = re.compile(r"\\([A-Za-z]+|\|)")
-
-
-def symbols(text: str) -> str:
-    r"""``text`` with the symbol commands of :data:`SYMBOLS` written as their characters; any
-    other command is left as it is.
-
-    >>> symbols(r"\eta L \le 1, \Sigma_i, \|x\|, \foo")
-    'η L ≤ 1, Σ_i, ‖x‖, \\foo'
-    """
-    return _SYMBOL.sub(lambda m: SYMBOLS.get(m.group(1), m.group()), text)
 
 
 # ------------------------------------------------------------------------------- indices
