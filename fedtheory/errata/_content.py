@@ -112,8 +112,9 @@ class Figure:
 
 @dataclass(frozen=True)
 class Corrected:
-    """The ``.corrected`` sibling of a refuted claim: its statement, and its verdict and
-    evidence when the report has it (``verdict`` None: not in the report)."""
+    """The ``.corrected`` sibling of a refuted claim: where the paper prints it (``seed_ref``:
+    its place in the page's paper, as :func:`_place` says it), its statement, and its verdict
+    and evidence when the report has it (``verdict`` None: not in the report)."""
 
     id: str
     seed_ref: str
@@ -413,8 +414,11 @@ def _figure_bytes(found: Path, name: str, media: str,
 
 def _place(entry: Mapping[str, Any], key: str) -> str:
     """Where in paper ``key`` the claim of ``entry`` is printed, as its ``seed_ref`` says."""
-    places = [place for p, place in claim_references(entry["id"], entry["seed_ref"])
-              if p.key == key]
+    try:
+        refs = claim_references(entry["id"], entry["seed_ref"])
+    except ValueError:  # a .corrected claim of the index citing no paper: as it is
+        return entry["seed_ref"]
+    places = [place for p, place in refs if p.key == key]
     return "; ".join(p for p in places if p) or entry["seed_ref"]
 
 
@@ -445,11 +449,12 @@ def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str
     cid = entry["id"] + ".corrected"
     if cid in by_id:
         c = by_id[cid]
-        corrected = Corrected(cid, c["seed_ref"], c["statement"], derived(c)["verdict"],
+        corrected = Corrected(cid, _place(c, key), c["statement"], derived(c)["verdict"],
                               _evidence(c), c["tightness"], c.get("certified"), c["finding"])
     elif cid in index:
         info = index[cid]
-        corrected = Corrected(cid, info.seed_ref, info.statement, None, (), None, None,
+        corrected = Corrected(cid, _place({"id": cid, "seed_ref": info.seed_ref}, key),
+                              info.statement, None, (), None, None,
                               info.finding)
     erratum = {**_NO_ERRATUM, **(entry["erratum"] or {})}
     place = erratum["location"] or _place(entry, key)

@@ -348,14 +348,16 @@ def formula_width(latex: str) -> float:
     return _width(_LATEX_TOKEN.findall(_prepare(latex)))
 
 
-def _top_level(tokens: list[str]) -> list[int]:
-    """The depth (braces, ``\\left``/``\\right``, environments) before each token."""
+def _top_level(tokens: list[str], parens: bool = False) -> list[int]:
+    """The depth (braces, ``\\left``/``\\right``, environments; with ``parens`` plain
+    parentheses too, when they balance) before each token."""
+    parens = parens and tokens.count("(") == tokens.count(")")
     depths, depth = [], 0
     for tok in tokens:
-        if tok in ("}", "\\right", "\\end"):
+        if tok in ("}", "\\right", "\\end") or (parens and tok == ")"):
             depth -= 1
         depths.append(depth)
-        if tok in ("{", "\\left", "\\begin"):
+        if tok in ("{", "\\left", "\\begin") or (parens and tok == "("):
             depth += 1
     return depths
 
@@ -397,11 +399,24 @@ def display_lines(latex: str, width: float = LINE_WIDTH) -> list[str]:
     ['a = b']
     >>> display_lines(r"x_1 + x_2 = y_1 + y_2,\quad z \le w", width=8)
     ['x_1 + x_2', '= y_1 + y_2,\\quad z', '\\le w']
+    >>> display_lines(r"P(\text{a friend leaves},\ t < T) + a_1 + a_2 \le p", width=14)
+    ['P(\\text{a friend leaves},\\ t < T)', '+ a_1 + a_2', '\\le p']
     """
-    tokens = _LATEX_TOKEN.findall(latex.strip())
     if _width(_LATEX_TOKEN.findall(_prepare(latex))) <= width:
         return [latex.strip()]
-    depths = _top_level(tokens)
+    # outside parentheses first (``P(a friend leaves, t < T)`` is not cut at its ``<``); where
+    # that leaves a line too wide, inside them too
+    lines = _broken(latex, width, parens=True)
+    if any(_width(_LATEX_TOKEN.findall(_prepare(x))) > width for x in lines):
+        lines = _broken(latex, width, parens=False)
+    return lines
+
+
+def _broken(latex: str, width: float, parens: bool) -> list[str]:
+    """:func:`display_lines`' cuts, at the top level of braces (and with ``parens`` of
+    parentheses)."""
+    tokens = _LATEX_TOKEN.findall(latex.strip())
+    depths = _top_level(tokens, parens)
     breaks: set[int] = set()
     for k, tok in enumerate(tokens):
         if depths[k] != 0 or k == 0:
@@ -419,7 +434,7 @@ def display_lines(latex: str, width: float = LINE_WIDTH) -> list[str]:
         if _width(line) <= width:
             out.append(line)
             continue
-        depths = _top_level(line)
+        depths = _top_level(line, parens)
         signs = {k for k, t in enumerate(line) if k > 0 and depths[k] == 0 and t in "+-"
                  and next((x for x in reversed(line[:k]) if not x.isspace()), "")
                  not in ("=", "(", "{", "^", "_", ",", "+", "-", "\\le", "\\ge")}

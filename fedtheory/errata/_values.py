@@ -100,7 +100,11 @@ def _name(tok: str, shifts: frozenset[str]) -> str:
 
 def _group(tokens: list[str], k: int, shifts: frozenset[str], base: str) -> tuple[str, int]:
     """The script after ``_`` or ``^`` at ``tokens[k]``: a brace group, a parenthesised group,
-    or one token; returns its LaTeX and the next index."""
+    or one token (a sign before one: ``2^-N``); returns its LaTeX and the next index.
+
+    >>> ascii_latex("1 - 2^-N"), ascii_latex("e^{-t}")
+    ('1 - 2^{-N}', 'e^{-t}')
+    """
     while k < len(tokens) and tokens[k].isspace():
         k += 1
     if k >= len(tokens):
@@ -125,6 +129,10 @@ def _group(tokens: list[str], k: int, shifts: frozenset[str], base: str) -> tupl
         return _name(tok, shifts), k + 1
     if tok == "*":
         return r"\star", k + 1
+    if tok in "-+" and k + 1 < len(tokens) and not tokens[k + 1].isspace():  # 2^-N: 2^{-N}
+        inner, j = _group(tokens, k + 1, shifts, base)
+        if inner:
+            return tok + inner, j
     return "", k
 
 
@@ -232,7 +240,13 @@ def _literals(text: str) -> str:
     return _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.10g}", text)
 
 
+# A claim id or a dotted name (``fdms.psi_bound.corrected``): a name, never math.
+_DOTTED = re.compile(r"^[(\[]*[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+[)\],.;:]*$")
+
+
 def _kind(word: str) -> str:
+    if _DOTTED.match(word):
+        return "prose"
     if _MATH_WORD.search(word) or any(len(m.group(1)) <= 1 or m.group(1) in _GREEK
                                       or m.group(1) in _FUNCTIONS
                                       for m in _SCRIPTED.finditer(word)) \
@@ -252,6 +266,10 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
     the numbers, single letters, operators and symbol names around it, translated by
     :func:`ascii_latex`.
 
+    >>> prose_segments("with delta_min < 0 a non-friend leads")
+    [('text', 'with '), ('math', '\\\\delta_{\\\\min} < 0'), ('text', ' a non-friend leads')]
+    >>> prose_segments("tends to 3 alpha^2: fdms.psi_bound.corrected.")
+    [('text', 'tends to '), ('math', '3 \\\\alpha^{2}'), ('text', ': fdms.psi_bound.corrected.')]
     >>> prose_segments("so E||r||^2 = 0.5 vs w_i, in (optimal_p)")
     ... # doctest: +NORMALIZE_WHITESPACE
     [('text', 'so '), ('math', '\\\\mathbb{E}\\\\|r\\\\|^{2} = 0.5'), ('text', ' vs '),
@@ -268,11 +286,12 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
             continue
         start = k
         while start > 0 and kinds[start - 1] in ("neutral", "name") and tokens[start - 1] \
-                and not tokens[start - 1].endswith(":"):
+                and not tokens[start - 1].endswith(":") and not _article(tokens, start - 1):
             start -= 1
         end = k
         while end + 1 < len(tokens) and tokens[end + 1] and (
-                kinds[end + 1] != "prose" or _open_braces(tokens[start:end + 1]) > 0):
+                kinds[end + 1] != "prose" or _open_braces(tokens[start:end + 1]) > 0) \
+                and not _article(tokens, end + 1):
             end += 1
         for j in range(start, end + 1):
             in_math[j] = True
@@ -304,6 +323,17 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
         out.append(("text", tail_text))
         k = j + 1
     return _merge(out)
+
+
+def _article(tokens: list[str], k: int) -> bool:
+    """Whether ``tokens[k]`` is the article "a" (``a``, ``(a``) of the prose word after it
+    (``with delta_min < 0 a non-friend leads``), not a symbol.
+
+    >>> _article(["0", "(a", "non-friend"], 1), _article(["x", "a", "+", "b"], 1)
+    (True, False)
+    """
+    return (bool(re.fullmatch(r"\(?[aA]", tokens[k])) and k + 1 < len(tokens)
+            and _kind(tokens[k + 1]) == "prose")
 
 
 def _open_braces(words: list[str]) -> int:
@@ -416,11 +446,27 @@ def field_latex(name: str, shifts: frozenset[str] = frozenset()) -> str | None:
 
     >>> field_latex("zeta_00", frozenset({"zeta"})), field_latex("printed_p")
     ('\\\\zeta_{11}', None)
+    >>> field_latex("delta_min"), field_latex("x_star"), field_latex("mu_kf")
+    ('\\\\delta_{\\\\min}', 'x^{\\\\star}', '\\\\mu_{kf}')
+    >>> field_latex("sigma_F2"), field_latex("sigma2_kg")
+    ('\\\\sigma_{F}^{2}', '\\\\sigma^{2}_{kg}')
     """
-    if re.fullmatch(r"[A-Za-z]|(?:" + "|".join(_GREEK) + r")", name):
+    greek = "|".join(_GREEK)
+    if re.fullmatch(r"[A-Za-z]|(?:" + greek + r")", name):
         return _name(name, shifts)
-    if re.fullmatch(r"(?:[A-Za-z]|" + "|".join(_GREEK) + r")_(?:\d{1,2}|[A-Za-z])", name):
+    if re.fullmatch(r"(?:[A-Za-z]|" + greek + r")_(?:\d{1,2}|[A-Za-z])", name):
         return ascii_latex(name, shifts)
+    m = re.fullmatch(r"([A-Za-z]|" + greek + r")_(min|max|star)", name)
+    if m:  # delta_min, x_star: as the papers write them
+        base = _name(m.group(1), shifts)
+        return base + (r"^{\star}" if m.group(2) == "star" else rf"_{{\{m.group(2)}}}")
+    m = re.fullmatch(r"(" + greek + r")_([A-Za-z]{1,2})", name)
+    if m:  # mu_kf: an index of two clients
+        return rf"\{m.group(1)}_{{{m.group(2)}}}"
+    m = re.fullmatch(r"sigma(2?)_([A-Za-z]{1,2})(2?)", name)
+    if m and bool(m.group(1)) != bool(m.group(3)):  # sigma_F2, sigma2_kf: a variance
+        return (rf"\sigma_{{{m.group(2)}}}^{{2}}" if m.group(3)
+                else rf"\sigma^{{2}}_{{{m.group(2)}}}")
     return None
 
 
