@@ -99,7 +99,11 @@ for (const el of col.querySelectorAll('*')) {
   const r = el.getBoundingClientRect();
   if (r.width === 0 && r.height === 0) continue;
   if (getComputedStyle(el).display === 'none') continue;
-  widest = Math.max(widest, r.width);
+  // the widest formula (its content, a block formula's box being the column's), image, table
+  if (el.matches('math, img, table')) {
+    const box = el.matches('math') && el.firstElementChild ? el.firstElementChild : el;
+    widest = Math.max(widest, box.getBoundingClientRect().width);
+  }
   if (r.right > right + 1 || r.left < left - 1)
     wide.push([name(el), Math.round(r.width), Math.round(r.right - right)]);
   // a box that clips or scrolls hides what is wider than it (what overflows visibly is
@@ -146,7 +150,7 @@ return bad;
 # Places cited by a seed's number (``(004, Lemma 2``) and symbols by their program names
 # (``delta_min``, ``x_star``), in text nodes (commands in <pre> apart).
 _NAMES = r"""
-const re = /(?:^|[(;] ?)00\d, |\b[A-Za-z]+_(?:star|min|max)\b/;
+const re = /(?:^|[\s(;])00\d, |\b[A-Za-z]+_(?:star|min|max)\b/;
 const bad = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 let n;
 while ((n = walker.nextNode())) {

@@ -350,14 +350,16 @@ def formula_width(latex: str) -> float:
 
 def _top_level(tokens: list[str], parens: bool = False) -> list[int]:
     """The depth (braces, ``\\left``/``\\right``, environments; with ``parens`` plain
-    parentheses too, when they balance) before each token."""
-    parens = parens and tokens.count("(") == tokens.count(")")
+    parentheses and set braces ``\\{...\\}`` too, when they balance) before each token."""
+    pairs = [(o, c) for o, c in (("(", ")"), ("\\{", "\\}"))
+             if parens and tokens.count(o) == tokens.count(c)]
+    opens, closes = {o for o, _ in pairs}, {c for _, c in pairs}
     depths, depth = [], 0
     for tok in tokens:
-        if tok in ("}", "\\right", "\\end") or (parens and tok == ")"):
+        if tok in ("}", "\\right", "\\end") or tok in closes:
             depth -= 1
         depths.append(depth)
-        if tok in ("{", "\\left", "\\begin") or (parens and tok == "("):
+        if tok in ("{", "\\left", "\\begin") or tok in opens:
             depth += 1
     return depths
 

@@ -102,8 +102,8 @@ def _group(tokens: list[str], k: int, shifts: frozenset[str], base: str) -> tupl
     """The script after ``_`` or ``^`` at ``tokens[k]``: a brace group, a parenthesised group,
     or one token (a sign before one: ``2^-N``); returns its LaTeX and the next index.
 
-    >>> ascii_latex("1 - 2^-N"), ascii_latex("e^{-t}")
-    ('1 - 2^{-N}', 'e^{-t}')
+    >>> ascii_latex("1 - 2^-N"), ascii_latex("e^{-t}"), ascii_latex("sqrt((a+b)/c) + 1")
+    ('1 - 2^{-N}', 'e^{-t}', '\\\\sqrt{(a+b)/c} + 1')
     """
     while k < len(tokens) and tokens[k].isspace():
         k += 1
@@ -144,6 +144,11 @@ def _translate(tokens: list[str], shifts: frozenset[str]) -> str:
         if tok in ("_", "^", "**"):
             script, k = _group(tokens, k + 1, shifts, last)
             out.append(("_" if tok == "_" else "^") + "{" + script + "}")
+            continue
+        if tok == "sqrt" and k + 1 < len(tokens) and tokens[k + 1] == "(":  # over its group
+            inner, k = _group(tokens, k + 1, shifts, "")
+            out.append(r"\sqrt{" + inner[1:-1] + "}")
+            last = ""
             continue
         if tok == "not" and next((t for t in tokens[k + 1:] if not t.isspace()), "") == "in":
             out.append(r"\notin ")
@@ -208,7 +213,8 @@ _MATH_WORD = re.compile(r"\\[A-Za-z]|\^|\|\||\*\*|[A-Za-z0-9)\]]\*[A-Za-z0-9(]|"
                         + r")(?:_\w{1,3})?=[-\w.()/]+[,;)]*$")
 _SCRIPTED = re.compile(r"([A-Za-z]*)_(?:\{|\(|[A-Za-z0-9](?![A-Za-z]{2})|\d)")
 _NEUTRAL = re.compile(r"^[-+/()\[\],.;:0-9eE]*$|^[A-Za-z]$|^[-+(]*[A-Za-z][)\],;:]*$")
-_MATH_NAME = re.compile(r"^[(\[]*(?:" + "|".join(_GREEK + ["sum", "sqrt", "exp", "log", "oo"])
+_MATH_NAME = re.compile(r"^[(\[]*(?:" + "|".join(_GREEK + ["sum", "sqrt", "exp", "log", "ln",
+                                                            "oo"])
                         + r")[)\],;:]*$")
 _LIST = re.compile(r"\[(?:'[^'\[\]{}]{0,60}'(?:, )?)+\]")
 _DICT = re.compile(r"\{(?:'[^'{}]{1,40}': (?:'[^'{}]{0,60}'|[-0-9.e]+)(?:, )?)+\}")
@@ -240,6 +246,11 @@ def _literals(text: str) -> str:
     return _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.10g}", text)
 
 
+# A symbol with a min or max index (``B_max``, ``delta_min``).
+_MIN_MAX = re.compile(r"(?<![A-Za-z])(?:[A-Za-z]|" + "|".join(_GREEK) + r")_(?:min|max)"
+                      r"(?![A-Za-z])")
+# A function applied (``sqrt((2``, ``ln(2``): math.
+_CALL = re.compile(r"^[(\[]*(?:sqrt|ln|log|exp)\(")
 # A claim id or a dotted name (``fdms.psi_bound.corrected``): a name, never math.
 _DOTTED = re.compile(r"^[(\[]*[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+[)\],.;:]*$")
 
@@ -251,7 +262,7 @@ def _kind(word: str) -> str:
                                       or m.group(1) in _FUNCTIONS
                                       for m in _SCRIPTED.finditer(word)) \
             or re.search(r"\b(?:Var|min|max|sum)_[A-Za-z]{1,4}\b", word) \
-            or _GREEK_WORD.search(word):
+            or _GREEK_WORD.search(word) or _MIN_MAX.search(word) or _CALL.match(word):
         return "math"
     if _MATH_NAME.match(word):
         return "name"
