@@ -147,10 +147,10 @@ return bad;
 """
 
 
-# Places cited by a seed's number (``(004, Lemma 2``) and symbols by their program names
-# (``delta_min``, ``x_star``), in text nodes (commands in <pre> apart).
+# Places cited by a seed's number (``(004, Lemma 2``, ``seed 000's``) and symbols by their
+# program names (``delta_min``, ``x_star``), in text nodes (commands in <pre> apart).
 _NAMES = r"""
-const re = /(?:^|[\s(;])00\d, |\b[A-Za-z]+_(?:star|min|max)\b/;
+const re = /(?:^|[\s(;])00\d, |\b(?:seed|paper) 00\d\b|\b[A-Za-z]+_(?:star|min|max)\b/;
 const bad = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 let n;
 while ((n = walker.nextNode())) {

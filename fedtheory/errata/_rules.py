@@ -92,15 +92,25 @@ def place(entry: Mapping[str, Any], key: str) -> str:
     return "; ".join(w for w in places if w) or entry["seed_ref"]
 
 
-_SEED_CITED = re.compile(r"(?<![\w.,])(\d{3}), ")
+_SEED_CITED = re.compile(r"(?<![\w.,])(\d{3})(?=, )|\b[Ss]eed (\d{3})\b(?:'s)?|\bpaper (\d{3})\b")
 
 
 def seeds_named(text: str) -> str:
-    """``text`` with a seed cited by its number (``002, the paragraph after Lemma 1``) cited
-    by the paper's short name (``OCS, the paragraph after Lemma 1``).
+    """``text`` with a seed cited by its number (``002, the paragraph after Lemma 1``,
+    ``seed 000's experiments``) cited by the paper's short name (``OCS, the paragraph after
+    Lemma 1``); a number naming no seed is left as it is.
 
-    >>> seeds_named("as 002, Lemma 1 says; 123, x")
-    'as OCS, Lemma 1 says; 123, x'
+    >>> seeds_named("as 002, Lemma 1 says; seed 000's code; 123, x")
+    "as OCS, Lemma 1 says; MIFA notes' code; 123, x"
     """
-    return _SEED_CITED.sub(lambda m: f"{PAPERS[m.group(1)].short}, " if m.group(1) in PAPERS
-                           else m.group(), text)
+    if not isinstance(text, str):
+        return text
+
+    def name(m: re.Match[str]) -> str:
+        key = next(g for g in m.groups() if g is not None)
+        if key not in PAPERS:
+            return m.group()
+        short = PAPERS[key].short
+        return (short + ("'" if short.endswith("s") else "'s")) if m.group().endswith("'s") \
+            else short
+    return _SEED_CITED.sub(name, text)

@@ -251,12 +251,16 @@ _MIN_MAX = re.compile(r"(?<![A-Za-z])(?:[A-Za-z]|" + "|".join(_GREEK) + r")_(?:m
                       r"(?![A-Za-z])")
 # A function applied (``sqrt((2``, ``ln(2``): math.
 _CALL = re.compile(r"^[(\[]*(?:sqrt|ln|log|exp)\(")
+# A program's name (a check's, ``umifam_best_p*``, ``saga_reading_p*``): words joined by
+# ``_``, the first not a symbol's or a function's name.
+_PROGRAM_NAME = re.compile(r"^[(\[`]*(?!(?:" + "|".join([*_GREEK, *_FUNCTIONS, "min", "max"])
+                           + r")_)[a-z]{2,}(?:_[a-z0-9]+)+\*?[)\],.;:`]*$")
 # A claim id or a dotted name (``fdms.psi_bound.corrected``): a name, never math.
 _DOTTED = re.compile(r"^[(\[]*[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+[)\],.;:]*$")
 
 
 def _kind(word: str) -> str:
-    if _DOTTED.match(word):
+    if _DOTTED.match(word) or _PROGRAM_NAME.match(word):
         return "prose"
     if _MATH_WORD.search(word) or any(len(m.group(1)) <= 1 or m.group(1) in _GREEK
                                       or m.group(1) in _FUNCTIONS
@@ -277,6 +281,10 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
     the numbers, single letters, operators and symbol names around it, translated by
     :func:`ascii_latex`.
 
+    >>> prose_segments("checks umifam_best_p*, tau_max^2 and saga_p*")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('text', 'checks umifam_best_p*, '), ('math', '\\\\tau_{\\\\max}^{2}'),
+     ('text', ' and saga_p*')]
     >>> prose_segments("with delta_min < 0 a non-friend leads")
     [('text', 'with '), ('math', '\\\\delta_{\\\\min} < 0'), ('text', ' a non-friend leads')]
     >>> prose_segments("tends to 3 alpha^2: fdms.psi_bound.corrected.")
