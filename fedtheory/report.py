@@ -1126,8 +1126,8 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
                 "|---|---|---|---|---|---|"]
         for c in r.checks:
             out.append(f"| {_md_cell(c.name)} | {c.kind} | {_md_cell(_passed_cell(c))} | "
-                       f"{_md_cell(_md_value(c.measured))} | "
-                       f"{_md_cell(_md_value(c.theoretical))} | "
+                       f"{_md_cell(markdown_math(_md_value(c.measured)))} | "
+                       f"{_md_cell(markdown_math(_md_value(c.theoretical)))} | "
                        f"{_md_cell(markdown_math(c.detail))} |")
         if r.counterexample:
             replay = r.counterexample.get("replay") or {}
