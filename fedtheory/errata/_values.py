@@ -255,6 +255,8 @@ _CALL = re.compile(r"^[(\[]*(?:sqrt|ln|log|exp)\(")
 # ``_``, the first not a symbol's or a function's name.
 _PROGRAM_NAME = re.compile(r"^[(\[`]*(?!(?:" + "|".join([*_GREEK, *_FUNCTIONS, "min", "max"])
                            + r")_)[a-z]{2,}(?:_[a-z0-9]+)+\*?[)\],.;:`]*$")
+# An item's label before a formula (``(a) v_i = 1 - p_i``): prose.
+_LABEL = re.compile(r"^\((?:[a-h]|i{1,3}|iv|v)\)$")
 # A claim id or a dotted name (``fdms.psi_bound.corrected``): a name, never math.
 _DOTTED = re.compile(r"^[(\[]*[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+[)\],.;:]*$")
 
@@ -285,6 +287,8 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
     ... # doctest: +NORMALIZE_WHITESPACE
     [('text', 'checks umifam_best_p*, '), ('math', '\\\\tau_{\\\\max}^{2}'),
      ('text', ' and saga_p*')]
+    >>> prose_segments("there, (a) v_i = 1 - p_i is")
+    [('text', 'there, (a) '), ('math', 'v_{i} = 1 - p_{i}'), ('text', ' is')]
     >>> prose_segments("with delta_min < 0 a non-friend leads")
     [('text', 'with '), ('math', '\\\\delta_{\\\\min} < 0'), ('text', ' a non-friend leads')]
     >>> prose_segments("tends to 3 alpha^2: fdms.psi_bound.corrected.")
@@ -305,7 +309,8 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
             continue
         start = k
         while start > 0 and kinds[start - 1] in ("neutral", "name") and tokens[start - 1] \
-                and not tokens[start - 1].endswith(":") and not _article(tokens, start - 1):
+                and not tokens[start - 1].endswith(":") and not _article(tokens, start - 1) \
+                and not _LABEL.match(tokens[start - 1]):
             start -= 1
         end = k
         while end + 1 < len(tokens) and tokens[end + 1] and (
