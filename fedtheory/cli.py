@@ -195,6 +195,20 @@ def _report_path(value: str | None, option: str = "--from") -> str | None:
     return value
 
 
+def _cited(claim_id: str, seed_ref: str) -> tuple[str, list[str]]:
+    """Where a claim is printed, as the errata pages say it (``"OCS, eq. (7)"``), and each
+    paper it cites as a reader cites it (:attr:`fedtheory.papers.Paper.citation`); a
+    ``seed_ref`` naming no paper is shown as it is, with no paper."""
+    from fedtheory.papers import claim_references
+
+    try:
+        refs = claim_references(claim_id, seed_ref)
+    except ValueError:
+        return " ".join(str(seed_ref).split()), []
+    where = "; ".join(f"{p.short}, {place}" if place else p.short for p, place in refs)
+    return where, list(dict.fromkeys(f"{p.short}: {p.citation}" for p, _ in refs))
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     """The claim (from the index: no claim imported when it is fresh), then the verdict of the
     last run here or of ``--from REPORT.json``, recomputed from the stored checks; an entry
@@ -210,7 +224,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     c = lookup(args.id)
     if args.from_report:  # read the report first: a bad path is an error before any output
         doc = load_report(args.from_report, only=c.id)
-    print(f"{c.id}  ({c.family}; seed {c.seed_ref}; {c.kind})\n")
+    where, papers = _cited(c.id, c.seed_ref)
+    print(terminal_text(f"{c.id}  ({c.family}; {where}; {c.kind})"))
+    print("".join(terminal_text(f"  {line}\n") for line in papers))
     print(textwrap.fill(c.title, 100) + "\n")
     print("Statement (LaTeX):\n" + textwrap.indent(c.statement.strip(), "    ") + "\n")
     if c.finding:

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fedtheory.gitinfo import git_output
+from fedtheory.mathtext import markdown_display, markdown_math
 from fedtheory.safefiles import (
     MAX_REPORT_BYTES,
     check_output_dir,
@@ -925,18 +926,20 @@ def erratum_lines(e: dict[str, Any], finding: str = "") -> list[str]:
     if finding.strip():
         out = [f"**Erratum** ({e['kind']}): {holds[e.get('intended_holds')]}.", ""]
     else:
-        out = [f"**Erratum** ({e['kind']}): {e['where']}; {holds[e.get('intended_holds')]}.",
+        out = [f"**Erratum** ({e['kind']}): {markdown_math(e['where'])}; "
+               f"{holds[e.get('intended_holds')]}.",
                ""]
     if e.get("quote"):
         where = e.get("location", "")
-        out += [f"> {_md_cell(e['quote'])}",
+        out += [f"> {markdown_math(e['quote'], quote=True)}",
                 f"> — {source_text('', where) if where else 'as printed'}", ""]
     if e.get("hypothesis"):
-        out += [f"Omitted hypothesis: {e['hypothesis']}.", ""]
+        out += [f"Omitted hypothesis: {markdown_math(e['hypothesis'])}.", ""]
     if e.get("relied_on"):
-        out += [f"Where the paper relies on it: \"{_md_cell(e['relied_on'])}\"", ""]
+        out += [f"Where the paper relies on it: \"{markdown_math(e['relied_on'], quote=True)}\"",
+                ""]
     if finding.strip() and e.get("where"):
-        out += ["<details><summary>The erratum in detail</summary>", "", e["where"].strip(),
+        out += ["<details><summary>The erratum in detail</summary>", "", markdown_math(e["where"]),
                 "", "</details>", ""]
     return out
 
@@ -1075,13 +1078,13 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
                     f"{_md_cell(readings_text(r.readings))}", ""]
         if r.title:
             out += [r.title, ""]
-        out += ["$$", r.statement.strip(), "$$", ""]
+        out += [*markdown_display(r.statement), ""]
         if r.finding:
-            out += [f"**Finding.** {r.finding.strip()}", ""]
+            out += [f"**Finding.** {markdown_math(r.finding)}", ""]
         if r.erratum:
             out += erratum_lines(r.erratum, r.finding)
         if r.restatement:
-            out += [f"**Restatement.** {r.restatement.strip()}", ""]
+            out += [f"**Restatement.** {markdown_math(r.restatement)}", ""]
         if r.setup:
             out += setup_lines(r.setup)
         if r.tightness:
@@ -1098,8 +1101,9 @@ def write_markdown(directory: Path | str, results: Sequence[ClaimResult], seed: 
                 "|---|---|---|---|---|---|"]
         for c in r.checks:
             out.append(f"| {_md_cell(c.name)} | {c.kind} | {_md_cell(_passed_cell(c))} | "
-                       f"{_md_cell(_md_value(c.measured))} | "
-                       f"{_md_cell(_md_value(c.theoretical))} | {_md_cell(c.detail)} |")
+                       f"{_md_cell(markdown_math(_md_value(c.measured)))} | "
+                       f"{_md_cell(markdown_math(_md_value(c.theoretical)))} | "
+                       f"{_md_cell(markdown_math(c.detail))} |")
         if r.counterexample:
             replay = r.counterexample.get("replay") or {}
             check = r.counterexample.get("check")

@@ -295,3 +295,29 @@ def test_a_corrected_claims_same_drawing_is_shown_once(seed_report: Path, tmp_pa
         entry["checks"][0]["figures"] = [f"figures/{n}.png"]
     (item,) = paper_errata(doc, "002", base=tmp_path).errata
     assert [f.path for f in item.figures] == ["figures/0.png"]
+
+
+def test_the_counterexample_is_drawn_and_shown(verified: Any, tmp_path: Path) -> None:
+    """fdms.complexity_reduction's refuting check (negative_gap) draws its counterexample,
+    which the page shows under the refuted claim beside the observation its .corrected draws
+    from the same runs (shown once); the .corrected has no counterexample figure."""
+    from fedtheory.errata import load_errata_report, paper_errata
+    from fedtheory.report import entry, provenance
+    from fedtheory.runner import draw_figures
+
+    results = [verified.result(get_claim(cid)) for cid in
+               ("fdms.complexity_reduction", "fdms.complexity_reduction.corrected")]
+    drawn = {r.id: {check for check, _ in r.drawings} for r in results}
+    assert drawn == {"fdms.complexity_reduction": {"complexity", "negative_gap"},
+                     "fdms.complexity_reduction.corrected": {"complexity"}}
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    for res in results:  # as verify --report draws them
+        draw_figures(res, str(rep))
+    prov = provenance(0, "quick")
+    prov["report_dir"] = str(rep.resolve())
+    path = tmp_path / "r.json"
+    write_json(path, [entry(r, report_dir=rep) for r in results], 0, "quick", prov)
+    (item,) = paper_errata(load_errata_report(path), "004", base=rep).errata
+    assert sorted(f.check for f in item.figures) == ["complexity", "negative_gap"]
+    assert all(f.data for f in item.figures), [(f.path, f.note) for f in item.figures]

@@ -22,6 +22,7 @@ from fedtheory.claimkit.core import Context, Evidence, Figure
 from fedtheory.claimkit.evidence import all_of
 from fedtheory.claimkit.headroom import best_reference, graded_compare
 from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.papers import PAPERS
 from fedtheory.participation import BernoulliParticipation, UniformParticipation
 from fedtheory.simulate import simulate
 from fedtheory.tasks import Plan, dataset, task
@@ -256,7 +257,8 @@ def figure_evidence(ctx: Context, kind: str) -> Evidence:
     seeds, p in {0.01, 0.1, 0.5} (illustration; the momentum comparisons are reported)."""
     res = experiment(ctx, kind)
     figs = [Figure("mifa.seed_experiment", f"{kind}_rules",
-                   {"res": res, "title": f"paper 000, {kind} problem", "lowest": "umifam"},
+                   {"res": res, "title": f"{PAPERS['000'].short}, {kind} problem",
+                    "lowest": "umifam"},
                    caption="The median of f(w_t) - f* over the replicas (random seeds) and its "
                    "10-90% band, per rule and participation probability p. The claim: "
                    "U-MIFAm (thick red line) ends lowest. U-MIFA's update multiplies a "
