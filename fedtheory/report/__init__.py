@@ -121,7 +121,7 @@ def _source_tree() -> dict[str, Any]:
     Only when the imported package lives in a git work tree (an editable install or a clone on
     ``sys.path``); an installed wheel has no commit to report.
     """
-    pkg = Path(__file__).resolve().parent
+    pkg = Path(__file__).resolve().parent.parent  # fedtheory/, above this package
     top = git_output(["rev-parse", "--show-toplevel"], pkg)
     if top is None or not (Path(top) / "fedtheory" / "__init__.py").exists():
         return {"commit": None, "dirty": None, "source": str(pkg)}
