@@ -73,6 +73,7 @@ from fedtheory.report.files import (
     check_writable_dir,
     check_writable_file,
 )
+from fedtheory.report.formats import ReportWriter, writers
 from fedtheory.report.markdown import (
     certified_lines,
     erratum_lines,
@@ -111,6 +112,7 @@ __all__ = [
     "MAX_REPORT_DEPTH",
     "RECORD_PATH",
     "REPORT_VERSION",
+    "ReportWriter",
     "Resume",
     "VOLATILE",
     "atomic_write_text",
@@ -147,4 +149,5 @@ __all__ = [
     "write_json",
     "write_markdown",
     "write_record",
+    "writers",
 ]
