@@ -29,6 +29,7 @@ from fedtheory.report import (
     check_writable_file,
     load_report,
     provenance_lines,
+    writers,
 )
 from fedtheory.run_session import (
     Interrupted,
@@ -337,9 +338,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default: every claim)")
     pv.add_argument("--family", help="only this family (not together with ids)")
     preset_options(pv)
-    pv.add_argument("--json", metavar="PATH",
-                    help="write the JSON report here (rewritten as each claim finishes)")
-    pv.add_argument("--report", metavar="DIR", help="write report.md and figures into DIR")
+    for writer in writers():  # the output formats, one file each (fedtheory/report/formats/)
+        pv.add_argument(writer.option, metavar=writer.metavar, help=writer.help)
     pv.add_argument("--jobs", type=int, default=None,
                     help="worker processes (default: min(2, cores)); never changes the numbers")
     pv.add_argument("--dask", metavar="ADDRESS",

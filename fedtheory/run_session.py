@@ -24,11 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fedtheory.report import (
-    RECORD_PATH,
-    check_writable_dir,
-    check_writable_file,
-)
+from fedtheory.report import RECORD_PATH, ReportWriter, writers
 from fedtheory.safetext import terminal_text
 from fedtheory.sandbox import RunInterrupted, clear_interrupt, note_interrupt
 from fedtheory.session import Progress, known_seconds, one_line
@@ -159,9 +155,9 @@ def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> s
         options += ["--dask", args.dask]
     elif args.jobs is not None:
         options += ["--jobs", args.jobs]
-    for option, value in (("--json", args.json), ("--report", args.report)):
+    for writer, value in outputs_of(args):
         if value:
-            options += [option, str(value)]
+            options += [writer.option, str(value)]
     if args.no_progress:
         options.append("--no-progress")
     if args.no_record:
@@ -170,17 +166,21 @@ def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> s
                   targets=args.targets, options=options)
 
 
+def outputs_of(args: argparse.Namespace) -> list[tuple[ReportWriter, str]]:
+    """The output formats ``args`` asks for (:func:`fedtheory.report.writers`: ``--json``,
+    ``--report``, ...), each with its option's value, in the formats' order."""
+    return [(w, getattr(args, w.dest)) for w in writers()
+            if getattr(args, w.dest, None) is not None]
+
+
 def check_outputs(args: argparse.Namespace) -> None:
-    """``verify``'s outputs, before any work: ``--json`` and the run record name nothing or a
-    regular file (never a link, a device, a FIFO, a socket or a directory), ``--report`` a
-    directory whose ``report.md`` is such a file; an empty path is an error; ``--resume`` is
-    a report path."""
-    if args.json is not None:
-        check_writable_file(args.json, "--json")
-    if args.report is not None:
-        if not str(args.report).strip():
-            raise ValueError(f"--report must be a directory path, got {args.report!r}")
-        check_writable_dir(args.report, "--report")
+    """``verify``'s outputs, before any work: each format's path as it checks it
+    (:meth:`fedtheory.report.ReportWriter.check`: ``--json`` names nothing or a regular file,
+    never a link, a device, a FIFO, a socket or a directory, ``--report`` a directory whose
+    ``report.md`` is such a file; an empty path is an error); the run record as ``--json``;
+    ``--resume`` is a report path."""
+    for writer, value in outputs_of(args):
+        writer.check(value)
     report_path(args.resume, "--resume")
     if not args.no_record:
         from fedtheory.safefiles import check_output_file
@@ -196,13 +196,18 @@ def run_verify(args: argparse.Namespace) -> int:
 
     check_outputs(args)  # a bad output path: an error before anything is written, the lock too
     if args.no_record:
-        return _verify(args, session.Outputs(False, args.json, warn))
+        return _verify(args, session.Outputs(False, _rewritten(args), warn))
     with session.lock_folder() as skipped:
         if skipped:
             warn(f"fedtheory: note: the run record {RECORD_PATH} is skipped: {skipped}")
         else:
             session.remove_stale_temporary(RECORD_PATH.parent)
-        return _verify(args, session.Outputs(skipped is None, args.json, warn))
+        return _verify(args, session.Outputs(skipped is None, _rewritten(args), warn))
+
+
+def _rewritten(args: argparse.Namespace) -> list[tuple[ReportWriter, str]]:
+    """The outputs rewritten as each claim finishes (:attr:`ReportWriter.incremental`)."""
+    return [(w, value) for w, value in outputs_of(args) if w.incremental and value]
 
 
 def _stopped(args: argparse.Namespace, preset: str, kept: list[str], head: str,
@@ -253,9 +258,11 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
         with contextlib.suppress(Exception):  # a convenience: never a reason for a run to fail
             index.refresh()  # every claim is imported now: the index costs milliseconds
     # (output paths were checked by run_verify before any work; the writer checks again)
-    if args.json:
-        remove_stale_temporary(Path(args.json).parent, Path(args.json).name)
-    fig_dir = str(Path(args.report) / "figures") if args.report else None
+    for _, value in _rewritten(args):
+        remove_stale_temporary(Path(value).parent, Path(value).name)
+    # the figures go into the first output that holds figures (--report DIR: DIR/figures)
+    report_dir, fig_dir = next(((value, w.figure_dir(value)) for w, value in outputs_of(args)
+                                if value and w.figures), (None, None))
     jobs_n = _jobs(args)
     plugins = []
     if args.dask is not None and registry.sources():  # the claim files, sent to every worker
@@ -274,12 +281,12 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
             for c in claims if c.id not in done]
     prov = provenance(args.seed, preset, jobs=jobs_n)
     prov.update(executor=executor.describe(), resumed=sorted(done))
-    if args.report:  # where the figures are: `fedtheory errata` embeds only files under it
-        prov["report_dir"] = str(Path(args.report).resolve())
+    if report_dir:  # where the figures are: `fedtheory errata` embeds only files under it
+        prov["report_dir"] = str(Path(report_dir).resolve())
     if args.resume:
         print(f"resuming from {args.resume}: {len(done)} claim(s) kept, {len(jobs)} to run",
               file=sys.stderr)
-    entries = {cid: entry(res, args.report) for cid, res in done.items()}  # made once per claim
+    entries = {cid: entry(res, report_dir) for cid, res in done.items()}  # made once per claim
 
     def save(complete: bool, **extra: Any) -> list[str]:
         """Write the run record and the --json report of what is done; where they went
@@ -291,7 +298,7 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
 
     def finished(res: ClaimResult) -> None:
         done[res.id] = res
-        entries[res.id] = entry(res, args.report)
+        entries[res.id] = entry(res, report_dir)
         save(complete=False)  # a valid partial report after every claim: nothing lost
         # (an interrupt in between: the handler below writes what is done)
         if stdout_closed(sys.stdout):  # `verify | head`: the reader left; stop as on Ctrl-C
@@ -319,15 +326,15 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
             head = (f"{fresh_line()}fedtheory: interrupted ({name}): {len(done)} of "
                     f"{len(claims)} claim(s) finished")
         for cid, res in done.items():
-            entries.setdefault(cid, entry(res, args.report))
-        if isinstance(exc, OutputError) and exc.path == str(args.json):
-            outputs.json_path = None  # it cannot be written: keep what can be in the record
+            entries.setdefault(cid, entry(res, report_dir))
+        if isinstance(exc, OutputError):
+            outputs.drop(exc.path)  # it cannot be written: keep what can be in the record
         problem = ""
         try:
             kept = save(complete=False, **({"interrupted": name} if name else {}))
         except OutputError as err:  # the --json report, now too
             problem = f" ({err})"
-            outputs.json_path = None
+            outputs.drop(err.path)
             kept = save(complete=False, **({"interrupted": name} if name else {}))
         if outputs.failed:
             code = code if code != 0 else 1
@@ -341,7 +348,7 @@ def _verify(args: argparse.Namespace, outputs: Any) -> int:
     try:  # the reports first: a closed pipe or a full disk below loses nothing
         kept = save(complete=True)
     except OutputError as exc:  # the --json report: the run record keeps what it can
-        outputs.json_path = None
+        outputs.drop(exc.path)
         _stopped(args, preset, save(complete=True),
                  f"fedtheory: error: {exc}; {len(done)} of {len(claims)} claim(s) finished")
         return 1
@@ -361,7 +368,7 @@ def _summary(args: argparse.Namespace, results: list[ClaimResult], preset: str,
              kept: list[str]) -> int:
     """Print the end of a finished run (the reports in ``kept`` are written): the details,
     then the summary (:func:`fedtheory.summary.summary_lines`); its exit status."""
-    from fedtheory.report import power_summary, verdict_table, write_markdown
+    from fedtheory.report import power_summary, verdict_table
     from fedtheory.summary import summary_lines
 
     for cid, n in sorted(executor.reruns.items()):
@@ -386,17 +393,23 @@ def _summary(args: argparse.Namespace, results: list[ClaimResult], preset: str,
 
         print("\n" + certified_summary(results))
     written = [("run record", p) for p in kept if p == str(RECORD_PATH)]
-    if args.json:
-        written.append(("JSON report", str(args.json)))
-    if args.report:
-        try:
-            md = write_markdown(args.report, results, args.seed, preset, prov)
-        except OSError as err:
-            warn(f"fedtheory: error: cannot write {err.filename or args.report}: "
-                  f"{err.strerror or err}")
-            return 1
-        written.append(("Markdown report", str(md)))
+    readable = None
+    for writer, value in outputs_of(args):
+        if not value:
+            continue
+        if writer.incremental:  # written with the run record, as each claim finished
+            written.append((writer.name, str(value)))
+        else:
+            try:
+                path = writer.write(value, results, args.seed, preset, prov)
+            except OSError as err:
+                warn(f"fedtheory: error: cannot write {err.filename or value}: "
+                     f"{err.strerror or err}")
+                return 1
+            written.append((writer.name, str(path)))
+        if writer.readable and readable is None:
+            readable = str(value)
     recorded = any(what == "run record" for what, _ in written)
-    report = str(args.json) if args.json else (str(RECORD_PATH) if recorded else None)
+    report = readable if readable else (str(RECORD_PATH) if recorded else None)
     print("\n" + "\n".join(summary_lines(results, written, report)))
     return 1 if any(r.errors for r in results) else 0
