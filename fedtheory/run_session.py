@@ -221,6 +221,9 @@ def _stopped(args: argparse.Namespace, preset: str, kept: list[str], head: str,
 
 
 def _verify(args: argparse.Namespace, outputs: Any) -> int:
+    """The run: claims selected and loaded, ``--resume``'s entries kept, the others run, each
+    saved as it finishes (``outputs``: :class:`fedtheory.session.Outputs`), a stop written
+    whole and said in one line, then the summary; the exit status."""
     from fedtheory import index
     from fedtheory.sandbox import OutputError
     from fedtheory.session import remove_stale_temporary, stdout_closed
