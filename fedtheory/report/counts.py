@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the claim machinery (sympy) is imported where results are handled
-    pass
-
+from typing import Any
 
 __all__ = ["check_counts", "checks_summary", "grade_counts", "verdict_label"]
 

@@ -23,15 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from fedtheory.report.files import atomic_write_text
 from fedtheory.report.run_provenance import provenance
-from fedtheory.schema import (
-    REPORT_FORMAT,
-    digest,
-    grades_of,
-)
+from fedtheory.schema import REPORT_FORMAT, digest, grades_of
 
 if TYPE_CHECKING:  # the claim machinery (sympy) is imported where results are handled
     from fedtheory.claims.core import ClaimResult
-
 
 __all__ = [
     "RECORD_PATH", "REPORT_VERSION", "VOLATILE", "claim_file", "entry", "to_json",

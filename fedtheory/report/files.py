@@ -16,10 +16,7 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from fedtheory.safefiles import (
-    check_output_dir,
-    check_output_file,
-)
+from fedtheory.safefiles import check_output_dir, check_output_file
 
 __all__ = ["atomic_write_text", "check_writable_dir", "check_writable_file"]
 

@@ -18,7 +18,6 @@ from fedtheory.report.run_provenance import provenance
 if TYPE_CHECKING:  # the claim machinery (sympy) is imported where results are handled
     from fedtheory.claims.core import ClaimResult
 
-
 __all__ = [
     "certified_lines", "erratum_lines", "figure_alt", "papers_lines", "provenance_lines",
     "rate_lines", "setup_lines", "source_text", "write_markdown",

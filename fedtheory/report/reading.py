@@ -16,18 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fedtheory.report.document import REPORT_VERSION
-from fedtheory.safefiles import (
-    MAX_REPORT_BYTES,
-    read_bounded,
-)
-from fedtheory.schema import (
-    ReportError,
-    validate,
-)
+from fedtheory.safefiles import MAX_REPORT_BYTES, read_bounded
+from fedtheory.schema import ReportError, validate
 
 if TYPE_CHECKING:  # the claim machinery (sympy) is imported where results are handled
     from fedtheory.claims.core import ClaimResult
-
 
 __all__ = ["MAX_REPORT_DEPTH", "load_report", "nesting_depth", "read_json", "result_from_dict"]
 

@@ -15,17 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from fedtheory.report.reading import load_report, result_from_dict
 from fedtheory.report.run_provenance import _source_tree
-from fedtheory.schema import (
-    audit,
-    claim_label,
-    definition_of,
-    derived,
-    mutants_of,
-)
+from fedtheory.schema import audit, claim_label, definition_of, derived, mutants_of
 
 if TYPE_CHECKING:  # the claim machinery (sympy) is imported where results are handled
     from fedtheory.claims.core import Claim, ClaimResult
-
 
 __all__ = ["Resume", "loaded_definition", "resume_plan", "source_changes", "unresolved"]
 

@@ -12,7 +12,6 @@ from fedtheory.report.counts import _ratio_text, check_counts, grade_counts, ver
 if TYPE_CHECKING:  # the claim machinery (sympy) is imported where results are handled
     from fedtheory.claims.core import ClaimResult
 
-
 __all__ = ["certified_summary", "power_summary", "verdict_table"]
 
 
