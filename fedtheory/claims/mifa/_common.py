@@ -53,6 +53,7 @@ def identity_and_bound(ident: Evidence, up: Evidence, theoretical: Any, bound_la
     ev.measured, ev.theoretical = ident.measured, theoretical
     ev.detail = f"{ident.detail}. {bound_label}{up.detail}"
     ev.data = data if data is not None else {}
+    ev.ratio, ev.instance = up.ratio, up.instance  # the bound's tightness, where it is reached
     return ev
 
 
