@@ -38,6 +38,7 @@ from fedtheory.claims import checks
 from fedtheory.claims.evidence import Evidence, Figure
 from fedtheory.claims.setup import SetupCard
 from fedtheory.claims.stated import Erratum, Mutant, Stated
+from fedtheory.validation import integer_at_least
 
 __all__ = [
     "BOUND_KINDS", "CHECK_KINDS", "MUTANT_READ", "PRESETS", "Check", "CheckResult", "Claim",
@@ -122,8 +123,7 @@ class Context:
                  cache: Cache | None = None) -> None:
         if preset not in PRESETS:
             raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        integer_at_least("seed", seed, 0)
         self.preset, self.seed, self.claim_id = preset, seed, claim_id
         self.figure_dir, self.kind, self.stated = figure_dir, kind, stated
         self._mutant = mutant

@@ -129,11 +129,14 @@ def error_round(ctx: Context, rule: str, stream: str, p_val: float
 
 
 def pathwise_upper_bound(r: dict[str, Any], eta_val: float, lhs: np.ndarray, rhs: Any,
-                         ce: dict[str, Any], what: str, rtol: float = 0.0
+                         ce: dict[str, Any], what: str, rtol: float = 0.0,
+                         instance: dict[str, Any] | None = None
                          ) -> tuple[Evidence, np.ndarray, int]:
     r"""A bound stated on every path of the event :math:`1-\eta L-\eta^2L^2\tau_{\max}^2\ge0`
     of the long MIFA runs ``r``: the conditional mean of ``lhs`` is checked one-sided against
     :math:`\max` ``rhs``, and any path of the event with ``lhs > rhs (1 + rtol)`` refutes it.
+    With ``instance``, the tightness is the largest ``lhs / rhs`` over the event's paths, at
+    ``instance`` and that path (``"replica"``).
 
     Returns the evidence, the event (per path) and the number of violating paths."""
     cond = condition(eta_val, r["L"], r["tau_max"]) >= 0
@@ -142,4 +145,8 @@ def pathwise_upper_bound(r: dict[str, Any], eta_val: float, lhs: np.ndarray, rhs
     if viol:  # a path of the event where the bound fails: a concrete counterexample
         ev.passed = False
         ev.counterexample = {**ce, "pathwise_violations": viol}
+    if instance is not None and cond.any():
+        ratios = lhs[cond] / np.broadcast_to(rhs, lhs.shape)[cond]
+        ev.ratio = float(np.max(ratios))
+        ev.instance = {**instance, "replica": int(np.flatnonzero(cond)[np.argmax(ratios)])}
     return ev, cond, viol

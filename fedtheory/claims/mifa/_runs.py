@@ -12,6 +12,7 @@ datasets (:mod:`fedtheory.tasks`, each run a task): ``quadratic_setting(ctx)`` i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ __all__ = [
     "better_than_all", "complexity_scaling_evidence", "convex_fedpgd_run", "diverged",
     "error_samples", "evals_to_eps", "experiment", "figure_evidence", "floor_comparison",
     "logistic_setting", "long_run", "mc_state",
-    "mifa_long_runs", "quadratic_setting", "same_mask_runs",
+    "mifa_long_runs", "planned_runs", "quadratic_setting", "same_mask_runs",
     "scaling_problem", "summary", "umifam_best_evidence",
 ]
 
@@ -137,20 +138,28 @@ def _run_cost(spec: dict[str, Any]) -> float:
     return spec["rounds"] * spec["replicas"] * prob.n * prob.d * _SECONDS_PER_UNIT
 
 
-def _seed_setting(ctx: Context, kind: str) -> Plan:
-    """:func:`~fedtheory.experiments.mifa_experiments.seed_setting`, each (p, rule, beta) run a
-    task (``run0``, ``run1``, ...)."""
-    specs = mx.seed_setting_specs(kind, quick=ctx.quick, seed=ctx.seed)
-
-    def combine(results: list[dict[str, Any]]) -> dict[str, Any]:
-        def given(asked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def planned_runs(specs: list[dict[str, Any]], name: str, run: Callable[..., Any],
+                 settle: Callable[[Callable[[list[dict[str, Any]]], list[Any]]], Any]) -> Plan:
+    """One task per run spec (``name0``, ``name1``, ...: ``run(**spec)``), combined by
+    ``settle(run_many)``, where ``run_many`` hands back the planned runs' results (and refuses
+    a list of specs of another length)."""
+    def combine(results: list[Any]) -> Any:
+        def given(asked: list[dict[str, Any]]) -> list[Any]:
             if len(asked) != len(results):
                 raise ValueError(f"specs must be the {len(results)} runs planned, "
                                  f"got {len(asked)}")
             return results
-        return mx.seed_setting(kind, quick=ctx.quick, seed=ctx.seed, run_many=given)
-    return Plan([task(f"run{j}", mx.run_methods, cost=_run_cost(spec), **spec)
+        return settle(given)
+    return Plan([task(f"{name}{j}", run, cost=_run_cost(spec), **spec)
                  for j, spec in enumerate(specs)], combine)
+
+
+def _seed_setting(ctx: Context, kind: str) -> Plan:
+    """:func:`~fedtheory.experiments.mifa_experiments.seed_setting`, each (p, rule, beta) run a
+    task (``run0``, ``run1``, ...)."""
+    return planned_runs(mx.seed_setting_specs(kind, quick=ctx.quick, seed=ctx.seed), "run",
+                        mx.run_methods, lambda given: mx.seed_setting(
+                            kind, quick=ctx.quick, seed=ctx.seed, run_many=given))
 
 
 @dataset("mifa.quadratic_experiment")

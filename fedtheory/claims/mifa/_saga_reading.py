@@ -28,9 +28,9 @@ from fedtheory.claims.headroom import graded_better, spread
 from fedtheory.claims.readings import Reading
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments import mifa_readings as mr
-from fedtheory.tasks import Plan, dataset, task
+from fedtheory.tasks import Plan, dataset
 
-from ._runs import ALPHA, BETTER_MARGIN_DECADES, summary
+from ._runs import ALPHA, BETTER_MARGIN_DECADES, planned_runs, summary
 
 __all__ = ["add_readings", "logistic_reading", "quadratic_reading", "saga_reading_evidence"]
 
@@ -40,19 +40,9 @@ SAGA_LINES = "115-121 (SAG, SAGA), 189 and 203 ('SAGA/U-MIFA'), 55"
 
 
 def _plan(ctx: Context, kind: str) -> Plan:
-    specs = mr.reading_specs(kind, quick=ctx.quick, seed=ctx.seed)
-
-    def combine(results: list[dict[str, Any]]) -> dict[str, Any]:
-        def given(asked: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            if len(asked) != len(results):
-                raise ValueError(f"specs must be the {len(results)} runs planned, "
-                                 f"got {len(asked)}")
-            return results
-        return mr.saga_reading(kind, quick=ctx.quick, seed=ctx.seed, run_many=given)
-    cost = [s["rounds"] * s["replicas"] * s["problem"].n * s["problem"].d * 3e-8
-            for s in specs]
-    return Plan([task(f"saga{j}", mr.run_reading, cost=c, **s)
-                 for j, (s, c) in enumerate(zip(specs, cost, strict=True))], combine)
+    return planned_runs(mr.reading_specs(kind, quick=ctx.quick, seed=ctx.seed), "saga",
+                        mr.run_reading, lambda given: mr.saga_reading(
+                            kind, quick=ctx.quick, seed=ctx.seed, run_many=given))
 
 
 @dataset("mifa.quadratic_experiment")
