@@ -11,6 +11,7 @@ from fedtheory import stats
 from fedtheory.claims import Claim, Context, Evidence, all_of, checks
 from fedtheory.claims.evidence import derivation_evidence, identity_evidence
 from fedtheory.claims.mifa._runs import (
+    add_per_p_checks,
     error_samples,
     figure_evidence,
     mc_state,
@@ -66,13 +67,10 @@ def add_seed_experiment_checks(claim: Claim, kind: str,
         return figure_evidence(ctx, kind)
 
     claim.check("figure", "figure")(figure)
-    for pv in p_values:
-        def umifam_best(ctx: Context, pv: float = pv) -> Evidence:
-            return umifam_best_evidence(ctx, kind, pv)
-
-        umifam_best.__doc__ = (f"p = {pv:g}: U-MIFAm against each other rule, paired over "
-                               "seeds (check_less on the tail log10 gap)")
-        claim.check("monte_carlo", f"umifam_best_p{pv:g}")(umifam_best)
+    add_per_p_checks(claim, p_values, "umifam_best",
+                     lambda ctx, pv: umifam_best_evidence(ctx, kind, pv),
+                     "p = {p}: U-MIFAm against each other rule, paired over seeds (check_less "
+                     "on the tail log10 gap)")
 
 
 def exact_row_mean(rule: str, n: int = 3

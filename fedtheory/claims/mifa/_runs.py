@@ -29,6 +29,7 @@ from fedtheory.tasks import Plan, dataset, task
 from fedtheory.theory.mifa import heterogeneous, one_round, slopes
 
 __all__ = [
+    "add_per_p_checks",
     "better_than_all", "complexity_scaling_evidence", "convex_fedpgd_run", "diverged",
     "error_samples", "evals_to_eps", "experiment", "figure_evidence", "floor_comparison",
     "logistic_setting", "long_run", "mc_state",
@@ -152,6 +153,18 @@ def planned_runs(specs: list[dict[str, Any]], name: str, run: Callable[..., Any]
         return settle(given)
     return Plan([task(f"{name}{j}", run, cost=_run_cost(spec), **spec)
                  for j, spec in enumerate(specs)], combine)
+
+
+def add_per_p_checks(claim: Any, p_values: tuple[float, ...], name: str,
+                     evidence: Callable[[Context, float], Evidence], doc: str) -> None:
+    """One Monte Carlo check of ``claim`` per participation probability ``p``, named
+    ``{name}_p{p:g}``: ``evidence(ctx, p)``, documented by ``doc`` (with ``{p}`` for p)."""
+    for pv in p_values:
+        def check(ctx: Context, pv: float = pv) -> Evidence:
+            return evidence(ctx, pv)
+
+        check.__doc__ = doc.format(p=f"{pv:g}")
+        claim.check("monte_carlo", f"{name}_p{pv:g}")(check)
 
 
 def _seed_setting(ctx: Context, kind: str) -> Plan:

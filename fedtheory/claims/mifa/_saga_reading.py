@@ -30,7 +30,7 @@ from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments import mifa_readings as mr
 from fedtheory.tasks import Plan, dataset
 
-from ._runs import ALPHA, BETTER_MARGIN_DECADES, planned_runs, summary
+from ._runs import ALPHA, BETTER_MARGIN_DECADES, add_per_p_checks, planned_runs, summary
 
 __all__ = ["add_readings", "logistic_reading", "quadratic_reading", "saga_reading_evidence"]
 
@@ -125,13 +125,10 @@ def saga_reading_evidence(ctx: Context, kind: str, pv: float) -> Evidence:
 
 def add_readings(claim: Claim, kind: str, p_values: tuple[float, ...]) -> None:
     """Add the SAGA reading's checks (one per ``p``) and declare the two readings."""
-    for pv in p_values:
-        def saga(ctx: Context, pv: float = pv) -> Evidence:
-            return saga_reading_evidence(ctx, kind, pv)
-
-        saga.__doc__ = (f"p = {pv:g}, SAGA reading: where in the beta range U-MIFAm (SAGA "
-                        "with heavy ball) works better than every other rule")
-        claim.check("monte_carlo", f"saga_reading_p{pv:g}")(saga)
+    add_per_p_checks(claim, p_values, "saga_reading",
+                     lambda ctx, pv: saga_reading_evidence(ctx, kind, pv),
+                     "p = {p}, SAGA reading: where in the beta range U-MIFAm (SAGA with heavy "
+                     "ball) works better than every other rule")
     claim.readings = (
         Reading("as printed", lines=PRINTED_LINES,
                 text=("U-MIFA's row as printed, G_t^i = Δ_i/p_i - (1/p_i - 1) G_{t-1}^i: it "
