@@ -353,7 +353,7 @@ def _exact_array(name: str, value: Any, trivial: int = 0) -> np.ndarray:
             raise ValueError(f"{name} must be a number (not NaN), got nan{where}")
         if not (s.is_number and s.is_extended_real):
             raise ValueError(f"{name} must be real numbers, got {v!r}{where}")
-        if s.is_infinite and (1 if s.is_positive else -1) != trivial:
+        if s.is_infinite and (1 if s.is_extended_positive else -1) != trivial:
             raise ValueError(f"{name} must be finite, got {s}{where}")
         out[idx] = s
     return out
