@@ -44,12 +44,12 @@ False
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from fedtheory.claims.evidence import Evidence
+from fedtheory.claims.exact_bound import exact_bound_evidence, is_exact
 from fedtheory.stats import (
     DEFAULT_ALPHA,
     DEFAULT_POWER,
@@ -239,7 +239,7 @@ def check_bound(
     >>> check_bound(Fraction(1, 3), 0, side="lower").ratio   # 0 / (1/3)
     0.0
     """
-    return _bound_check(quantity, stated, side, instances, _is_exact(quantity), alpha, atol,
+    return _bound_check(quantity, stated, side, instances, is_exact(quantity), alpha, atol,
                         counterexample, what)
 
 
@@ -252,7 +252,9 @@ def _bound_check(quantity: Any, stated: Any, side: str,
         raise ValueError(f"side must be one of {SIDES}, got {side!r}")
     trivial = 1 if side == "upper" else -1
     if exact:
-        return _exact_bound(quantity, stated, side, trivial, instances, counterexample, what)
+        return exact_bound_evidence(quantity, stated, side, trivial,
+                                    lambda k, size: _instance_at(instances, k, size),
+                                    counterexample, what)
     bound = _stated("bound", stated, trivial=trivial)
     _tolerances(atol=atol)
     ci = mean_interval(quantity, alpha, "one")
@@ -311,87 +313,6 @@ def _tightest(measured: Any, stated: np.ndarray, side: str,
     r = _ratios(measured, stated, side)
     k = int(np.argmax(r)) if r.size > 1 else 0
     return float(r.ravel()[k]), _instance_at(instances, k, r.size)
-
-
-def _is_exact(value: Any) -> bool:
-    """Whether a quantity is exact: a Fraction or a sympy number, or an array of them (a
-    float array is samples)."""
-    if isinstance(value, np.ndarray) and value.dtype != object:
-        return False
-    import sympy
-
-    try:
-        flat = np.asarray(value, dtype=object).ravel()
-    except (TypeError, ValueError):
-        return False
-    return any(isinstance(v, (Fraction, sympy.Basic)) for v in flat)
-
-
-def _exact_array(name: str, value: Any, trivial: int = 0) -> np.ndarray:
-    r"""``value`` as an object array of real sympy numbers, or a ``ValueError`` naming
-    ``name`` (NaN, complex, non-numbers, and infinities other than the one of sign
-    ``trivial`` refused, as in :func:`_stated`); floats are read as their exact binary
-    rationals."""
-    import sympy
-
-    arr = np.asarray(value, dtype=object)
-    out = np.empty(arr.shape, dtype=object)
-    for idx, v in np.ndenumerate(arr):
-        where = "" if arr.ndim == 0 else f" at index {idx}"
-        if isinstance(v, (bool, np.bool_)) or not isinstance(
-                v, (int, float, np.integer, np.floating, Fraction, sympy.Basic)):
-            raise ValueError(f"{name} must be real numbers, got {v!r}{where}")
-        if isinstance(v, (float, np.floating)):
-            f = float(v)
-            s = sympy.nan if np.isnan(f) else sympy.oo * int(np.sign(f)) if np.isinf(f) \
-                else sympy.Rational(f)
-        elif isinstance(v, Fraction):
-            s = sympy.Rational(v.numerator, v.denominator)
-        else:
-            s = sympy.sympify(v)
-        if s is sympy.nan:
-            raise ValueError(f"{name} must be a number (not NaN), got nan{where}")
-        if not (s.is_number and s.is_extended_real):
-            raise ValueError(f"{name} must be real numbers, got {v!r}{where}")
-        if s.is_infinite and (1 if s.is_extended_positive else -1) != trivial:
-            raise ValueError(f"{name} must be finite, got {s}{where}")
-        out[idx] = s
-    return out
-
-
-def _exact_bound(quantity: Any, stated: Any, side: str, trivial: int,
-                 instances: dict[str, Any] | Sequence[dict[str, Any]] | None,
-                 counterexample: dict[str, Any] | None, what: str) -> Evidence:
-    """The exact branch of :func:`check_bound`."""
-    import sympy
-
-    q = _exact_array("quantity", quantity)
-    b = _exact_array("bound", stated, trivial=trivial)
-    try:
-        q, b = np.broadcast_arrays(q, b)
-    except ValueError:
-        raise ValueError(f"quantity and bound must have one shape, got {q.shape} and "
-                         f"{b.shape}") from None
-    qf, bf = q.ravel(), b.ravel()
-    bad = np.array([bool(x > y) if side == "upper" else bool(x < y)
-                    for x, y in zip(qf, bf, strict=True)], dtype=bool)
-    num, den = (qf, bf) if side == "upper" else (bf, qf)
-    r = np.array([(1.0 if n == 0 else float(sympy.sign(n)) * np.inf) if d == 0
-                  else float(n / d) for n, d in zip(num, den, strict=True)])
-    k = int(np.argmax(r)) if r.size > 1 else 0
-    instance = _instance_at(instances, k, r.size)
-    rel = "<=" if side == "upper" else ">="
-    which = "measured/stated" if side == "upper" else "stated/measured"
-    detail = (f"{what} {rel} stated (exact): largest {which} {r[k]:.6g}"
-              + ("" if r.size == 1 else f" at {instance}")
-              + f" (measured {qf[k]}, stated {bf[k]}); {int(bad.sum())} of {bad.size} violated")
-    ce = None
-    if bad.any():
-        j = int(np.argmax(np.where(bad, r, -np.inf)))
-        ce = _counterexample(counterexample, {**_instance_at(instances, j, r.size),
-                                              "measured": qf[j], "bound": bf[j]})
-    return Evidence(not bool(bad.any()), _scalar(q), _scalar(b), detail, counterexample=ce,
-                    ratio=float(r[k]), instance=instance)
 
 
 def check_upper_bound(
