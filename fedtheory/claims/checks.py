@@ -8,7 +8,10 @@ Combining several of them is :func:`fedtheory.claims.evidence.all_of` (levels ad
 Bounds are checked one-sided, identities two-sided:
 
 * an upper bound :math:`\mathbb E X \le B` is refuted when the lower confidence limit exceeds
-  :math:`B` (:func:`check_upper_bound`; :func:`check_lower_bound` is its mirror image);
+  :math:`B`, a lower bound when the upper limit is below it: :func:`check_bound`, the one bound
+  check, on Monte Carlo samples or exact values, with the tightness (the largest
+  measured/stated, at its instance) filled in; :func:`check_upper_bound` and
+  :func:`check_lower_bound` are the same check without the tightness;
 * an identity :math:`\mathbb E X = T` is refuted when :math:`T` lies outside the two-sided
   interval (plus a floating-point allowance ``atol + rtol |T|``, documented per check:
   :func:`check_identity`);
