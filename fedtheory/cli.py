@@ -300,8 +300,8 @@ def cmd_recheck(args: argparse.Namespace) -> int:
 
 def cmd_new(args: argparse.Namespace) -> int:
     """Write a claim skeleton (:mod:`fedtheory.claim_skeleton`) and say how to go on."""
-    from fedtheory.commands import command
     from fedtheory.claim_skeleton import write_skeleton
+    from fedtheory.commands import command
 
     path = write_skeleton(args.id, args.kind, args.dir)
     print(f"wrote {path}: fill in its statement and checks (each raises NotImplementedError "
