@@ -68,7 +68,8 @@ def _looks_like_path(arg: str) -> bool:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """One entry per claim: id, kind, then its title and seed reference wrapped to fit."""
+    """One entry per claim: id, kind, then its title and where the paper states it (as the
+    errata pages cite it: ``[OCS, eq. (7)]``), wrapped to fit."""
     from fedtheory import index
 
     extra = [index.info_from_claim(c) for c in [*index.load_entry_points(),
@@ -83,11 +84,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     indent = " " * (w_id + w_kind + 4)
     for c in claims:
         text = textwrap.wrap(" ".join(c.title.split()), width, max_lines=2, placeholder=" ...")
-        text += textwrap.wrap(f"[seed {' '.join(c.seed_ref.split())}]", width, max_lines=2,
+        text += textwrap.wrap(f"[{_cited(c.id, c.seed_ref)[0]}]", width, max_lines=2,
                               placeholder=" ...]")
-        print(f"{c.id.ljust(w_id)}  {c.kind.ljust(w_kind)}  {text[0]}")
+        print(terminal_text(f"{c.id.ljust(w_id)}  {c.kind.ljust(w_kind)}  {text[0]}"))
         for line in text[1:]:
-            print(indent + line)
+            print(terminal_text(indent + line))
     print(f"\n{len(claims)} claims")
     return 0
 

@@ -73,6 +73,15 @@ def test_show_cites_the_paper_as_the_errata_do(capsys):
     assert "arXiv:2010.13723" in head and not re.search(r"\b00[0-4]\b", head), head
 
 
+def test_list_cites_the_papers_as_the_errata_do(capsys):
+    """`list` names where each paper states a claim (its short name and place), never the
+    seed's internal number."""
+    assert main(["list", "--family", "ocs"]) == 0
+    out = capsys.readouterr().out
+    assert "[seed " not in out and not re.search(r"\[00[0-4]\b", out), out[:400]
+    assert out.count("[OCS, ") >= 10, out[:400]
+
+
 def test_unknown_id_is_a_clear_error(capsys):
     assert main(["show", "ocs.closed_from"]) == 2
     assert "closest matches" in capsys.readouterr().err
