@@ -158,3 +158,36 @@ def test_a_helper_named_like_a_module_python_imports_is_refused(folder: Path,
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert f"{name}.py" in ran.stderr and f"named like the module {name!r}" in ran.stderr
     assert "Traceback" not in ran.stderr
+
+
+LI = Path(__file__).resolve().parents[1] / "docs" / "lemmas" / "li_sampling"
+
+
+def test_the_third_worked_lemma_runs_from_outside_the_source_tree(tmp_path: Path) -> None:
+    """docs/lemmas/li_sampling (Li et al. 2020, Lemmas 4 and 5, Scheme I), copied to a folder
+    outside the repository: its claim files import their helper _li.py by name; the identity
+    and the bound are confirmed, the bound's tightness (79/80)^2 is found by the tightness
+    search at the box's corner E = 40, eta_t0 = 2 eta_t, p = 1/2, and both strengthened
+    statements (the constant 4 x 7/10, the step condition relaxed) are refuted exactly."""
+    folder = tmp_path / "li"
+    folder.mkdir()
+    for f in LI.glob("*.py"):
+        (folder / f.name).write_text(f.read_text())
+    assert all(len(f.read_text().splitlines()) <= 100 for f in folder.glob("*.py"))
+    (tmp_path / "elsewhere").mkdir()
+    out = tmp_path / "elsewhere" / "li.json"
+    ran = _run(tmp_path / "elsewhere", "verify", str(folder), "--quick", "--power", "--json",
+               str(out), "--no-progress", "--no-record")
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    by_id = {c["id"]: c for c in json.loads(out.read_text())["claims"]}
+    assert {k: c["verdict"] for k, c in by_id.items()} == {
+        "li.unbiased": "confirmed", "li.variance": "confirmed"}
+    tight = next(c for c in by_id["li.variance"]["checks"] if c["name"] == "tightness")
+    assert tight["ratio"] == 6241 / 6400 and "exact ratio 6241/6400" in tight["search"]
+    assert {k: tight["instance"][k] for k in ("E", "rho", "p1")} == {
+        "E": 40, "rho": 0.5, "p1": 0.5}
+    power = {m["mutant"]: m for m in by_id["li.variance"]["power"]}
+    assert {k: m["outcome"] for k, m in power.items()} == {
+        "four x 7/10": "caught", "step condition relaxed x 2": "caught"}
+    assert power["four x 7/10"]["instance"]["measured"] == "6241/400"
+    assert power["four x 7/10"]["instance"]["stated"] == "56/5"

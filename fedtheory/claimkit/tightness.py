@@ -22,8 +22,10 @@ so :math:`\tau \le 1` when the bound holds on the box, :math:`\tau = 1` when it 
    its ratio is larger (a maximum on the box's boundary stays there: the bounds clip it);
 3. **exact re-check** (``exact=True``): the quantity and the bound are called once more at the
    best point, its coordinates as :class:`fractions.Fraction` (the exact binary rationals of
-   the floats: no rounding), and the ratio is their exact quotient (a ``Fraction`` or a sympy
-   number, whatever the two return).
+   the floats: no rounding), and at the nearest simple rationals (denominators up to
+   :math:`10^6`, inside the box), whichever ratio is larger (the simple point on a tie: the
+   grid's ``0.49999999999999994`` is re-checked as ``1/2``); the ratio is the exact quotient
+   of the two values (a ``Fraction`` or a sympy number, whatever the two return).
 
 A NaN from the quantity or the bound, anywhere the search looks, is a ``ValueError`` naming
 the point, never a ratio. The result (:class:`Tightness`) gives what an
@@ -259,10 +261,7 @@ def tightest(measured: Callable[..., Any], stated: Callable[..., Any],
                                         points)
     exact_ratio = None
     if exact:
-        params = {n: (int(best[n]) if n in integers else Fraction(best[n])) for n in names}
-        m1, s1 = values(params, False)
-        exact_ratio = ratio_of(m1, s1)
-        best = {**{n: best[n] for n in names}, "measured": m1, "stated": s1}
+        exact_ratio, best = _exact(values, ratio_of, best, names, box, integers)
         best_r = float(exact_ratio)
     return Tightness(best_r, best, side, exact_ratio, int(mesh[0].size), calls[0], best_grid,
                      refined, {n: tuple(box[n]) for n in names}, integers, tuple(points))
@@ -297,6 +296,25 @@ def _refine(values: Callable[..., Any], ratio_of: Callable[..., Any], best: dict
     point = {**p, "measured": float(m), "stated": float(s)}
     points.append(point)
     return point, r, {n: p[n] for n in free}
+
+
+def _exact(values: Callable[..., Any], ratio_of: Callable[..., Any], best: dict[str, Any],
+           names: list[str], box: Mapping[str, tuple[Any, Any]], integers: tuple[str, ...]
+           ) -> tuple[Any, dict[str, Any]]:
+    """Step 3 of :func:`tightest`: the exact ratio at the best point (its floats' exact
+    rationals), or at the nearest simple rationals (denominators up to 10**6, inside the box)
+    when their ratio is at least as large (``0.49999999999999994`` is then ``1/2``)."""
+    binary = {n: int(best[n]) if n in integers else Fraction(best[n]) for n in names}
+    simple = {n: v if n in integers else min(max(v.limit_denominator(10**6),
+                                                 Fraction(box[n][0])), Fraction(box[n][1]))
+              for n, v in binary.items()}
+    found = []
+    for params in ([simple, binary] if simple != binary else [binary]):
+        m1, s1 = values(params, False)
+        found.append((ratio_of(m1, s1), {**params, "measured": m1, "stated": s1}))
+    r, point = max(found, key=lambda t: t[0])  # the simple point on a tie (listed first)
+    return r, {**{n: float(point[n]) if n not in integers else point[n] for n in names},
+               "measured": point["measured"], "stated": point["stated"]}
 
 
 def _plain(p: Mapping[str, Any], integers: Sequence[str]) -> dict[str, Any]:
