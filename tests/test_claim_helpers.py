@@ -93,6 +93,22 @@ def test_a_helper_is_imported_by_name(folder: Path, jobs: str) -> None:
         assert c["origin"]["helpers"] == {"_common.py": helper_sha}
 
 
+def test_resume_runs_again_a_claim_whose_helper_changed(folder: Path) -> None:
+    """The helper's SHA-256 in the origin: after an edit of _common.py, --resume runs both
+    claims again (with a warning naming the helper) and the new helper's values count."""
+    where = folder.parent / "elsewhere"
+    out = where / "r.json"
+    args = ("verify", str(folder), "--quick", "--jobs", "1", "--no-progress", "--no-record")
+    assert _run(where, *args, "--json", str(out)).returncode == 0
+    (folder / "_common.py").write_text(HELPER.replace("Fraction(3, 10)", "Fraction(1, 2)"))
+    ran = _run(where, *args, "--json", str(where / "r2.json"), "--resume", str(out))
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stderr.count("the helper module _common.py beside its source changed") == 2
+    doc = json.loads((where / "r2.json").read_text())
+    assert {c["id"]: c["verdict"] for c in doc["claims"]} == {  # P = 1/2 now: mean = 1/2
+        "mine.top": "confirmed", "mine.lazy": "confirmed"}
+
+
 def test_the_helper_is_scoped_to_its_folder(folder: Path, tmp_path: Path) -> None:
     """In the process that loaded the files, the folder is not on sys.path and the helper is
     not a top-level module; a second folder's own _common.py is its own."""
