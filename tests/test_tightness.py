@@ -49,9 +49,11 @@ def test_what_it_returns_fills_an_evidence_and_the_bound_check() -> None:
                   **t.evidence_fields())
     assert ev.ratio == pytest.approx(2 / 3) and ev.instance["x"] == 0.5
     assert "9 grid points" in ev.search
-    inputs = t.bound_inputs()
-    assert len(inputs["quantity"]) == len(inputs["instances"]) == len(inputs["stated"])
-    assert inputs["instances"][-1] == {"x": 0.5} and inputs["quantity"][-1] == Fraction(1, 3)
+    assert t.bound_inputs() == {"quantity": [Fraction(1, 3)], "stated": [Fraction(1, 2)],
+                                "instances": [{"x": 0.5}], "side": "upper"}
+    assert len(t.points) == 9 and t.points[0] == {"x": 0.5, "measured": 1 / 3, "stated": 0.5}
+    with pytest.raises(ValueError, match="exact re-check"):
+        tightest(lambda x: x / (1 + x), lambda x: x, {"x": (0.5, 3.0)}).bound_inputs()
     assert isinstance(t, Tightness) and t.to_dict()["exact_ratio"] == "2/3"
 
 

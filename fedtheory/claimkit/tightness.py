@@ -32,8 +32,8 @@ the point, never a ratio. The result (:class:`Tightness`) gives what an
 :class:`~fedtheory.claimkit.evidence.Evidence` wants: ``ratio``, ``instance`` (the tightest
 point, with the measured and stated values there) and ``search`` (what the search covered):
 ``Evidence(ok, measured, stated, detail, **t.evidence_fields())``; and the inputs of the bound
-check (:meth:`Tightness.bound_inputs`: the values at the grid's points and the refined one,
-with their instances).
+check (:meth:`Tightness.bound_inputs`: the exact values at the tightest point, with its
+instance). Every point evaluated is kept (:attr:`Tightness.points`).
 
 Examples
 --------
@@ -125,15 +125,18 @@ class Tightness:
         return {"ratio": self.ratio, "instance": dict(self.instance), "search": self.search}
 
     def bound_inputs(self) -> dict[str, Any]:
-        """The bound check's inputs (``quantity``, ``stated``, ``instances``, ``side``): the
-        values at every point the search evaluated, the exact ones at the tightest point last
-        when it was re-checked exactly."""
-        pts = list(self.points)
-        if self.exact_ratio is not None:
-            pts = [p for p in pts if p is not self.points[-1]] + [self.instance]
-        params = [{k: v for k, v in p.items() if k not in ("measured", "stated")} for p in pts]
-        return {"quantity": [p["measured"] for p in pts], "stated": [p["stated"] for p in pts],
-                "instances": params, "side": self.side}
+        """The bound check's inputs (``quantity``, ``stated``, ``instances``, ``side``: the
+        keyword arguments of ``fedtheory.claimkit.checks.check_bound``) at the tightest point,
+        in exact values: the largest ratio decides the bound on the box. ``ValueError``
+        without the exact re-check (``exact=True``): the floats of a deterministic quantity are
+        neither exact values nor Monte Carlo samples."""
+        if self.exact_ratio is None:
+            raise ValueError("bound_inputs() needs the exact re-check (tightest(..., "
+                             "exact=True)): the search's floats are not exact values, nor "
+                             "samples")
+        params = {k: v for k, v in self.instance.items() if k not in ("measured", "stated")}
+        return {"quantity": [self.instance["measured"]], "stated": [self.instance["stated"]],
+                "instances": [params], "side": self.side}
 
     def to_dict(self) -> dict[str, Any]:
         """The record of the search (JSON-ready but for exact numbers, shown as strings)."""
