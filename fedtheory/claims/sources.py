@@ -25,7 +25,7 @@ A claim file imports the helper modules of its folder by a plain ``import _commo
 file sits in the importing file's folder is that file, imported once per folder under a name
 of its own (``fedtheory_user_claims.<folder tag>._common``), so two folders' ``_common.py`` do
 not collide. The folder is never put on :data:`sys.path`, and a helper named like a module
-Python already finds (``_thread.py``, ``_fedtheory.py`` ...) is refused, naming the file.
+Python already finds (``_thread.py``, ``_pytest.py`` ...) is refused, naming the file.
 
 Worker processes find the same files through the environment variable :data:`ENV_VAR` (the
 paths, :data:`os.pathsep`-separated), which :func:`add_sources` sets: a process pool started
