@@ -8,42 +8,49 @@ is rewritten atomically as each claim finishes, and SIGINT (Ctrl-C) or SIGTERM (
 scheduler's kill) stops the run with one line that says what was kept and the ``--resume``
 command that continues it (exit status 128 + the signal's number: 130, 143); so does a closed
 output pipe (141, as SIGPIPE would), and an output that cannot be written (a full disk: exit
-1). A run's session in its folder (its lock, its outputs, its progress) is
-:mod:`fedtheory.session`.
+1). This module parses the arguments; a ``verify`` run is :mod:`fedtheory.run_session`, and a
+run's place in its folder (its lock, its outputs, its progress) :mod:`fedtheory.session`.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import errno
 import json
 import os
-import signal
 import sys
 import textwrap
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fedtheory.report import (
     RECORD_PATH,
     atomic_write_text,
-    check_writable_dir,
     check_writable_file,
     load_report,
     provenance_lines,
+    writers,
+)
+from fedtheory.run_session import (
+    Interrupted,
+    add_sources,
+    fresh_line,
+    interruptible,
+    preset_of,
+    report_path,
+    resume_command,
+    run_verify,
+    signal_name,
 )
 from fedtheory.safetext import terminal_text
-from fedtheory.sandbox import RunInterrupted, clear_interrupt, note_interrupt
-from fedtheory.session import Progress, known_seconds
+from fedtheory.session import Progress, one_line
 from fedtheory.vocabulary import PRESETS
 
-if TYPE_CHECKING:
-    from fedtheory.claimkit.core import ClaimResult
+#: The signal handling of a command (:func:`fedtheory.run_session.interruptible`), by its
+#: former name here.
+_interruptible = interruptible
 
-__all__ = ["Interrupted", "Progress", "build_parser", "main"]
+__all__ = ["Interrupted", "Progress", "build_parser", "main", "resume_command"]
 
 #: Lines printed by ``list`` fit this many columns.
 LIST_WIDTH = 100
@@ -55,90 +62,9 @@ CATALOGUE_PROVENANCE = ("fedtheory_version", "commit", "dirty", "preset", "seed"
                         "python", "packages")
 
 
-class Interrupted(RunInterrupted):
-    """SIGINT or SIGTERM arrived (``signum``): the command stops and keeps what it finished."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def _signal_name(exc: BaseException) -> tuple[int, str]:
-    signum = getattr(exc, "signum", signal.SIGINT)
-    return int(signum), signal.Signals(signum).name
-
-
-@contextlib.contextmanager
-def _interruptible() -> Iterator[None]:
-    """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread while the block runs;
-    the previous handlers are restored after it. A signal ignored when the command starts (a
-    background job's SIGINT, under ``nohup``, ...) stays ignored. (Elsewhere than in the main
-    thread, signals cannot be handled: nothing changes.)"""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        note_interrupt(signum)  # the user's: no check may take it for its own error
-        raise Interrupted(signum)
-
-    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    old = {s: h for s, h in old.items() if h is not signal.SIG_IGN}
-    for s in old:
-        signal.signal(s, handler)
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h if h is not None else signal.SIG_DFL)
-        clear_interrupt()
-
-
-def _ignore_interrupts() -> None:
-    """While a stopped run writes what it kept: further SIGINT / SIGTERM are ignored (the
-    handlers are restored when the command returns)."""
-    if threading.current_thread() is threading.main_thread():
-        for s in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(s, signal.SIG_IGN)
-
-
-def _fresh_line() -> str:
-    """A newline on a terminal, after the ``^C`` it echoed; nothing in a log."""
-    return "\n" if sys.stderr.isatty() else ""
-
-
-def _one_line(text: str, width: int = 70) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 def _looks_like_path(arg: str) -> bool:
     """A ``verify`` argument naming a claim file or folder rather than a claim id."""
     return arg.endswith(".py") or os.sep in arg or Path(arg).is_dir()
-
-
-def _add_sources(args: argparse.Namespace) -> list[Any]:
-    """Load the claim sources of the command into the registry (``--claims PATH`` first, then
-    a ``verify``'s PATH arguments); return every claim they define, in order (none without
-    sources). A file that fails to import is a ``ValueError`` naming it."""
-    paths = [*(getattr(args, "claims", None) or []), *getattr(args, "paths", [])]
-    if not paths:
-        return []
-    from fedtheory.claims.registry import add_sources
-
-    try:
-        return add_sources(paths)
-    except ImportError as exc:  # a claim file that fails to import: one line, its name
-        raise ValueError(str(exc)) from exc
-
-
-def _claims_of_paths(paths: Sequence[str]) -> list[Any]:
-    """The claims the (already loaded) claim files or folders ``paths`` define."""
-    if not paths:
-        return []
-    from fedtheory.claims.registry import add_sources
-
-    return add_sources(paths)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -146,7 +72,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from fedtheory import index
 
     extra = [index.info_from_claim(c) for c in [*index.load_entry_points(),
-                                                 *_add_sources(args)]]
+                                                 *add_sources(args)]]
     if args.family is not None:
         index.check_family(args.family)
     claims = [c for c in [*(index.load_index() or []), *extra]
@@ -177,22 +103,29 @@ def _print_result(entry: dict[str, Any], counterexample: dict[str, Any] | None) 
 
     for chk in entry.get("checks", []):
         say(f"  - {chk['name']} [{chk['kind']}] passed={chk['passed']}: "
-            f"{_one_line(chk.get('detail') or '', 300)}")
+            f"{one_line(chk.get('detail') or '', 300)}")
         if chk.get("error"):
-            say(f"    check {chk['name']} raised: {_one_line(chk['detail'], 300)}")
+            say(f"    check {chk['name']} raised: {one_line(chk['detail'], 300)}")
     if counterexample:
         shown = {k: v for k, v in counterexample.items() if k != "replay"}  # rebuilt below
-        say("  counterexample: " + _one_line(json.dumps(shown), 600))
+        say("  counterexample: " + one_line(json.dumps(shown), 600))
         check = counterexample.get("check")
         if counterexample.get("replay") and isinstance(check, str):
             say(f"  re-run it: {replay_shown(entry, check, terminal=True)['command']}")
 
 
-def _report_path(value: str | None, option: str = "--from") -> str | None:
-    """A report path argument: None when not given, ``ValueError`` when empty."""
-    if value is not None and not str(value).strip():
-        raise ValueError(f"{option} must be the path of a JSON report, got {value!r}")
-    return value
+def _cited(claim_id: str, seed_ref: str) -> tuple[str, list[str]]:
+    """Where a claim is printed, as the errata pages say it (``"OCS, eq. (7)"``), and each
+    paper it cites as a reader cites it (:attr:`fedtheory.papers.Paper.citation`); a
+    ``seed_ref`` naming no paper is shown as it is, with no paper."""
+    from fedtheory.papers import claim_references
+
+    try:
+        refs = claim_references(claim_id, seed_ref)
+    except ValueError:
+        return " ".join(str(seed_ref).split()), []
+    where = "; ".join(f"{p.short}, {place}" if place else p.short for p, place in refs)
+    return where, list(dict.fromkeys(f"{p.short}: {p.citation}" for p, _ in refs))
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -204,13 +137,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     from fedtheory.report import unresolved
     from fedtheory.schema import audit, claim_label, derived
 
-    _report_path(args.from_report)
-    _add_sources(args)
+    report_path(args.from_report)
+    add_sources(args)
     claims = [w for path in args.claims for w in ("--claims", path)]  # for the hints
     c = lookup(args.id)
     if args.from_report:  # read the report first: a bad path is an error before any output
         doc = load_report(args.from_report, only=c.id)
-    print(f"{c.id}  ({c.family}; seed {c.seed_ref}; {c.kind})\n")
+    where, papers = _cited(c.id, c.seed_ref)
+    print(terminal_text(f"{c.id}  ({c.family}; {where}; {c.kind})"))
+    print("".join(terminal_text(f"  {line}\n") for line in papers))
     print(textwrap.fill(c.title, 100) + "\n")
     print("Statement (LaTeX):\n" + textwrap.indent(c.statement.strip(), "    ") + "\n")
     if c.finding:
@@ -221,7 +156,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         print()
     print("Checks:")
     for chk in c.checks:
-        print(f"  - {chk.name} [{chk.kind}]: {_one_line(chk.description, 90)}")
+        print(f"  - {chk.name} [{chk.kind}]: {one_line(chk.description, 90)}")
     print()
     failed = 2 if args.from_report else 0  # the implicit run record may be absent or stale
     if args.from_report:
@@ -265,288 +200,16 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _preset(args: argparse.Namespace) -> str:
-    if args.quick and args.preset not in (None, "quick"):
-        raise ValueError(f"--quick contradicts --preset {args.preset}")
-    return "quick" if args.quick else (args.preset or "full")
-
-
-def _jobs(args: argparse.Namespace) -> int:
-    return args.jobs if args.jobs is not None else min(2, os.cpu_count() or 1)
-
-
-def resume_command(args: argparse.Namespace, preset: str, path: Path | str) -> str:
-    """The ``verify`` command of ``args`` that continues from the report at ``path``, as the
-    user invoked the program (:func:`fedtheory.commands.resume`)."""
-    from fedtheory.commands import resume
-
-    options: list[object] = []
-    if args.family is not None:
-        options += ["--family", args.family]
-    if args.power:
-        options.append("--power")
-    if getattr(args, "check_timeout", None) is not None:
-        options += ["--check-timeout", f"{args.check_timeout:g}"]
-    if getattr(args, "certify", False):
-        options.append("--certify")
-    if args.dask is not None:
-        options += ["--dask", args.dask]
-    elif args.jobs is not None:
-        options += ["--jobs", args.jobs]
-    for option, value in (("--json", args.json), ("--report", args.report)):
-        if value:
-            options += [option, str(value)]
-    if args.no_progress:
-        options.append("--no-progress")
-    if args.no_record:
-        options.append("--no-record")
-    return resume(path, preset, args.seed, claims=getattr(args, "claims", None) or [],
-                  targets=args.targets, options=options)
-
-
-def _warn(line: str) -> None:
-    """A line for the user on stderr (nothing when stderr is gone: a closed pipe)."""
-    with contextlib.suppress(OSError, ValueError):
-        print(line, file=sys.stderr, flush=True)
-
-
-def _check_outputs(args: argparse.Namespace) -> None:
-    """``verify``'s outputs, before any work: ``--json`` and the run record name nothing or a
-    regular file (never a link, a device, a FIFO, a socket or a directory), ``--report`` a
-    directory whose ``report.md`` is such a file; an empty path is an error; ``--resume`` is
-    a report path."""
-    if args.json is not None:
-        check_writable_file(args.json, "--json")
-    if args.report is not None:
-        if not str(args.report).strip():
-            raise ValueError(f"--report must be a directory path, got {args.report!r}")
-        check_writable_dir(args.report, "--report")
-    _report_path(args.resume, "--resume")
-    if not args.no_record:
-        from fedtheory.safefiles import check_output_file
-
-        check_output_file(RECORD_PATH, "the run record (--no-record: none)")
-
-
 def cmd_verify(args: argparse.Namespace) -> int:
-    """``verify``: one run at a time in a folder that keeps a run record
-    (:func:`fedtheory.session.lock_folder`), the stale temporary files of killed runs removed;
-    a folder where the record cannot be written is said so in one line."""
-    from fedtheory import session
-
-    _check_outputs(args)  # a bad output path: an error before anything is written, the lock too
-    if args.no_record:
-        return _verify(args, session.Outputs(False, args.json, _warn))
-    with session.lock_folder() as skipped:
-        if skipped:
-            _warn(f"fedtheory: note: the run record {RECORD_PATH} is skipped: {skipped}")
-        else:
-            session.remove_stale_temporary(RECORD_PATH.parent)
-        return _verify(args, session.Outputs(skipped is None, args.json, _warn))
-
-
-def _stopped(args: argparse.Namespace, preset: str, kept: list[str], head: str,
-             problem: str = "") -> None:
-    """The line of a run stopped before its end: what was kept and how to continue."""
-    if kept:
-        _warn(f"{head}, kept in {' and '.join(kept)}{problem}; continue with: "
-              f"{resume_command(args, preset, kept[-1])}")
-    else:
-        _warn(f"{head}; nothing was kept{problem or ' (--no-record without --json)'}")
-
-
-def _verify(args: argparse.Namespace, outputs: Any) -> int:
-    from fedtheory import index
-    from fedtheory.sandbox import OutputError
-    from fedtheory.session import remove_stale_temporary, stdout_closed
-
-    preset = _preset(args)
-    if args.certify:  # the optional extra, checked before any work
-        from fedtheory.certify import require_pepit
-
-        try:
-            require_pepit()
-        except ImportError as exc:
-            print(f"fedtheory: {exc}", file=sys.stderr)
-            return 2
-    _add_sources(args)  # --claims and PATH arguments: a bad file is an error now
-    from_paths = [c.id for c in _claims_of_paths(getattr(args, "paths", []))]
-    index.check_ids(args.ids)  # an unknown id or family fails before the claims are imported
-    if args.family is not None and not args.ids and not from_paths:
-        index.check_family(args.family)
-    args.ids = list(dict.fromkeys([*from_paths, *args.ids]))
-    from fedtheory.claims import registry
-    from fedtheory.claims.registry import select
-    from fedtheory.executors import make_executor
-    from fedtheory.report import (
-        entry,
-        provenance,
-        resume_plan,
-    )
-    from fedtheory.runner import Job, run_jobs
-
-    claims = select(args.ids, family=args.family)  # ids with a family: a ValueError
-    if not claims:
-        print("no claims selected", file=sys.stderr)
-        return 2
-    if getattr(sys.modules.get("fedtheory.claims.registry"), "_loaded", False):
-        with contextlib.suppress(Exception):  # a convenience: never a reason for a run to fail
-            index.refresh()  # every claim is imported now: the index costs milliseconds
-    # (output paths were checked by cmd_verify before any work; the writer checks again)
-    if args.json:
-        remove_stale_temporary(Path(args.json).parent, Path(args.json).name)
-    fig_dir = str(Path(args.report) / "figures") if args.report else None
-    jobs_n = _jobs(args)
-    plugins = []
-    if args.dask is not None and registry.sources():  # the claim files, sent to every worker
-        from fedtheory.claims.sources import bundle
-        from fedtheory.dask_claims import ClaimFiles  # imports distributed: only for --dask
-
-        plugins.append(ClaimFiles(bundle(registry.sources())))
-    executor = make_executor(jobs_n, args.dask, plugins)
-    done: dict[str, ClaimResult] = {}
-    if args.resume:
-        plan = resume_plan(args.resume, claims, args.seed, preset, args.power)
-        for warning in plan.warnings:
-            print(terminal_text(f"fedtheory: warning: {warning}"), file=sys.stderr)
-        done = {c.id: plan.kept[c.id] for c in claims if c.id in plan.kept}
-    jobs = [Job(c.id, preset, args.seed, fig_dir, power=args.power, certify=args.certify)
-            for c in claims if c.id not in done]
-    prov = provenance(args.seed, preset, jobs=jobs_n)
-    prov.update(executor=executor.describe(), resumed=sorted(done))
-    if args.report:  # where the figures are: `fedtheory errata` embeds only files under it
-        prov["report_dir"] = str(Path(args.report).resolve())
-    if args.resume:
-        print(f"resuming from {args.resume}: {len(done)} claim(s) kept, {len(jobs)} to run",
-              file=sys.stderr)
-    entries = {cid: entry(res, args.report) for cid, res in done.items()}  # made once per claim
-
-    def save(complete: bool, **extra: Any) -> list[str]:
-        """Write the run record and the --json report of what is done; where they went
-        (:class:`fedtheory.session.Outputs`: a report that cannot be written raises
-        OutputError)."""
-        items = [entries[c.id] for c in claims if c.id in entries]
-        p = {**prov, "reruns": dict(executor.reruns), **extra}
-        return outputs.save(items, args.seed, preset, p, complete)
-
-    def finished(res: ClaimResult) -> None:
-        done[res.id] = res
-        entries[res.id] = entry(res, args.report)
-        save(complete=False)  # a valid partial report after every claim: nothing lost
-        # (an interrupt in between: the handler below writes what is done)
-        if stdout_closed(sys.stdout):  # `verify | head`: the reader left; stop as on Ctrl-C
-            raise BrokenPipeError(errno.EPIPE, "the output pipe was closed")
-
-    progress = Progress(sys.stderr, enabled=not args.no_progress,
-                        known=known_seconds(preset))
-    try:
-        run_jobs(jobs, jobs_n, on_result=finished, executor=executor, progress=progress,
-                 check_timeout=args.check_timeout)
-    except (KeyboardInterrupt, BrokenPipeError, OutputError) as exc:
-        # Ctrl-C or SIGTERM (Interrupted), the reader of the output pipe gone, an output
-        # that cannot be written: the run stops, what finished is kept, one line says where
-        _ignore_interrupts()  # what finished is written whole, whatever arrives now
-        with contextlib.suppress(OSError):
-            progress.close()
-        if isinstance(exc, OutputError):
-            signum, name, code = 0, "", 1
-            head = (f"fedtheory: error: {exc}: the run stops; {len(done)} of {len(claims)} "
-                    "claim(s) finished")
-        else:
-            signum, name = ((int(signal.SIGPIPE), "SIGPIPE") if isinstance(exc, BrokenPipeError)
-                            else _signal_name(exc))
-            code = 128 + signum
-            head = (f"{_fresh_line()}fedtheory: interrupted ({name}): {len(done)} of "
-                    f"{len(claims)} claim(s) finished")
-        for cid, res in done.items():
-            entries.setdefault(cid, entry(res, args.report))
-        if isinstance(exc, OutputError) and exc.path == str(args.json):
-            outputs.json_path = None  # it cannot be written: keep what can be in the record
-        problem = ""
-        try:
-            kept = save(complete=False, **({"interrupted": name} if name else {}))
-        except OutputError as err:  # the --json report, now too
-            problem = f" ({err})"
-            outputs.json_path = None
-            kept = save(complete=False, **({"interrupted": name} if name else {}))
-        if outputs.failed:
-            code = code if code != 0 else 1
-        _stopped(args, preset, kept, head, problem)
-        return code
-    finally:
-        with contextlib.suppress(OSError):
-            progress.close()
-    results = [done[c.id] for c in claims]
-    prov["reruns"] = dict(executor.reruns)
-    try:  # the reports first: a closed pipe or a full disk below loses nothing
-        kept = save(complete=True)
-    except OutputError as exc:  # the --json report: the run record keeps what it can
-        outputs.json_path = None
-        _stopped(args, preset, save(complete=True),
-                 f"fedtheory: error: {exc}; {len(done)} of {len(claims)} claim(s) finished")
-        return 1
-    try:
-        code = _summary(args, results, preset, prov, executor, entries, kept)
-        sys.stdout.flush()  # a pipe's buffer: a reader gone shows here, not at exit
-    except BrokenPipeError:  # the reader left: what finished is in the reports already
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        _warn("fedtheory: the output pipe was closed before the summary (SIGPIPE); the "
-              "reports are complete")
-        return 128 + int(signal.SIGPIPE)
-    return 1 if outputs.failed and code == 0 else code
-
-
-def _summary(args: argparse.Namespace, results: list[ClaimResult], preset: str,
-             prov: dict[str, Any], executor: Any, entries: dict[str, dict[str, Any]],
-             kept: list[str]) -> int:
-    """Print the end of a finished run (the reports in ``kept`` are written): the details,
-    then the summary (:func:`fedtheory.summary.summary_lines`); its exit status."""
-    from fedtheory.report import power_summary, verdict_table, write_markdown
-    from fedtheory.summary import summary_lines
-
-    for cid, n in sorted(executor.reruns.items()):
-        print(f"{cid}: its worker was lost {n} time(s); re-run", file=sys.stderr)
-    for r in results:  # the details first: the summary ends the output
-        if r.verdict.value == "refuted":
-            ce = entries[r.id]["counterexample"]  # as the report has it
-            shown = {k: v for k, v in (ce or {}).items() if k != "replay"}
-            print(f"{r.id} refuted; counterexample: {_one_line(str(shown), 300)}")
-        if r.readings:  # which readings of the seed hold (fedtheory.claimkit.readings)
-            from fedtheory.claimkit.readings import parts_label, readings_text
-
-            print(f"{r.id} {parts_label(r.readings)}: "
-                  f"{_one_line(readings_text(r.readings), 400)}")
-        for c in r.errors:
-            print(f"{r.id}: check {c.name} errored: {c.detail}", file=sys.stderr)
-    print("\n" + verdict_table(results, counts=False))
-    if args.power:
-        print("\n" + power_summary(results))
-    if args.certify:
-        from fedtheory.report import certified_summary
-
-        print("\n" + certified_summary(results))
-    written = [("run record", p) for p in kept if p == str(RECORD_PATH)]
-    if args.json:
-        written.append(("JSON report", str(args.json)))
-    if args.report:
-        try:
-            md = write_markdown(args.report, results, args.seed, preset, prov)
-        except OSError as err:
-            _warn(f"fedtheory: error: cannot write {err.filename or args.report}: "
-                  f"{err.strerror or err}")
-            return 1
-        written.append(("Markdown report", str(md)))
-    recorded = any(what == "run record" for what, _ in written)
-    report = str(args.json) if args.json else (str(RECORD_PATH) if recorded else None)
-    print("\n" + "\n".join(summary_lines(results, written, report)))
-    return 1 if any(r.errors for r in results) else 0
+    """``verify``: the run session (:func:`fedtheory.run_session.run_verify`)."""
+    return run_verify(args)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from fedtheory import index
 
-    preset = _preset(args)
-    _add_sources(args)
+    preset = preset_of(args)
+    add_sources(args)
     index.check_ids([args.id])
     from fedtheory.claims.registry import get_claim
     from fedtheory.runner import Job, verify_one
@@ -580,8 +243,8 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
                          "--regenerate (the checkout's CATALOGUE.md and docs/claims.md from "
                          "the claim files)")
     check_writable_file(args.out, "--out")
-    _report_path(args.from_report)
-    _add_sources(args)
+    report_path(args.from_report)
+    add_sources(args)
     claims = all_claims()
     verdicts, prov = read_report(args.from_report, claims)
     if prov.get("preset") != "quick":
@@ -617,8 +280,8 @@ def cmd_errata(args: argparse.Namespace) -> int:
     """Write the errata pages and LaTeX snippets of a report (:mod:`fedtheory.errata`)."""
     from fedtheory.errata import write_errata
 
-    _report_path(args.from_report)
-    _add_sources(args)  # --claims: the claim files a report's entries were computed by
+    report_path(args.from_report)
+    add_sources(args)  # --claims: the claim files a report's entries were computed by
     written = write_errata(args.from_report, args.out, args.paper)
     for path in written:
         print(terminal_text(f"errata: {path}"))
@@ -690,9 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default: every claim)")
     pv.add_argument("--family", help="only this family (not together with ids)")
     preset_options(pv)
-    pv.add_argument("--json", metavar="PATH",
-                    help="write the JSON report here (rewritten as each claim finishes)")
-    pv.add_argument("--report", metavar="DIR", help="write report.md and figures into DIR")
+    for writer in writers():  # the output formats, one file each (fedtheory/report/formats/)
+        pv.add_argument(writer.option, metavar=writer.metavar, help=writer.help)
     pv.add_argument("--jobs", type=int, default=None,
                     help="worker processes (default: min(2, cores)); never changes the numbers")
     pv.add_argument("--dask", metavar="ADDRESS",
@@ -804,11 +466,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "verify":
         _check_verify_options(parser, args)
     try:
-        with _interruptible():
+        with interruptible():
             return args.func(args)
     except KeyboardInterrupt as exc:  # a command without its own handling (verify has one)
-        signum, name = _signal_name(exc)
-        print(f"{_fresh_line()}fedtheory: interrupted ({name})", file=sys.stderr)
+        signum, name = signal_name(exc)
+        print(f"{fresh_line()}fedtheory: interrupted ({name})", file=sys.stderr)
         return 128 + signum
     except ValueError as exc:  # its text may quote a report: no control characters
         print(terminal_text(f"fedtheory: error: {exc}"), file=sys.stderr)

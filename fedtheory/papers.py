@@ -159,21 +159,20 @@ class Paper:
     @property
     def citation(self) -> str:
         """The document cited as a reader cites it: authors, title, venue and year, and its
-        arXiv id or address; for notes and slides what they are and which text of them.
+        arXiv id or address; for notes and slides what they are and their date (never the
+        name of the text file the statements were read from: :attr:`text_version` keeps it).
 
         >>> PAPERS["002"].citation  # doctest: +NORMALIZE_WHITESPACE
         'Wenlin Chen, Samuel Horváth, Peter Richtárik. Optimal Client Sampling for Federated
         Learning. Transactions on Machine Learning Research (TMLR), 2022. arXiv:2010.13723.'
         >>> PAPERS["000"].citation  # doctest: +NORMALIZE_WHITESPACE
         'Federated Learning with Partial Client Participation. Notes, unsigned, dated July 26,
-        2021; text version 170771278ac75f31.'
+        2021.'
         """
         head = (", ".join(self.authors) + ". ") if self.authors else ""
         pub = self.publication
         if not self.venue:  # "Notes, unsigned, ...": a sentence of its own
             pub = pub[:1].upper() + pub[1:]
-        if not self.venue and self.text_version:
-            pub += f"; text version {self.text_version}"
         out = f"{head}{self.title.rstrip('.')}. {pub}."
         if self.arxiv:
             out += f" arXiv:{self.arxiv}."

@@ -10,7 +10,8 @@ outputs that fail loudly.
   (:func:`fedtheory.report.atomic_write_text`: ``.<name>.<pid>.<hex>.tmp``) left by a run
   killed between write and rename are removed by the next run, when their process is gone
   (or they are older than :data:`STALE_SECONDS`).
-* :class:`Outputs`: writes the run record and the ``--json`` report; an ``OSError`` (a full
+* :class:`Outputs`: writes the run record and the ``--json`` report (the reports rewritten as
+  each claim finishes: :attr:`fedtheory.report.ReportWriter.incremental`); an ``OSError`` (a full
   disk, a read-only or vanished folder) is one line naming the file and the OS's reason: for
   the run record, the run goes on without it (an earlier run's record removed where it can
   be, this run's own left marked incomplete) and exits 1; for the report,
@@ -30,7 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fedtheory.report import RECORD_PATH, read_json, write_json
+from fedtheory.report import RECORD_PATH, ReportWriter, read_json, write_json
 from fedtheory.sandbox import OutputError
 
 __all__ = ["LOCK_PATH", "STALE_SECONDS", "Outputs", "Progress", "known_seconds", "lock_folder",
@@ -134,11 +135,14 @@ def stdout_closed(stream: TextIO) -> bool:
 
 
 class Outputs:
-    """The run record (unless ``record`` is False) and the ``--json`` report (``json_path``,
-    or None) of a run, written by :meth:`save`; ``warn(line)`` prints a line for the user."""
+    """The run record (unless ``record`` is False) and the reports rewritten as each claim
+    finishes (``reports``: each output format, :class:`fedtheory.report.ReportWriter`, with its
+    path; the ``--json`` report) of a run, written by :meth:`save`; ``warn(line)`` prints a
+    line for the user."""
 
-    def __init__(self, record: bool, json_path: str | None, warn: Any) -> None:
-        self.record, self.json_path, self.warn = record, json_path, warn
+    def __init__(self, record: bool, reports: Sequence[tuple[ReportWriter, str]],
+                 warn: Any) -> None:
+        self.record, self.reports, self.warn = record, list(reports), warn
         #: The run record could not be written (the line said so): the run exits 1.
         self.failed: str | None = None
         self.wrote_record = False  # this run's record is there (its claims so far)
@@ -156,13 +160,17 @@ class Outputs:
                 self.wrote_record = True
             except OSError as err:
                 self._record_failed(err)
-        if self.json_path:
+        for writer, path in self.reports:
             try:
-                write_json(self.json_path, items, seed, preset, prov, complete=complete)
+                writer.write(path, items, seed, preset, prov, complete=complete)
             except OSError as err:
-                raise OutputError(self.json_path, _reason(err)) from None
-            written.append(str(self.json_path))
+                raise OutputError(path, _reason(err)) from None
+            written.append(str(path))
         return written
+
+    def drop(self, path: str) -> None:
+        """Stop writing the report at ``path`` (it cannot be written: the others go on)."""
+        self.reports = [(w, p) for w, p in self.reports if str(p) != str(path)]
 
     def _record_failed(self, err: OSError) -> None:
         self.record = False

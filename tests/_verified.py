@@ -3,7 +3,7 @@ r"""One verification per claim per test session, shared by every test that reads
 A claim's quick verification (``claim.verify(preset="quick", seed=0)``) is deterministic: the
 same id, preset and seed give the same result, bit for bit (the registry's replay test holds
 every claim to that). Several tests read it: ``tests/test_registry.py::test_quick_verdict``,
-the power test (whose :func:`~fedtheory.claims.power.power` needs it as its base), and the
+the power test (whose :func:`~fedtheory.claimkit.power.power` needs it as its base), and the
 family tests. Each used to run it again; :class:`Verified` runs it once per session and hands
 each test its own copy.
 
@@ -38,8 +38,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from fedtheory.claimkit.power import power as _power
 from fedtheory.claims import Claim, ClaimResult
-from fedtheory.claims.power import power as _power
 
 try:  # POSIX; elsewhere each process keeps its own results
     import fcntl

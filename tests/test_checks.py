@@ -1,4 +1,4 @@
-"""The statistics-to-verdict step (fedtheory.claims.checks) on the records of fedtheory.stats."""
+"""The statistics-to-verdict step (fedtheory.claimkit.checks) on the records of fedtheory.stats."""
 
 import numpy as np
 import pytest

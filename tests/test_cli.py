@@ -4,6 +4,7 @@ first, results independent of --jobs, byte-identical reports), replay, --version
 import io
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -61,6 +62,15 @@ def test_show_without_a_record_shows_the_claim_and_no_verdict(capsys):
     out = capsys.readouterr().out
     assert "Statement (LaTeX)" in out and "Checks:" in out
     assert "No recorded verdict here" in out and "Verdict:" not in out
+
+
+def test_show_cites_the_paper_as_the_errata_do(capsys):
+    """The claim's place and paper as a reader cites them (fedtheory.papers), no seed number."""
+    assert main(["show", REFUTED]) == 0
+    head = capsys.readouterr().out.split("Statement (LaTeX)")[0]
+    assert "(ocs; OCS, " in head and "seed " not in head, head
+    assert "OCS: Wenlin Chen, Samuel Horváth, Peter Richtárik. Optimal Client Sampling" in head
+    assert "arXiv:2010.13723" in head and not re.search(r"\b00[0-4]\b", head), head
 
 
 def test_unknown_id_is_a_clear_error(capsys):

@@ -5,9 +5,19 @@ column, on screen at 1280 px nor in print (A4), and no scroll box (a formula in 
 print and hides its end on screen); at least one rendered formula (a MathML ``math`` element)
 per claim on the page; an image for each figure of its claim's checks; no text left as LaTeX
 source (``\\eta``, ``_{``, ``^{``) or as a Python or sympy print (``Matrix(``, ``**``, ``{'``,
-16-digit floats). The fast test makes its pages from a few quick verifications per seed shared
-with the session (``tests/_verified.py``); the slow one from a full ``verify --quick`` report,
-with a full-height screenshot of each page.
+16-digit floats); no place cited by a seed's number (``004, Lemma 2``) and no symbol by its
+program name (``delta_min``, ``x_star``). The fast test makes its pages from a few quick
+verifications per seed shared with the session (``tests/_verified.py``), and the page of the
+worked lemmas in docs/lemmas (``errata --claims``); the slow one from a full ``verify --quick``
+report, with the worked lemmas' page too, and a full-height screenshot of each page.
+
+Screenshots: with ``FEDTHEORY_SCREENSHOT_DIR`` set, every test writes one full-height PNG at
+1280 px per page it opens into that folder (``<page>.png``); with ``FEDTHEORY_ERRATA_REPORT``
+set to a finished ``verify --quick --report DIR --json R`` report, the slow test makes its
+seed pages from that report instead of running ``verify`` again::
+
+    FEDTHEORY_SCREENSHOT_DIR=shots FEDTHEORY_ERRATA_REPORT=q.json \\
+        pytest tests/test_errata_browser.py -m slow -k full_quick_report -n 0
 
 The browser is Debian's Chromium with its chromedriver (``apt-get install chromium
 chromium-driver``), its path given so that Selenium Manager never downloads anything; without
@@ -17,6 +27,10 @@ them the tests skip, saying so.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +61,8 @@ CLAIMS = (
 )
 
 WIDTH = 1280
+#: The worked lemmas (docs/lemmas.md), a paper declared beside its claim files.
+LEMMAS = Path(__file__).resolve().parents[1] / "docs" / "lemmas"
 #: The printable width of an A4 page with the pages' 15 mm margins, in CSS pixels.
 PRINT_WIDTH = 680
 
@@ -76,12 +92,18 @@ _WIDTHS = r"""
 const col = document.body, cs = getComputedStyle(col), box = col.getBoundingClientRect();
 const left = box.left + parseFloat(cs.paddingLeft), right = box.right - parseFloat(cs.paddingRight);
 const wide = [], scrolls = [];
+let widest = 0;
 const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
   + ' "' + (el.textContent || '').trim().slice(0, 50) + '"';
 for (const el of col.querySelectorAll('*')) {
   const r = el.getBoundingClientRect();
   if (r.width === 0 && r.height === 0) continue;
   if (getComputedStyle(el).display === 'none') continue;
+  // the widest formula (its content, a block formula's box being the column's), image, table
+  if (el.matches('math, img, table')) {
+    const box = el.matches('math') && el.firstElementChild ? el.firstElementChild : el;
+    widest = Math.max(widest, box.getBoundingClientRect().width);
+  }
   if (r.right > right + 1 || r.left < left - 1)
     wide.push([name(el), Math.round(r.width), Math.round(r.right - right)]);
   // a box that clips or scrolls hides what is wider than it (what overflows visibly is
@@ -92,7 +114,8 @@ for (const el of col.querySelectorAll('*')) {
 }
 if (col.scrollWidth > col.clientWidth + 1) scrolls.push(['body', col.scrollWidth, col.clientWidth]);
 const doc = document.documentElement;
-return {column: Math.round(right - left), wide: wide.slice(0, 20), n_wide: wide.length,
+return {column: Math.round(right - left), widest: Math.round(widest),
+        wide: wide.slice(0, 20), n_wide: wide.length,
         scrolls: scrolls.slice(0, 20), n_scrolls: scrolls.length,
         page: [doc.scrollWidth, doc.clientWidth]};
 """
@@ -124,10 +147,44 @@ return bad;
 """
 
 
-def expected_claims(report: Path, key: str) -> dict[str, int]:
-    """The claims the page of seed ``key`` shows, each with the number of figures its checks
-    drew (a refuted claim with its ``.corrected`` one's, less the drawings of checks of the
-    same name, which the page shows once)."""
+# Places cited by a seed's number (``(004, Lemma 2``, ``seed 000's``) and symbols by their
+# program names (``delta_min``, ``x_star``), in text nodes (commands in <pre> apart).
+_NAMES = r"""
+const re = /(?:^|[\s(;])00\d, |\b(?:seed|paper) 00\d\b|\b[A-Za-z]+_(?:star|min|max)\b/;
+const bad = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+let n;
+while ((n = walker.nextNode())) {
+  if (n.parentElement.closest('pre, style')) continue;
+  const m = n.textContent.match(re);
+  if (m) bad.push(n.textContent.slice(Math.max(0, m.index - 40), m.index + 40));
+}
+return bad;
+"""
+
+
+def screenshot_dir() -> Path | None:
+    """The folder ``FEDTHEORY_SCREENSHOT_DIR`` names (made if absent), or None."""
+    name = os.environ.get("FEDTHEORY_SCREENSHOT_DIR", "").strip()
+    if not name:
+        return None
+    folder = Path(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _cited_keys(seed_ref: str) -> set[str | None]:
+    """The seeds ``seed_ref`` cites; ``{None}`` for a place in a paper its claim file declares."""
+    try:
+        return {p.key for p, _ in references(seed_ref)}
+    except ValueError:
+        return {None}
+
+
+def expected_claims(report: Path, key: str | None) -> dict[str, int]:
+    """The claims the page of seed ``key`` shows (``None``: of the paper the report's claim
+    files declare), each with the number of figures its checks drew (a refuted claim with its
+    ``.corrected`` one's, less the drawings of checks of the same name, which the page shows
+    once)."""
     doc = json.loads(report.read_text(encoding="utf-8"))
     ids = {e["id"] for e in doc["claims"]}
 
@@ -138,7 +195,7 @@ def expected_claims(report: Path, key: str) -> dict[str, int]:
     by_id = {e["id"]: e for e in doc["claims"]}
     out: dict[str, int] = {}
     for e in doc["claims"]:
-        if key not in {p.key for p, _ in references(e["seed_ref"])}:
+        if key not in _cited_keys(e["seed_ref"]):
             continue
         cid = e["id"]
         if cid.endswith(".corrected") and cid[: -len(".corrected")] in ids:
@@ -171,6 +228,8 @@ def check_page(driver: Any, page: Path, claims: dict[str, int],
             f"{page.name}: {cid} shows {shown[cid]['images']} of its {figures} figures"
     source = driver.execute_script(_SOURCE)
     assert source == [], f"{page.name}: LaTeX or Python prints left: {source[:5]}"
+    names = driver.execute_script(_NAMES)
+    assert names == [], f"{page.name}: seed numbers or program names of symbols: {names[:5]}"
     if shots is not None:
         height = driver.execute_script("return document.documentElement.scrollHeight")
         driver.set_window_size(WIDTH, min(int(height) + 20, 30000))
@@ -186,7 +245,8 @@ def check_page(driver: Any, page: Path, claims: dict[str, int],
         driver.set_window_size(WIDTH, 900)
     assert printed["n_wide"] == 0, f"{page.name} in print: wider: {printed['wide']}"
     assert printed["n_scrolls"] == 0, f"{page.name} in print: scroll boxes: {printed['scrolls']}"
-    return {"column": screen["column"], "print_column": printed["column"],
+    return {"column": screen["column"], "widest": screen["widest"],
+            "print_column": printed["column"], "print_widest": printed["widest"],
             "math": sum(v["math"] for v in shown.values()),
             "images": sum(v["images"] for v in shown.values())}
 
@@ -211,6 +271,27 @@ def small_report(verified: Any, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return path
 
 
+def worked_lemmas_page(root: Path, report_dir: str = "rep") -> tuple[Path, Path]:
+    """docs/lemmas copied into ``root`` and verified (``verify --claims lemmas --quick
+    --report``, a process of its own: its claim files stay out of this session's registry),
+    then its page made (``errata --claims lemmas --from``): (the page, the report)."""
+    folder = root / "lemmas"
+    folder.mkdir(parents=True)
+    for f in LEMMAS.glob("*.py"):
+        shutil.copy(f, folder / f.name)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for argv in (["verify", "--claims", "lemmas", "--family", "hetero", "--quick", "--json",
+                  "w.json", "--report", report_dir, "--no-progress", "--no-record", "--jobs",
+                  "1"],
+                 ["errata", "--claims", "lemmas", "--from", "w.json", "--out", "errata"]):
+        ran = subprocess.run([sys.executable, "-m", "fedtheory", *argv], cwd=root, env=env,
+                             capture_output=True, text=True, check=False)
+        assert ran.returncode == 0, ran.stderr[-2000:]
+    pages = sorted((root / "errata").glob("*.html"))
+    assert [p.name for p in pages] == ["hetero-steps.html"]
+    return pages[0], root / "w.json"
+
+
 def test_pages_hold_at_1280_px_and_in_print(browser: Any, small_report: Path,
                                             tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -220,32 +301,55 @@ def test_pages_hold_at_1280_px_and_in_print(browser: Any, small_report: Path,
     for page in pages:
         expected = expected_claims(small_report, page.stem[:3])
         figures += sum(expected.values())
-        seen = check_page(browser, page, expected)
+        seen = check_page(browser, page, expected, screenshot_dir())
         with capsys.disabled():
             print(f"\n{page.name}: column {seen['column']} px (print {seen['print_column']}), "
                   f"{seen['math']} formulas, {seen['images']} figures")
     assert figures >= 3  # ocs.aocs, fedavg.heterogeneity and mifa.zero_floor draw one each
 
 
+def test_the_worked_lemmas_page_holds(browser: Any, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The page of your own paper (docs/lemmas, ``errata --claims``) is held to the same
+    rules, and says nothing of figures for claims that draw none."""
+    page, report = worked_lemmas_page(tmp_path)
+    expected = expected_claims(report, None)
+    assert sorted(expected) == ["hetero.fixed_point", "hetero.true_minimiser"]
+    seen = check_page(browser, page, expected, screenshot_dir())
+    text = browser.execute_script("return document.body.innerText")
+    assert "No figure" not in text and "Tightness, for the bounds" not in text, text[-600:]
+    with capsys.disabled():
+        print(f"\n{page.name}: column {seen['column']} px (print {seen['print_column']}), "
+              f"{seen['math']} formulas, {seen['images']} figures")
+
+
 @pytest.mark.slow
 def test_all_five_pages_from_a_full_quick_report(tmp_path: Path, monkeypatch: Any,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    """The five seed pages of a full ``verify --quick --report`` run, each held to the rules,
-    with a full-height screenshot at 1280 px."""
+    """The five seed pages of a full ``verify --quick --report`` run (or of the report
+    ``FEDTHEORY_ERRATA_REPORT`` names) and the worked lemmas' page, each held to the rules,
+    with a full-height screenshot at 1280 px (into ``FEDTHEORY_SCREENSHOT_DIR`` when set)."""
+    given = os.environ.get("FEDTHEORY_ERRATA_REPORT", "").strip()
+    report = Path(given).resolve() if given else tmp_path / "out.json"
     monkeypatch.chdir(tmp_path)
-    report = tmp_path / "out.json"
-    assert cli.main(["verify", "--quick", "--json", str(report), "--report", "rep",
-                     "--no-progress", "--no-record"]) == 0
+    if not given:
+        assert cli.main(["verify", "--quick", "--json", str(report), "--report", "rep",
+                         "--no-progress", "--no-record"]) == 0
     assert cli.main(["errata", "--from", str(report), "--out", "errata"]) == 0
-    pages = sorted((tmp_path / "errata").glob("*.html"))
-    shots = tmp_path / "shots"
-    shots.mkdir()
+    pages = [(p, expected_claims(report, p.stem[:3]))
+             for p in sorted((tmp_path / "errata").glob("*.html"))]
+    assert [p.stem[:3] for p, _ in pages] == ["000", "001", "002", "003", "004"]
+    lemmas, lemma_report = worked_lemmas_page(tmp_path / "own")
+    pages.append((lemmas, expected_claims(lemma_report, None)))
+    shots = screenshot_dir() or tmp_path / "shots"
+    shots.mkdir(exist_ok=True)
     driver = _driver(tmp_path / "profile", monkeypatch)
     try:
-        for page in pages:
-            seen = check_page(driver, page, expected_claims(report, page.stem[:3]), shots)
+        for page, expected in pages:
+            seen = check_page(driver, page, expected, shots)
             with capsys.disabled():
-                print(f"\n{page.name}: {seen}; screenshot {shots / (page.stem + '.png')}")
+                print(f"\n{page.name}: {len(expected)} claims, {seen}; "
+                      f"screenshot {shots / (page.stem + '.png')}")
     finally:
         driver.quit()
 

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
+from fedtheory.claimkit.setup import REQUIRED_ASPECTS
 from fedtheory.claims import Evidence, get_claim
 from fedtheory.claims.fedavg._common import combine
 from fedtheory.claims.mifa import _runs as mifa_runs
 from fedtheory.claims.mifa._floors import floor_evidence
-from fedtheory.claims.setup import REQUIRED_ASPECTS
 from fedtheory.experiments.mifa_experiments import DIVERGED_LOG10
 
 MINE = ("ocs.experiment", "mifa.quadratic_experiment", "mifa.logistic_experiment",

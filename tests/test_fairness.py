@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from fedtheory import solver_log
+from fedtheory.claimkit.checks import compare_paired
+from fedtheory.claimkit.power import mutant_outcome, power
+from fedtheory.claimkit.setup import REQUIRED_ASPECTS, SetupCard, SetupRow
+from fedtheory.claimkit.stated import ERRATUM_KINDS, Erratum, Mutant, Stated
 from fedtheory.claims import Claim, ClaimKind, Evidence, Verdict, all_claims, all_of
-from fedtheory.claims.checks import compare_paired
-from fedtheory.claims.power import mutant_outcome, power
-from fedtheory.claims.setup import REQUIRED_ASPECTS, SetupCard, SetupRow
-from fedtheory.claims.stated import ERRATUM_KINDS, Erratum, Mutant, Stated
 from fedtheory.stats import detectable_effect
 
 ALL = all_claims()

@@ -383,9 +383,9 @@ def test_spread_friends_chain_matches_the_simulated_algorithm():
 
 
 def test_sharper_union_proves_only_what_it_covers():
+    from fedtheory.claimkit.stated import Mutant
     from fedtheory.claims import Context
     from fedtheory.claims.fdms.complexity_reduction import STATED, sharper_union
-    from fedtheory.claims.stated import Mutant
 
     def status(mutant):
         return sharper_union(Context(stated=STATED, mutant=mutant))["status"]

@@ -7,6 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from fedtheory.claimkit.stated import Mutant
 from fedtheory.claims import Context
 from fedtheory.claims.fedau import (
     cutoff_choice,
@@ -15,7 +16,6 @@ from fedtheory.claims.fedau import (
     weight_error,
     weight_mean,
 )
-from fedtheory.claims.stated import Mutant
 from fedtheory.experiments import fedau_patterns as fp
 from fedtheory.experiments.fedau_runs import (
     objective_by_weighting,

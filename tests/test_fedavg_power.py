@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from fedtheory.claimkit.stated import Mutant
 from fedtheory.claims import Context, Verdict
 from fedtheory.claims.fedavg import heterogeneity, local_steps, partial_participation
-from fedtheory.claims.stated import Mutant
 from fedtheory.symbolic.fedavg_rate_constants import derive_rate_constants, derive_rate_in_n
 from fedtheory.symbolic.fedavg_update_variance import derive_update_variance
 from fedtheory.symbolic.local_sgd import K, gamma, m_sym, n_sym, sigma2, zeta2

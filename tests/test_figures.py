@@ -186,7 +186,7 @@ def test_label_axes_makes_no_empty_legend():
 
 
 def test_report_counts_checks_apart_from_figures_and_says_the_finding_once(tmp_path):
-    from fedtheory.claims.stated import Erratum
+    from fedtheory.claimkit.stated import Erratum
 
     claim = _drawing_claim()
     claim.finding = "The statement fails at n = 2 (a referee's sentence)."

@@ -1,4 +1,4 @@
-"""Every "A beats B" goes through one decision (:mod:`fedtheory.claims.headroom`): its
+"""Every "A beats B" goes through one decision (:mod:`fedtheory.claimkit.headroom`): its
 evidence carries the outcome a referee words (better by the margin, below it, a tie,
 significantly worse, not testable) and the headroom, how far the set-up's best reference is
 from B (issue 29)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedtheory.claims.headroom import OUTCOMES, best_reference, graded_compare
+from fedtheory.claimkit.headroom import OUTCOMES, best_reference, graded_compare
 from fedtheory.claims.mifa._runs import BETTER_MARGIN_DECADES, better_than_all
 
 

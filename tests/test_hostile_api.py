@@ -26,8 +26,8 @@ import pytest
 
 from fedtheory import stats
 from fedtheory.algorithms import get_rule
+from fedtheory.claimkit.core import Context
 from fedtheory.claims import Claim, ClaimKind, checks
-from fedtheory.claims.core import Context
 from fedtheory.convex.eso import eso_gap_matrix, eso_min_eigenvalue
 from fedtheory.convex.ocs import dual_function, kkt_certificate
 from fedtheory.participation import (

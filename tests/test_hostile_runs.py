@@ -265,15 +265,18 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------------------
 # full disk, read-only folders, closed pipes
 
-#: Runs ``fedtheory`` with ``fedtheory.report.atomic_write_text`` failing with ENOSPC for the
+#: Runs ``fedtheory`` with ``fedtheory.report.files.atomic_write_text`` failing with ENOSPC, in
+#: the rooms that write reports with it (the JSON document and the Markdown report), for the
 #: paths ending with argv[1] after argv[2] successful writes (and, with argv[3] == "figures",
 #: every figure drawing failing so); then the command line argv[4:].
 DRIVER = """
 import errno, sys
-import fedtheory.report as report
+import fedtheory.report.document as document
+import fedtheory.report.files as files
+import fedtheory.report.markdown as markdown
 import fedtheory.runner as runner
 
-real, count = report.atomic_write_text, [0]
+real, count = files.atomic_write_text, [0]
 suffix, after, figures = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "figures"
 
 def write(path, text, *args, **kwargs):
@@ -286,7 +289,7 @@ def write(path, text, *args, **kwargs):
 def draw(res, figure_dir):
     raise OSError(errno.ENOSPC, "No space left on device", figure_dir + "/x.png")
 
-report.atomic_write_text = write
+document.atomic_write_text = markdown.atomic_write_text = write
 if figures:
     runner.draw_figures = draw
 from fedtheory.cli import main

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from fedtheory.claimkit.power import mutant_outcome
+from fedtheory.claimkit.stated import Mutant
 from fedtheory.claims import get_claim
-from fedtheory.claims.power import mutant_outcome
-from fedtheory.claims.stated import Mutant
 from fedtheory.sampling.designs import ExplicitSampling
 from fedtheory.sampling.moments import enumerate_moments, variance_formula
 from fedtheory.symbolic.estimator_mean import derive_mean_independent_and_arbitrary

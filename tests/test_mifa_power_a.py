@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from fedtheory.claimkit.stated import Mutant
 from fedtheory.claims import get_claim
-from fedtheory.claims.stated import Mutant
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments.mifa_search import (
     fedpgd_nonconvex_average,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from fedtheory.claims.power import mutant_outcome, power
+from fedtheory.claimkit.power import mutant_outcome, power
 from fedtheory.claims.registry import get_claim
 from fedtheory.experiments.ocs_runs import SqrtNSweep, sqrt_n_budget
 from fedtheory.sampling.ocs import closed_form_as_printed, optimal_probabilities

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from fedtheory import stats
+from fedtheory.claimkit.core import Context
+from fedtheory.claimkit.stated import Mutant, Stated
 from fedtheory.claims import Claim, ClaimKind
-from fedtheory.claims.core import Context
 from fedtheory.claims.ocs._theorems import (
     adversarial_search,
     dsgd_check,
@@ -19,7 +20,6 @@ from fedtheory.claims.ocs._theorems import (
     proof_check,
     register_exact_checks,
 )
-from fedtheory.claims.stated import Mutant, Stated
 from fedtheory.experiments.ocs_theorem_exact import (
     CE13_CASE,
     CE17_CASE,

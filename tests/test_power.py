@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from fedtheory.claimkit.power import mutant_outcome, power
+from fedtheory.claimkit.stated import Erratum, Mutant, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
-from fedtheory.claims.power import mutant_outcome, power
-from fedtheory.claims.stated import Erratum, Mutant, Stated
 from fedtheory.report import power_summary, write_markdown
 from fedtheory.symbolic.inequality import prove_nonnegative
 

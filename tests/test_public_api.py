@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from fedtheory.claim_skeleton import KINDS, skeleton
+from fedtheory.claims import MOVED as CLAIMS_MOVED
 from fedtheory.deprecation import MOVED, moves_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,6 +138,8 @@ def _moved_names() -> list[tuple[str, str]]:
     module's row stands for each public name of its new module."""
     out = []
     for old, new in sorted(MOVED.items()):
+        if old in CLAIMS_MOVED:  # no file at the old place: fedtheory.claims' import hook
+            continue             # serves the module itself (tests/test_claimkit.py)
         if ":" in old:
             out.append((old, new))
             continue
@@ -183,5 +186,7 @@ def test_every_shim_has_its_rows() -> None:
                 missing = {k: v for k, v in given.items() if names.get(k) != v}
                 assert not missing, f"{module}: moves {missing} not in fedtheory.deprecation.MOVED"
     assert "fedtheory.scaffold" in shims
-    registered = {key.split(":", 1)[0] for key in MOVED}
+    registered = {key.split(":", 1)[0] for key in MOVED} - set(CLAIMS_MOVED)
     assert registered <= set(shims), f"rows of MOVED without a shim: {registered - set(shims)}"
+    # the framework's old places are served by fedtheory.claims' import hook, from this table
+    assert CLAIMS_MOVED and all(MOVED[old] == new for old, new in CLAIMS_MOVED.items())

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from fedtheory import schema
+from fedtheory.claimkit.checks import compare_paired
+from fedtheory.claimkit.headroom import graded_better
+from fedtheory.claimkit.readings import Reading
 from fedtheory.claims import Claim, ClaimKind, Evidence, all_of
-from fedtheory.claims.checks import compare_paired
-from fedtheory.claims.headroom import graded_better
-from fedtheory.claims.readings import Reading
 from fedtheory.report import entry, grade_counts, result_from_dict, to_json, verdict_table
 
 

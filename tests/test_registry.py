@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from fedtheory.claimkit.core import BOUND_KINDS
 from fedtheory.claims import CATALOG, CHECK_KINDS, ClaimKind, Verdict, all_claims
-from fedtheory.claims.core import BOUND_KINDS
 from fedtheory.claims.registry import get_claim, select
 
 #: The contract: the statements to verify (in the repository, so that a clone is complete).
@@ -207,7 +207,7 @@ def test_a_new_claim_file_is_discovered(tmp_path):
     assert len(example.splitlines()) <= 40  # a short example, as CONTRIBUTING promises
     (dst / "claims" / "demo" / "geometric_sum.py").write_text(example)
     code = ("from fedtheory.claims import get_claim, all_claims; "
-            "from fedtheory.claims.power import power; "
+            "from fedtheory.claimkit.power import power; "
             "c = get_claim('demo.geometric_sum'); r = c.verify(); "
             "print(r.verdict.value, c.expected.value, "
             "[x.id for x in all_claims() if x.family == 'demo'][0], "

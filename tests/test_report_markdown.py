@@ -1,6 +1,7 @@
 """report.md as GitHub renders it: every table row one cell per column (a ``||`` of a norm in a
-seed's words escaped), papers named as papers, alt texts that say what a figure shows. Parsed
-with markdown-it-py's GFM tables (the parser GitHub's rendering follows)."""
+seed's words escaped), math as ``$...$`` (a seed's quoted formula, the toolkit's ``\\eta``:
+no LaTeX command outside a formula), papers named as papers, alt texts that say what a figure
+shows. Parsed with markdown-it-py's GFM tables (the parser GitHub's rendering follows)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from fedtheory.report import write_markdown
 
 pytestmark = pytest.mark.xdist_group("errata")
 
-# mifa.mifa_error cites "000, 'Analyzing E||∇f(w_t) - G_t||^2 for MIFA'"
-CLAIMS = ("mifa.mifa_error", "ocs.closed_form", "is.unbiased")
+# mifa.mifa_error cites "000, 'Analyzing E||∇f(w_t) - G_t||^2 for MIFA'"; mifa.zero_floor's
+# erratum quotes a display of the seed in LaTeX without delimiters
+CLAIMS = ("mifa.mifa_error", "ocs.closed_form", "is.unbiased", "mifa.zero_floor")
 
 
 def _tables(md: str) -> list[tuple[int, list[int]]]:
@@ -83,3 +85,17 @@ def test_the_cited_papers_are_listed_as_papers(report_md: str) -> None:
         "arXiv:2010.13723." in papers
     assert "- **MIFA notes**: Federated Learning with Partial Client Participation. Notes, " \
         "unsigned, dated July 26, 2021" in papers
+
+
+_FORMULA = re.compile(r"\$\$.*?\$\$|(?<!\\)\$[^$\n]+?(?<!\\)\$|`[^`\n]*`", re.DOTALL)
+
+
+def test_math_is_delimited_as_github_renders_it(report_md: str) -> None:
+    """Outside ``$...$``, ``$$...$$`` and code, no LaTeX command: a seed's quote keeps its
+    formula as ``$...$``, a finding's symbol is its character."""
+    prose = _FORMULA.sub(" ", re.sub(r"```.*?```", " ", report_md, flags=re.DOTALL))
+    commands = re.findall(r".{0,30}\\[A-Za-z]{2,}.{0,30}", prose)
+    assert commands == [], commands[:5]
+    quote = next(line for line in report_md.splitlines()
+                 if line.startswith("> ") and "mathbb{E}" in line)
+    assert quote.startswith("> $\\mathbb{E}") and quote.endswith("$"), quote

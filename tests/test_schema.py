@@ -1,6 +1,6 @@
 """Reports as untrusted input (fedtheory.schema): one schema that accepts what the toolkit
 writes and names the file, the claim and the field of what it refuses; verdicts and the other
-derived fields recomputed from the stored checks by the same rules as fedtheory.claims.core;
+derived fields recomputed from the stored checks by the same rules as fedtheory.claimkit.core;
 every edit an entry could smuggle in is caught by the audit."""
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from fedtheory import schema
-from fedtheory.claims import Claim, ClaimKind, Evidence, SetupCard, SetupRow, get_claim
-from fedtheory.claims.core import (
+from fedtheory.claimkit.core import (
     CHECK_KINDS,
     PRESETS,
     CheckResult,
@@ -28,8 +27,9 @@ from fedtheory.claims.core import (
     replay_command,
     tightness,
 )
-from fedtheory.claims.power import OUTCOMES
-from fedtheory.claims.stated import ERRATUM_KINDS, MUTANT_KINDS, Erratum
+from fedtheory.claimkit.power import OUTCOMES
+from fedtheory.claimkit.stated import ERRATUM_KINDS, MUTANT_KINDS, Erratum
+from fedtheory.claims import Claim, ClaimKind, Evidence, SetupCard, SetupRow, get_claim
 from fedtheory.report import entry, load_report, to_json, write_json
 from fedtheory.runner import Job, run_jobs
 
@@ -102,7 +102,7 @@ def test_the_vocabulary_copies_are_the_claims_vocabulary() -> None:
     assert schema.CHECK_KINDS == CHECK_KINDS and schema.PRESETS == PRESETS == cli.PRESETS
     assert schema.ERRATUM_KINDS == ERRATUM_KINDS and schema.MUTANT_KINDS == MUTANT_KINDS
     assert schema.OUTCOMES == OUTCOMES
-    from fedtheory.claims.core import BOUND_KINDS
+    from fedtheory.claimkit.core import BOUND_KINDS
 
     assert schema.BOUND_KINDS == tuple(k.value for k in BOUND_KINDS)
 

@@ -155,8 +155,8 @@ def test_the_default_run_is_parallel():
 
 
 def _counting_claim(calls: list[int]):
+    from fedtheory.claimkit.stated import Stated
     from fedtheory.claims import Claim, ClaimKind, Evidence
-    from fedtheory.claims.stated import Stated
 
     claim = Claim(id="demo.counted", family="demo", seed_ref="t", title="t", statement="x <= c",
                   kind=ClaimKind.UPPER_BOUND, stated=Stated({"c": 1}), expected="confirmed")

@@ -13,8 +13,8 @@ import pytest
 
 from fedtheory import runner, tasks
 from fedtheory.cache import PROCESS_CACHE, Cache
+from fedtheory.claimkit.core import Claim, ClaimKind, Context, Evidence
 from fedtheory.claims import get_claim
-from fedtheory.claims.core import Claim, ClaimKind, Context, Evidence
 from fedtheory.executors import SerialExecutor
 from fedtheory.experiments import fedavg_experiments as fx
 from fedtheory.experiments import fedavg_runs
@@ -246,7 +246,7 @@ def test_executors_and_experiments_import_no_runner_claims_or_tasks():
     assert _imported("fedtheory.executors") == []
     for name in ("fedavg_runs", "fdms_paper", "fedau_patterns", "fedau_runs"):
         assert _imported(f"fedtheory.experiments.{name}") == [], name
-    # ocs_runs reaches fedtheory.claims.core only through fedtheory.stats (the stats <->
+    # ocs_runs reaches fedtheory.claimkit.core only through fedtheory.stats (the stats <->
     # claims.core circle of issue 18, another helper's): never runner or tasks
     assert not [m for m in _imported("fedtheory.experiments.ocs_runs")
                 if not m.startswith("fedtheory.claims")]

@@ -4,7 +4,7 @@ and matrices of bounded size checked before any arithmetic, and the one-step cer
 against a rebuilt PEP. Used by :mod:`~.recheck` and :mod:`~.lyapunov` (rate certificates).
 
 (Formerly ``fedtheory.certify.checks``, a name that read as the claims' statistics-to-evidence
-step, :mod:`fedtheory.claims.checks`; the old module is a deprecated shim.)
+step, :mod:`fedtheory.claimkit.checks`; the old module is a deprecated shim.)
 """
 
 from __future__ import annotations

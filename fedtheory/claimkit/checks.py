@@ -8,7 +8,10 @@ Combining several of them is :func:`fedtheory.claimkit.evidence.all_of` (levels 
 Bounds are checked one-sided, identities two-sided:
 
 * an upper bound :math:`\mathbb E X \le B` is refuted when the lower confidence limit exceeds
-  :math:`B` (:func:`check_upper_bound`; :func:`check_lower_bound` is its mirror image);
+  :math:`B`, a lower bound when the upper limit is below it: :func:`check_bound`, the one bound
+  check, on Monte Carlo samples or exact values, with the tightness (the largest
+  measured/stated, at its instance) filled in; :func:`check_upper_bound` and
+  :func:`check_lower_bound` are the same check without the tightness;
 * an identity :math:`\mathbb E X = T` is refuted when :math:`T` lies outside the two-sided
   interval (plus a floating-point allowance ``atol + rtol |T|``, documented per check:
   :func:`check_identity`);
@@ -43,11 +46,13 @@ False
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from fedtheory.claimkit.evidence import Evidence
+from fedtheory.claimkit.exact_bound import exact_bound_evidence, is_exact
 from fedtheory.stats import (
     DEFAULT_ALPHA,
     DEFAULT_POWER,
@@ -61,6 +66,8 @@ from fedtheory.validation import nonnegative_real, real_array
 
 __all__ = [
     "COMPARISONS",
+    "SIDES",
+    "check_bound",
     "check_close",
     "check_identity",
     "check_less",
@@ -173,6 +180,144 @@ def check_identity(
                               {"measured_mean": ci.mean, "stderr": ci.stderr, "theory": theory})
 
 
+#: The two sides a bound check knows.
+SIDES = ("upper", "lower")
+
+
+def check_bound(
+    quantity: Any,
+    stated: Any,
+    side: str = "upper",
+    instances: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    atol: float = 1e-12,
+    counterexample: dict[str, Any] | None = None,
+    what: str = "E[X]",
+) -> Evidence:
+    r"""The one bound check: ``quantity <= stated`` (``side="upper"``) or ``>= stated``
+    (``side="lower"``), componentwise, with its tightness filled in.
+
+    ``quantity`` is either
+
+    * **Monte Carlo samples** (floats, replicas on axis 0, one column per instance): the
+      statement is about :math:`\mathbb E X_j`; an upper bound is refuted when the one-sided
+      lower confidence limit :math:`\bar X_j - z_{\alpha/k}\,\hat s_j/\sqrt N` exceeds
+      :math:`B_j + \text{atol}` for some :math:`j` (Bonferroni over the :math:`k` columns), a
+      lower bound when the upper limit is below :math:`B_j - \text{atol}`; with fewer than
+      :data:`fedtheory.stats.MIN_REPLICAS` replicas the check is inconclusive;
+    * or **exact values** (a ``Fraction``, a sympy number, or an array of them; the stated
+      side's floats are then read as the exact binary rationals they are): compared exactly,
+      refuted when :math:`Q_j > B_j` (upper) or :math:`Q_j < B_j` (lower) for some :math:`j`.
+
+    ``ratio`` is the tightness :math:`\max_j Q_j / B_j` (upper; :math:`\max_j B_j / Q_j` for a
+    lower bound), with the sample mean for :math:`Q_j` under Monte Carlo; 1 means attained.
+    A zero denominator gives 1 when the numerator is 0 too (attained) and :math:`\pm\infty`
+    by the numerator's sign otherwise. ``instance`` is where the maximum is reached:
+    ``instances`` (one dict for a scalar statement, or one per column), or ``{"index": j}``
+    without them. A refuted check's ``counterexample`` is the caller's ``counterexample``,
+    then that instance, then what was measured (the worst column for an exact check).
+
+    A bound of :math:`+\infty` (upper) or :math:`-\infty` (lower) holds; a NaN, the other
+    infinity, a non-number or an unknown ``side`` is a ``ValueError`` naming it, before any
+    work, never a refutation.
+
+    >>> import numpy as np
+    >>> from fractions import Fraction
+    >>> ev = check_bound(np.zeros(40), 0.0)           # zero bound, attained
+    >>> ev.passed, ev.ratio, ev.instance
+    (True, 1.0, {})
+    >>> ev = check_bound(np.ones(40), float("inf"))   # infinite bound: holds, never tight
+    >>> ev.passed, ev.ratio
+    (True, 0.0)
+    >>> check_bound(np.ones(40), float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: bound must be a number (not NaN), got nan
+    >>> ev = check_bound([Fraction(1, 2), Fraction(3, 2)], [1, 1],
+    ...                  instances=[{"n": 2}, {"n": 3}])   # exact, violated at n = 3
+    >>> ev.passed, ev.ratio, ev.instance
+    (False, 1.5, {'n': 3})
+    >>> ev.counterexample
+    {'n': 3, 'measured': 3/2, 'bound': 1}
+    >>> check_bound(Fraction(1, 3), 0, side="lower").ratio   # 0 / (1/3)
+    0.0
+    """
+    return _bound_check(quantity, stated, side, instances, is_exact(quantity), alpha, atol,
+                        counterexample, what)
+
+
+def _bound_check(quantity: Any, stated: Any, side: str,
+                 instances: dict[str, Any] | Sequence[dict[str, Any]] | None, exact: bool,
+                 alpha: float, atol: float, counterexample: dict[str, Any] | None,
+                 what: str) -> Evidence:
+    """:func:`check_bound` with the kind of ``quantity`` decided (``exact``)."""
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+    trivial = 1 if side == "upper" else -1
+    if exact:
+        return exact_bound_evidence(quantity, stated, side, trivial,
+                                    lambda k, size: _instance_at(instances, k, size),
+                                    counterexample, what)
+    bound = _stated("bound", stated, trivial=trivial)
+    _tolerances(atol=atol)
+    ci = mean_interval(quantity, alpha, "one")
+    ratio, instance = _tightest(ci.mean, bound, side, instances)
+    if ci.replicas < MIN_REPLICAS:
+        ev = _too_few(ci, bound)
+    elif side == "upper":
+        ok = bool(np.all(ci.lower <= bound + atol))
+        detail = (
+            f"{what}: mean {_fmt(ci.mean)}, lower limit {_fmt(ci.lower)} vs bound {_fmt(bound)} "
+            f"(one-sided, alpha={alpha:g}, {ci.replicas} replicas); "
+            f"slack bound - mean = {_fmt(bound - ci.mean)}"
+        )
+        ev = _interval_evidence(ok, ci, bound, detail, counterexample, {
+            "measured_mean": ci.mean, "lower_limit": ci.lower, "bound": bound})
+    else:
+        ok = bool(np.all(ci.upper >= bound - atol))
+        detail = (
+            f"{what}: mean {_fmt(ci.mean)}, upper limit {_fmt(ci.upper)} vs lower bound "
+            f"{_fmt(bound)} (one-sided, alpha={alpha:g}, {ci.replicas} replicas)"
+        )
+        ev = _interval_evidence(ok, ci, bound, detail, counterexample, {
+            "measured_mean": ci.mean, "upper_limit": ci.upper, "bound": bound})
+    ev.ratio, ev.instance = ratio, instance
+    return ev
+
+
+def _ratios(measured: np.ndarray, stated: np.ndarray, side: str) -> np.ndarray:
+    """measured/stated (upper) or stated/measured (lower) as floats, elementwise, with the
+    zero-denominator conventions of :func:`check_bound`."""
+    num, den = (measured, stated) if side == "upper" else (stated, measured)
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=float), np.asarray(den, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plain = num / den
+        zero = np.where(num == 0, 1.0, np.sign(num) * np.inf)
+    return np.where(den == 0, zero, plain)
+
+
+def _instance_at(instances: dict[str, Any] | Sequence[dict[str, Any]] | None, k: int,
+                 size: int) -> dict[str, Any]:
+    """The instance of column ``k`` (of ``size``): the caller's, or ``{"index": k}``."""
+    if instances is None:
+        return {} if size == 1 else {"index": k}
+    if isinstance(instances, dict):
+        return instances
+    if len(instances) != size:
+        raise ValueError(f"instances must be one dict or one per column ({size}), got "
+                         f"{len(instances)}")
+    return instances[k]
+
+
+def _tightest(measured: Any, stated: np.ndarray, side: str,
+              instances: dict[str, Any] | Sequence[dict[str, Any]] | None
+              ) -> tuple[float, dict[str, Any]]:
+    """The largest ratio of a bound check and the instance where it is reached."""
+    r = _ratios(measured, stated, side)
+    k = int(np.argmax(r)) if r.size > 1 else 0
+    return float(r.ravel()[k]), _instance_at(instances, k, r.size)
+
+
 def check_upper_bound(
     samples: np.ndarray,
     bound: Any,
@@ -181,7 +326,8 @@ def check_upper_bound(
     counterexample: dict[str, Any] | None = None,
     what: str = "E[X]",
 ) -> Evidence:
-    r"""One-sided check of ``E[samples] <= bound``: refuted when the lower limit exceeds it.
+    r"""One-sided check of ``E[samples] <= bound``: refuted when the lower limit exceeds it
+    (:func:`check_bound` without the tightness; ``ratio`` and ``instance`` stay None).
 
     A bound of :math:`+\infty` holds; a NaN or :math:`-\infty` bound (or a NaN ``atol``) is
     a ``ValueError`` naming it, never a refutation:
@@ -193,19 +339,8 @@ def check_upper_bound(
     >>> check_upper_bound(np.ones(40), float("inf")).passed
     True
     """
-    bound = _stated("bound", bound, trivial=1)
-    _tolerances(atol=atol)
-    ci = mean_interval(samples, alpha, "one")
-    if ci.replicas < MIN_REPLICAS:
-        return _too_few(ci, bound)
-    ok = bool(np.all(ci.lower <= bound + atol))
-    detail = (
-        f"{what}: mean {_fmt(ci.mean)}, lower limit {_fmt(ci.lower)} vs bound {_fmt(bound)} "
-        f"(one-sided, alpha={alpha:g}, {ci.replicas} replicas); "
-        f"slack bound - mean = {_fmt(bound - ci.mean)}"
-    )
-    return _interval_evidence(ok, ci, bound, detail, counterexample,
-                              {"measured_mean": ci.mean, "lower_limit": ci.lower, "bound": bound})
+    return _plain(_bound_check(samples, bound, "upper", None, False, alpha, atol, counterexample,
+                               what))
 
 
 def check_lower_bound(
@@ -220,18 +355,14 @@ def check_lower_bound(
     (the mirror image of :func:`check_upper_bound`; a counterexample reports the measured mean,
     its upper limit and the bound, with their own signs). A bound of :math:`-\infty` holds; a
     NaN or :math:`+\infty` one is a ``ValueError`` naming it."""
-    bound = _stated("bound", bound, trivial=-1)
-    _tolerances(atol=atol)
-    ci = mean_interval(samples, alpha, "one")
-    if ci.replicas < MIN_REPLICAS:
-        return _too_few(ci, bound)
-    ok = bool(np.all(ci.upper >= bound - atol))
-    detail = (
-        f"{what}: mean {_fmt(ci.mean)}, upper limit {_fmt(ci.upper)} vs lower bound "
-        f"{_fmt(bound)} (one-sided, alpha={alpha:g}, {ci.replicas} replicas)"
-    )
-    return _interval_evidence(ok, ci, bound, detail, counterexample,
-                              {"measured_mean": ci.mean, "upper_limit": ci.upper, "bound": bound})
+    return _plain(_bound_check(samples, bound, "lower", None, False, alpha, atol, counterexample,
+                               what))
+
+
+def _plain(ev: Evidence) -> Evidence:
+    """A bound check's Evidence without its tightness (the plain checks' output)."""
+    ev.ratio = ev.instance = None
+    return ev
 
 
 def check_less(

@@ -17,6 +17,7 @@ from fedtheory.cache import PROCESS_CACHE, Cache
 from fedtheory.claimkit import checks
 from fedtheory.claimkit.evidence import Evidence
 from fedtheory.claimkit.stated import Mutant, Stated
+from fedtheory.validation import integer_at_least
 from fedtheory.vocabulary import PRESETS, ClaimKind
 
 __all__ = ["MUTANT_READ", "Context"]
@@ -67,8 +68,7 @@ class Context:
                  cache: Cache | None = None) -> None:
         if preset not in PRESETS:
             raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        integer_at_least("seed", seed, 0)
         self.preset, self.seed, self.claim_id = preset, seed, claim_id
         self.figure_dir, self.kind, self.stated = figure_dir, kind, stated
         self._mutant = mutant
@@ -192,7 +192,7 @@ class Context:
         if self.kind in (ClaimKind.IDENTITY, ClaimKind.CLOSED_FORM):
             return checks.check_identity(samples, stated, **kw)
         raise ValueError(f"claim {self.claim_id!r} of kind {self.kind} has no default Monte "
-                         "Carlo test: call the one of fedtheory.claims.checks that fits")
+                         "Carlo test: call the one of fedtheory.claimkit.checks that fits")
 
     def figure_path(self, name: str) -> Path | None:
         """Where a figure named ``name`` (without suffix) goes, or None to skip saving: for a

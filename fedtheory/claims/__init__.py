@@ -41,12 +41,12 @@ from fedtheory.claimkit.setup import SetupCard, SetupRow
 from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claimkit.tightness import Tightness, tightest
 from fedtheory.claims.registry import all_claims, families, get_claim, register, select
+from fedtheory.deprecation import MOVED as _ALL_MOVED
 
-#: The framework modules that were here, by old name: where they are now.
-MOVED: dict[str, str] = {
-    f"{__name__}.{m}": f"fedtheory.claimkit.{m}"
-    for m in ("checks", "core", "evidence", "headroom", "power", "readings", "setup", "stated")
-}
+#: The framework modules that were here, by old name: where they are now (their rows of
+#: :data:`fedtheory.deprecation.MOVED`, the one table of moves).
+MOVED: dict[str, str] = {old: new for old, new in _ALL_MOVED.items()
+                         if ":" not in old and old.startswith(f"{__name__}.")}
 
 
 def _moved(old: str) -> types.ModuleType:

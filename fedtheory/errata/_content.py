@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from fedtheory import commands
+from fedtheory.errata._rules import place as _place
 from fedtheory.errata._rules import said_once, tightness_text, without_checks
+from fedtheory.errata._rules import seeds_named as _seeds_named
 from fedtheory.index import load_index
 from fedtheory.papers import Paper, claim_references, known_papers
 from fedtheory.report import check_counts, load_report, loaded_definition, unresolved
@@ -99,8 +101,9 @@ class Figure:
 
 @dataclass(frozen=True)
 class Corrected:
-    """The ``.corrected`` sibling of a refuted claim: its statement, and its verdict and
-    evidence when the report has it (``verdict`` None: not in the report)."""
+    """The ``.corrected`` sibling of a refuted claim: where the paper prints it (``seed_ref``:
+    its place in the page's paper, as :func:`._rules.place` says it), its statement, and its verdict
+    and evidence when the report has it (``verdict`` None: not in the report)."""
 
     id: str
     seed_ref: str
@@ -398,13 +401,6 @@ def _figure_bytes(found: Path, name: str, media: str,
     return data, ""
 
 
-def _place(entry: Mapping[str, Any], key: str) -> str:
-    """Where in paper ``key`` the claim of ``entry`` is printed, as its ``seed_ref`` says."""
-    places = [place for p, place in claim_references(entry["id"], entry["seed_ref"])
-              if p.key == key]
-    return "; ".join(p for p in places if p) or entry["seed_ref"]
-
-
 def _replay(entry: Mapping[str, Any], check: Any) -> dict[str, str]:
     """The commands that re-run the check ``check`` of ``entry``, made again from its parts
     (claim id, check, preset, seed, the claim's file): never the report's own strings."""
@@ -432,13 +428,17 @@ def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str
     cid = entry["id"] + ".corrected"
     if cid in by_id:
         c = by_id[cid]
-        corrected = Corrected(cid, c["seed_ref"], c["statement"], derived(c)["verdict"],
+        corrected = Corrected(cid, _place(c, key), c["statement"], derived(c)["verdict"],
                               _evidence(c), c["tightness"], c.get("certified"), c["finding"])
     elif cid in index:
         info = index[cid]
-        corrected = Corrected(cid, info.seed_ref, info.statement, None, (), None, None,
+        corrected = Corrected(cid, _place({"id": cid, "seed_ref": info.seed_ref}, key),
+                              info.statement, None, (), None, None,
                               info.finding)
     erratum = {**_NO_ERRATUM, **(entry["erratum"] or {})}
+    for name in ("where", "hypothesis"):  # the claim's own account: papers by their names
+        if isinstance(erratum[name], str):
+            erratum[name] = _seeds_named(erratum[name])
     place = erratum["location"] or _place(entry, key)
     if not erratum["quote"]:  # a declared paper's own lines for that place, as printed
         erratum["quote"] = known_papers()[key].quote_for(place)
@@ -447,7 +447,7 @@ def _erratum(entry: Mapping[str, Any], key: str, by_id: Mapping[str, Mapping[str
     return Erratum(
         id=entry["id"], title=entry["title"], place=place, kind=entry["kind"],
         statement=entry["statement"], restatement=entry["restatement"],
-        finding=entry["finding"], erratum=erratum,
+        finding=_seeds_named(entry["finding"]), erratum=erratum,
         counterexample_check=(Evidence(check["name"], check["kind"], "failed", check["detail"])
                               if check else None),
         counterexample=shown, replay=replay, other_failures=failing,

@@ -29,6 +29,7 @@ from fedtheory.errata._content import (
     setup_rows,
 )
 from fedtheory.errata._math import display_html, inline_html, math_html, rich_html
+from fedtheory.errata._rules import seeds_named
 from fedtheory.errata._values import field_latex, index_shifts, value_segments
 from fedtheory.vocabulary import kinds_where
 
@@ -182,7 +183,9 @@ def _env() -> Environment:
     if not _ENV:
         env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True,
                           lstrip_blocks=True)
-        env.filters["rich"] = lambda text, shifts=None: rich_html(text, shifts=shifts)
+        # the toolkit's prose (a seed cited by its number there by the paper's name)
+        env.filters["rich"] = lambda text, shifts=None: rich_html(seeds_named(text),
+                                                                  shifts=shifts)
         env.filters["quote"] = lambda text: rich_html(text, quote=True)
         env.filters["display"] = display_html
         _ENV.append(env)

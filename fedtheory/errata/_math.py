@@ -9,7 +9,8 @@ The texts of a report come in four forms:
 * the toolkit's own prose (findings, check details), where a ``\eta`` is the name of a symbol
   in a printed expression (``L*\eta*\sigma_G^2``): written as its character.
 
-:func:`segments` cuts the last three into prose and math parts (a quote's undelimited LaTeX
+:func:`segments` (:mod:`fedtheory.mathtext`, the one cutting report.md uses too) cuts the
+last three into prose and math parts (a quote's undelimited LaTeX
 by :func:`bare_math_runs`: maximal runs of words that carry LaTeX markup); :func:`rich_html`
 renders them with every prose part escaped and every math part converted to MathML by
 ``latex2mathml``, so no LaTeX source is left on the page; :func:`rich_latex` escapes the prose
@@ -31,7 +32,18 @@ from functools import lru_cache
 from latex2mathml.converter import convert as _convert
 from markupsafe import Markup, escape
 
-from fedtheory.errata._values import SYMBOLS, prose_segments, symbols  # noqa: F401 (kept here)
+from fedtheory.errata._values import prose_segments
+
+# the text cut into prose and math: a foundation (report.md uses it too); kept importable here
+from fedtheory.mathtext import (  # noqa: F401
+    _DOLLARS,
+    SYMBOLS,
+    _braces_ok,
+    _merge,
+    bare_math_runs,
+    segments,
+    symbols,
+)
 from fedtheory.safetext import terminal_text
 
 __all__ = [
@@ -142,133 +154,6 @@ def math_html(latex: str, display: bool = False) -> Markup:
 
 
 # ------------------------------------------------------------------------------- segmentation
-
-_DOLLARS = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$(.+?)(?<!\\)\$", re.DOTALL)
-_MATHY = re.compile(r"[\\^_{}=<>]|^[+\-*/|]$")
-_PROSE = re.compile(r"[A-Za-z]{2,}")
-_LEAD = re.compile(r"^[A-Za-z0-9]$|^\d+(?:\.\d+)?$")
-_TRAIL = re.compile(r"[,.;:]+$")
-_COMMAND = re.compile(r"\\[A-Za-z]")
-
-
-def _is_math_word(word: str) -> bool:
-    return bool(_MATHY.search(word))
-
-
-def _is_prose_word(word: str) -> bool:
-    return not _is_math_word(word) and bool(_PROSE.search(word))
-
-
-def bare_math_runs(text: str) -> list[tuple[str, str]]:
-    r"""Cut prose mixed with undelimited LaTeX into ``("text", ...)`` and ``("math", ...)``.
-
-    A word is math when it carries LaTeX markup (a backslash, ``^``, ``_``, a brace, ``=``,
-    ``<``, ``>``) or is an operator; prose when it has two letters in a row and no markup;
-    anything else (``p``, ``(0,1),``) is neutral. A math run is a maximal sequence of math
-    and neutral words that starts with a math word (or one letter or number just before it)
-    and does not cross prose; trailing punctuation stays prose.
-
-    >>> bare_math_runs(r"For any p \in (0,1), by setting \Theta_t = \sqrt{x}, it holds")
-    ... # doctest: +NORMALIZE_WHITESPACE
-    [('text', 'For any '), ('math', 'p \\in (0,1)'), ('text', ', by setting '),
-     ('math', '\\Theta_t = \\sqrt{x}'), ('text', ', it holds')]
-    >>> bare_math_runs("plain words only")
-    [('text', 'plain words only')]
-    """
-    words = re.split(r"(\s+)", text)  # words at even places, the spaces between at odd ones
-    tokens = words[0::2]
-    kinds = ["math" if _is_math_word(w) else "prose" if _is_prose_word(w) else "neutral"
-             for w in tokens]
-    in_math = [False] * len(tokens)
-    k = 0
-    while k < len(tokens):
-        if kinds[k] != "math":
-            k += 1
-            continue
-        if k > 0 and _LEAD.match(tokens[k - 1]):
-            in_math[k - 1] = True
-        end = k
-        while end + 1 < len(tokens) and kinds[end + 1] != "prose" and tokens[end + 1]:
-            end += 1
-        for j in range(k, end + 1):
-            in_math[j] = True
-        k = end + 1
-    parts: list[tuple[str, str]] = []
-    for j, token in enumerate(tokens):
-        space = words[2 * j - 1] if j > 0 else ""
-        joined = in_math[j] and j > 0 and in_math[j - 1]
-        parts.append(("math" if joined else "text", space))
-        parts.append(("math" if in_math[j] else "text", token))
-    out: list[tuple[str, str]] = []
-    for kind, piece in _merge(parts):
-        tail = _TRAIL.search(piece) if kind == "math" else None
-        if tail and _braces_ok(piece[: tail.start()]):  # trailing punctuation is prose
-            out += [("math", piece[: tail.start()]), ("text", tail.group())]
-        else:
-            out.append((kind, piece))
-    return _merge(out)
-
-
-def _braces_ok(latex: str) -> bool:
-    depth = 0
-    for k, ch in enumerate(latex):
-        if ch in "{}" and k > 0 and latex[k - 1] == "\\":
-            continue
-        depth += 1 if ch == "{" else -1 if ch == "}" else 0
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def _merge(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    for kind, piece in parts:
-        if not piece:
-            continue
-        if out and out[-1][0] == kind:
-            out[-1] = (kind, out[-1][1] + piece)
-        else:
-            out.append((kind, piece))
-    return out
-
-
-def segments(text: str, quote: bool = False) -> list[tuple[str, str]]:
-    r"""``text`` cut into prose and math: ``$...$`` and ``$$...$$`` are math; outside them,
-    with ``quote`` (a seed's words, which print formulas without delimiters) the undelimited
-    LaTeX that :func:`bare_math_runs` finds is math too; without it (the toolkit's own prose,
-    where a ``\eta`` is a symbol's name in a printed expression) the known symbol commands
-    become their characters (:func:`symbols`) and the rest stays prose.
-
-    >>> segments(r"the floor $\eta L c\sigma^2$, not $$\frac{\eta^2}{2}$$")
-    ... # doctest: +NORMALIZE_WHITESPACE
-    [('text', 'the floor '), ('math', '\\eta L c\\sigma^2'), ('text', ', not '),
-     ('math', '\\frac{\\eta^2}{2}')]
-    >>> segments(r"floor L*\eta*\sigma_G^2"), segments(r"by 2K\exp(-t)", quote=True)
-    ([('text', 'floor L*η*σ_G^2')], [('text', 'by '), ('math', '2K\\exp(-t)')])
-    >>> segments("")
-    []
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {text!r}")
-    out: list[tuple[str, str]] = []
-    pos = 0
-    for m in _DOLLARS.finditer(text):
-        out += _prose(text[pos:m.start()], quote)
-        out.append(("math", m.group(1) if m.group(1) is not None else m.group(2)))
-        pos = m.end()
-    out += _prose(text[pos:], quote)
-    return _merge(out)
-
-
-def _prose(text: str, quote: bool) -> list[tuple[str, str]]:
-    """Text outside ``$...$``: undelimited LaTeX found (``quote``) or its symbols written as
-    characters; ``\\$`` unescaped."""
-    if quote and _COMMAND.search(text):
-        parts = bare_math_runs(text)
-    else:
-        parts = [("text", symbols(text))]
-    return [(k, p.replace("\\$", "$") if k == "text" else p) for k, p in parts]
-
 
 def page_segments(text: str, quote: bool = False,
                   shifts: frozenset[str] | None = None) -> list[tuple[str, str]]:
@@ -463,14 +348,18 @@ def formula_width(latex: str) -> float:
     return _width(_LATEX_TOKEN.findall(_prepare(latex)))
 
 
-def _top_level(tokens: list[str]) -> list[int]:
-    """The depth (braces, ``\\left``/``\\right``, environments) before each token."""
+def _top_level(tokens: list[str], parens: bool = False) -> list[int]:
+    """The depth (braces, ``\\left``/``\\right``, environments; with ``parens`` plain
+    parentheses and set braces ``\\{...\\}`` too, when they balance) before each token."""
+    pairs = [(o, c) for o, c in (("(", ")"), ("\\{", "\\}"))
+             if parens and tokens.count(o) == tokens.count(c)]
+    opens, closes = {o for o, _ in pairs}, {c for _, c in pairs}
     depths, depth = [], 0
     for tok in tokens:
-        if tok in ("}", "\\right", "\\end"):
+        if tok in ("}", "\\right", "\\end") or tok in closes:
             depth -= 1
         depths.append(depth)
-        if tok in ("{", "\\left", "\\begin"):
+        if tok in ("{", "\\left", "\\begin") or tok in opens:
             depth += 1
     return depths
 
@@ -512,11 +401,24 @@ def display_lines(latex: str, width: float = LINE_WIDTH) -> list[str]:
     ['a = b']
     >>> display_lines(r"x_1 + x_2 = y_1 + y_2,\quad z \le w", width=8)
     ['x_1 + x_2', '= y_1 + y_2,\\quad z', '\\le w']
+    >>> display_lines(r"P(\text{a friend leaves},\ t < T) + a_1 + a_2 \le p", width=14)
+    ['P(\\text{a friend leaves},\\ t < T)', '+ a_1 + a_2', '\\le p']
     """
-    tokens = _LATEX_TOKEN.findall(latex.strip())
     if _width(_LATEX_TOKEN.findall(_prepare(latex))) <= width:
         return [latex.strip()]
-    depths = _top_level(tokens)
+    # outside parentheses first (``P(a friend leaves, t < T)`` is not cut at its ``<``); where
+    # that leaves a line too wide, inside them too
+    lines = _broken(latex, width, parens=True)
+    if any(_width(_LATEX_TOKEN.findall(_prepare(x))) > width for x in lines):
+        lines = _broken(latex, width, parens=False)
+    return lines
+
+
+def _broken(latex: str, width: float, parens: bool) -> list[str]:
+    """:func:`display_lines`' cuts, at the top level of braces (and with ``parens`` of
+    parentheses)."""
+    tokens = _LATEX_TOKEN.findall(latex.strip())
+    depths = _top_level(tokens, parens)
     breaks: set[int] = set()
     for k, tok in enumerate(tokens):
         if depths[k] != 0 or k == 0:
@@ -534,7 +436,7 @@ def display_lines(latex: str, width: float = LINE_WIDTH) -> list[str]:
         if _width(line) <= width:
             out.append(line)
             continue
-        depths = _top_level(line)
+        depths = _top_level(line, parens)
         signs = {k for k, t in enumerate(line) if k > 0 and depths[k] == 0 and t in "+-"
                  and next((x for x in reversed(line[:k]) if not x.isspace()), "")
                  not in ("=", "(", "{", "^", "_", ",", "+", "-", "\\le", "\\ge")}

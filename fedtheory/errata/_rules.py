@@ -5,6 +5,8 @@ content of an errata page (:mod:`._content`), kept apart from how it is gathered
   and the later errata refer to the first (:func:`said_once`);
 * a ``.corrected`` claim's figure drawn by a check of the same name as its refuted original's
   is the same drawing of the same runs: shown once (:func:`without_checks`);
+* a place is the paper's (:func:`place`), a seed cited by its number in a claim's own account
+  is cited by the paper's name (:func:`seeds_named`);
 * a tightness ratio is a confirmed bound's; a Monte Carlo ratio above 1 whose check passed is
   the bound attained within Monte Carlo error, said so, with its interval (:func:`tightness_text`).
 """
@@ -16,9 +18,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from fedtheory.papers import PAPERS, claim_references
 from fedtheory.vocabulary import kinds_where
 
-__all__ = ["said_once", "tightness_text", "without_checks"]
+__all__ = ["place", "said_once", "seeds_named", "tightness_text", "without_checks"]
 
 # The evidence kinds judged at a stated level on samples (a passing ratio above 1 is "attained
 # within Monte Carlo error").
@@ -82,3 +85,37 @@ def without_checks(entry: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
     {'id': 'x', 'checks': [{'name': 'b'}]}
     """
     return {**entry, "checks": [c for c in entry["checks"] if c["name"] not in names]}
+
+
+def place(entry: Mapping[str, Any], key: str) -> str:
+    """Where in paper ``key`` the claim of ``entry`` is printed, as its ``seed_ref`` says."""
+    try:
+        refs = claim_references(entry["id"], entry["seed_ref"])
+    except ValueError:  # a .corrected claim of the index citing no paper: as it is
+        return entry["seed_ref"]
+    places = [where for p, where in refs if p.key == key]
+    return "; ".join(w for w in places if w) or entry["seed_ref"]
+
+
+_SEED_CITED = re.compile(r"(?<![\w.,])(\d{3})(?=, )|\b[Ss]eed (\d{3})\b(?:'s)?|\bpaper (\d{3})\b")
+
+
+def seeds_named(text: str) -> str:
+    """``text`` with a seed cited by its number (``002, the paragraph after Lemma 1``,
+    ``seed 000's experiments``) cited by the paper's short name (``OCS, the paragraph after
+    Lemma 1``); a number naming no seed is left as it is.
+
+    >>> seeds_named("as 002, Lemma 1 says; seed 000's code; 123, x")
+    "as OCS, Lemma 1 says; MIFA notes' code; 123, x"
+    """
+    if not isinstance(text, str):
+        return text
+
+    def name(m: re.Match[str]) -> str:
+        key = next(g for g in m.groups() if g is not None)
+        if key not in PAPERS:
+            return m.group()
+        short = PAPERS[key].short
+        return (short + ("'" if short.endswith("s") else "'s")) if m.group().endswith("'s") \
+            else short
+    return _SEED_CITED.sub(name, text)

@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
+from fedtheory.mathtext import SYMBOLS, symbols
+
 __all__ = [
     "SYMBOLS",
     "ascii_latex",
@@ -53,33 +55,6 @@ _RELATIONS = {"<=": r"\le", ">=": r"\ge", "!=": r"\ne", "->": r"\to", "==": "="}
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\\||\s+|\d+(?:\.\d+)?(?:e[-+]?\d+)?|[A-Za-z][A-Za-z0-9]*|"
                     r"\*\*|\|\||<=|>=|!=|->|==|.", re.DOTALL)
 _INDEXED = re.compile(r"\b([A-Za-z]+)_\{?(\d+)\}?")
-
-
-_GREEK_CHARS = dict(zip(("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu "
-                         "xi pi rho sigma tau upsilon phi chi psi omega").split(),
-                        "αβγδεζηθικλμνξπρστυφχψω", strict=True))
-_CAPITAL = dict(zip("Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split(),
-                    "ΓΔΘΛΞΠΣΥΦΨΩ", strict=True))
-#: The symbol commands :func:`symbols` writes as characters.
-SYMBOLS: dict[str, str] = {
-    **_GREEK_CHARS, **_CAPITAL,
-    "varepsilon": "ε", "vartheta": "ϑ", "varphi": "φ", "varrho": "ϱ", "ell": "ℓ",
-    "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈",
-    "infty": "∞", "sum": "Σ", "prod": "Π", "nabla": "∇", "partial": "∂", "cdot": "·",
-    "times": "×", "in": "∈", "notin": "∉", "to": "→", "rightarrow": "→", "pm": "±",
-    "star": "⋆", "ldots": "…", "dots": "…", "|": "‖",
-}
-_SYMBOL = re.compile(r"\\([A-Za-z]+|\|)")
-
-
-def symbols(text: str) -> str:
-    r"""``text`` with the symbol commands of :data:`SYMBOLS` written as their characters; any
-    other command is left as it is.
-
-    >>> symbols(r"\eta L \le 1, \Sigma_i, \|x\|, \foo")
-    'η L ≤ 1, Σ_i, ‖x‖, \\foo'
-    """
-    return _SYMBOL.sub(lambda m: SYMBOLS.get(m.group(1), m.group()), text)
 
 
 # ------------------------------------------------------------------------------- indices
@@ -125,7 +100,11 @@ def _name(tok: str, shifts: frozenset[str]) -> str:
 
 def _group(tokens: list[str], k: int, shifts: frozenset[str], base: str) -> tuple[str, int]:
     """The script after ``_`` or ``^`` at ``tokens[k]``: a brace group, a parenthesised group,
-    or one token; returns its LaTeX and the next index."""
+    or one token (a sign before one: ``2^-N``); returns its LaTeX and the next index.
+
+    >>> ascii_latex("1 - 2^-N"), ascii_latex("e^{-t}"), ascii_latex("sqrt((a+b)/c) + 1")
+    ('1 - 2^{-N}', 'e^{-t}', '\\\\sqrt{(a+b)/c} + 1')
+    """
     while k < len(tokens) and tokens[k].isspace():
         k += 1
     if k >= len(tokens):
@@ -150,6 +129,10 @@ def _group(tokens: list[str], k: int, shifts: frozenset[str], base: str) -> tupl
         return _name(tok, shifts), k + 1
     if tok == "*":
         return r"\star", k + 1
+    if tok in "-+" and k + 1 < len(tokens) and not tokens[k + 1].isspace():  # 2^-N: 2^{-N}
+        inner, j = _group(tokens, k + 1, shifts, base)
+        if inner:
+            return tok + inner, j
     return "", k
 
 
@@ -161,6 +144,11 @@ def _translate(tokens: list[str], shifts: frozenset[str]) -> str:
         if tok in ("_", "^", "**"):
             script, k = _group(tokens, k + 1, shifts, last)
             out.append(("_" if tok == "_" else "^") + "{" + script + "}")
+            continue
+        if tok == "sqrt" and k + 1 < len(tokens) and tokens[k + 1] == "(":  # over its group
+            inner, k = _group(tokens, k + 1, shifts, "")
+            out.append(r"\sqrt{" + inner[1:-1] + "}")
+            last = ""
             continue
         if tok == "not" and next((t for t in tokens[k + 1:] if not t.isspace()), "") == "in":
             out.append(r"\notin ")
@@ -225,7 +213,8 @@ _MATH_WORD = re.compile(r"\\[A-Za-z]|\^|\|\||\*\*|[A-Za-z0-9)\]]\*[A-Za-z0-9(]|"
                         + r")(?:_\w{1,3})?=[-\w.()/]+[,;)]*$")
 _SCRIPTED = re.compile(r"([A-Za-z]*)_(?:\{|\(|[A-Za-z0-9](?![A-Za-z]{2})|\d)")
 _NEUTRAL = re.compile(r"^[-+/()\[\],.;:0-9eE]*$|^[A-Za-z]$|^[-+(]*[A-Za-z][)\],;:]*$")
-_MATH_NAME = re.compile(r"^[(\[]*(?:" + "|".join(_GREEK + ["sum", "sqrt", "exp", "log", "oo"])
+_MATH_NAME = re.compile(r"^[(\[]*(?:" + "|".join(_GREEK + ["sum", "sqrt", "exp", "log", "ln",
+                                                            "oo"])
                         + r")[)\],;:]*$")
 _LIST = re.compile(r"\[(?:'[^'\[\]{}]{0,60}'(?:, )?)+\]")
 _DICT = re.compile(r"\{(?:'[^'{}]{1,40}': (?:'[^'{}]{0,60}'|[-0-9.e]+)(?:, )?)+\}")
@@ -257,12 +246,29 @@ def _literals(text: str) -> str:
     return _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.10g}", text)
 
 
+# A symbol with a min or max index (``B_max``, ``delta_min``).
+_MIN_MAX = re.compile(r"(?<![A-Za-z])(?:[A-Za-z]|" + "|".join(_GREEK) + r")_(?:min|max)"
+                      r"(?![A-Za-z])")
+# A function applied (``sqrt((2``, ``ln(2``): math.
+_CALL = re.compile(r"^[(\[]*(?:sqrt|ln|log|exp)\(")
+# A program's name (a check's, ``umifam_best_p*``, ``saga_reading_p*``): words joined by
+# ``_``, the first not a symbol's or a function's name.
+_PROGRAM_NAME = re.compile(r"^[(\[`]*(?!(?:" + "|".join([*_GREEK, *_FUNCTIONS, "min", "max"])
+                           + r")_)[a-z]{2,}(?:_[a-z0-9]+)+\*?[)\],.;:`]*$")
+# An item's label before a formula (``(a) v_i = 1 - p_i``): prose.
+_LABEL = re.compile(r"^\((?:[a-h]|i{1,3}|iv|v)\)$")
+# A claim id or a dotted name (``fdms.psi_bound.corrected``): a name, never math.
+_DOTTED = re.compile(r"^[(\[]*[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+[)\],.;:]*$")
+
+
 def _kind(word: str) -> str:
+    if _DOTTED.match(word) or _PROGRAM_NAME.match(word):
+        return "prose"
     if _MATH_WORD.search(word) or any(len(m.group(1)) <= 1 or m.group(1) in _GREEK
                                       or m.group(1) in _FUNCTIONS
                                       for m in _SCRIPTED.finditer(word)) \
             or re.search(r"\b(?:Var|min|max|sum)_[A-Za-z]{1,4}\b", word) \
-            or _GREEK_WORD.search(word):
+            or _GREEK_WORD.search(word) or _MIN_MAX.search(word) or _CALL.match(word):
         return "math"
     if _MATH_NAME.match(word):
         return "name"
@@ -277,6 +283,16 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
     the numbers, single letters, operators and symbol names around it, translated by
     :func:`ascii_latex`.
 
+    >>> prose_segments("checks umifam_best_p*, tau_max^2 and saga_p*")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('text', 'checks umifam_best_p*, '), ('math', '\\\\tau_{\\\\max}^{2}'),
+     ('text', ' and saga_p*')]
+    >>> prose_segments("there, (a) v_i = 1 - p_i is")
+    [('text', 'there, (a) '), ('math', 'v_{i} = 1 - p_{i}'), ('text', ' is')]
+    >>> prose_segments("with delta_min < 0 a non-friend leads")
+    [('text', 'with '), ('math', '\\\\delta_{\\\\min} < 0'), ('text', ' a non-friend leads')]
+    >>> prose_segments("tends to 3 alpha^2: fdms.psi_bound.corrected.")
+    [('text', 'tends to '), ('math', '3 \\\\alpha^{2}'), ('text', ': fdms.psi_bound.corrected.')]
     >>> prose_segments("so E||r||^2 = 0.5 vs w_i, in (optimal_p)")
     ... # doctest: +NORMALIZE_WHITESPACE
     [('text', 'so '), ('math', '\\\\mathbb{E}\\\\|r\\\\|^{2} = 0.5'), ('text', ' vs '),
@@ -293,11 +309,13 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
             continue
         start = k
         while start > 0 and kinds[start - 1] in ("neutral", "name") and tokens[start - 1] \
-                and not tokens[start - 1].endswith(":"):
+                and not tokens[start - 1].endswith(":") and not _article(tokens, start - 1) \
+                and not _LABEL.match(tokens[start - 1]):
             start -= 1
         end = k
         while end + 1 < len(tokens) and tokens[end + 1] and (
-                kinds[end + 1] != "prose" or _open_braces(tokens[start:end + 1]) > 0):
+                kinds[end + 1] != "prose" or _open_braces(tokens[start:end + 1]) > 0) \
+                and not _article(tokens, end + 1):
             end += 1
         for j in range(start, end + 1):
             in_math[j] = True
@@ -329,6 +347,17 @@ def prose_segments(text: str, shifts: frozenset[str] | None = None) -> list[tupl
         out.append(("text", tail_text))
         k = j + 1
     return _merge(out)
+
+
+def _article(tokens: list[str], k: int) -> bool:
+    """Whether ``tokens[k]`` is the article "a" (``a``, ``(a``) of the prose word after it
+    (``with delta_min < 0 a non-friend leads``), not a symbol.
+
+    >>> _article(["0", "(a", "non-friend"], 1), _article(["x", "a", "+", "b"], 1)
+    (True, False)
+    """
+    return (bool(re.fullmatch(r"\(?[aA]", tokens[k])) and k + 1 < len(tokens)
+            and _kind(tokens[k + 1]) == "prose")
 
 
 def _open_braces(words: list[str]) -> int:
@@ -441,11 +470,27 @@ def field_latex(name: str, shifts: frozenset[str] = frozenset()) -> str | None:
 
     >>> field_latex("zeta_00", frozenset({"zeta"})), field_latex("printed_p")
     ('\\\\zeta_{11}', None)
+    >>> field_latex("delta_min"), field_latex("x_star"), field_latex("mu_kf")
+    ('\\\\delta_{\\\\min}', 'x^{\\\\star}', '\\\\mu_{kf}')
+    >>> field_latex("sigma_F2"), field_latex("sigma2_kg")
+    ('\\\\sigma_{F}^{2}', '\\\\sigma^{2}_{kg}')
     """
-    if re.fullmatch(r"[A-Za-z]|(?:" + "|".join(_GREEK) + r")", name):
+    greek = "|".join(_GREEK)
+    if re.fullmatch(r"[A-Za-z]|(?:" + greek + r")", name):
         return _name(name, shifts)
-    if re.fullmatch(r"(?:[A-Za-z]|" + "|".join(_GREEK) + r")_(?:\d{1,2}|[A-Za-z])", name):
+    if re.fullmatch(r"(?:[A-Za-z]|" + greek + r")_(?:\d{1,2}|[A-Za-z])", name):
         return ascii_latex(name, shifts)
+    m = re.fullmatch(r"([A-Za-z]|" + greek + r")_(min|max|star)", name)
+    if m:  # delta_min, x_star: as the papers write them
+        base = _name(m.group(1), shifts)
+        return base + (r"^{\star}" if m.group(2) == "star" else rf"_{{\{m.group(2)}}}")
+    m = re.fullmatch(r"(" + greek + r")_([A-Za-z]{1,2})", name)
+    if m:  # mu_kf: an index of two clients
+        return rf"\{m.group(1)}_{{{m.group(2)}}}"
+    m = re.fullmatch(r"sigma(2?)_([A-Za-z]{1,2})(2?)", name)
+    if m and bool(m.group(1)) != bool(m.group(3)):  # sigma_F2, sigma2_kf: a variance
+        return (rf"\sigma_{{{m.group(2)}}}^{{2}}" if m.group(3)
+                else rf"\sigma^{{2}}_{{{m.group(2)}}}")
     return None
 
 

@@ -6,7 +6,7 @@ reduction.
 Each ``draw_*`` takes :func:`fedtheory.experiments.fdms_paper.paper_data` and returns the
 figure (the registry's plotters, :mod:`fedtheory.plotting.figures`); each ``plot_*`` saves it
 for ``paper_figures/fdms_experiment.py``. :func:`draw_complexity_observation` draws
-``fdms.complexity_reduction``'s observation.
+``fdms.complexity_reduction``'s observation, :func:`draw_negative_gap` its counterexample.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from fedtheory.experiments.fdms_paper import ALPHAS, CR_RUNS, METHODS, SETTINGS
 from fedtheory.plotting import label_axes, plt, save_figure
 
 __all__ = ["draw_complexity", "draw_complexity_observation", "draw_curves", "draw_heatmap",
-           "plot_complexity", "plot_curves", "plot_heatmap"]
+           "draw_negative_gap", "plot_complexity", "plot_curves", "plot_heatmap"]
 
 _COLORS = {"Full": "k", "Dropout": "C0", "Stale": "C1", "Stale (updates)": "C4",
            "FL-FDMS": "C3", "Theta_t": "C2", "0.5 Theta_t": "C5", "code threshold": "C6"}
@@ -152,4 +152,28 @@ def draw_complexity_observation(computations_per_round: dict[str, Any],
                label="non-friend rate, whole-cluster dropout")
     bx.set_xticks(x, ["no reduction" if n == "none" else n for n in names])
     label_axes(bx, "run", "percent", "what the reduction saves and costs", log="")
+    return fig
+
+
+def draw_negative_gap(theta: Any, gap: float, eliminated: Any, p: float) -> plt.Figure:
+    r"""``fdms.complexity_reduction``'s counterexample: Theorem 2's threshold
+    :math:`\Theta_t` per round against the gap by which the non-friend leader's mean exceeds
+    the friend's (left: the friend can be eliminated once :math:`\Theta_t` is below it), and
+    the share of runs in which the friend has left the candidate set by round :math:`t`
+    against :math:`p` (right). ``eliminated`` is each run's first round of elimination
+    (-1: never)."""
+    theta = np.asarray(theta, dtype=float)
+    first = np.asarray(eliminated, dtype=int)
+    t = np.arange(theta.size)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(7.5, 3.2), layout="constrained")
+    shown = np.isfinite(theta) & (t >= 1)
+    ax.plot(t[shown], theta[shown], color="C1", lw=1.2, label=r"$\Theta_t$ (Theorem 2)")
+    ax.axhline(gap, color="C3", ls="--", lw=1, label=f"gap of the means: {gap:g}")
+    label_axes(ax, "round $t$", "threshold", r"$\Theta_t$ against the gap", log="y")
+    share = np.array([np.mean((first >= 0) & (first <= s)) for s in t]) if first.size else 0 * t
+    bx.plot(t, share, color="C3", lw=1.2, label="runs that lost the friend")
+    bx.axhline(p, color="k", ls=":", lw=1, label=f"p = {p:g}")
+    bx.set_ylim(-0.03, 1.03)
+    label_axes(bx, "round $t$", f"share of {first.size} runs", "friend eliminated by round $t$",
+               log="")
     return fig

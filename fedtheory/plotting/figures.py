@@ -41,6 +41,7 @@ PLOTTERS: Mapping[str, Callable[..., plt.Figure]] = {
     "fdms.complexity_observation": fdms.draw_complexity_observation,
     "fdms.curves": fdms.draw_curves,
     "fdms.heatmap": fdms.draw_heatmap,
+    "fdms.negative_gap": fdms.draw_negative_gap,
     "fedavg.ablation": fedavg_tables.draw_ablation,
     "fedavg.heterogeneity": fedavg.draw_heterogeneity,
     "fedavg.local_steps": fedavg.draw_local_steps,

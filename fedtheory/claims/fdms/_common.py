@@ -10,6 +10,7 @@ second, independent way (noise moments, not the polarisation identity).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -19,11 +20,14 @@ from fedtheory import stats
 from fedtheory.algorithms import get_rule
 from fedtheory.certify import Built, OneStep, Pep
 from fedtheory.certify.models import substitution_error
+from fedtheory.claims import Evidence, all_of, checks
 from fedtheory.experiments import fdms_constants as fc
 from fedtheory.experiments.fdms_constants import noise_expectation
+from fedtheory.symbolic.inequality import prove_nonnegative
 
-__all__ = ["ALPHA", "direct_error2", "engine_error2", "fmt", "noise_expectation",
-           "rational_instance", "worst_mask"]
+__all__ = ["ALPHA", "direct_error2", "engine_error2", "exact_and_bound", "exact_error_evidence",
+           "fmt", "noise_expectation", "proved_every_dropout", "rational_instance",
+           "searched_evidence", "worst_mask"]
 
 ALPHA = stats.DEFAULT_ALPHA
 
@@ -125,3 +129,70 @@ def substitution_one_step(claim: Any, rule: str, sigma: str, substitute: str, pa
                             for K in ((2, 3, 4) if quick else (2, 3, 4, 5))
                             for D in range(1, K) for law in ("fixed", "uniform")],
         closed_form=closed_form, closed_form_text=closed_form_text)
+
+
+def proved_every_dropout(slack: Callable[[int, int], Any], ranges: dict[Any, tuple[Any, Any]],
+                         k_max: int, meaning: dict[str, str] | None = None) -> Evidence:
+    """``slack(K, D) >= 0`` (bound minus exact, a sympy expression) for ``K = 2..k_max`` and
+    every number ``D = 1..K-1`` of dropped clients: proved by sign (non-negative terms), or the
+    first violation found exactly (``meaning`` joins its counterexample)."""
+    proofs, ce = [], None
+    for K in range(2, k_max + 1):
+        for D in range(1, K):
+            res = prove_nonnegative(slack(K, D), ranges, random_points=50)
+            if res.status == "violated":
+                ce = {"K": K, "D": D, "instance": res.instance, "slack": str(res.value),
+                      **(meaning or {})}
+                break
+            proofs.append(res.status == "proved")
+        if ce:
+            break
+    ok = ce is None
+    proved = ok and all(proofs)
+    return Evidence(ok, "bound - exact", ">= 0",
+                    f"K = 2..{k_max}, all D: {'proved (non-negative terms)' if proved else ok}",
+                    counterexample=ce,
+                    proof=f"bound - exact is a sum of non-negative terms (sympy), K = 2..{k_max}, "
+                          "all D" if proved else None)
+
+
+def exact_error_evidence(direct: Any, polar: Any, bound: Any, inst: dict[str, Any],
+                         note: str = "") -> Evidence:
+    """An exact instance: ``E||e_t||^2`` (``direct``, with its ``polar``-isation value) against
+    the stated ``bound``, with the ratio (0 for a zero bound) and, when above, the instance
+    with both values as the counterexample."""
+    ok = direct <= bound
+    ratio = direct / bound if bound else Fraction(0)
+    return Evidence(
+        ok, str(direct), str(bound),
+        f"E = {direct} (polarisation {polar}), bound {bound}, ratio {float(ratio):.4f}{note}",
+        counterexample=None if ok else {**inst, "E": str(direct), "bound": str(bound)},
+        ratio=float(ratio), instance=inst)
+
+
+def searched_evidence(best: dict[str, Any], alpha: Any, means: np.ndarray, var: np.ndarray,
+                      mask: np.ndarray, val: Any, bound: Any, search: str) -> Evidence:
+    """The exact re-check of an adversarial search's best point (``best`` from
+    :func:`fedtheory.experiments.search.maximize`): ``val`` against ``bound`` at the
+    rationalised instance (``alpha``, ``means``, ``var``, the dropped ``mask``)."""
+    ok = val <= bound
+    r = Fraction(val) / bound if bound else Fraction(0)
+    inst = {"alpha": str(alpha), "means": fmt(means), "var": fmt(var),
+            "mask": mask.astype(int).tolist()}
+    return Evidence(ok, str(val), str(bound),
+                    f"best of {best['evaluations']} evaluations: float ratio "
+                    f"{best['value']:.5f}; exact re-check: E = {val}, bound {bound}, ratio "
+                    f"{float(r):.5f}", counterexample=None if ok else inst, ratio=float(r),
+                    instance=inst, search=search)
+
+
+def exact_and_bound(ident: Evidence, err: np.ndarray, bound: float,
+                    inst: dict[str, Any]) -> Evidence:
+    """A Monte Carlo instance whose exact value is known: ``ident`` (the two-sided check of it)
+    and the one-sided check of ``bound`` on the same samples ``err``, with the bound's
+    tightness at ``inst``."""
+    up = checks.check_bound(err, bound, "upper", inst, what="E||e_t||^2 (bound)",
+                            counterexample=inst)
+    ev = all_of([("exact", ident), ("bound", up)])
+    ev.ratio, ev.instance = up.ratio, up.instance
+    return ev

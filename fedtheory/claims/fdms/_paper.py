@@ -3,7 +3,7 @@ Section 6): the set-up card, the level and margins of the paired comparisons, an
 comparisons themselves, on :func:`fedtheory.claims.fdms._data.paper_data`. Not
 discovered (``_`` prefix).
 
-Every comparison is :func:`fedtheory.claims.checks.compare_paired` over the seeds (common random
+Every comparison is :func:`fedtheory.claimkit.checks.compare_paired` over the seeds (common random
 numbers: every method of a seed sees the same split and the same dropout masks), at the
 per-test level :data:`LEVEL`: the family-wise level :data:`FAMILY_LEVEL` split by Bonferroni
 over the :data:`N_TESTS` tests of the experiment claim.
@@ -68,7 +68,7 @@ def _acc(d: dict[str, Any], setting: str, stream: str, method: str) -> np.ndarra
 
 #: Why the final test accuracy cannot separate methods that converge on this stand-in (the
 #: set-up card's model row): a convex problem has one optimum, which every converging method
-#: reaches; only a significant difference then decides (fedtheory.claims.headroom). A
+#: reaches; only a significant difference then decides (fedtheory.claimkit.headroom). A
 #: baseline counts as converged when Full beats it by less than :data:`EQUIV_MARGIN`.
 CONVEX_TIES = ("on the convex stand-in every method that converges reaches the same optimum, "
                "so its final test accuracy cannot separate them")
@@ -77,7 +77,7 @@ CONVEX_TIES = ("on the convex stand-in every method that converges reaches the s
 def better(ctx: Context, setting: str, metric: str) -> Evidence:
     """FL-FDMS better than Dropout and than Stale (the code's) in ``metric``, per alpha:
     one-sided paired t, margin :data:`BETTER_MARGIN`, graded by
-    :func:`~fedtheory.claims.headroom.graded_better` (better by the margin, below it, a tie,
+    :func:`~fedtheory.claimkit.headroom.graded_better` (better by the margin, below it, a tie,
     or not testable), each with its headroom: how far Full is from the baseline here. The
     final test accuracy against a converged baseline is declared not testable unless
     significant (:data:`CONVEX_TIES`). Beside the convergence speed (the area under the
@@ -417,7 +417,7 @@ CARD = SetupCard(
                 f"299); 'close to Full', 'similar learning performance': equivalence (TOST) "
                 f"within {EQUIV_MARGIN} (one point); 'significantly reduce': at least "
                 f"{SAVING_MARGIN:.0%} of the similarity scores saved; every 'better' graded "
-                f"by its margin (fedtheory.claims.headroom) with its headroom: Full against "
+                f"by its margin (fedtheory.claimkit.headroom) with its headroom: Full against "
                 f"the baseline (the friends' scores: identical updates, R = 1; the savings: "
                 f"saving every score, or the reduction that saves most)",
             deviation="the paper states no test; these levels and margins are this toolkit's "

@@ -421,9 +421,22 @@ def negative_gap(ctx: Context) -> Evidence:
     inst = {"instance": "negative_gap_instance(1/2, 3), k active only in rounds t % 4 == 0",
             "T": T, "p": P_FAIL, "K": 3, "B_max": g["B_max"], "beta": s["beta"],
             "delta_f": g["delta_f"], "delta_min": g["delta_min"]}
-    return check_proportion_upper_bound(np.array([int((elim >= 0).sum())]),
-                                        np.array([elim.size]), np.array([P_FAIL]), ALPHA,
-                                        "P(a friend is eliminated)", inst)
+    ev = check_proportion_upper_bound(np.array([int((elim >= 0).sum())]),
+                                      np.array([elim.size]), np.array([P_FAIL]), ALPHA,
+                                      "P(a friend is eliminated)", inst)
+    if ctx.mutant is None:  # the counterexample drawn (a mutant's run draws nothing)
+        gap = float(g["delta_f"] - g["delta_min"])
+        ev.figures.append(Figure(
+            "fdms.negative_gap", "negative_gap",
+            {"theta": theta, "gap": gap, "eliminated": elim, "p": P_FAIL},
+            caption=f"The counterexample: three clients, a non-friend leads client k's "
+            f"candidate set with a mean {gap:g} above its friend's (delta_min = "
+            f"{float(g['delta_min']):g} < 0, delta_f = {float(g['delta_f']):g}), k active "
+            f"every 4th round, T = {T}. Left: Theorem 2's threshold Theta_t against that gap; "
+            f"once Theta_t is below it the friend is eliminated. Right: the share of "
+            f"{elim.size} runs in which the friend has been eliminated by round t, against "
+            f"p = {P_FAIL}."))
+    return ev
 
 
 CLAIM = Claim(

@@ -15,9 +15,18 @@ from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.experiments import fdms_constants as fc
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.participation import DropoutParticipation
-from fedtheory.symbolic.inequality import prove_nonnegative
 
-from ._common import direct_error2, engine_error2, fmt, substitution_one_step, worst_mask
+from ._common import (
+    direct_error2,
+    engine_error2,
+    exact_and_bound,
+    exact_error_evidence,
+    fmt,
+    proved_every_dropout,
+    searched_evidence,
+    substitution_one_step,
+    worst_mask,
+)
 
 A2, SF2 = "alpha^2", "sigma_F^2"
 
@@ -89,24 +98,9 @@ def _inequality(ctx: Context) -> Evidence:
     >= 0, alpha = D/K + a; proved by sign, or a violation found exactly."""
     sF, a, s, Q = sp.symbols("sigma_F2 a s Q", positive=True)
     ranges = {sF: (0, 10), a: (0, 1), s: (0, 10), Q: (0, 10)}
-    proofs, ce = [], None
-    for K in range(2, 9):
-        for D in range(1, K):
-            exact = (D * (D * sF - s) - Q) / K**2
-            slack = sp.expand(_bound(ctx, sp.Rational(D, K) + a, sF) - exact)
-            res = prove_nonnegative(slack, ranges, random_points=50)
-            if res.status == "violated":
-                ce = {"K": K, "D": D, "instance": res.instance, "slack": str(res.value)}
-                break
-            proofs.append(res.status == "proved")
-        if ce:
-            break
-    ok = ce is None
-    proved = ok and all(proofs)
-    return Evidence(ok, "bound - exact", ">= 0",
-                    f"K = 2..8, all D: {'proved (non-negative terms)' if proved else ok}",
-                    counterexample=ce, proof="bound - exact is a sum of non-negative terms "
-                    "(sympy), K = 2..8, all D" if proved else None)
+    return proved_every_dropout(
+        lambda K, D: sp.expand(_bound(ctx, sp.Rational(D, K) + a, sF)
+                               - (D * (D * sF - s) - Q) / K**2), ranges, 8)
 
 
 def _clustered_rational(rng: np.random.Generator, clusters: int, size: int
@@ -165,7 +159,6 @@ def _exact(ctx: Context) -> Evidence:
         bound = _bound(ctx, alpha, sF)
         if direct != polar:  # two exact computations disagree: a defect, not a refutation
             raise RuntimeError(f"{name}: noise moments give {direct}, polarisation {polar}")
-        ratio = direct / bound if bound else Fraction(0)
         inst = {"K": len(v), "alpha": str(alpha), "means": fmt(m), "var": fmt(v),
                 "friends": F.astype(int).tolist(), "sigma_F2": str(sF)}
         if not admissible:  # outside Definition 1 (sigma_F^2 < sigma_P^2): it cannot refute
@@ -173,12 +166,8 @@ def _exact(ctx: Context) -> Evidence:
                                          f"{sF} is not below sigma_P2: not admissible",
                                          undecided="instance not admissible")))
             continue
-        ok = direct <= bound
-        parts.append((name, Evidence(
-            ok, str(direct), str(bound), f"E = {direct} (polarisation {polar}), bound {bound}, "
-            f"ratio {float(ratio):.4f}; sigma_F2 < sigma_P2: {admissible}",
-            counterexample=None if ok else {**inst, "E": str(direct), "bound": str(bound)},
-            ratio=float(ratio), instance=inst)))
+        parts.append((name, exact_error_evidence(direct, polar, bound, inst,
+                                                 f"; sigma_F2 < sigma_P2: {admissible}")))
     return all_of(parts)
 
 
@@ -197,10 +186,7 @@ def _engine(ctx: Context) -> Evidence:
     inst = {"K": 3, "alpha": "1/3", "means": m3.tolist(), "var": v3.tolist(), "drop": [0]}
     ident = checks.check_identity(err, S2[0, 1] / 9, rtol=0.0, what="E||e_t||^2 (exact)",
                                  counterexample=inst)
-    up = checks.check_upper_bound(err, bound, what="E||e_t||^2 (bound)", counterexample=inst)
-    ev = all_of([("exact", ident), ("bound", up)])
-    ev.ratio, ev.instance = float(err.mean() / bound), inst
-    parts.append(("K=3 tight", ev))
+    parts.append(("K=3 tight", exact_and_bound(ident, err, bound, inst)))
     rng = ctx.rng("clusters")
     labels = np.repeat(np.arange(5), 4)
     centers = rng.standard_normal((5, 3)) * 2.0
@@ -214,11 +200,10 @@ def _engine(ctx: Context) -> Evidence:
         masks = masks[fc.assumption5_holds(masks, F)]
         err = engine_error2("oracle", mc, vc, masks, ctx.rng(f"u{alpha}"), labels=labels)
         bound = float(_bound(ctx, alpha, sF))
-        ev = checks.check_upper_bound(err, bound, what="E||e_t||^2", counterexample={
-            "K": 20, "alpha": alpha, "labels": labels.tolist(), "sigma_F2": sF})
-        ev.ratio, ev.instance = float(err.mean() / bound), {"K": 20, "alpha": alpha,
-                                                             "rounds_with_A5": len(err)}
-        parts.append((f"clusters alpha={alpha}", ev))
+        parts.append((f"clusters alpha={alpha}", checks.check_bound(
+            err, bound, "upper", what="E||e_t||^2", counterexample={
+                "K": 20, "alpha": alpha, "labels": labels.tolist(), "sigma_F2": sF},
+            instances={"K": 20, "alpha": alpha, "rounds_with_A5": len(err)})))
     return all_of(parts)
 
 
@@ -255,15 +240,8 @@ def _search(ctx: Context) -> Evidence:
                     maxiter=ctx.size(quick=40, full=200))
     alpha, m, v = split(rationalize(best["x"], 100))
     val, bound, mask = value(alpha, m, v)
-    ok = val <= bound
-    r = Fraction(val) / bound if bound else Fraction(0)
-    inst = {"alpha": str(alpha), "means": fmt(m), "var": fmt(v),
-            "mask": mask.astype(int).tolist()}
-    return Evidence(ok, str(val), str(bound),
-                    f"best of {best['evaluations']} evaluations: float ratio "
-                    f"{best['value']:.5f}; exact re-check: E = {val}, bound {bound}, ratio "
-                    f"{float(r):.5f}", counterexample=None if ok else inst, ratio=float(r),
-                    instance=inst, search=f"alpha, means, variances, worst A5 set (K={K})")
+    return searched_evidence(best, alpha, m, v, mask, val, bound,
+                             f"alpha, means, variances, worst A5 set (K={K})")
 
 
 # -- the one-round inequality, for `verify --certify` (performance estimation) --------------

@@ -15,14 +15,17 @@ from fedtheory.experiments import fdms_constants as fc
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.participation import DropoutParticipation
 from fedtheory.participation.dropout import ClusterDropout
-from fedtheory.symbolic.inequality import prove_nonnegative
 
 from ._common import (
     direct_error2,
     engine_error2,
+    exact_and_bound,
+    exact_error_evidence,
     fmt,
     noise_expectation,
+    proved_every_dropout,
     rational_instance,
+    searched_evidence,
     substitution_one_step,
     worst_mask,
 )
@@ -141,34 +144,21 @@ def _inequality(ctx: Context) -> Evidence:
     sigma2 with one coefficient per group (c is constant on S and on D), so it depends on the
     cross sum S*D*sigma_P2 - s (s >= 0: every cross sigma2 <= sigma_P2), the within sums
     W_S, W_D >= 0; alpha = D/K + a (a >= 0). Proved by sign, or a violation found exactly."""
-    proofs, ce = [], None
     sP, a, s, WS, WD = sp.symbols("sigma_P2 a s W_S W_D", positive=True)
     ranges = {sP: (0, 10), a: (0, 1), s: (0, 10), WS: (0, 10), WD: (0, 10)}
-    for K in range(2, 6):
-        for D in range(1, K):
-            S = K - D
-            mask = np.array([False] * D + [True] * S)
-            c = fc.error_coefficients(mask, fc.substitution_matrix(mask, exact=True))
-            c_s, c_d = sp.Rational(c[-1]), sp.Rational(c[0])
-            # -1/2 sum_{i != j} c_i c_j sigma2_ij, grouped (each unordered pair twice)
-            exact = -(c_s * c_d * (S * D * sP - s) + c_s**2 * WS + c_d**2 * WD)
-            slack = sp.expand(_bound(ctx, sp.Rational(D, K) + a, sP) - exact)
-            res = prove_nonnegative(slack, ranges, random_points=50)
-            if res.status == "violated":
-                ce = {"K": K, "D": D, "instance": res.instance, "slack": str(res.value),
-                      "meaning": "s = S*D*sigma_P2 - (cross sum of sigma2), W_S, W_D within "
-                                 "sums, alpha = D/K + a"}
-                break
-            proofs.append(res.status == "proved")
-        if ce:
-            break
-    ok = ce is None
-    proved = ok and all(proofs)
-    return Evidence(ok, "bound - exact", ">= 0",
-                    f"K = 2..5, all D: {'proved (non-negative terms)' if proved else ok}",
-                    counterexample=ce,
-                    proof="bound - exact is a sum of non-negative terms (sympy), K = 2..5, "
-                          "all D" if proved else None)
+
+    def slack(K: int, D: int) -> Any:
+        S = K - D
+        mask = np.array([False] * D + [True] * S)
+        c = fc.error_coefficients(mask, fc.substitution_matrix(mask, exact=True))
+        c_s, c_d = sp.Rational(c[-1]), sp.Rational(c[0])
+        # -1/2 sum_{i != j} c_i c_j sigma2_ij, grouped (each unordered pair twice)
+        exact = -(c_s * c_d * (S * D * sP - s) + c_s**2 * WS + c_d**2 * WD)
+        return sp.expand(_bound(ctx, sp.Rational(D, K) + a, sP) - exact)
+
+    return proved_every_dropout(slack, ranges, 5, {
+        "meaning": "s = S*D*sigma_P2 - (cross sum of sigma2), W_S, W_D within sums, "
+                   "alpha = D/K + a"})
 
 
 def _cases(ctx: Context) -> list[tuple[str, np.ndarray, np.ndarray, list[Any]]]:
@@ -208,15 +198,9 @@ def _exact(ctx: Context) -> Evidence:
         if not direct == polar == closed:  # exact computations disagree: a defect, not a
             raise RuntimeError(f"{name}: noise moments give {direct}, polarisation {polar}, "
                                f"closed form {closed}")  # refutation
-        ok = direct <= bound
-        ratio = direct / bound if bound else Fraction(0)
         inst = {"K": K, "alpha": str(alpha), "means": fmt(m), "var": fmt(v),
                 "masks": [mk.astype(int).tolist() for mk, _ in law][:6]}
-        parts.append((name, Evidence(
-            ok, str(direct), str(bound),
-            f"E = {direct} (polarisation {polar}), bound {bound}, ratio {float(ratio):.4f}",
-            counterexample=None if ok else {**inst, "E": str(direct), "bound": str(bound)},
-            ratio=float(ratio), instance=inst)))
+        parts.append((name, exact_error_evidence(direct, polar, bound, inst)))
     return all_of(parts)
 
 
@@ -266,10 +250,7 @@ def _engine(ctx: Context) -> Evidence:
 def _pair(err: np.ndarray, exact: float, bound: float, inst: dict[str, Any]) -> Evidence:
     ident = checks.check_identity(err, exact, rtol=0.0, what="E||e_t||^2 (exact)",
                                  counterexample=inst)
-    up = checks.check_upper_bound(err, bound, what="E||e_t||^2 (bound)", counterexample=inst)
-    ev = all_of([("exact", ident), ("bound", up)])
-    ev.ratio, ev.instance = float(err.mean() / bound), inst
-    return ev
+    return exact_and_bound(ident, err, bound, inst)
 
 
 @CLAIM.check("exact", "adversarial_search")
@@ -300,15 +281,8 @@ def _search(ctx: Context) -> Evidence:
         alpha, D = Fraction(1, 4), 1
     mask, val = worst_mask(m, v, D)
     bound = _bound(ctx, alpha, max(fc.pairwise_sigma2(m, v).ravel()))
-    ok = val <= bound
-    r = val / bound if bound else Fraction(0)
-    inst = {"alpha": str(alpha), "means": fmt(m), "var": fmt(v),
-            "mask": mask.astype(int).tolist()}
-    return Evidence(ok, str(val), str(bound),
-                    f"best of {best['evaluations']} evaluations: float ratio "
-                    f"{best['value']:.5f}; exact re-check: E = {val}, bound {bound}, ratio "
-                    f"{float(r):.5f}", counterexample=None if ok else inst, ratio=float(r),
-                    instance=inst, search=f"alpha, means, variances, worst dropped set (K={K})")
+    return searched_evidence(best, alpha, m, v, mask, val, bound,
+                             f"alpha, means, variances, worst dropped set (K={K})")
 
 
 # -- the one-round inequality, for `verify --certify` (performance estimation) --------------

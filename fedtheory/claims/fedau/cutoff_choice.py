@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.claimkit.stated import Stated
-from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of
+from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.experiments.fedau_runs import omega_after_intervals
 from fedtheory.experiments.search import maximize, rationalize
 
@@ -195,8 +195,8 @@ def _weights(ctx: Context) -> Evidence:
     R = ctx.size(quick=3000, full=30000)
     w = omega_after_intervals([float(p)], float(K), 20, R, ctx.rng("tight"))[:, 0]
     bound = math.sqrt(float(ctx.const("bound")) / T)
-    ev = ctx.check_mean(1.0 - float(p) * w, bound, what="E[1 - p omega] (bias)",
-                        counterexample={"p": "1/2", "T": T, "K": K, "m": 20, "replicas": R})
-    ev.ratio = float(np.mean(1.0 - float(p) * w)) / bound
-    ev.instance = {"p": 0.5, "T": T, "K": K}
-    return ev
+    return checks.check_bound(1.0 - float(p) * w, bound, "upper",
+                              instances={"p": 0.5, "T": T, "K": K},
+                              what="E[1 - p omega] (bias)",
+                              counterexample={"p": "1/2", "T": T, "K": K, "m": 20,
+                                              "replicas": R})

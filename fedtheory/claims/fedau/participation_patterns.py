@@ -148,7 +148,7 @@ SETUP = SetupCard(
                      f"biased baseline, 'not worse' than known statistics, margin "
                      f"{100 * MARGIN:g} accuracy points, family-wise level {FAMILY_ALPHA:g} "
                      f"(Bonferroni over {N_BETTER + N_KNOWN} comparisons); 'better' graded by "
-                     f"the margin (fedtheory.claims.headroom), the headroom beside the gain: "
+                     f"the margin (fedtheory.claimkit.headroom), the headroom beside the gain: "
                      f"the pattern's best method (known statistics, as a rule) against the "
                      f"baseline",
                  deviation="the paper tests nothing; the margin is its own spread"),
@@ -229,7 +229,7 @@ per-method learning rates tuned on separate instances as the authors tuned their
 is an instance (its split, multiplier, records and mini-batches); within it all methods of a
 pattern share the records and the mini-batches, so every comparison is paired over the seeds.
 
-**Tests** (`fedtheory.claims.checks.compare_paired`, Student $t$ on the per-seed differences). For
+**Tests** (`fedtheory.claimkit.checks.compare_paired`, Student $t$ on the per-seed differences). For
 each pattern, FedAU variant and accuracy (training, test): FedAU **better** than average
 participating and than average all (one-sided: confirmed when the lower limit of the gain is
 above 0, refuted when its upper limit is below the margin of 0.5 points); FedAU **not worse**
@@ -273,7 +273,7 @@ def _fedau(ctx: Context, tab: dict[str, Any], metric: str, pattern: str, variant
 def _objective_beside(ctx: Context, tab: dict[str, Any], pattern: str, variant: str,
                       base: str) -> dict[str, Any]:
     """The same paired comparison on f - f* (lower is better, margin 0), reported, not
-    decisive; graded by :func:`~fedtheory.claims.headroom.graded_compare` with the headroom of
+    decisive; graded by :func:`~fedtheory.claimkit.headroom.graded_compare` with the headroom of
     the pattern's best method on f - f*."""
     ref, room = _reference(ctx, tab, "f_gap", pattern, variant, base, higher_is_better=False)
     ev = graded_compare(_fedau(ctx, tab, "f_gap", pattern, variant),
@@ -289,7 +289,7 @@ def _reference(ctx: Context, tab: dict[str, Any], metric: str, pattern: str, var
     """The set-up's best reference for "``variant`` beats ``base``" on ``metric`` under
     ``pattern``: the best of the seed's methods on this run (FedAU as :func:`_fedau` gives
     it), named, and its headroom over ``base``
-    (:func:`~fedtheory.claims.headroom.best_reference`)."""
+    (:func:`~fedtheory.claimkit.headroom.best_reference`)."""
     scores = {m: tab[metric][pattern][m] for m in METHODS}
     scores[variant] = _fedau(ctx, tab, metric, pattern, variant)
     ref, room = best_reference(scores, base, higher_is_better=higher_is_better)

@@ -111,7 +111,7 @@ SETUP = SetupCard(
                      f"Bonferroni over the budgets, 1e-6 in all; the table's ordering: each "
                      f"less heterogeneous level not worse than the next more heterogeneous "
                      f"one by more than {100 * MARGIN:g} point, per budget, Bonferroni, 1e-6 "
-                     f"in all; 'better' graded by the margin (fedtheory.claims.headroom), the "
+                     f"in all; 'better' graded by the margin (fedtheory.claimkit.headroom), the "
                      f"headroom beside the gain: the centralised optimum against α = 0.1",
                  deviation="the lecture states no test: 'can' is read as 'at some budget of "
                            "the range', the margin is ours (justified in the derivation)"),

@@ -125,7 +125,7 @@ SETUP = SetupCard(
                      f"lower limit above log {RATIO_MARGIN:g}; Bonferroni over the 4 cells, "
                      f"1e-6 in all); IID: SCAFFOLD's advantage at 100 % smaller than at 0 % "
                      f"by the same margin (2 tests, 1e-6 in all); each graded by the margin "
-                     f"(fedtheory.claims.headroom: better by it, below it = consistent (low "
+                     f"(fedtheory.claimkit.headroom: better by it, below it = consistent (low "
                      f"power), a tie, or not testable), the headroom beside the gain: the "
                      f"column's fastest method against FedAvg, in log-rounds",
                  deviation="the lecture states no test: margins ours, justified in the "

@@ -35,7 +35,7 @@ registered as ``is.independent_minimises_variance.corrected``. Its erratum: a fa
 the left-hand side).
 
 Power (``fedtheory verify --power``): every identity and bound declares its stated side
-(constants and droppable factors, :class:`~fedtheory.claims.stated.Stated`) and every check
+(constants and droppable factors, :class:`~fedtheory.claimkit.stated.Stated`) and every check
 reads it through the context. The bounds are checked as inequalities
 (:func:`fedtheory.symbolic.inequality.prove_nonnegative`) and where they are attained: equal
 deviations :math:`\|g_i - \bar G\|^2` for the :math:`\sigma_G^2` bound of

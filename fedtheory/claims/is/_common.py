@@ -38,7 +38,7 @@ def power_note(ev: Evidence, theory: float) -> str:
 
 def check_identity(samples: np.ndarray, theory: Any, *, alpha: float, what: str,
                    counterexample: dict[str, Any], scale: float | None = None) -> Evidence:
-    """:func:`fedtheory.claims.checks.check_identity` (two-sided), its detail followed by the
+    """:func:`fedtheory.claimkit.checks.check_identity` (two-sided), its detail followed by the
     :func:`power_note` relative to ``scale`` (default: ``theory``)."""
     ev = checks.check_identity(samples, theory, alpha=alpha, what=what,
                               counterexample=counterexample)

@@ -11,6 +11,7 @@ from fedtheory import stats
 from fedtheory.claimkit.evidence import derivation_evidence, identity_evidence
 from fedtheory.claims import Claim, Context, Evidence, all_of, checks
 from fedtheory.claims.mifa._runs import (
+    add_per_p_checks,
     error_samples,
     figure_evidence,
     mc_state,
@@ -53,6 +54,7 @@ def identity_and_bound(ident: Evidence, up: Evidence, theoretical: Any, bound_la
     ev.measured, ev.theoretical = ident.measured, theoretical
     ev.detail = f"{ident.detail}. {bound_label}{up.detail}"
     ev.data = data if data is not None else {}
+    ev.ratio, ev.instance = up.ratio, up.instance  # the bound's tightness, where it is reached
     return ev
 
 
@@ -65,13 +67,10 @@ def add_seed_experiment_checks(claim: Claim, kind: str,
         return figure_evidence(ctx, kind)
 
     claim.check("figure", "figure")(figure)
-    for pv in p_values:
-        def umifam_best(ctx: Context, pv: float = pv) -> Evidence:
-            return umifam_best_evidence(ctx, kind, pv)
-
-        umifam_best.__doc__ = (f"p = {pv:g}: U-MIFAm against each other rule, paired over "
-                               "seeds (check_less on the tail log10 gap)")
-        claim.check("monte_carlo", f"umifam_best_p{pv:g}")(umifam_best)
+    add_per_p_checks(claim, p_values, "umifam_best",
+                     lambda ctx, pv: umifam_best_evidence(ctx, kind, pv),
+                     "p = {p}: U-MIFAm against each other rule, paired over seeds (check_less "
+                     "on the tail log10 gap)")
 
 
 def exact_row_mean(rule: str, n: int = 3
@@ -128,11 +127,14 @@ def error_round(ctx: Context, rule: str, stream: str, p_val: float
 
 
 def pathwise_upper_bound(r: dict[str, Any], eta_val: float, lhs: np.ndarray, rhs: Any,
-                         ce: dict[str, Any], what: str, rtol: float = 0.0
+                         ce: dict[str, Any], what: str, rtol: float = 0.0,
+                         instance: dict[str, Any] | None = None
                          ) -> tuple[Evidence, np.ndarray, int]:
     r"""A bound stated on every path of the event :math:`1-\eta L-\eta^2L^2\tau_{\max}^2\ge0`
     of the long MIFA runs ``r``: the conditional mean of ``lhs`` is checked one-sided against
     :math:`\max` ``rhs``, and any path of the event with ``lhs > rhs (1 + rtol)`` refutes it.
+    With ``instance``, the tightness is the largest ``lhs / rhs`` over the event's paths, at
+    ``instance`` and that path (``"replica"``).
 
     Returns the evidence, the event (per path) and the number of violating paths."""
     cond = condition(eta_val, r["L"], r["tau_max"]) >= 0
@@ -141,4 +143,8 @@ def pathwise_upper_bound(r: dict[str, Any], eta_val: float, lhs: np.ndarray, rhs
     if viol:  # a path of the event where the bound fails: a concrete counterexample
         ev.passed = False
         ev.counterexample = {**ce, "pathwise_violations": viol}
+    if instance is not None and cond.any():
+        ratios = lhs[cond] / np.broadcast_to(rhs, lhs.shape)[cond]
+        ev.ratio = float(np.max(ratios))
+        ev.instance = {**instance, "replica": int(np.flatnonzero(cond)[np.argmax(ratios)])}
     return ev, cond, viol

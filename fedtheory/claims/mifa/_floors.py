@@ -12,14 +12,17 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from fedtheory.certify.lyapunov import RateStep
+from fedtheory.certify.rate_models import fedavg_is_average_model
 from fedtheory.claimkit.stated import Erratum, exact_like
 from fedtheory.claims import Context, Evidence, all_of, checks
 from fedtheory.claims.mifa._runs import diverged
 from fedtheory.experiments.search import maximize, rationalize
 from fedtheory.symbolic.inequality import InequalityResult
 
-__all__ = ["UMIFA_ROW_DIVERGES", "admissible", "average_rate_closed_form", "average_rate_grid",
-           "average_rate_step", "floor_evidence", "inequality_evidence",
+__all__ = ["UMIFA_ROW_DIVERGES", "admissible", "average_rate", "average_rate_closed_form",
+           "average_rate_grid", "average_rate_model", "average_rate_step", "floor_evidence",
+           "inequality_evidence",
            "search_evidence", "short", "stated_c_eta", "sym", "umifa_row_erratum"]
 
 #: The derivation of the misprint: U-MIFA's row as printed at lines 22 and 47.
@@ -188,3 +191,39 @@ def average_rate_closed_form(params: dict[str, Any]) -> dict[str, Any]:
     _, _, c, eta_ = average_rate_step(params)
     t2 = eta_ * (1 + c / 2)
     return {"potential": [1 / (eta_ * (1 - t2 / 2))], "constant": eta_ * c / (4 * (1 - t2 / 2))}
+
+
+def average_rate_model(claim: Any, params: dict[str, Any],
+                       constant: Callable[[dict[str, Any], Fraction, Fraction, Fraction], Any]
+                       ) -> Any:
+    """The certificate model of an averaged-floor claim at ``params``: FedAvg-IS rounds
+    (:func:`average_rate_step`), potential v (f(w) - f*) with the stated v = two/η and the
+    stated floor ``constant(constants, η, L, c)`` (``claim``'s stated constants, so a mutant
+    changes it)."""
+    assert claim.stated is not None
+    st = claim.stated.constants
+    n, L_, c, eta_ = average_rate_step(params)
+    return fedavg_is_average_model(n, params["p"], eta_, L_, stated={
+        "potential": [Fraction(st["two"]) / eta_], "constant": constant(st, eta_, L_, c)})
+
+
+def average_rate(build: Callable[[dict[str, Any]], Any], stated_floor: str,
+                 note: str) -> RateStep:
+    """The rate certificate of an averaged-floor claim (``verify --certify``): ``build`` (the
+    claim's :func:`average_rate_model`), its stated floor in words and the note on what the
+    certificate shows."""
+    return RateStep(
+        description=("FedAvg-IS rounds, exact client gradients, independent Bernoulli(p) "
+                     "participation (all 2^n patterns), f L-smooth (L = 1), heterogeneity "
+                     "||∇f_i(w_t) - ∇f(w_t)||^2 <= σ_G^2 = 1 at every round's point, "
+                     "η = θ/(L(1+c)); potential v (f(w) - f*) with E V_{t+1} <= V_t - "
+                     "||∇f(w_t)||^2 + c_floor, so (1/T)Σ E||∇f(w_t)||^2 <= v (f(w_0) - f*)/T "
+                     f"+ c_floor; stated: v = 2/η, c_floor = {stated_floor}"),
+        build=build,
+        grid=average_rate_grid,
+        closed_form=average_rate_closed_form,
+        closed_form_text=("best potential v = 1/(η(1 - θ'/2)) and floor ηLc/(4(1 - θ'/2)) "
+                          "σ_G^2, θ' = ηL(1 + c/2); at the stated v = 2/η the certified floor "
+                          "is ηLc/2 σ_G^2 (at_stated_potential)"),
+        notes=(note,),
+    )

@@ -3,7 +3,7 @@ them, and the verdict helpers several of them share (floors, "U-MIFAm works bett
 complexity scaling): the claims' side of :mod:`fedtheory.experiments.mifa_experiments` (which
 computes; Evidence, tests and figures are made here).
 
-Each function takes the claim's :class:`~fedtheory.claims.core.Context` and draws from its
+Each function takes the claim's :class:`~fedtheory.claimkit.core.Context` and draws from its
 named random streams (``ctx.rng(name)``, derived from the seed, the claim id and the name), so
 the numbers do not depend on where the runs are called from. The seed's two experiments are
 datasets (:mod:`fedtheory.tasks`, each run a task): ``quadratic_setting(ctx)`` in a check,
@@ -12,6 +12,7 @@ datasets (:mod:`fedtheory.tasks`, each run a task): ``quadratic_setting(ctx)`` i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,16 +23,18 @@ from fedtheory.claimkit.core import Context, Evidence, Figure
 from fedtheory.claimkit.evidence import all_of
 from fedtheory.claimkit.headroom import best_reference, graded_compare
 from fedtheory.experiments import mifa_experiments as mx
+from fedtheory.papers import PAPERS
 from fedtheory.participation import BernoulliParticipation, UniformParticipation
 from fedtheory.simulate import simulate
 from fedtheory.tasks import Plan, dataset, task
 from fedtheory.theory.mifa import heterogeneous, one_round, slopes
 
 __all__ = [
+    "add_per_p_checks",
     "better_than_all", "complexity_scaling_evidence", "convex_fedpgd_run", "diverged",
     "error_samples", "evals_to_eps", "experiment", "figure_evidence", "floor_comparison",
     "logistic_setting", "long_run", "mc_state",
-    "mifa_long_runs", "quadratic_setting", "same_mask_runs",
+    "mifa_long_runs", "planned_runs", "quadratic_setting", "same_mask_runs",
     "scaling_problem", "summary", "umifam_best_evidence",
 ]
 
@@ -137,20 +140,40 @@ def _run_cost(spec: dict[str, Any]) -> float:
     return spec["rounds"] * spec["replicas"] * prob.n * prob.d * _SECONDS_PER_UNIT
 
 
-def _seed_setting(ctx: Context, kind: str) -> Plan:
-    """:func:`~fedtheory.experiments.mifa_experiments.seed_setting`, each (p, rule, beta) run a
-    task (``run0``, ``run1``, ...)."""
-    specs = mx.seed_setting_specs(kind, quick=ctx.quick, seed=ctx.seed)
-
-    def combine(results: list[dict[str, Any]]) -> dict[str, Any]:
-        def given(asked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def planned_runs(specs: list[dict[str, Any]], name: str, run: Callable[..., Any],
+                 settle: Callable[[Callable[[list[dict[str, Any]]], list[Any]]], Any]) -> Plan:
+    """One task per run spec (``name0``, ``name1``, ...: ``run(**spec)``), combined by
+    ``settle(run_many)``, where ``run_many`` hands back the planned runs' results (and refuses
+    a list of specs of another length)."""
+    def combine(results: list[Any]) -> Any:
+        def given(asked: list[dict[str, Any]]) -> list[Any]:
             if len(asked) != len(results):
                 raise ValueError(f"specs must be the {len(results)} runs planned, "
                                  f"got {len(asked)}")
             return results
-        return mx.seed_setting(kind, quick=ctx.quick, seed=ctx.seed, run_many=given)
-    return Plan([task(f"run{j}", mx.run_methods, cost=_run_cost(spec), **spec)
+        return settle(given)
+    return Plan([task(f"{name}{j}", run, cost=_run_cost(spec), **spec)
                  for j, spec in enumerate(specs)], combine)
+
+
+def add_per_p_checks(claim: Any, p_values: tuple[float, ...], name: str,
+                     evidence: Callable[[Context, float], Evidence], doc: str) -> None:
+    """One Monte Carlo check of ``claim`` per participation probability ``p``, named
+    ``{name}_p{p:g}``: ``evidence(ctx, p)``, documented by ``doc`` (with ``{p}`` for p)."""
+    for pv in p_values:
+        def check(ctx: Context, pv: float = pv) -> Evidence:
+            return evidence(ctx, pv)
+
+        check.__doc__ = doc.format(p=f"{pv:g}")
+        claim.check("monte_carlo", f"{name}_p{pv:g}")(check)
+
+
+def _seed_setting(ctx: Context, kind: str) -> Plan:
+    """:func:`~fedtheory.experiments.mifa_experiments.seed_setting`, each (p, rule, beta) run a
+    task (``run0``, ``run1``, ...)."""
+    return planned_runs(mx.seed_setting_specs(kind, quick=ctx.quick, seed=ctx.seed), "run",
+                        mx.run_methods, lambda given: mx.seed_setting(
+                            kind, quick=ctx.quick, seed=ctx.seed, run_many=given))
 
 
 @dataset("mifa.quadratic_experiment")
@@ -183,7 +206,7 @@ def better_than_all(runs: dict[str, np.ndarray], best: str, others: list[str],
     :math:`10^{300}`), margin :data:`BETTER_MARGIN_DECADES` (refuted when ``best``'s advantage
     is shown to be below it, e.g. when it is significantly worse); all of them
     (:func:`fedtheory.claims.all_of`: the level is the sum, ``len(others) * alpha``). Each
-    comparison is graded by the margin (:func:`~fedtheory.claims.headroom.graded_compare`)
+    comparison is graded by the margin (:func:`~fedtheory.claimkit.headroom.graded_compare`)
     with its headroom: how far the panel's best rule (the lowest mean tail log10 gap among
     ``best`` and ``others``) is from the other rule."""
     m_best = mx.tail_log10(runs[best])
@@ -256,7 +279,8 @@ def figure_evidence(ctx: Context, kind: str) -> Evidence:
     seeds, p in {0.01, 0.1, 0.5} (illustration; the momentum comparisons are reported)."""
     res = experiment(ctx, kind)
     figs = [Figure("mifa.seed_experiment", f"{kind}_rules",
-                   {"res": res, "title": f"paper 000, {kind} problem", "lowest": "umifam"},
+                   {"res": res, "title": f"{PAPERS['000'].short}, {kind} problem",
+                    "lowest": "umifam"},
                    caption="The median of f(w_t) - f* over the replicas (random seeds) and its "
                    "10-90% band, per rule and participation probability p. The claim: "
                    "U-MIFAm (thick red line) ends lowest. U-MIFA's update multiplies a "

@@ -8,7 +8,7 @@ the declared range :data:`~fedtheory.experiments.mifa_readings.READING_BETAS`, w
 own metric (tail :math:`\log_{10}(f - f^\star)` per seed), test (paired one-sided
 :math:`t`), margin (0.1 decade) and level (:math:`10^{-6}` per comparison). A comparison is
 "better" by the margin, "better, below the margin" (graded low power), a tie, or worse
-(:mod:`fedtheory.claims.headroom`). The panel's verdict says where in the range the sentence
+(:mod:`fedtheory.claimkit.headroom`). The panel's verdict says where in the range the sentence
 holds: confirmed when it holds at some β (the seed gives none: it holds for the authors' β
 if it holds for one; the level of that union is the Bonferroni sum over the range), refuted
 when it fails at every β, inconclusive otherwise, and **not testable** when the set-up
@@ -28,9 +28,9 @@ from fedtheory.claimkit.readings import Reading
 from fedtheory.claims import Claim, Context, Evidence, checks
 from fedtheory.experiments import mifa_experiments as mx
 from fedtheory.experiments import mifa_readings as mr
-from fedtheory.tasks import Plan, dataset, task
+from fedtheory.tasks import Plan, dataset
 
-from ._runs import ALPHA, BETTER_MARGIN_DECADES, summary
+from ._runs import ALPHA, BETTER_MARGIN_DECADES, add_per_p_checks, planned_runs, summary
 
 __all__ = ["add_readings", "logistic_reading", "quadratic_reading", "saga_reading_evidence"]
 
@@ -40,19 +40,9 @@ SAGA_LINES = "115-121 (SAG, SAGA), 189 and 203 ('SAGA/U-MIFA'), 55"
 
 
 def _plan(ctx: Context, kind: str) -> Plan:
-    specs = mr.reading_specs(kind, quick=ctx.quick, seed=ctx.seed)
-
-    def combine(results: list[dict[str, Any]]) -> dict[str, Any]:
-        def given(asked: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            if len(asked) != len(results):
-                raise ValueError(f"specs must be the {len(results)} runs planned, "
-                                 f"got {len(asked)}")
-            return results
-        return mr.saga_reading(kind, quick=ctx.quick, seed=ctx.seed, run_many=given)
-    cost = [s["rounds"] * s["replicas"] * s["problem"].n * s["problem"].d * 3e-8
-            for s in specs]
-    return Plan([task(f"saga{j}", mr.run_reading, cost=c, **s)
-                 for j, (s, c) in enumerate(zip(specs, cost, strict=True))], combine)
+    return planned_runs(mr.reading_specs(kind, quick=ctx.quick, seed=ctx.seed), "saga",
+                        mr.run_reading, lambda given: mr.saga_reading(
+                            kind, quick=ctx.quick, seed=ctx.seed, run_many=given))
 
 
 @dataset("mifa.quadratic_experiment")
@@ -69,7 +59,7 @@ def logistic_reading(ctx: Context) -> Plan:
 
 def _at_beta(runs: dict[str, np.ndarray], b: float, ce: dict[str, Any]) -> Evidence:
     """U-MIFAm (SAGA + heavy ball β) against each other rule at β: paired one-sided t-tests
-    graded by the margin (:func:`~fedtheory.claims.headroom.graded_better`)."""
+    graded by the margin (:func:`~fedtheory.claimkit.headroom.graded_better`)."""
     best = mx.tail_log10(runs[f"sagam@{b:g}"])
     others = {"FedAvg-IS": "fedavg_is", "MIFA": "mifa", "U-MIFA (SAGA)": "saga",
               "MIFAm": f"mifam@{b:g}"}
@@ -135,13 +125,10 @@ def saga_reading_evidence(ctx: Context, kind: str, pv: float) -> Evidence:
 
 def add_readings(claim: Claim, kind: str, p_values: tuple[float, ...]) -> None:
     """Add the SAGA reading's checks (one per ``p``) and declare the two readings."""
-    for pv in p_values:
-        def saga(ctx: Context, pv: float = pv) -> Evidence:
-            return saga_reading_evidence(ctx, kind, pv)
-
-        saga.__doc__ = (f"p = {pv:g}, SAGA reading: where in the beta range U-MIFAm (SAGA "
-                        "with heavy ball) works better than every other rule")
-        claim.check("monte_carlo", f"saga_reading_p{pv:g}")(saga)
+    add_per_p_checks(claim, p_values, "saga_reading",
+                     lambda ctx, pv: saga_reading_evidence(ctx, kind, pv),
+                     "p = {p}, SAGA reading: where in the beta range U-MIFAm (SAGA with heavy "
+                     "ball) works better than every other rule")
     claim.readings = (
         Reading("as printed", lines=PRINTED_LINES,
                 text=("U-MIFA's row as printed, G_t^i = Δ_i/p_i - (1/p_i - 1) G_{t-1}^i: it "

@@ -7,10 +7,6 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
-from fedtheory.certify.lyapunov import RateStep
-from fedtheory.certify.rate_models import fedavg_is_average_model
 from fedtheory.claimkit.stated import Erratum, Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, checks
 from fedtheory.claims.mifa._runs import long_run
@@ -25,9 +21,8 @@ from fedtheory.symbolic.mifa_symbols import L
 from fedtheory.theory.mifa import TINY, c_of, exact_fedavg_is_1d, tiny_sigma2
 
 from ._floors import (
-    average_rate_closed_form,
-    average_rate_grid,
-    average_rate_step,
+    average_rate,
+    average_rate_model,
     inequality_evidence,
     sym,
 )
@@ -156,12 +151,12 @@ def _floor_avg_mc(ctx: Context) -> Evidence:
     ce = {"seed": ctx.seed, "n": 10, "d": 5, "p": p_val, "eta": eta_val, "L": 1.0,
           "sigma_G2": 1.0, "T": r["T"], "replicas": r["R"], "w0": "w*",
           "problem": "isotropic quadratic, Hessians I, ||h_i||^2 = 1 (isotropic_problem)"}
-    ev = checks.check_upper_bound(r["avg"], bound, counterexample=ce,
-                                 what="E[(1/T)Σ||∇f(w_t)||^2]")
+    ev = checks.check_bound(r["avg"], bound, "upper", counterexample=ce,
+                            instances={k: ce[k] for k in ("n", "p", "eta", "L", "sigma_G2",
+                                                          "T", "w0")},
+                            what="E[(1/T)Σ||∇f(w_t)||^2]")
     ev.detail += (f"; exact expectation (isotropic recursion) {r['exact_avg']:.6g}; "
                   f"ηL(1+c) = {eta_val * (1 + c):.3g} <= 1")
-    ev.ratio = float(np.mean(r["avg"]) / bound)
-    ev.instance = {k: ce[k] for k in ("n", "p", "eta", "L", "sigma_G2", "T", "w0")}
     return ev
 
 
@@ -169,30 +164,12 @@ def _floor_avg_mc(ctx: Context) -> Evidence:
 def _rate_build(params: dict[str, Any]) -> Any:
     """FedAvg-IS rounds at (n, p, θ), L = 1, η = θ/(L(1 + c)): potential v (f(w) - f*),
     progress ||∇f(w)||^2, σ_G^2 = 1; stated: v = two/η, constant floor_half η^2 L c σ_G^2."""
-    assert CLAIM.stated is not None
-    st = CLAIM.stated.constants
-    n, L_, c, eta_ = average_rate_step(params)
-    return fedavg_is_average_model(n, params["p"], eta_, L_, stated={
-        "potential": [Fraction(st["two"]) / eta_],
-        "constant": Fraction(st["floor_half"]) * eta_**2 * L_ * c})
+    return average_rate_model(
+        CLAIM, params, lambda st, eta_, L_, c: Fraction(st["floor_half"]) * eta_**2 * L_ * c)
 
 
-
-CLAIM.rate = RateStep(
-    description=("FedAvg-IS rounds, exact client gradients, independent Bernoulli(p) "
-                 "participation (all 2^n patterns), f L-smooth (L = 1), heterogeneity "
-                 "||∇f_i(w_t) - ∇f(w_t)||^2 <= σ_G^2 = 1 at every round's point, "
-                 "η = θ/(L(1+c)); potential v (f(w) - f*) with E V_{t+1} <= V_t - "
-                 "||∇f(w_t)||^2 + c_floor, so (1/T)Σ E||∇f(w_t)||^2 <= v (f(w_0) - f*)/T + "
-                 "c_floor; stated: v = 2/η, c_floor = (η^2 L c/2) σ_G^2 (printed)"),
-    build=_rate_build,
-    grid=average_rate_grid,
-    closed_form=average_rate_closed_form,
-    closed_form_text=("best potential v = 1/(η(1 - θ'/2)) and floor ηLc/(4(1 - θ'/2)) σ_G^2, "
-                      "θ' = ηL(1 + c/2); at the stated v = 2/η the certified floor is "
-                      "ηLc/2 σ_G^2 (at_stated_potential)"),
-    notes=("no potential v (f(w) - f*) certifies the printed floor: the smallest certified "
-           "floor over every v (the best potential's) is above the printed (η^2 L c/2) σ_G^2"
-           " at each instance (stated_certified false); the printed bound itself is refuted "
-           "by the claim's own checks (T = 2 from w*)",),
-)
+CLAIM.rate = average_rate(_rate_build, "(η^2 L c/2) σ_G^2 (printed)", (
+    "no potential v (f(w) - f*) certifies the printed floor: the smallest certified floor over "
+    "every v (the best potential's) is above the printed (η^2 L c/2) σ_G^2 at each instance "
+    "(stated_certified false); the printed bound itself is refuted by the claim's own checks "
+    "(T = 2 from w*)"))

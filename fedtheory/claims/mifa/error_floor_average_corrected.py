@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.certify.lyapunov import RateStep
-from fedtheory.certify.rate_models import fedavg_is_average_model
 from fedtheory.claimkit.stated import Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.claims.mifa._runs import long_run
@@ -22,9 +20,8 @@ from fedtheory.theory.mifa import TINY, exact_fedavg_is_1d, tiny_sigma2
 
 from ._common import derivation_evidence
 from ._floors import (
-    average_rate_closed_form,
-    average_rate_grid,
-    average_rate_step,
+    average_rate,
+    average_rate_model,
     search_evidence,
     short,
     stated_c_eta,
@@ -189,14 +186,11 @@ def _floor_avg_corr_mc(ctx: Context) -> Evidence:
                       for r, e in zip(runs, etas, strict=True)])
     ce = {"seed": ctx.seed, "n": 10, "p": p_val, "eta": etas, "starts": [0.0, 3.0],
           "T": runs[0]["T"], "replicas": runs[0]["R"]}
-    ev = checks.check_upper_bound(samples, bound, counterexample=ce,
-                                 what="E[(1/T)Σ||∇f(w_t)||^2] (two runs)")
+    ev = checks.check_bound(samples, bound, "upper", counterexample=ce, instances=[
+        {"n": 10, "p": p_val, "eta": etas[k], "start": [0.0, 3.0][k], "T": runs[k]["T"],
+         "sigma_G2": 1.0, "L": 1.0} for k in range(len(runs))],
+        what="E[(1/T)Σ||∇f(w_t)||^2] (two runs)")
     ev.detail += f"; exact expectations {[round(r['exact_avg'], 6) for r in runs]}"
-    ratios = samples.mean(axis=0) / bound
-    k = int(np.argmax(ratios))
-    ev.ratio = float(ratios[k])
-    ev.instance = {"n": 10, "p": p_val, "eta": etas[k], "start": [0.0, 3.0][k],
-                   "T": runs[k]["T"], "sigma_G2": 1.0, "L": 1.0}
     return ev
 
 
@@ -255,29 +249,10 @@ def _floor_avg_corr_search(ctx: Context) -> Evidence:
 def _rate_build(params: dict[str, Any]) -> Any:
     """FedAvg-IS rounds at (n, p, θ), L = 1, η = θ/(L(1 + c)): potential v (f(w) - f*),
     progress ||∇f(w)||^2, σ_G^2 = 1; stated: v = two/η, constant floor_one η L c σ_G^2."""
-    assert CLAIM.stated is not None
-    st = CLAIM.stated.constants
-    n, L_, c, eta_ = average_rate_step(params)
-    return fedavg_is_average_model(n, params["p"], eta_, L_, stated={
-        "potential": [Fraction(st["two"]) / eta_],
-        "constant": Fraction(st["floor_one"]) * eta_ * L_ * c})
+    return average_rate_model(
+        CLAIM, params, lambda st, eta_, L_, c: Fraction(st["floor_one"]) * eta_ * L_ * c)
 
 
-
-CLAIM.rate = RateStep(
-    description=("FedAvg-IS rounds, exact client gradients, independent Bernoulli(p) "
-                 "participation (all 2^n patterns), f L-smooth (L = 1), heterogeneity "
-                 "||∇f_i(w_t) - ∇f(w_t)||^2 <= σ_G^2 = 1 at every round's point, "
-                 "η = θ/(L(1+c)); potential v (f(w) - f*) with E V_{t+1} <= V_t - "
-                 "||∇f(w_t)||^2 + c_floor, so (1/T)Σ E||∇f(w_t)||^2 <= v (f(w_0) - f*)/T + "
-                 "c_floor; stated: v = 2/η, c_floor = η L c σ_G^2 (corrected)"),
-    build=_rate_build,
-    grid=average_rate_grid,
-    closed_form=average_rate_closed_form,
-    closed_form_text=("best potential v = 1/(η(1 - θ'/2)) and floor ηLc/(4(1 - θ'/2)) σ_G^2, "
-                      "θ' = ηL(1 + c/2); at the stated v = 2/η the certified floor is "
-                      "ηLc/2 σ_G^2 (at_stated_potential)"),
-    notes=("the corrected bound follows from the certificate at each instance: at the stated"
-           " v = 2/η the certified floor ηLc/2 σ_G^2 is half the corrected ηLc σ_G^2 "
-           "(stated_certified true)",),
-)
+CLAIM.rate = average_rate(_rate_build, "η L c σ_G^2 (corrected)", (
+    "the corrected bound follows from the certificate at each instance: at the stated v = 2/η "
+    "the certified floor ηLc/2 σ_G^2 is half the corrected ηLc σ_G^2 (stated_certified true)"))

@@ -49,9 +49,9 @@ SHARED_ROWS = (
         paper="'Empirical results suggest that U-MIFAm works better in practice.'",
         paper_where=f"{WHERE}, line 55",
         run=(f"per p, U-MIFAm against FedAvg-IS, MIFA, U-MIFA and MIFAm: paired one-sided "
-             f"t-tests (fedtheory.claims.checks.compare_paired, 'better'), margin "
+             f"t-tests (fedtheory.claimkit.checks.compare_paired, 'better'), margin "
              f"{BETTER_MARGIN_DECADES} decade, alpha = 1e-6 each (4e-6 per p, 1.2e-5 for the "
-             f"claim), each graded by the margin (fedtheory.claims.headroom): confirmed if "
+             f"claim), each graded by the margin (fedtheory.claimkit.headroom): confirmed if "
              f"better than all four by the margin (below it: consistent, low power), refuted "
              f"if it ties with one (interval including 0, below the margin) or is "
              f"significantly worse, not testable where the panel's best rule beats the other "

@@ -8,8 +8,6 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from fedtheory.claimkit.stated import Erratum, Stated, exact_like
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, Figure
 from fedtheory.claims.mifa._runs import floor_comparison, mifa_long_runs
@@ -164,15 +162,11 @@ def _zero_floor_mc(ctx: Context) -> Evidence:
     # the condition at eta/s: the stated one, or the relaxed one under the step mutant
     s = float(ctx.step_limit(Fraction(1)))
     ev, cond, viol = pathwise_upper_bound(
-        r, eta_val / s, lhs, rhs, ce, what="E[(1/(T-1))Σ_{t>=1}||∇f(w_t)||^2 | condition]")
+        r, eta_val / s, lhs, rhs, ce, what="E[(1/(T-1))Σ_{t>=1}||∇f(w_t)||^2 | condition]",
+        instance={k: ce[k] for k in ("n", "p", "eta", "T", "problem", "w0")})
     ev.detail += (f"; condition held on {int(cond.sum())}/{r['R']} paths (τ_max from "
                   f"{int(r['tau_max'].min())} to {int(r['tau_max'].max())}); pathwise "
                   f"violations among them: {viol}")
-    if cond.any():
-        ratios = lhs[cond] / rhs[cond]
-        ev.ratio = float(np.max(ratios))
-        ev.instance = {**{k: ce[k] for k in ("n", "p", "eta", "T", "problem", "w0")},
-                       "replica": int(np.flatnonzero(cond)[np.argmax(ratios)])}
     return ev
 
 

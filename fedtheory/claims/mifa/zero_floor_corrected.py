@@ -189,14 +189,10 @@ def _zf_corr_mc(ctx: Context) -> Evidence:
         what = ("E[(1/(T-1))Σ_{t>=1}||∇f(w_t)||^2 | condition]" if form == "t1" else
                 "E[(1/T)Σ_{t<T}||∇f(w_t)||^2 | condition]")
         ev, cond, viol = pathwise_upper_bound(r, eta_val / s, lhs, rhs, {**ce, "form": form},
-                                              what=what, rtol=1e-12)
+                                              what=what, rtol=1e-12,
+                                              instance={**ce, "form": form})
         ev.detail += f"; condition held on {int(cond.sum())}/{r['R']} paths; pathwise " \
                      f"violations: {viol}"
-        if cond.any():
-            ratios = lhs[cond] / rhs[cond]
-            ev.ratio = float(np.max(ratios))
-            ev.instance = {**ce, "form": form,
-                           "replica": int(np.flatnonzero(cond)[np.argmax(ratios)])}
         parts.append((f"form {form}", ev))
     return all_of(parts)
 

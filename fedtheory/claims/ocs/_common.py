@@ -12,6 +12,8 @@ __all__ = [
     "BUDGET_FACTOR",
     "CLOSED_FORM_FACTORS",
     "CONDITION_FACTOR",
+    "MULTIPLIED_BY_ETA",
+    "ONE_STEP_RESTATEMENT",
     "closed_form_parts",
     "derivation_evidence",
     "identity_evidence",
@@ -56,3 +58,18 @@ def closed_form_parts(ctx: Any) -> dict[str, Any]:
             "condition": lambda c: ctx.factor(CONDITION_FACTOR, c)}
 
 
+
+
+#: How the one-step theorems (``ocs.dsgd_*`` and ``ocs.fedavg_*``, and their corrections) are
+#: tested: the restatement they share.
+ONE_STEP_RESTATEMENT = (
+    "Tested as the one-step bound conditional on a fixed iterate x^k (the case k = 0 "
+        "with x^0 deterministic, Monte Carlo replicas or every participation and noise "
+        "pattern enumerated) rather than with full expectations over the iterates: the "
+        "conditional bound for every x^k gives the stated one by the tower property, and "
+        "a fixed x^0 that violates it violates the stated recursion at k = 0; gamma^k is "
+        "exact in the exact checks and, in the Monte Carlo ones, taken at the end of its "
+        "confidence interval least favourable to a refutation."
+)
+#: The FedAvg strongly convex recursion's restatement adds how (27) is read.
+MULTIPLIED_BY_ETA = " (27) is multiplied by eta > 0, an equivalent upper bound on E||r^{k+1}||^2."

@@ -1,10 +1,10 @@
 r"""The checks of seed 002's Theorems 13, 15, 17 and 18 (``ocs`` family): the step from
-computed samples, exact cases and searches to :class:`~fedtheory.claims.evidence.Evidence`.
+computed samples, exact cases and searches to :class:`~fedtheory.claimkit.evidence.Evidence`.
 
 The computing is done in :mod:`fedtheory.experiments.ocs_theorems` (one step from a fixed
 iterate, the scenarios) and :mod:`fedtheory.experiments.ocs_theorem_exact` (exact cases, the
 hill climbing search); this module draws their random streams from the claim's
-:class:`~fedtheory.claims.core.Context`, reads the statement's constants through it, and turns
+:class:`~fedtheory.claimkit.core.Context`, reads the statement's constants through it, and turns
 the results into the checks' evidence:
 
 * :func:`dsgd_check` / :func:`fedavg_check`: one Monte Carlo check over a list of scenarios

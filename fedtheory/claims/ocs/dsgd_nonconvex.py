@@ -21,7 +21,7 @@ from fedtheory.symbolic.ocs_dsgd_proofs import prove_dsgd_descent
 from fedtheory.theory.ocs_exact import ocs_probabilities
 from fedtheory.theory.ocs_theorems import THEOREM_15
 
-from ._common import derivation_evidence
+from ._common import ONE_STEP_RESTATEMENT, derivation_evidence
 
 CLAIM = Claim(
     id="ocs.dsgd_nonconvex", family="ocs",
@@ -41,15 +41,8 @@ CLAIM = Claim(
     expected="confirmed",
     stated=Stated(THEOREM_15.constants, factors=THEOREM_15.factors,
                   stronger=THEOREM_15.stronger),
-    restatement=(
-        "Tested as the one-step bound conditional on a fixed iterate x^k (the case k = 0 "
-        "with x^0 deterministic, Monte Carlo replicas or every participation and noise "
-        "pattern enumerated) rather than with full expectations over the iterates: the "
-        "conditional bound for every x^k gives the stated one by the tower property, and "
-        "a fixed x^0 that violates it violates the stated recursion at k = 0; gamma^k is "
-        "exact in the exact checks and, in the Monte Carlo ones, taken at the end of its "
-        "confidence interval least favourable to a refutation. Any step is allowed; the "
-        "checks take gamma/((1+M)L) and multiples of it."
+    restatement=ONE_STEP_RESTATEMENT + (
+        " Any step is allowed; the checks take gamma/((1+M)L) and multiples of it."
     ),
     derivation=r"""
 Any step size is allowed; checked at $\eta = \gamma_{\mathrm{lo}}/((1+M)L)$ (the step that

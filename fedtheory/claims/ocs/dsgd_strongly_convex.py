@@ -26,7 +26,7 @@ from fedtheory.theory.ocs_counterexamples import CE13_LATEX
 from fedtheory.theory.ocs_exact import ocs_probabilities
 from fedtheory.theory.ocs_theorems import THEOREM_13
 
-from ._common import derivation_evidence
+from ._common import ONE_STEP_RESTATEMENT, derivation_evidence
 
 CLAIM = Claim(
     id="ocs.dsgd_strongly_convex", family="ocs",
@@ -67,15 +67,7 @@ CLAIM = Claim(
         'a weighted sum of f_i(x) - f_i(x*) by W(f(x) - f*), which needs f_i(x) >= f_i(x*) for '
         'every i. Corrected constants derived (ocs.dsgd_strongly_convex.corrected).'
     ),
-    restatement=(
-        "Tested as the one-step bound conditional on a fixed iterate x^k (the case k = 0 "
-        "with x^0 deterministic, Monte Carlo replicas or every participation and noise "
-        "pattern enumerated) rather than with full expectations over the iterates: the "
-        "conditional bound for every x^k gives the stated one by the tower property, and "
-        "a fixed x^0 that violates it violates the stated recursion at k = 0; gamma^k is "
-        "exact in the exact checks and, in the Monte Carlo ones, taken at the end of its "
-        "confidence interval least favourable to a refutation."
-    ),
+    restatement=ONE_STEP_RESTATEMENT,
     derivation=r"""
 Checked as stated at fixed iterates ($k = 0$ with $x^0$ given), $\eta^k$ at its largest allowed
 value; the constants $2$ of (18) and (19) and the step limit are read as the claim states

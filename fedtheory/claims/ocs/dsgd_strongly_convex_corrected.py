@@ -26,6 +26,8 @@ from fedtheory.symbolic.ocs_dsgd_proofs import prove_dsgd_corrected_recursion
 from fedtheory.theory.ocs_exact import LineInstance, ocs_probabilities
 from fedtheory.theory.ocs_theorems import THEOREM_13, THEOREM_13_CORRECTED
 
+from ._common import ONE_STEP_RESTATEMENT
+
 CLAIM = Claim(
     id="ocs.dsgd_strongly_convex.corrected", family="ocs",
     seed_ref="002, Theorem 13 (corrected), Appendix C.1",
@@ -41,15 +43,7 @@ CLAIM = Claim(
     expected="confirmed",
     stated=Stated(THEOREM_13_CORRECTED.constants, step=THEOREM_13_CORRECTED.step,
                   stronger=THEOREM_13_CORRECTED.stronger),
-    restatement=(
-        "Tested as the one-step bound conditional on a fixed iterate x^k (the case k = 0 "
-        "with x^0 deterministic, Monte Carlo replicas or every participation and noise "
-        "pattern enumerated) rather than with full expectations over the iterates: the "
-        "conditional bound for every x^k gives the stated one by the tower property, and "
-        "a fixed x^0 that violates it violates the stated recursion at k = 0; gamma^k is "
-        "exact in the exact checks and, in the Monte Carlo ones, taken at the end of its "
-        "confidence interval least favourable to a refutation."
-    ),
+    restatement=ONE_STEP_RESTATEMENT,
     derivation=r"""
 From the exact one-step identity, with $c = \frac{1+M}{\gamma} - 1 \ge 0$:
 $\mathbb E\|r^{k+1}\|^2 \le (1 - \mu\eta)\|r\|^2 - 2\eta(f - f^\star) +

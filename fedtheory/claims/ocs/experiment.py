@@ -210,7 +210,7 @@ SETUP = SetupCard(
                  "log(1.1) on the log-loss area and 1 accuracy point; full 'not worse' than "
                  "OCS with the same margins; AOCS 'equivalent' to OCS (TOST) within log(1.01) "
                  "and 0.1 point; no accuracy level (85% is FEMNIST's with the CNN); each "
-                 "'better' graded by the margin (fedtheory.claims.headroom: better by the "
+                 "'better' graded by the margin (fedtheory.claimkit.headroom: better by the "
                  "margin, below it (consistent, low power), a tie, or not testable) with its "
                  "headroom, how far the best scheme of the run on that metric (full "
                  "participation per round) is from B"),
@@ -305,7 +305,7 @@ the suboptimality $f(x^k) - f^\star$ of the global objective (the seed plots the
 training loss"); accuracy is on the hold-out. Quick preset: 30 rounds, 60 replicas; full: 151 rounds
 (Appendix F.1), 100 replicas.
 
-Tests: paired Student-$t$ comparisons (`fedtheory.claims.checks.compare_paired`) at
+Tests: paired Student-$t$ comparisons (`fedtheory.claimkit.checks.compare_paired`) at
 $\alpha = 10^{-6}$ each, a check's level the sum over its comparisons (`all_of`). Per replica
 two summaries of each curve: the mean over rounds (or over 64 bit budgets evenly spread up to
 the largest budget every partial scheme reached, a scheme's value at budget $b$ being that of
@@ -401,7 +401,7 @@ def _compare(ctx: Context, values: np.ndarray, a: str, b: str, hypothesis: str,
              metric: str, run: ox.FedAvgRun, per: str) -> Evidence:
     """``a`` against ``b`` (scheme names) on ``metric`` per replica, paired (Student t); a
     ``"better"`` comparison is graded by the margin with the set-up's headroom
-    (:func:`~fedtheory.claims.headroom.graded_compare`): the best scheme of this run on this
+    (:func:`~fedtheory.claimkit.headroom.graded_compare`): the best scheme of this run on this
     metric (full participation per round, as a rule) against ``b``."""
     i, j = run.index(a), run.index(b)
     margin = (_EQ_MARGIN if hypothesis == "equivalent" else _MARGIN)[metric]

@@ -19,7 +19,7 @@ from fedtheory.experiments.ocs_theorem_exact import (
 from fedtheory.symbolic.ocs_fedavg_descent import derive_fedavg_descent
 from fedtheory.theory.ocs_theorems import THEOREM_18
 
-from ._common import derivation_evidence
+from ._common import ONE_STEP_RESTATEMENT, derivation_evidence
 
 CLAIM = Claim(
     id="ocs.fedavg_nonconvex", family="ocs",
@@ -41,15 +41,7 @@ CLAIM = Claim(
     expected="confirmed",
     stated=Stated(THEOREM_18.constants, factors=THEOREM_18.factors, step=THEOREM_18.step,
                   stronger=THEOREM_18.stronger),
-    restatement=(
-        "Tested as the one-step bound conditional on a fixed iterate x^k (the case k = 0 "
-        "with x^0 deterministic, Monte Carlo replicas or every participation and noise "
-        "pattern enumerated) rather than with full expectations over the iterates: the "
-        "conditional bound for every x^k gives the stated one by the tower property, and "
-        "a fixed x^0 that violates it violates the stated recursion at k = 0; gamma^k is "
-        "exact in the exact checks and, in the Monte Carlo ones, taken at the end of its "
-        "confidence interval least favourable to a refutation."
-    ),
+    restatement=ONE_STEP_RESTATEMENT,
     derivation=r"""
 Checked at $\eta = 1/(8L(2+M/R))$ and $\eta_g$ at its lower limit (fixed point in $\eta_l$, see
 `choose_fedavg_steps`), on quadratics with identical Hessians ($\rho$ finite), positive definite

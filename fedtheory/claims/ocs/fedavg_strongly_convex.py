@@ -20,6 +20,8 @@ from fedtheory.symbolic.ocs_fedavg_z_coefficient import derive_fedavg_z_coeffici
 from fedtheory.theory.ocs_counterexamples import CE17_LATEX
 from fedtheory.theory.ocs_theorems import THEOREM_17
 
+from ._common import MULTIPLIED_BY_ETA, ONE_STEP_RESTATEMENT
+
 CLAIM = Claim(
     id="ocs.fedavg_strongly_convex", family="ocs",
     seed_ref="002, Theorem 17, eqs. (25)-(27), Appendix D.1",
@@ -60,16 +62,7 @@ CLAIM = Claim(
         'Theorem 17 fails (exact, n = 8, m = 1, R = 2): a factor 1/gamma is lost in the proof; '
         'the corrected recursion is derived (ocs.fedavg_strongly_convex.corrected).'
     ),
-    restatement=(
-        "Tested as the one-step bound conditional on a fixed iterate x^k (the case k = 0 "
-        "with x^0 deterministic, Monte Carlo replicas or every participation and noise "
-        "pattern enumerated) rather than with full expectations over the iterates: the "
-        "conditional bound for every x^k gives the stated one by the tower property, and "
-        "a fixed x^0 that violates it violates the stated recursion at k = 0; gamma^k is "
-        "exact in the exact checks and, in the Monte Carlo ones, taken at the end of its "
-        "confidence interval least favourable to a refutation. (27) is multiplied by eta "
-        "> 0, an equivalent upper bound on E||r^{k+1}||^2."
-    ),
+    restatement=ONE_STEP_RESTATEMENT + MULTIPLIED_BY_ETA,
     derivation=r"""
 Checked as stated (its constants $\frac38$, $2$, $4$, $72$ and the step limit read as the claim
 states them, mutated under `--power`), multiplied by $\eta > 0$ (an upper bound on

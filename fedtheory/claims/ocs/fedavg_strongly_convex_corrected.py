@@ -23,7 +23,7 @@ from fedtheory.symbolic.ocs_fedavg_corrected_constants import derive_fedavg_corr
 from fedtheory.symbolic.ocs_fedavg_proofs import prove_fedavg_corrected_recursion
 from fedtheory.theory.ocs_theorems import THEOREM_17_CORRECTED
 
-from ._common import derivation_evidence
+from ._common import MULTIPLIED_BY_ETA, ONE_STEP_RESTATEMENT, derivation_evidence
 
 CLAIM = Claim(
     id="ocs.fedavg_strongly_convex.corrected", family="ocs",
@@ -41,16 +41,7 @@ CLAIM = Claim(
     expected="confirmed",
     stated=Stated(THEOREM_17_CORRECTED.constants, step=THEOREM_17_CORRECTED.step,
                   stronger=THEOREM_17_CORRECTED.stronger),
-    restatement=(
-        "Tested as the one-step bound conditional on a fixed iterate x^k (the case k = 0 "
-        "with x^0 deterministic, Monte Carlo replicas or every participation and noise "
-        "pattern enumerated) rather than with full expectations over the iterates: the "
-        "conditional bound for every x^k gives the stated one by the tower property, and "
-        "a fixed x^0 that violates it violates the stated recursion at k = 0; gamma^k is "
-        "exact in the exact checks and, in the Monte Carlo ones, taken at the end of its "
-        "confidence interval least favourable to a refutation. (27) is multiplied by eta "
-        "> 0, an equivalent upper bound on E||r^{k+1}||^2."
-    ),
+    restatement=ONE_STEP_RESTATEMENT + MULTIPLIED_BY_ETA,
     derivation=r"""
 The proof of Appendix D.1 with its gaps repaired. (a) Quadratic $f_i$ with $\eta_l L \le 1$:
 $\mathbb E\langle\xi_{i,r}, \nabla f_i(y_{i,s})\rangle = -\eta_l\,\mathbb E[\xi^\top A_i
