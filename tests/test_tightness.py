@@ -75,3 +75,16 @@ def test_a_nan_in_the_bound_names_the_point() -> None:
     with pytest.raises(ValueError, match=r"the bound is NaN at x=1\.0, k=3"):
         tightest(lambda x, k: x, lambda x, k: np.where((x == 1) & (k == 3), np.nan, 2.0),
                  {"x": (0.0, 1.0), "k": (1, 3)}, integers=("k",), grid=3)
+
+
+def test_the_bound_check_on_the_tightest_point() -> None:
+    """Tightness.evidence is claimkit.checks.check_bound at the tightest point, exactly, with
+    the search's record: a bound that holds, and one violated at the box's end."""
+    t = tightest(lambda x: x / (1 + x), lambda x: x, {"x": (0.5, 3.0)}, exact=True)
+    ev = t.evidence("x/(1+x) <= x")
+    assert ev.passed is True and ev.ratio == pytest.approx(2 / 3)
+    assert ev.instance == {"x": 0.5} and ev.search == t.search and ev.counterexample is None
+    low = tightest(lambda x: x * x, lambda x: x, {"x": (0.5, 2.0)}, side="lower", exact=True)
+    ev = low.evidence("x^2 >= x")
+    assert ev.passed is False and ev.counterexample == {"x": 0.5, "measured": "1/4",
+                                                         "bound": "1/2"}

@@ -31,9 +31,10 @@ A NaN from the quantity or the bound, anywhere the search looks, is a ``ValueErr
 the point, never a ratio. The result (:class:`Tightness`) gives what an
 :class:`~fedtheory.claimkit.evidence.Evidence` wants: ``ratio``, ``instance`` (the tightest
 point, with the measured and stated values there) and ``search`` (what the search covered):
-``Evidence(ok, measured, stated, detail, **t.evidence_fields())``; and the inputs of the bound
-check (:meth:`Tightness.bound_inputs`: the exact values at the tightest point, with its
-instance). Every point evaluated is kept (:attr:`Tightness.points`).
+``Evidence(ok, measured, stated, detail, **t.evidence_fields())``; or the bound check itself,
+:meth:`Tightness.evidence` (:func:`~fedtheory.claimkit.checks.check_bound` on
+:meth:`Tightness.bound_inputs`, the exact values at the tightest point, with its instance).
+Every point evaluated is kept (:attr:`Tightness.points`).
 
 Examples
 --------
@@ -71,6 +72,9 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+
+from fedtheory.claimkit.checks import check_bound
+from fedtheory.claimkit.evidence import Evidence
 
 __all__ = ["Tightness", "tightest"]
 
@@ -137,6 +141,27 @@ class Tightness:
         params = {k: v for k, v in self.instance.items() if k not in ("measured", "stated")}
         return {"quantity": [self.instance["measured"]], "stated": [self.instance["stated"]],
                 "instances": [params], "side": self.side}
+
+    def evidence(self, what: str = "the quantity") -> Evidence:
+        """The bound check (:func:`fedtheory.claimkit.checks.check_bound`) at the tightest point,
+        in exact values (:meth:`bound_inputs`): passed when the largest ratio is at most 1,
+        else refuted with that point as the counterexample; ``ratio`` and ``instance`` the
+        check's, ``search`` this search's record. The counterexample's ``measured`` and
+        ``bound`` are the exact values as text (a report's JSON would show them as floats).
+        Needs ``exact=True``.
+
+        >>> from fractions import Fraction as F
+        >>> t = tightest(lambda x: x * x, lambda x: x + F(1, 3), {"x": (0.5, 3.0)}, exact=True)
+        >>> ev = t.evidence("x^2 <= x + 1/3")
+        >>> ev.passed, round(ev.ratio, 6), ev.counterexample
+        (False, 2.7, {'x': 3.0, 'measured': '9', 'bound': '10/3'})
+        """
+        ev = check_bound(**self.bound_inputs(), what=what)
+        ev.search = self.search
+        if ev.counterexample is not None:
+            ev.counterexample = {**ev.counterexample, "measured": str(self.instance["measured"]),
+                                 "bound": str(self.instance["stated"])}
+        return ev
 
     def to_dict(self) -> dict[str, Any]:
         """The record of the search (JSON-ready but for exact numbers, shown as strings)."""
