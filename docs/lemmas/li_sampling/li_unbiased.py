@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 from _li import ETA0, local_models
 
+from fedtheory.certify import OutOfScope
 from fedtheory.claims import Claim, ClaimKind, Evidence, all_of
 from fedtheory.participation import BernoulliParticipation, WithReplacementParticipation
 from fedtheory.problems import QuadraticProblem
@@ -21,6 +22,8 @@ CLAIM = Claim(
     title="Sampling with replacement (Scheme I) averages without bias",
     kind=ClaimKind.IDENTITY, expected="confirmed",
     statement=r"\mathbb E_{S_t}\,\overline w_{t+1} = \overline v_{t+1}",
+    one_step=OutOfScope("an identity (a mean), not an inequality: it is proved by the exact "
+                        "enumeration, with nothing for a PEP to bound"),
 )
 
 CASES = [(3, Fraction(1, 2), Fraction(1, 3), 2), (5, Fraction(3, 4), Fraction(1, 10), 4),
