@@ -1,11 +1,11 @@
 """Claim files for a Dask cluster's workers (imported only where ``distributed`` is).
 
 A run that verifies claims from files outside the package (``fedtheory verify PATH``,
-``--claims``) sends the files themselves to every worker, present and future, as a worker
-plugin: each worker writes them into its local directory and finds them through
-:data:`~fedtheory.claims.sources.ENV_VAR`, so a cluster on other machines needs no shared file
-system. (On a cluster whose workers do share the file system, the same path works too: the
-files are then simply read twice.)
+``--claims``) sends the files themselves, with the ``_`` helper modules beside them, to every
+worker, present and future, as a worker plugin: each worker writes them into its local
+directory and finds them through :data:`~fedtheory.claims.sources.ENV_VAR`, so a cluster on
+other machines needs no shared file system. (On a cluster whose workers do share the file
+system, the same path works too: the files are then simply read twice.)
 """
 
 from __future__ import annotations

@@ -315,7 +315,8 @@ def test_claim_files_bundle_and_unpack(lemmas: Path, tmp_path: Path) -> None:
     from fedtheory.claims.sources import bundle, unpack
 
     files = bundle([lemmas, lemmas / "mine_mean.py"])
-    assert sorted(files) == ["0/mine_mean.py", "0/mine_wrong.py", "1/mine_mean.py"]
+    assert sorted(files) == ["0/_helpers.py", "0/mine_mean.py", "0/mine_wrong.py",
+                             "1/_helpers.py", "1/mine_mean.py"]  # helpers go with them
     out = unpack(files, tmp_path / "w")
     assert [Path(o).name for o in out] == ["0", "1"]
     assert (tmp_path / "w" / "0" / "mine_wrong.py").read_text() == REFUTED

@@ -26,6 +26,7 @@ from fedtheory.claimkit.core import (
 from fedtheory.claimkit.evidence import Figure, all_of, combined_alpha
 from fedtheory.claimkit.setup import SetupCard, SetupRow
 from fedtheory.claimkit.stated import Erratum, Mutant, Stated
+from fedtheory.claimkit.tightness import Tightness, tightest
 
 __all__ = [
     "CHECK_KINDS",
@@ -42,8 +43,10 @@ __all__ = [
     "SetupCard",
     "SetupRow",
     "Stated",
+    "Tightness",
     "Verdict",
     "all_of",
     "checks",
     "combined_alpha",
+    "tightest",
 ]

@@ -39,6 +39,7 @@ from fedtheory.claimkit.core import (
 from fedtheory.claimkit.evidence import Figure, all_of, combined_alpha
 from fedtheory.claimkit.setup import SetupCard, SetupRow
 from fedtheory.claimkit.stated import Erratum, Stated
+from fedtheory.claimkit.tightness import Tightness, tightest
 from fedtheory.claims.registry import all_claims, families, get_claim, register, select
 from fedtheory.deprecation import MOVED as _ALL_MOVED
 
@@ -116,6 +117,7 @@ __all__ = [
     "SetupCard",
     "SetupRow",
     "Stated",
+    "Tightness",
     "Verdict",
     "all_claims",
     "all_of",
@@ -125,4 +127,5 @@ __all__ = [
     "get_claim",
     "register",
     "select",
+    "tightest",
 ]

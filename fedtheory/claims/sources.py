@@ -20,6 +20,13 @@ naming both places):
   defines ``CLAIM`` (one claim) or ``CLAIMS`` (a sequence of claims); a file defining neither
   is an error.
 
+A claim file imports the helper modules of its folder by a plain ``import _common`` or
+``from _common import x`` (:func:`helper_import`): a name starting with ``_`` whose ``.py``
+file sits in the importing file's folder is that file, imported once per folder under a name
+of its own (``fedtheory_user_claims.<folder tag>._common``), so two folders' ``_common.py`` do
+not collide. The folder is never put on :data:`sys.path`, and a helper named like a module
+Python already finds (``_thread.py``, ``_pytest.py`` ...) is refused, naming the file.
+
 Worker processes find the same files through the environment variable :data:`ENV_VAR` (the
 paths, :data:`os.pathsep`-separated), which :func:`add_sources` sets: a process pool started
 by fork, spawn or forkserver inherits it. A Dask cluster's workers are sent the files
@@ -33,6 +40,7 @@ dirty) goes into its report entry, so a verdict names the file that produced it,
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import importlib
 import importlib.util
@@ -59,6 +67,7 @@ __all__ = [
     "entry_point_claims",
     "env_sources",
     "file_origin",
+    "helper_import",
     "load_file",
     "module_name_for",
     "unpack",
@@ -184,28 +193,91 @@ def claims_of_module(module: Any, where: str) -> list[Any]:
     return found
 
 
+def _folder_tag(folder: Path) -> str:
+    return hashlib.sha256(str(folder).encode()).hexdigest()[:10]
+
+
+def _check_helper_name(name: str, file: Path) -> None:
+    """``ImportError`` naming ``file`` when the helper ``name`` would shadow a module Python
+    finds without the folder (the standard library's ``_thread``, an installed package)."""
+    taken = name in sys.stdlib_module_names or name in sys.builtin_module_names
+    if not taken:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        # the folder itself on sys.path (a run started in it: '' is the working folder)
+        # finds the helper, which is no clash
+        taken = spec is not None and (spec.origin is None
+                                      or Path(spec.origin).resolve() != file.resolve())
+    if taken:
+        raise ImportError(f"helper module {file} is named like the module {name!r} Python "
+                          "already imports (the standard library or an installed package); "
+                          "rename it (e.g. _my_" + name.lstrip("_") + ".py)")
+
+
+def _exec_file(p: Path, name: str) -> Any:
+    """Import the file ``p`` as ``sys.modules[name]``, its imports of ``_``-prefixed helpers
+    of its folder served by :func:`helper_import`."""
+    spec = importlib.util.spec_from_file_location(name, p)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"claim file {p}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    module.__fedtheory_sha256__ = _sha256(p)
+    module.__builtins__ = {**builtins.__dict__, "__import__": helper_import(p.parent)}
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def helper_import(folder: str | Path) -> Any:
+    """The ``__import__`` a claim file (or helper) of ``folder`` runs with: ``import _x`` and
+    ``from _x import y`` (absolute, a top-level name starting with ``_``) with ``folder/_x.py``
+    present import that file, as ``fedtheory_user_claims.<folder tag>._x``, again when it
+    changed; every other import is Python's own. A helper named like a module Python already
+    finds is an ``ImportError`` naming it."""
+    base = Path(folder).resolve()
+    tag = _folder_tag(base)
+    real = builtins.__import__
+
+    def scoped(name: str, globals: Any = None, locals: Any = None,  # noqa: A002
+               fromlist: Any = (), level: int = 0) -> Any:
+        top = name.partition(".")[0]
+        file = base / f"{top}.py"
+        if level or not top.startswith("_") or top.startswith("__") or not file.is_file():
+            return real(name, globals, locals, fromlist, level)
+        if name != top:
+            raise ImportError(f"helper module {file}: {name!r} names a sub-module; a helper "
+                              "is one .py file")
+        _check_helper_name(top, file)
+        full = f"{_USER_PREFIX}.{tag}.{top}"
+        module = sys.modules.get(full)
+        if module is None or getattr(module, "__fedtheory_sha256__", None) != _sha256(file):
+            module = _exec_file(file, full)
+        return module
+
+    return scoped
+
+
 def load_file(path: str | Path) -> tuple[list[Any], Origin]:
     """Import one claim file (once per process, again if the file changed) and return its
-    claims and their origin.
+    claims and their origin. Its ``import _helper`` lines find the ``_*.py`` files of its
+    folder (:func:`helper_import`).
 
     An import error is re-raised as ``ImportError`` naming the file (its cause chained)."""
     p = Path(path).resolve()
     name = module_name_for(p)
     module = sys.modules.get(name)
-    sha = _sha256(p)
-    if module is not None and getattr(module, "__fedtheory_sha256__", None) != sha:
+    if module is not None and getattr(module, "__fedtheory_sha256__", None) != _sha256(p):
         module = None  # the file changed since it was imported here: import it again
     if module is None:
-        spec = importlib.util.spec_from_file_location(name, p)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"claim file {p}: cannot be imported")
-        module = importlib.util.module_from_spec(spec)
-        module.__fedtheory_sha256__ = sha
-        sys.modules[name] = module  # dataclasses and pickling look the module up by name
         try:
-            spec.loader.exec_module(module)
+            module = _exec_file(p, name)
         except BaseException as exc:
-            del sys.modules[name]
             if not sandbox.own_error(exc):  # the user's Ctrl-C; a file's sys.exit() is its error
                 raise
             raise ImportError(f"claim file {p} failed to import: {type(exc).__name__}: "
@@ -246,13 +318,17 @@ def env_sources() -> list[str]:
 def bundle(paths: Iterable[str | Path]) -> dict[str, bytes]:
     """The claim files of ``paths`` as ``{name: bytes}`` to send to machines that do not see
     this file system (a Dask cluster's workers): each name is ``<k>/<path relative to its
-    source>``, ``k`` the source's index, so that two sources' files never collide."""
+    source>``, ``k`` the source's index, so that two sources' files never collide. The helper
+    modules beside the claim files (:func:`fedtheory.claim_files.helper_files`) go with them."""
     out: dict[str, bytes] = {}
     for k, path in enumerate(paths):
         base = Path(path).resolve()
-        for f in claim_files(base):
-            rel = f.name if base.is_file() else f.relative_to(base).as_posix()
-            out[f"{k}/{rel}"] = f.read_bytes()
+        root = base.parent if base.is_file() else base
+        files = set(claim_files(base))
+        files.update(h for f in list(files) for h in helper_files(f)
+                     if h.relative_to(f.parent).parts[0].startswith("_"))
+        for f in sorted(files):
+            out[f"{k}/{f.relative_to(root).as_posix()}"] = f.read_bytes()
     return out
 
 
