@@ -31,8 +31,10 @@ __all__ = [
     "finite_real",
     "integer_at_least",
     "nonnegative_array",
+    "nonnegative_integer",
     "nonnegative_numbers",
     "nonnegative_real",
+    "positive_integer",
     "positive_real",
     "positive_reals",
     "probabilities",
@@ -129,11 +131,43 @@ def nonnegative_real(name: str, value: Any) -> float:
     return v
 
 
+def _integer(name: str, value: Any, minimum: int, what: str) -> int:
+    """``value`` as an int >= ``minimum`` (bools rejected), or ``ValueError("{name} must be
+    {what}, got {value!r}")``: the one integer check behind the three below."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return int(value)
+
+
 def integer_at_least(name: str, value: Any, minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum`` (bools rejected), or a ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return _integer(name, value, minimum, f"an integer >= {minimum}")
+
+
+def positive_integer(name: str, value: Any) -> int:
+    """``value`` as an int >= 1 (bools rejected), or a ValueError naming ``name``.
+
+    >>> positive_integer("rounds", 3)
+    3
+    >>> positive_integer("rounds", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: rounds must be a positive integer, got True
+    """
+    return _integer(name, value, 1, "a positive integer")
+
+
+def nonnegative_integer(name: str, value: Any) -> int:
+    """``value`` as an int >= 0 (bools rejected), or a ValueError naming ``name``.
+
+    >>> nonnegative_integer("seed", 0)
+    0
+    >>> nonnegative_integer("seed", -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be a non-negative integer, got -1
+    """
+    return _integer(name, value, 0, "a non-negative integer")
 
 
 def _where(mask: np.ndarray) -> str:
