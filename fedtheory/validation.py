@@ -28,18 +28,21 @@ import numpy as np
 
 __all__ = [
     "finite_array",
+    "equal_across",
     "finite_real",
     "integer_at_least",
     "nonnegative_array",
     "nonnegative_integer",
     "nonnegative_numbers",
     "nonnegative_real",
+    "per_replica",
     "positive_integer",
     "positive_real",
     "positive_reals",
     "probabilities",
     "probability",
     "real_array",
+    "stack_replicas",
     "whole_block",
 ]
 
@@ -118,6 +121,63 @@ def whole_block(start: int, stop: int, replicas: int) -> bool:
         raise ValueError(f"start, stop must satisfy 0 <= start < stop <= {replicas}, "
                          f"got {start}, {stop}")
     return (start, stop) == (0, replicas)
+
+
+def per_replica(name: str, items: Any, what: str) -> tuple[Any, ...]:
+    """``items`` as a tuple, one entry per replica of a run (the parts of a replica stack:
+    :class:`~fedtheory.problems.ProblemStack`, :class:`~fedtheory.algorithms.RuleStack`,
+    :class:`~fedtheory.participation.ProcessStack`), or a ValueError naming ``name`` when it
+    is no non-empty sequence (a string is none).
+
+    >>> per_replica("rules", ["a", "b"], "rules")
+    ('a', 'b')
+    >>> per_replica("rules", "ab", "rules")
+    Traceback (most recent call last):
+    ...
+    ValueError: rules must be a non-empty sequence of rules, got 'ab'
+    """
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or len(items) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of {what}, got {items!r}")
+    return tuple(items)
+
+
+def equal_across(name: str, items: Sequence[Any], *attrs: str) -> tuple[int, ...]:
+    """The common integer values of the attributes ``attrs`` of the entries of ``items`` (the
+    parts of a replica stack), or a ValueError naming ``name`` and the first entry that
+    differs from ``items[0]``.
+
+    >>> from types import SimpleNamespace as NS
+    >>> equal_across("problems", [NS(n=3, d=2), NS(n=3, d=2)], "n", "d")
+    (3, 2)
+    >>> equal_across("processes", [NS(n=3), NS(n=4)], "n")
+    Traceback (most recent call last):
+    ...
+    ValueError: processes must have equal n: processes[0] has n = 3, processes[1] has n = 4
+    """
+    values = [tuple(int(getattr(item, a)) for a in attrs) for item in items]
+    bad = [k for k, v in enumerate(values) if v != values[0]]
+    if bad:
+        def show(v: tuple[int, ...]) -> str:
+            return str(v[0]) if len(v) == 1 else "(" + ", ".join(map(str, v)) + ")"
+        names = attrs[0] if len(attrs) == 1 else "(" + ", ".join(attrs) + ")"
+        raise ValueError(f"{name} must have equal {' and '.join(attrs)}: {name}[0] has "
+                         f"{names} = {show(values[0])}, {name}[{bad[0]}] has {names} = "
+                         f"{show(values[bad[0]])}")
+    return values[0]
+
+
+def stack_replicas(replicas: Any, expected: int, part: str) -> None:
+    """A ValueError unless a run's ``replicas`` are a replica stack's ``expected`` (one
+    ``part`` per replica).
+
+    >>> stack_replicas(3, 2, "rule")
+    Traceback (most recent call last):
+    ...
+    ValueError: replicas must be the stack's 2 (one rule per replica; see for_replicas), got 3
+    """
+    if replicas != expected:
+        raise ValueError(f"replicas must be the stack's {expected} (one {part} per replica; "
+                         f"see for_replicas), got {replicas!r}")
 
 
 def nonnegative_real(name: str, value: Any) -> float:
