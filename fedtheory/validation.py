@@ -31,6 +31,7 @@ __all__ = [
     "equal_across",
     "finite_real",
     "integer_at_least",
+    "integer_in",
     "nonnegative_array",
     "nonnegative_integer",
     "nonnegative_numbers",
@@ -228,6 +229,24 @@ def nonnegative_integer(name: str, value: Any) -> int:
     ValueError: seed must be a non-negative integer, got -1
     """
     return _integer(name, value, 0, "a non-negative integer")
+
+
+def integer_in(name: str, value: Any, low: int, high: int, what: str | None = None) -> int:
+    """``value`` as an int in ``[low, high]`` (bools rejected), or ``ValueError("{name} must be
+    {what}, got {value!r}")``, ``what`` by default ``"an integer in [low, high]"``.
+
+    >>> integer_in("b", 2, 1, 3)
+    2
+    >>> integer_in("b", 4, 1, 3, "an integer in [1, n=3]")
+    Traceback (most recent call last):
+    ...
+    ValueError: b must be an integer in [1, n=3], got 4
+    """
+    what = f"an integer in [{low}, {high}]" if what is None else what
+    v = _integer(name, value, low, what)
+    if v > high:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return v
 
 
 def _where(mask: np.ndarray) -> str:

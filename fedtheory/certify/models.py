@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.validation import integer_at_least
+
 from .onestep import bernoulli_patterns, uniform_patterns
 from .pep import Expr, Function, Pep, Vec, as_fraction
 
@@ -118,8 +120,7 @@ def unit_vectors_summing_to_zero(n: int) -> list[list[Fraction]]:
     5 5 {Fraction(1, 1)} [Fraction(0, 1), Fraction(0, 1), Fraction(0, 1), Fraction(0, 1)]
     6 6 {Fraction(1, 1)} [Fraction(0, 1)]
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise ValueError(f"n must be an integer >= 2, got {n!r}")
+    integer_at_least("n", n, 2)
     h, one, zero = Fraction(1, 2), Fraction(1), Fraction(0)
     three = [[one, zero, zero, zero], [-h, h, h, h], [-h, -h, -h, -h]]
     if n == 3:

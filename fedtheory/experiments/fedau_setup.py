@@ -15,6 +15,7 @@ from fedtheory.participation import BernoulliParticipation
 from fedtheory.participation.fedau_sampler import JoinRateMarkov, OffsetCyclic
 from fedtheory.problems.datasets import FederatedData, load_dataset
 from fedtheory.problems.logistic import LogisticProblem
+from fedtheory.validation import positive_integer
 
 __all__ = [
     "AUTHORS",
@@ -137,8 +138,7 @@ def authors_partition(labels: np.ndarray, n_clients: int, alpha: float,
     (True, [1.0, 1.0, 1.0, 1.0])
     """
     y = np.asarray(labels)
-    if not (isinstance(n_clients, (int, np.integer)) and n_clients >= 1):
-        raise ValueError(f"n_clients must be a positive integer, got {n_clients!r}")
+    positive_integer("n_clients", n_clients)
     if not (np.isfinite(alpha) and alpha > 0):
         raise ValueError(f"alpha must be a positive number, got {alpha!r}")
     C = int(y.max()) + 1

@@ -39,6 +39,7 @@ from fedtheory.simulate import (
     Server,
     simulate,
 )
+from fedtheory.validation import nonnegative_integer, positive_integer
 
 __all__ = ["simulate_pattern"]
 
@@ -100,10 +101,8 @@ def simulate_pattern(data: dict[str, np.ndarray], instances: Sequence[Instance],
     if any(len(i.parts) != N for i in instances):
         raise ValueError("instances must have the same number of clients")
     for name, v in (("rounds", rounds), ("local_steps", local_steps), ("batch", batch)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or first < 0:
-        raise ValueError(f"first must be a non-negative integer, got {first!r}")
+        positive_integer(name, v)
+    nonnegative_integer("first", first)
     evals = sorted(set(int(e) for e in evals))
     if not evals or evals[0] < 1 or evals[-1] > rounds:
         raise ValueError(f"evals must be rounds in 1..{rounds}, got {evals!r}")
@@ -164,8 +163,7 @@ def _run_seed(*key: int) -> int:
 def _setup(preset: str, seed: int) -> dict[str, Any]:
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    nonnegative_integer("seed", seed)
     return PRESETS[preset]
 
 

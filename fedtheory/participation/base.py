@@ -69,7 +69,7 @@ import numpy as np
 
 from fedtheory.budget import check_memory
 from fedtheory.sampling.base import SamplingDesign
-from fedtheory.validation import probabilities
+from fedtheory.validation import positive_integer, probabilities
 
 __all__ = [
     "ParticipationProcess",
@@ -128,8 +128,7 @@ def validate_n(n: Any, name: str = "n") -> int:
     ...
     fedtheory.budget.BudgetError: a participation process over n clients would need about ...
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    positive_integer(name, n)
     if name == "n":
         check_memory("a participation process over n clients", _BYTES_PER_CLIENT * int(n),
                      {"n": int(n)})
