@@ -80,6 +80,7 @@ __all__ = [
     "process_of_design",
     "registered_processes",
     "uniforms",
+    "validate_dropout_rate",
     "validate_n",
     "validate_probability_vector",
 ]
@@ -114,6 +115,22 @@ _BYTES_PER_CLIENT = 64
 #: Bytes per (replica, client) pair of one round: the uniforms drawn (8), the mask (1) and a
 #: state array of the same shape (8), rounded up.
 _BYTES_PER_PAIR = 24
+
+
+def validate_dropout_rate(alpha: Any) -> float:
+    """``alpha``, the fraction of clients a dropout process drops, as a float in [0, 1), or a
+    ValueError naming it.
+
+    >>> validate_dropout_rate(0.25)
+    0.25
+    """
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}") from None
+    if not 0.0 <= a < 1.0:
+        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}")
+    return a
 
 
 def validate_n(n: Any, name: str = "n") -> int:

@@ -30,7 +30,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.participation.base import ParticipationProcess, RNGLike, uniforms, validate_n
+from fedtheory.participation.base import (
+    ParticipationProcess,
+    RNGLike,
+    uniforms,
+    validate_dropout_rate,
+    validate_n,
+)
 from fedtheory.validation import integer_in
 
 __all__ = ["ClusterDropout", "CorrelatedDropout", "DropoutParticipation", "pair_counts",
@@ -115,12 +121,7 @@ class DropoutParticipation(_Reports, ParticipationProcess, register=True):
 
 def _dropout_count(n: int, alpha: Any) -> tuple[float, int]:
     """Validated ``alpha`` and :math:`\\lfloor\\alpha n\\rfloor` (capped at ``n - 1``)."""
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}") from None
-    if not 0.0 <= a < 1.0:
-        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}")
+    a = validate_dropout_rate(alpha)
     return a, min(n - 1, math.floor(a * n + 1e-9))
 
 

@@ -29,8 +29,7 @@ class FusedSteps(LocalWorkStrategy):
                 work: dict[str, Any], tau: int) -> tuple[np.ndarray, int]:
         e = self.engine
         K = part.size
-        cols = e.client_ids(part, work)
-        y0 = self.start_points(x, part, work)
+        cols, y0 = self.pairs(x, part, work)
         z = self._normals(part, rngs, work)
         upd = e.hot.fused_local_steps(
             y0, cols, e.lr, tau, correction=corr, normals=z, noise_sd=e.noise_route.sd,
@@ -41,8 +40,7 @@ class FusedSteps(LocalWorkStrategy):
                work: dict[str, Any], taus: np.ndarray) -> tuple[np.ndarray, int]:
         e = self.engine
         K = part.size
-        cols = e.client_ids(part, work)
-        y0 = self.start_points(x, part, work)
+        cols, y0 = self.pairs(x, part, work)
         z = self._normals(part, rngs, work)
         upd = scratch(work, "upd", K, e.d, e.dtype)
         for tv in np.unique(taus).tolist():

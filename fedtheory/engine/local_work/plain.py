@@ -20,10 +20,8 @@ class PlainSteps(PerClientSteps):
 
     def uniform(self, x: np.ndarray, part: Participants, corr: np.ndarray | None, rngs: Any,
                 work: dict[str, Any], tau: int) -> tuple[np.ndarray, int]:
-        e = self.engine
         K = part.size
-        cols = e.client_ids(part, work)
-        y0 = self.start_points(x, part, work)
+        cols, y0 = self.pairs(x, part, work)
         if tau == 1:
             return self.noisy(self.gradients(y0, cols, work), part, rngs, work, corr), K
         return self.steps(y0, part, cols, corr, rngs, work, tau)
