@@ -369,60 +369,6 @@ class QuadraticProblem(QuadraticLocalWork):
                    np.concatenate([p.centers for p in probs]),
                    np.concatenate([p.offsets for p in probs]))
 
-    @classmethod
-    def heterogeneous(
-        cls,
-        n: int,
-        d: int,
-        L: float,
-        mu: float,
-        sigma_G2: float,
-        rng: np.random.Generator,
-        *,
-        weights: np.ndarray | None = None,
-        identical_hessians: bool = False,
-        diagonal: bool = True,
-        indefinite: bool = False,
-        x_star: np.ndarray | None = None,
-        offsets: np.ndarray | None = None,
-    ) -> QuadraticProblem:
-        r"""A random problem with given :math:`L`, :math:`\mu` and heterogeneity :math:`\sigma_G^2`.
-
-        The Hessians' eigenvalues lie in :math:`[\mu, L]`; one client has eigenvalue :math:`L`
-        and all clients share an eigenvector of eigenvalue :math:`\mu`, so that exactly
-
-        .. math::
-
-            \max_i \|A_i\|_2 = L,\quad \lambda_{\min}(\bar A) = \min_i \lambda_{\min}(A_i) = \mu,
-            \quad \sum_i w_i \|\nabla f_i(x^\star)\|^2 = \sigma_G^2 ,
-
-        the last by scaling the centers about :math:`x^\star` (which leaves :math:`x^\star`
-        fixed). With ``identical_hessians`` every client has the same :math:`A`, the gradient
-        differences :math:`\nabla f_i - \nabla f = A(\bar c - c_i)` are constant in :math:`x`, and
-        :attr:`rho` :math:`= \sigma_G^2`. With ``indefinite`` (which requires ``mu == 0``) the
-        eigenvalues lie in :math:`[-L, L]`, :math:`L` and :math:`-L/2` both occur: the
-        :math:`f_i` are :math:`L`-smooth and non-convex.
-
-        Parameters
-        ----------
-        n, d:
-            Number of clients and dimension (``d >= 2`` unless ``mu == L`` or ``indefinite``).
-        L, mu:
-            :math:`0 \le \mu \le L`, :math:`L > 0`.
-        sigma_G2:
-            :math:`\sigma_G^2 \ge 0`; positive requires ``n >= 2``.
-        rng:
-            Source of randomness.
-        weights:
-            Client weights (uniform by default).
-        identical_hessians, diagonal, indefinite:
-            See above; ``diagonal=False`` gives dense Hessians with random eigenvectors.
-        x_star:
-            Where to put the minimiser (the origin by default).
-        offsets:
-            :math:`e_i = f_i^\star` (zeros by default).
-        """
-        return quadratic_random.heterogeneous(
-            cls, n, d, L, mu, sigma_G2, rng, weights=weights,
-            identical_hessians=identical_hessians, diagonal=diagonal, indefinite=indefinite,
-            x_star=x_star, offsets=offsets)
+    #: A random problem with given :math:`L`, :math:`\mu` and heterogeneity
+    #: :math:`\sigma_G^2` (:func:`fedtheory.problems.quadratic_random.heterogeneous`).
+    heterogeneous = classmethod(quadratic_random.heterogeneous)

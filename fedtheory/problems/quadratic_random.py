@@ -52,9 +52,47 @@ def heterogeneous(
     x_star: np.ndarray | None = None,
     offsets: np.ndarray | None = None,
 ) -> Any:
-    """The problem of :meth:`~fedtheory.problems.quadratic.QuadraticProblem.heterogeneous`
-    (its parameters, documented there), as an instance of ``cls`` (that class or a subclass,
-    called as ``cls(hessians, centers, offsets, weights)``)."""
+    r"""A random problem with given :math:`L`, :math:`\mu` and heterogeneity :math:`\sigma_G^2`.
+
+    The Hessians' eigenvalues lie in :math:`[\mu, L]`; one client has eigenvalue :math:`L`
+    and all clients share an eigenvector of eigenvalue :math:`\mu`, so that exactly
+
+    .. math::
+
+        \max_i \|A_i\|_2 = L,\quad \lambda_{\min}(\bar A) = \min_i \lambda_{\min}(A_i) = \mu,
+        \quad \sum_i w_i \|\nabla f_i(x^\star)\|^2 = \sigma_G^2 ,
+
+    the last by scaling the centers about :math:`x^\star` (which leaves :math:`x^\star`
+    fixed). With ``identical_hessians`` every client has the same :math:`A`, the gradient
+    differences :math:`\nabla f_i - \nabla f = A(\bar c - c_i)` are constant in :math:`x`, and
+    :attr:`~fedtheory.problems.quadratic.QuadraticProblem.rho` :math:`= \sigma_G^2`. With
+    ``indefinite`` (which requires ``mu == 0``) the eigenvalues lie in :math:`[-L, L]`,
+    :math:`L` and :math:`-L/2` both occur: the :math:`f_i` are :math:`L`-smooth and
+    non-convex.
+
+    Parameters
+    ----------
+    cls:
+        The class built, called as ``cls(hessians, centers, offsets, weights)``
+        (:class:`~fedtheory.problems.quadratic.QuadraticProblem` or a subclass: this is its
+        classmethod ``heterogeneous``).
+    n, d:
+        Number of clients and dimension (``d >= 2`` unless ``mu == L`` or ``indefinite``).
+    L, mu:
+        :math:`0 \le \mu \le L`, :math:`L > 0`.
+    sigma_G2:
+        :math:`\sigma_G^2 \ge 0`; positive requires ``n >= 2``.
+    rng:
+        Source of randomness.
+    weights:
+        Client weights (uniform by default).
+    identical_hessians, diagonal, indefinite:
+        See above; ``diagonal=False`` gives dense Hessians with random eigenvectors.
+    x_star:
+        Where to put the minimiser (the origin by default).
+    offsets:
+        :math:`e_i = f_i^\star` (zeros by default).
+    """
     n = positive_integer("n", n)
     d = positive_integer("d", d)
     L = _check_real("L", L)
