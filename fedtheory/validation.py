@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "build_registered",
     "finite_array",
     "equal_across",
     "finite_real",
@@ -247,6 +248,26 @@ def integer_in(name: str, value: Any, low: int, high: int, what: str | None = No
     if v > high:
         raise ValueError(f"{name} must be {what}, got {value!r}")
     return v
+
+
+def build_registered(registry: Any, name: Any, params: dict[str, Any], what: str,
+                     short: str) -> Any:
+    """``registry[name](**params)``, or a ValueError naming ``what`` (an unknown name: the
+    registered ones are listed) or the ``short`` kind and the parameters it refused.
+
+    >>> build_registered({"pair": tuple}, "pair", {}, "thing", "thing")
+    ()
+    >>> build_registered({"pair": tuple}, "trio", {}, "thing", "thing")
+    Traceback (most recent call last):
+    ...
+    ValueError: thing must be one of ['pair'], got 'trio'
+    """
+    if name not in registry:
+        raise ValueError(f"{what} must be one of {sorted(registry)}, got {name!r}")
+    try:
+        return registry[name](**params)
+    except TypeError as exc:
+        raise ValueError(f"bad parameters {params!r} for {short} {name!r}: {exc}") from None
 
 
 def _where(mask: np.ndarray) -> str:
