@@ -50,6 +50,7 @@ from typing import Any
 
 from fedtheory import streams
 from fedtheory.cache import PROCESS_CACHE, Cache
+from fedtheory.validation import integer_at_least
 
 __all__ = ["BuildContext", "ClaimPlan", "Dataset", "Plan", "Task", "dataset", "plan_claim",
            "replica_chunks", "run_tasks", "task"]
@@ -118,8 +119,7 @@ def replica_chunks(replicas: int, per_task: int) -> list[tuple[int, int]]:
     [(0, 3)]
     """
     for name, v in (("replicas", replicas), ("per_task", per_task)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        integer_at_least(name, v)
     k = -(-replicas // per_task)
     sizes = [replicas // k + (1 if j < replicas % k else 0) for j in range(k)]
     starts = [sum(sizes[:j]) for j in range(k)]

@@ -27,17 +27,24 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "build_registered",
     "finite_array",
+    "equal_across",
     "finite_real",
     "integer_at_least",
+    "integer_in",
     "nonnegative_array",
+    "nonnegative_integer",
     "nonnegative_numbers",
     "nonnegative_real",
+    "per_replica",
+    "positive_integer",
     "positive_real",
     "positive_reals",
     "probabilities",
     "probability",
     "real_array",
+    "stack_replicas",
     "whole_block",
 ]
 
@@ -118,6 +125,63 @@ def whole_block(start: int, stop: int, replicas: int) -> bool:
     return (start, stop) == (0, replicas)
 
 
+def per_replica(name: str, items: Any, what: str) -> tuple[Any, ...]:
+    """``items`` as a tuple, one entry per replica of a run (the parts of a replica stack:
+    :class:`~fedtheory.problems.ProblemStack`, :class:`~fedtheory.algorithms.RuleStack`,
+    :class:`~fedtheory.participation.ProcessStack`), or a ValueError naming ``name`` when it
+    is no non-empty sequence (a string is none).
+
+    >>> per_replica("rules", ["a", "b"], "rules")
+    ('a', 'b')
+    >>> per_replica("rules", "ab", "rules")
+    Traceback (most recent call last):
+    ...
+    ValueError: rules must be a non-empty sequence of rules, got 'ab'
+    """
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or len(items) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of {what}, got {items!r}")
+    return tuple(items)
+
+
+def equal_across(name: str, items: Sequence[Any], *attrs: str) -> tuple[int, ...]:
+    """The common integer values of the attributes ``attrs`` of the entries of ``items`` (the
+    parts of a replica stack), or a ValueError naming ``name`` and the first entry that
+    differs from ``items[0]``.
+
+    >>> from types import SimpleNamespace as NS
+    >>> equal_across("problems", [NS(n=3, d=2), NS(n=3, d=2)], "n", "d")
+    (3, 2)
+    >>> equal_across("processes", [NS(n=3), NS(n=4)], "n")
+    Traceback (most recent call last):
+    ...
+    ValueError: processes must have equal n: processes[0] has n = 3, processes[1] has n = 4
+    """
+    values = [tuple(int(getattr(item, a)) for a in attrs) for item in items]
+    bad = [k for k, v in enumerate(values) if v != values[0]]
+    if bad:
+        def show(v: tuple[int, ...]) -> str:
+            return str(v[0]) if len(v) == 1 else "(" + ", ".join(map(str, v)) + ")"
+        names = attrs[0] if len(attrs) == 1 else "(" + ", ".join(attrs) + ")"
+        raise ValueError(f"{name} must have equal {' and '.join(attrs)}: {name}[0] has "
+                         f"{names} = {show(values[0])}, {name}[{bad[0]}] has {names} = "
+                         f"{show(values[bad[0]])}")
+    return values[0]
+
+
+def stack_replicas(replicas: Any, expected: int, part: str) -> None:
+    """A ValueError unless a run's ``replicas`` are a replica stack's ``expected`` (one
+    ``part`` per replica).
+
+    >>> stack_replicas(3, 2, "rule")
+    Traceback (most recent call last):
+    ...
+    ValueError: replicas must be the stack's 2 (one rule per replica; see for_replicas), got 3
+    """
+    if replicas != expected:
+        raise ValueError(f"replicas must be the stack's {expected} (one {part} per replica; "
+                         f"see for_replicas), got {replicas!r}")
+
+
 def nonnegative_real(name: str, value: Any) -> float:
     """``value`` as a finite float >= 0, or a ValueError naming ``name``."""
     try:
@@ -129,11 +193,81 @@ def nonnegative_real(name: str, value: Any) -> float:
     return v
 
 
+def _integer(name: str, value: Any, minimum: int, what: str) -> int:
+    """``value`` as an int >= ``minimum`` (bools rejected), or ``ValueError("{name} must be
+    {what}, got {value!r}")``: the one integer check behind the three below."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return int(value)
+
+
 def integer_at_least(name: str, value: Any, minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum`` (bools rejected), or a ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return _integer(name, value, minimum, f"an integer >= {minimum}")
+
+
+def positive_integer(name: str, value: Any) -> int:
+    """``value`` as an int >= 1 (bools rejected), or a ValueError naming ``name``.
+
+    >>> positive_integer("rounds", 3)
+    3
+    >>> positive_integer("rounds", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: rounds must be a positive integer, got True
+    """
+    return _integer(name, value, 1, "a positive integer")
+
+
+def nonnegative_integer(name: str, value: Any) -> int:
+    """``value`` as an int >= 0 (bools rejected), or a ValueError naming ``name``.
+
+    >>> nonnegative_integer("seed", 0)
+    0
+    >>> nonnegative_integer("seed", -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be a non-negative integer, got -1
+    """
+    return _integer(name, value, 0, "a non-negative integer")
+
+
+def integer_in(name: str, value: Any, low: int, high: int, what: str | None = None) -> int:
+    """``value`` as an int in ``[low, high]`` (bools rejected), or ``ValueError("{name} must be
+    {what}, got {value!r}")``, ``what`` by default ``"an integer in [low, high]"``.
+
+    >>> integer_in("b", 2, 1, 3)
+    2
+    >>> integer_in("b", 4, 1, 3, "an integer in [1, n=3]")
+    Traceback (most recent call last):
+    ...
+    ValueError: b must be an integer in [1, n=3], got 4
+    """
+    what = f"an integer in [{low}, {high}]" if what is None else what
+    v = _integer(name, value, low, what)
+    if v > high:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return v
+
+
+def build_registered(registry: Any, name: Any, params: dict[str, Any], what: str,
+                     short: str) -> Any:
+    """``registry[name](**params)``, or a ValueError naming ``what`` (an unknown name: the
+    registered ones are listed) or the ``short`` kind and the parameters it refused.
+
+    >>> build_registered({"pair": tuple}, "pair", {}, "thing", "thing")
+    ()
+    >>> build_registered({"pair": tuple}, "trio", {}, "thing", "thing")
+    Traceback (most recent call last):
+    ...
+    ValueError: thing must be one of ['pair'], got 'trio'
+    """
+    if name not in registry:
+        raise ValueError(f"{what} must be one of {sorted(registry)}, got {name!r}")
+    try:
+        return registry[name](**params)
+    except TypeError as exc:
+        raise ValueError(f"bad parameters {params!r} for {short} {name!r}: {exc}") from None
 
 
 def _where(mask: np.ndarray) -> str:

@@ -248,3 +248,25 @@ def test_replay_returns_the_given_masks_whatever_the_generators():
 def test_replay_validation(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def test_the_two_on_off_chains_are_one_implementation():
+    """MarkovParticipation and FedAU's JoinRateMarkov run the one two-state chain
+    (markov.OnOffChain), each with its draw convention: an active client stays when u < 1 -
+    p_off (Markov), or leaves when u < p_off (the FedAU code's draw)."""
+    from fedtheory.participation import MarkovParticipation
+    from fedtheory.participation.fedau_sampler import JoinRateMarkov
+    from fedtheory.participation.markov import OnOffChain
+
+    for cls in (MarkovParticipation, JoinRateMarkov):
+        assert issubclass(cls, OnOffChain)
+        assert not {"_init", "_step", "stationary"} & set(cls.__dict__), cls
+    p = np.array([0.2, 0.5, 0.9])
+    for proc in (MarkovParticipation(p, correlation=0.6), JoinRateMarkov(p, to_active=0.3)):
+        got = proc.sample(np.random.default_rng(3), 5, 40)  # (T, R, n)
+        u = np.random.default_rng(3).random((41, 5, 3))  # the start, then one per round
+        on = u[0] < p
+        for t in range(40):
+            stays = (u[t + 1] >= proc.p_off) if proc.leave_below else (u[t + 1] < 1 - proc.p_off)
+            on = np.where(on, stays, u[t + 1] < proc.p_on)
+            np.testing.assert_array_equal(got[t], on)

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from fedtheory.sampling import designs, ocs, shuffle
+from fedtheory.sampling import designs, ocs_solver, shuffle
 from fedtheory.sampling.designs import UniformWithoutReplacement, _partial_shuffle
 from fedtheory.sampling.moments import sample_estimator
 from fedtheory.sampling.ocs import ocs_threshold, optimal_probabilities, optimal_variance
@@ -24,13 +24,13 @@ EPS = float(np.finfo(float).eps)
 def _by_sort(u, m, monkeypatch):
     """The same call with the selection path switched off (the sort path of every n)."""
     with monkeypatch.context() as mp:
-        mp.setattr(ocs, "_SELECT_MIN_N", 1 << 62)
+        mp.setattr(ocs_solver, "_SELECT_MIN_N", 1 << 62)
         return optimal_probabilities(u, m), ocs_threshold(u, m), optimal_variance(u, m)
 
 
 def _instances():
     rng = np.random.default_rng(7)
-    n = ocs._SELECT_MIN_N + 17
+    n = ocs_solver._SELECT_MIN_N + 17
     lognormal = rng.lognormal(0.0, 2.0, n)
     zeros = np.where(rng.random(n) < 0.7, 0.0, rng.exponential(1.0, n))
     ties = np.repeat(rng.lognormal(0.0, 1.0, 40), -(-n // 40))[:n]
@@ -50,7 +50,7 @@ def _instances():
 @pytest.mark.parametrize("name, u", list(_instances()), ids=[name for name, _ in _instances()])
 def test_selection_path_agrees_with_the_sort(name, u, monkeypatch):
     n = u.size
-    assert n >= ocs._SELECT_MIN_N
+    assert n >= ocs_solver._SELECT_MIN_N
     for m in (n / 8 + 0.5, n / 8 + 1, n / 3 + 0.25, n / 2, 0.9 * n, n - 1.5, n - 1, float(n)):
         p, ell, v = optimal_probabilities(u, m), ocs_threshold(u, m), optimal_variance(u, m)
         p_sort, ell_sort, v_sort = _by_sort(u, m, monkeypatch)
@@ -69,7 +69,7 @@ def test_selection_path_agrees_with_the_sort(name, u, monkeypatch):
 
 def test_selection_path_rows_are_the_single_rows_bit_for_bit():
     rng = np.random.default_rng(3)
-    n = ocs._SELECT_MIN_N
+    n = ocs_solver._SELECT_MIN_N
     rows = rng.lognormal(0.0, 2.0, (3, n))
     rows[1, : n // 2] = 0.0
     rows[2] *= 1e307 / rows[2].max()  # scaled down for its sums
@@ -83,7 +83,7 @@ def test_selection_path_rows_are_the_single_rows_bit_for_bit():
 
 
 def test_selection_path_is_scale_invariant_bit_for_bit():
-    u = np.random.default_rng(4).lognormal(0.0, 3.0, ocs._SELECT_MIN_N + 1)
+    u = np.random.default_rng(4).lognormal(0.0, 3.0, ocs_solver._SELECT_MIN_N + 1)
     p = optimal_probabilities(u, u.size / 2)
     for k in (-900, -40, 40, 900):
         # bit-identical: a power of two commutes with partition, sums and quotients

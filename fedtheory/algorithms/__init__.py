@@ -50,6 +50,7 @@ from fedtheory.algorithms.saga import SAGA
 from fedtheory.algorithms.scaffold import SCAFFOLD
 from fedtheory.algorithms.stack import RuleStack
 from fedtheory.algorithms.substitution import FLFDMS, FriendOracle
+from fedtheory.validation import build_registered
 
 __all__ = [
     "MIFA",
@@ -103,9 +104,4 @@ def get_rule(name: str | Rule, **params: Any) -> Rule:
         if params:
             raise ValueError(f"params {sorted(params)} given with a rule object {name!r}")
         return name
-    if name not in RULES:
-        raise ValueError(f"rule must be one of {sorted(RULES)}, got {name!r}")
-    try:
-        return RULES[name](**params)
-    except TypeError as exc:
-        raise ValueError(f"bad parameters {params!r} for rule {name!r}: {exc}") from None
+    return build_registered(RULES, name, params, "rule", "rule")

@@ -40,7 +40,7 @@ from fedtheory.algorithms.participants import (
     take_rows,
     weight_coef,
 )
-from fedtheory.validation import probabilities, real_array
+from fedtheory.validation import positive_integer, probabilities, real_array
 
 __all__ = [
     "Participants",
@@ -172,8 +172,7 @@ class Rule:
         divides by it).
         """
         for label, v in (("replicas", replicas), ("n", n), ("d", d), ("local_steps", local_steps)):
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{label} must be a positive integer, got {v!r}")
+            positive_integer(label, v)
         state: dict[str, Any] = {
             "replicas": int(replicas),
             "n": int(n),

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse as _sparse
 
+from fedtheory.validation import positive_integer
+
 __all__ = [
     "Participants",
     "add_scaled_sums",
@@ -164,8 +166,7 @@ class Participants:
         >>> [(b.rows.tolist(), b.cols.tolist()) for b in part.blocks(2)]
         [([0, 0], [0, 1]), ([0, 1], [2, 1])]
         """
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(f"size must be a positive integer, got {size!r}")
+        positive_integer("size", size)
         K = self.size
         if K <= size:
             yield self

@@ -32,7 +32,7 @@ import numpy as np
 
 from fedtheory.algorithms.base import Rule
 from fedtheory.algorithms.participants import Participants
-from fedtheory.validation import whole_block
+from fedtheory.validation import per_replica, stack_replicas, whole_block
 
 __all__ = ["RuleStack"]
 
@@ -67,11 +67,8 @@ class RuleStack(Rule):
     name: ClassVar[str] = "stack"
 
     def __init__(self, rules: Sequence[Rule]) -> None:
-        if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence) or not rules:
-            raise ValueError(f"rules must be a non-empty sequence of rules (one per replica), "
-                             f"got {rules!r}")
         runs: list[list[Any]] = []
-        for k, rule in enumerate(rules):
+        for k, rule in enumerate(per_replica("rules", rules, "rules (one per replica)")):
             if not isinstance(rule, Rule) or isinstance(rule, RuleStack):
                 raise ValueError(f"rules[{k}] must be an aggregation rule (not a RuleStack), "
                                  f"got {rule!r}")
@@ -131,9 +128,7 @@ class RuleStack(Rule):
 
     # -- the rule protocol -----------------------------------------------------------------
     def _init(self, state: dict[str, Any], initial: np.ndarray | None) -> None:
-        if state["replicas"] != self.replicas:
-            raise ValueError(f"replicas must be the stack's {self.replicas} (one rule per "
-                             f"replica; see for_replicas), got {state['replicas']}")
+        stack_replicas(state["replicas"], self.replicas, "rule")
         state["parts"] = [
             rule.init(b - a, state["n"], state["d"], p=state["p"], weights=state["weights"],
                       dtype=state["dtype"], initial=None if initial is None else initial[a:b],

@@ -14,11 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.validation import integer_at_least
+
 from .onestep import bernoulli_patterns, uniform_patterns
 from .pep import Expr, Function, Pep, Vec, as_fraction
 
 __all__ = ["dropout_patterns", "dsgd_step", "expectation", "fedavg_is_step", "quadratic_instance",
-           "rounded_rows", "substitution_error", "unit_vectors_summing_to_zero"]
+           "rounded_rows", "smooth_at_origin", "substitution_error",
+           "unit_vectors_summing_to_zero"]
 
 
 def expectation(patterns: Sequence[tuple[tuple[bool, ...], Fraction]], value: Any) -> Expr:
@@ -27,6 +30,21 @@ def expectation(patterns: Sequence[tuple[tuple[bool, ...], Fraction]], value: An
     for mask, pr in patterns:
         out = out + value(mask) * pr
     return out
+
+
+def smooth_at_origin(pep: Pep, n: int, L: Any) -> tuple[Function, list[Vec], Vec, Expr]:
+    """An :math:`L`-smooth :math:`f = \\frac1n\\sum_i f_i` (``"smooth"`` class) with the
+    client gradients :math:`g_i` at :math:`w = 0` (leaves ``g1 .. gn``), their mean
+    :math:`\\nabla f(0)` and :math:`f(0)` (a leaf), the point :math:`(0, \\nabla f(0), f(0))`
+    on :math:`f`: returns ``(f, g, gbar, f(0))``."""
+    f = pep.function("smooth", L)
+    g = [pep.vector(f"g{i + 1}") for i in range(n)]
+    gbar = Vec()
+    for gi in g:
+        gbar = gbar + gi / n
+    f_w = pep.value()
+    f.add_point(Vec(), gbar, f_w)
+    return f, g, gbar, f_w
 
 
 def fedavg_is_step(pep: Pep, n: int, p: Sequence[Any], eta: Any, L: Any
@@ -48,13 +66,7 @@ def fedavg_is_step(pep: Pep, n: int, p: Sequence[Any], eta: Any, L: Any
     if len(ps) != n:
         raise ValueError(f"p must give one probability per client (n = {n}), got {p!r}")
     eta, L = as_fraction(eta, "eta"), as_fraction(L, "L")
-    f = pep.function("smooth", L)
-    g = [pep.vector(f"g{i + 1}") for i in range(n)]
-    gbar = Vec()
-    for gi in g:
-        gbar = gbar + gi / n
-    f_w = pep.value()
-    f.add_point(Vec(), gbar, f_w)
+    f, g, gbar, f_w = smooth_at_origin(pep, n, L)
 
     def f_next(mask: tuple[bool, ...]) -> Expr:
         step = Vec()
@@ -118,8 +130,7 @@ def unit_vectors_summing_to_zero(n: int) -> list[list[Fraction]]:
     5 5 {Fraction(1, 1)} [Fraction(0, 1), Fraction(0, 1), Fraction(0, 1), Fraction(0, 1)]
     6 6 {Fraction(1, 1)} [Fraction(0, 1)]
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise ValueError(f"n must be an integer >= 2, got {n!r}")
+    integer_at_least("n", n, 2)
     h, one, zero = Fraction(1, 2), Fraction(1), Fraction(0)
     three = [[one, zero, zero, zero], [-h, h, h, h], [-h, -h, -h, -h]]
     if n == 3:

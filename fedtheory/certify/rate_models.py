@@ -10,6 +10,7 @@ from .models import (
     expectation,
     fedavg_is_step,
     quadratic_instance,
+    smooth_at_origin,
     unit_vectors_summing_to_zero,
 )
 from .onestep import uniform_patterns
@@ -144,13 +145,7 @@ def fedpgd_nonconvex_average_model(n: int, b: int, eta: Any, L: Any,
     :math:`f(x) - f^\\star`, progress :math:`\\|\\nabla f(x)\\|^2`."""
     pep = Pep()
     eta = as_fraction(eta, "eta")
-    f = pep.function("smooth", L)
-    g = [pep.vector(f"g{i + 1}") for i in range(n)]
-    gbar = Vec()
-    for gi in g:
-        gbar = gbar + gi / n
-    fx = pep.value()
-    f.add_point(Vec(), gbar, fx)
+    f, g, gbar, fx = smooth_at_origin(pep, n, L)
     het = Expr()
     for gi in g:
         het = het + (gi - gbar).sq() / n

@@ -111,23 +111,20 @@ def _check_pep(step: Any, params: dict[str, Any], row: dict[str, Any]) -> dict[s
         raise CertificateError(f"stated side: the report says {row.get('stated')!r}, the "
                                f"claim {built.stated}")
     done = []
-    upper = lower = None
-    if "upper" in cert:
-        upper, what = _upper(pep, cert["upper"])
-        if row.get("upper") != str(upper) or cert["upper"].get("bound") != str(upper):
-            raise CertificateError(f"upper: the multipliers prove {upper}, the report says "
-                                   f"{row.get('upper')!r}")
-        done.append(f"upper {upper}: {what}")
-    elif row.get("upper") is not None:
-        raise CertificateError("upper: the report gives a bound without its multipliers")
-    if "lower" in cert:
-        lower, what = _lower(pep, cert["lower"])
-        if row.get("lower") != str(lower) or cert["lower"].get("value") != str(lower):
-            raise CertificateError(f"lower: the instance attains {lower}, the report says "
-                                   f"{row.get('lower')!r}")
-        done.append(f"lower {lower}: {what}")
-    elif row.get("lower") is not None:
-        raise CertificateError("lower: the report gives a value without its instance")
+    found: dict[str, Any] = {"upper": None, "lower": None}
+    for side, recheck, key, proves, missing in (
+            ("upper", _upper, "bound", "the multipliers prove", "a bound without its multipliers"),
+            ("lower", _lower, "value", "the instance attains", "a value without its instance")):
+        if side in cert:
+            value, what = recheck(pep, cert[side])
+            if row.get(side) != str(value) or cert[side].get(key) != str(value):
+                raise CertificateError(f"{side}: {proves} {value}, the report says "
+                                       f"{row.get(side)!r}")
+            done.append(f"{side} {value}: {what}")
+            found[side] = value
+        elif row.get(side) is not None:
+            raise CertificateError(f"{side}: the report gives {missing}")
+    upper, lower = found["upper"], found["lower"]
     if lower is not None and upper is not None:
         status = "exact" if lower == upper else "sandwich"
     else:

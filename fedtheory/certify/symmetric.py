@@ -236,13 +236,19 @@ def _zeros(r: int, c: int) -> sp.Matrix:
     return sp.zeros(r, c)
 
 
+def _blank(step: SymmetricStep) -> tuple[Any, Any, Any, Any, dict[str, int], dict[str, int]]:
+    """Zero blocks ``A, B`` (clients x clients), ``C`` (clients x shared), ``D`` (shared x
+    shared) of a client-symmetric form of ``step``, and the index of each client and shared
+    name."""
+    k, m = len(step.clients), len(step.shared)
+    return (_zeros(k, k), _zeros(k, k), _zeros(k, m), _zeros(m, m),
+            {t: i for i, t in enumerate(step.clients)}, {u: i for i, u in enumerate(step.shared)})
+
+
 def expect(step: SymmetricStep, form: Form, pi1: Any, pi2: Any) -> SymForm:
     """The expectation of a per-pattern form without local vectors (moments ``pi1`` =
     E 1_i, ``pi2`` = E 1_i 1_j, i != j) as a client-symmetric form."""
-    k, m = len(step.clients), len(step.shared)
-    A, B, C, D = _zeros(k, k), _zeros(k, k), _zeros(k, m), _zeros(m, m)
-    ti = {t: i for i, t in enumerate(step.clients)}
-    ui = {u: i for i, u in enumerate(step.shared)}
+    A, B, C, D, ti, ui = _blank(step)
 
     def kind(x: str) -> tuple[str, int]:
         if x in ui:
@@ -280,10 +286,7 @@ def expect(step: SymmetricStep, form: Form, pi1: Any, pi2: Any) -> SymForm:
 def client_sum(step: SymmetricStep, form: Form) -> SymForm:
     """:math:`\\sum_i` of a per-client form, as a client-symmetric form."""
     n = step.n
-    k, m = len(step.clients), len(step.shared)
-    A, B, C, D = _zeros(k, k), _zeros(k, k), _zeros(k, m), _zeros(m, m)
-    ti = {t: i for i, t in enumerate(step.clients)}
-    ui = {u: i for i, u in enumerate(step.shared)}
+    A, B, C, D, ti, ui = _blank(step)
 
     def kind(x: str) -> tuple[str, int]:
         if x in ui:

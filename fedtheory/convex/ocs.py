@@ -49,11 +49,11 @@ import numpy as np
 
 from fedtheory import solver_log
 from fedtheory.sampling.ocs import (
-    _threshold,
     independent_sampling_variance,
     optimal_probabilities,
     validate_norms,
 )
+from fedtheory.sampling.ocs_solver import _threshold
 from fedtheory.validation import real_array
 
 __all__ = [

@@ -35,7 +35,7 @@ from fedtheory.engine.steps import (
     mean_local_steps,
     resolve_local_steps,
 )
-from fedtheory.validation import finite_array, integer_at_least, positive_reals
+from fedtheory.validation import finite_array, integer_at_least, nonnegative_integer, positive_reals
 
 if TYPE_CHECKING:  # fedtheory.problems is imported when a run is configured (it pulls scipy)
     from fedtheory.engine.measure import RoundRecord
@@ -103,9 +103,7 @@ class Run:
         set_ = object.__setattr__  # normalised values on a frozen instance
         set_(self, "rounds", integer_at_least("rounds", self.rounds, minimum=0))
         set_(self, "replicas", integer_at_least("replicas", self.replicas))
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) \
-                or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        nonnegative_integer("seed", self.seed)
         set_(self, "seed", int(self.seed))
         set_(self, "first_replica", integer_at_least("first_replica", self.first_replica,
                                                      minimum=0))

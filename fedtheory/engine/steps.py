@@ -32,9 +32,7 @@ class LocalStepsDraw:
 
     def __post_init__(self) -> None:
         for name in ("low", "high"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"LocalStepsDraw.{name} must be an integer >= 1, got {v!r}")
+            integer_at_least(f"LocalStepsDraw.{name}", getattr(self, name))
         if self.high < self.low:
             raise ValueError(f"LocalStepsDraw.high must be >= low={self.low}, got {self.high!r}")
 

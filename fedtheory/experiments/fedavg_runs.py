@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.experiments import fedavg_experiments as fx
+from fedtheory.validation import integer_at_least
 
 __all__ = ["TASK_SECONDS", "exact_exponent_windows", "problem", "replica_pieces",
            "run_in_pieces"]
@@ -77,8 +78,7 @@ def exact_exponent_windows(params: dict[str, Any], windows: int = 8) -> dict[str
     """Exact exponents of the final E||grad f||^2 in R over windows [R, 16 R], R = R_0 4^j, for
     FedAvg and parallel SGD on the rate experiment's problem (its ``params``; closed-form
     moments), and the exact ratio FedAvg / SGD at the window ends."""
-    if isinstance(windows, bool) or not isinstance(windows, int) or windows < 1:
-        raise ValueError(f"windows must be an integer >= 1, got {windows!r}")
+    integer_at_least("windows", windows)
     prob = problem(params)
 
     def final(R: int) -> tuple[float, float]:

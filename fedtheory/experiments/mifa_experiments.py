@@ -31,7 +31,7 @@ from fedtheory.symbolic.enumeration import (
     mask_probabilities,
 )
 from fedtheory.theory.mifa import isotropic_problem  # moved there: theory sits below experiments
-from fedtheory.validation import positive_real, probability
+from fedtheory.validation import positive_integer, positive_real, probability
 
 __all__ = [
     "DEFAULT_BETA",
@@ -74,12 +74,6 @@ def validate_p(p: Any, name: str = "p") -> float:
     ValueError: p must be in (0, 1], got 0
     """
     return probability(name, p)
-
-
-def _positive_int(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    return int(v)
 
 
 def staleness(masks: np.ndarray) -> np.ndarray:
@@ -131,10 +125,10 @@ def isotropic_fedavg_is_moments(
     >>> m.tolist()
     [0.0, 2.0, 2.75]
     """
-    T = _positive_int("T", T)
+    T = positive_integer("T", T)
     eta = positive_real("eta", eta)
     L = positive_real("L", L)
-    n = _positive_int("n", n)
+    n = positive_integer("n", n)
     p = validate_p(p)
     if not (np.isfinite(h2_sum) and h2_sum >= 0):
         raise ValueError(f"h2_sum must be a non-negative real number, got {h2_sum!r}")
@@ -166,7 +160,7 @@ def isotropic_fedavg_is_floor(*, eta: float, L: float, n: int, p: float, h2_sum:
     """
     eta = positive_real("eta", eta)
     L = positive_real("L", L)
-    n = _positive_int("n", n)
+    n = positive_integer("n", n)
     p = validate_p(p)
     a = (1.0 / p - 1.0) / n**2
     den = 2.0 - eta * L * (1.0 + n * a)
@@ -223,8 +217,8 @@ def pathwise_run(
     ``G_norm2`` ``(T, R)``, ``tau_max`` ``(R,)`` (largest staleness over rounds
     :math:`1..T-1`, counted from 0) and ``x`` ``(R, d)`` the final iterates.
     """
-    rounds = _positive_int("rounds", rounds)
-    replicas = _positive_int("replicas", replicas)
+    rounds = positive_integer("rounds", rounds)
+    replicas = positive_integer("replicas", replicas)
     eta = positive_real("eta", eta)
     p = validate_p(p)
     n = problem.n
@@ -485,11 +479,11 @@ def fedpgd_moments(T: int, *, eta: float, L: float, n: int, b: int, h2_mean: flo
     >>> fedpgd_moments(1, eta=0.5, L=1.0, n=10, b=1, h2_mean=1.0).tolist()
     [0.0, 0.25]
     """
-    T = _positive_int("T", T)
+    T = positive_integer("T", T)
     eta = positive_real("eta", eta)
     L = positive_real("L", L)
-    n = _positive_int("n", n)
-    b = _positive_int("b", b)
+    n = positive_integer("n", n)
+    b = positive_integer("b", b)
     if b > n:
         raise ValueError(f"b must be at most n = {n}, got {b!r}")
     V = 0.0 if n == 1 else (n / b - 1.0) / (n - 1.0) * h2_mean

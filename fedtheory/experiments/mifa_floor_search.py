@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.symbolic.enumeration import all_masks
+from fedtheory.validation import positive_integer
 
 __all__ = ["fedavg_is_moments_diag", "fedavg_is_step_1d", "mifa_paths_1d"]
 
@@ -100,10 +101,8 @@ def fedavg_is_moments_diag(T: int, lams: Any, h2: Any, u0: Any, p: Any, eta: Any
     ...                        Fraction(1, 2), Fraction(1, 8))
     [Fraction(0, 1), Fraction(2, 1), Fraction(11, 4)]
     """
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    positive_integer("T", T)
+    positive_integer("n", n)
     lams, h2, u0 = (list(_as_array(k, v)) for k, v in (("lams", lams), ("h2", h2), ("u0", u0)))
     if not len(lams) == len(h2) == len(u0):
         raise ValueError(f"lams, h2 and u0 must have the same length, got {len(lams)}, "
@@ -151,8 +150,7 @@ def mifa_paths_1d(a: Any, centers: Any, w0: float, eta: float, T: int
     c = np.asarray(centers, dtype=float)
     if a.ndim != 1 or a.shape != c.shape or a.size < 1 or np.any(a <= 0):
         raise ValueError(f"a (positive) and centers must be 1-D of one length, got {a!r}, {c!r}")
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
+    positive_integer("T", T)
     if not eta > 0:
         raise ValueError(f"eta must be positive, got {eta!r}")
     n = a.size

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.symbolic.enumeration import all_masks, mask_probabilities
+from fedtheory.validation import positive_integer
 
 __all__ = [
     "fedpgd_nonconvex_average",
@@ -66,8 +67,7 @@ def mifa_error_expectation(e: np.ndarray, p: Any) -> Any:
 def _check_step(eta: Any, lam: Any, T: int) -> None:
     if not eta > 0 or not lam > 0:
         raise ValueError(f"eta and lam must be positive, got eta={eta!r}, lam={lam!r}")
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
+    positive_integer("T", T)
 
 
 def fedpgd_quadratic_average(T: int, *, eta: Any, lam: Any, u0_sq: Any, V: Any) -> Any:
@@ -149,8 +149,7 @@ def fedpgd_nonconvex_average(T: int, *, eta: Any, L: Any, n: int, b: int, h2: An
     """
     _check_step(eta, L, T)
     for name, v in (("n", n), ("b", b)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        positive_integer(name, v)
     if b > n or n < 2:
         raise ValueError(f"need 1 <= b <= n and n >= 2, got n={n!r}, b={b!r}")
     V = (Fraction(n, b) - 1) / (n - 1) * h2 if isinstance(h2, Fraction) else \

@@ -62,6 +62,7 @@ from fedtheory.problems.logistic import LogisticProblem
 from fedtheory.sampling.aocs import aocs_probabilities
 from fedtheory.sampling.ocs import optimal_probabilities
 from fedtheory.simulate import simulate
+from fedtheory.validation import positive_integer
 
 __all__ = [
     "PRESETS",
@@ -160,8 +161,7 @@ class FedAvgRun:
 def _check_positive_int(value: Any, name: str, allow_none: bool = False) -> None:
     if allow_none and value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    positive_integer(name, value)
 
 
 class _AOCSBesideOCS(AOCSParticipation):

@@ -59,6 +59,7 @@ from fedtheory.participation.with_replacement import WithReplacementParticipatio
 from fedtheory.sampling.designs import IndependentSampling as IndependentSampling
 from fedtheory.sampling.designs import SamplingDesign as SamplingDesign
 from fedtheory.sampling.designs import UniformWithoutReplacement as UniformWithoutReplacement
+from fedtheory.validation import build_registered
 
 __all__ = [
     "KNOWN_PROCESSES",
@@ -166,9 +167,4 @@ def process_parameters(process: str | ParticipationProcess, names: tuple[str, ..
 
 def get_process(name: str, **params: Any) -> ParticipationProcess:
     """Build the process registered under ``name`` with ``params``."""
-    if name not in PROCESSES:
-        raise ValueError(f"participation process must be one of {sorted(PROCESSES)}, got {name!r}")
-    try:
-        return PROCESSES[name](**params)
-    except TypeError as exc:
-        raise ValueError(f"bad parameters {params!r} for process {name!r}: {exc}") from None
+    return build_registered(PROCESSES, name, params, "participation process", "process")

@@ -25,6 +25,7 @@ from fedtheory.participation.base import (
 )
 from fedtheory.participation.ocs import independent_selection, validate_budget
 from fedtheory.sampling.aocs import aocs_probabilities
+from fedtheory.validation import nonnegative_integer
 
 __all__ = ["AOCSParticipation"]
 
@@ -42,8 +43,7 @@ class AOCSParticipation(RoundAwareProcess, register=True):
     def __init__(self, n: int, m: float, j_max: int = 4) -> None:
         self.n = validate_n(n)
         self.m = validate_budget(m, self.n)
-        if isinstance(j_max, bool) or not isinstance(j_max, (int, np.integer)) or j_max < 0:
-            raise ValueError(f"j_max must be a non-negative integer, got {j_max!r}")
+        nonnegative_integer("j_max", j_max)
         self.j_max = int(j_max)
 
     @property

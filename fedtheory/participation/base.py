@@ -69,7 +69,7 @@ import numpy as np
 
 from fedtheory.budget import check_memory
 from fedtheory.sampling.base import SamplingDesign
-from fedtheory.validation import probabilities
+from fedtheory.validation import positive_integer, probabilities
 
 __all__ = [
     "ParticipationProcess",
@@ -80,6 +80,7 @@ __all__ = [
     "process_of_design",
     "registered_processes",
     "uniforms",
+    "validate_dropout_rate",
     "validate_n",
     "validate_probability_vector",
 ]
@@ -116,6 +117,22 @@ _BYTES_PER_CLIENT = 64
 _BYTES_PER_PAIR = 24
 
 
+def validate_dropout_rate(alpha: Any) -> float:
+    """``alpha``, the fraction of clients a dropout process drops, as a float in [0, 1), or a
+    ValueError naming it.
+
+    >>> validate_dropout_rate(0.25)
+    0.25
+    """
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}") from None
+    if not 0.0 <= a < 1.0:
+        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}")
+    return a
+
+
 def validate_n(n: Any, name: str = "n") -> int:
     """``n`` as a positive int, or ``ValueError``. A number of clients (``name="n"``) is also
     held to the memory budget (:func:`fedtheory.budget.check_memory`): a process over
@@ -128,8 +145,7 @@ def validate_n(n: Any, name: str = "n") -> int:
     ...
     fedtheory.budget.BudgetError: a participation process over n clients would need about ...
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    positive_integer(name, n)
     if name == "n":
         check_memory("a participation process over n clients", _BYTES_PER_CLIENT * int(n),
                      {"n": int(n)})

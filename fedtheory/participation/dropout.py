@@ -30,7 +30,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.participation.base import ParticipationProcess, RNGLike, uniforms, validate_n
+from fedtheory.participation.base import (
+    ParticipationProcess,
+    RNGLike,
+    uniforms,
+    validate_dropout_rate,
+    validate_n,
+)
+from fedtheory.validation import integer_in
 
 __all__ = ["ClusterDropout", "CorrelatedDropout", "DropoutParticipation", "pair_counts",
            "realised_beta", "realised_ratio", "validate_clusters"]
@@ -114,12 +121,7 @@ class DropoutParticipation(_Reports, ParticipationProcess, register=True):
 
 def _dropout_count(n: int, alpha: Any) -> tuple[float, int]:
     """Validated ``alpha`` and :math:`\\lfloor\\alpha n\\rfloor` (capped at ``n - 1``)."""
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}") from None
-    if not 0.0 <= a < 1.0:
-        raise ValueError(f"alpha must be in [0, 1), got {alpha!r}")
+    a = validate_dropout_rate(alpha)
     return a, min(n - 1, math.floor(a * n + 1e-9))
 
 
@@ -175,10 +177,8 @@ class ClusterDropout(_Reports, ParticipationProcess, register=True):
         self.n = int(self.labels.size)
         self.alpha, dmax = _dropout_count(self.n, alpha)
         self.n_clusters = int(self.labels.max()) + 1
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not \
-                1 <= k < self.n_clusters:
-            raise ValueError(f"k must be an integer in [1, {self.n_clusters - 1}] (the number "
-                             f"of clusters dropped per round), got {k!r}")
+        integer_in("k", k, 1, self.n_clusters - 1, f"an integer in [1, {self.n_clusters - 1}] "
+                   "(the number of clusters dropped per round)")
         self.k = int(k)
         sizes = np.sort(np.bincount(self.labels))[::-1]
         if int(sizes[: self.k].sum()) > dmax:
@@ -305,9 +305,7 @@ def realised_beta(masks: np.ndarray, start: int = 1, first_round: int = 1) -> np
         raise ValueError(f"first_round must be 0 or 1, got {first_round!r}")
     T, R, n = m.shape
     last = T - 1 + first_round
-    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or \
-            not 1 <= start <= max(1, last):
-        raise ValueError(f"start must be an integer in [1, {max(1, last)}], got {start!r}")
+    integer_in("start", start, 1, max(1, last))
     best = np.ones(R)
     if n < 2:
         return best

@@ -47,11 +47,12 @@ from fedtheory.participation.base import (
     validate_n,
     validate_probability_vector,
 )
+from fedtheory.participation.markov import OnOffChain
 
 __all__ = ["JoinRateMarkov", "OffsetCyclic"]
 
 
-class JoinRateMarkov(ParticipationProcess):
+class JoinRateMarkov(OnOffChain):
     r"""FedAU's ``markov-q`` pattern: on/off chains with join probability ``to_active``
     (see the module docstring).
 
@@ -70,6 +71,7 @@ class JoinRateMarkov(ParticipationProcess):
     """
 
     name: ClassVar[str] = "markov_join"
+    leave_below: ClassVar[bool] = True  # as the code: an active client leaves when u < leave
 
     def __init__(self, p: Any, to_active: float = 0.05, n: int | None = None) -> None:
         self.p = validate_probability_vector(p, n)
@@ -99,20 +101,6 @@ class JoinRateMarkov(ParticipationProcess):
     def correlation(self) -> np.ndarray:
         """Lag-one correlation :math:`1 - \\text{join} - \\text{leave}` per client."""
         return 1.0 - self._on - self._off
-
-    @property
-    def stationary(self) -> np.ndarray:
-        return self.p.copy()
-
-    def _init(self, state: dict[str, Any], rng: RNGLike) -> None:
-        state["on"] = uniforms(rng, state["replicas"], self.n) < self.p
-
-    def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
-        u = uniforms(rng, state["replicas"], self.n)
-        # as the code: an active client leaves with probability leave, an inactive one
-        # joins with probability join (one uniform each)
-        state["on"] = np.where(state["on"], u >= self._off, u < self._on)
-        return state["on"].copy()
 
 
 class OffsetCyclic(ParticipationProcess):

@@ -51,7 +51,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedtheory.participation.base import ParticipationProcess, RNGLike, uniforms, validate_n
+from fedtheory.participation.base import (
+    ParticipationProcess,
+    RNGLike,
+    uniforms,
+    validate_dropout_rate,
+    validate_n,
+)
 
 __all__ = ["GroupedDropout"]
 
@@ -85,13 +91,7 @@ class GroupedDropout(ParticipationProcess, register=True):
     def __init__(self, n: int, alpha: float, group_size: int = 4,
                  full_first: bool = True) -> None:
         self.n = validate_n(n)
-        try:
-            a = float(alpha)
-        except (TypeError, ValueError):
-            raise ValueError(f"alpha must be in [0, 1), got {alpha!r}") from None
-        if not 0.0 <= a < 1.0:
-            raise ValueError(f"alpha must be in [0, 1), got {alpha!r}")
-        self.alpha = a
+        self.alpha = validate_dropout_rate(alpha)
         self.group_size = validate_n(group_size, "group_size")
         if self.n % self.group_size:
             raise ValueError(f"group_size must divide n={self.n}, got {group_size!r}")

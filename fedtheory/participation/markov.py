@@ -25,10 +25,50 @@ from fedtheory.participation.base import (
     validate_probability_vector,
 )
 
-__all__ = ["MarkovParticipation"]
+__all__ = ["MarkovParticipation", "OnOffChain"]
 
 
-class MarkovParticipation(ParticipationProcess, register=True):
+class OnOffChain(ParticipationProcess):
+    r"""Base class of the two-state on/off chains, one per client, with stationary
+    probabilities :attr:`p`, started in their stationary law before round 0 and moved once
+    before each round's draw, one uniform per client and round: an inactive client joins when
+    :math:`u < P(\text{off}\to\text{on})`; an active one stays when
+    :math:`u < 1 - P(\text{on}\to\text{off})`, or, with :attr:`leave_below` (FedAU's
+    code), leaves when :math:`u < P(\text{on}\to\text{off})` (the same law, other draws).
+    Subclasses set :attr:`p`, :attr:`n` and implement :attr:`p_on` and :attr:`p_off`.
+    """
+
+    p: np.ndarray
+    #: Whether an active client leaves when its uniform is below :attr:`p_off` (else it stays
+    #: when its uniform is below ``1 - p_off``).
+    leave_below: ClassVar[bool] = False
+
+    @property
+    def p_on(self) -> np.ndarray:
+        r""":math:`P(\text{off}\to\text{on})` per client, ``(n,)``."""
+        raise NotImplementedError
+
+    @property
+    def p_off(self) -> np.ndarray:
+        r""":math:`P(\text{on}\to\text{off})` per client, ``(n,)``."""
+        raise NotImplementedError
+
+    @property
+    def stationary(self) -> np.ndarray:
+        return self.p.copy()
+
+    def _init(self, state: dict[str, Any], rng: RNGLike) -> None:
+        # the chain before round 0, in its stationary law
+        state["on"] = uniforms(rng, state["replicas"], self.n) < self.p
+
+    def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
+        u = uniforms(rng, state["replicas"], self.n)
+        stays = u >= self.p_off if self.leave_below else u < 1.0 - self.p_off
+        state["on"] = np.where(state["on"], stays, u < self.p_on)
+        return state["on"].copy()
+
+
+class MarkovParticipation(OnOffChain, register=True):
     """On/off Markov chains with stationary probabilities ``p`` and lag-one correlation.
 
     Parameters
@@ -71,17 +111,3 @@ class MarkovParticipation(ParticipationProcess, register=True):
     def p_off(self) -> np.ndarray:
         """:math:`P(\\text{on}\\to\\text{off})`, ``(n,)``."""
         return (1 - self.p) * (1 - self.correlation)
-
-    @property
-    def stationary(self) -> np.ndarray:
-        return self.p.copy()
-
-    def _init(self, state: dict[str, Any], rng: RNGLike) -> None:
-        # the chain before round 0, in its stationary law
-        state["on"] = uniforms(rng, state["replicas"], self.n) < self.p
-
-    def _step(self, state: dict[str, Any], rng: RNGLike) -> np.ndarray:
-        u = uniforms(rng, state["replicas"], self.n)
-        stay_or_join = np.where(state["on"], 1.0 - self.p_off, self.p_on)
-        state["on"] = u < stay_or_join
-        return state["on"].copy()

@@ -26,7 +26,7 @@ from fedtheory.participation.base import (
     uniforms,
     validate_n,
 )
-from fedtheory.validation import probabilities
+from fedtheory.validation import integer_in, probabilities
 
 __all__ = ["PowerOfChoice"]
 
@@ -46,8 +46,7 @@ class PowerOfChoice(RoundAwareProcess, register=True):
     def __init__(self, n: int, candidates: int, m: int, q: Any = None) -> None:
         self.n = validate_n(n)
         for label, v in (("candidates", candidates), ("m", m)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= self.n:
-                raise ValueError(f"{label} must be an integer in [1, n={self.n}], got {v!r}")
+            integer_in(label, v, 1, self.n, f"an integer in [1, n={self.n}]")
         if m > candidates:
             raise ValueError(f"m must be at most candidates={candidates}, got {m!r}")
         self.candidates, self.m = int(candidates), int(m)

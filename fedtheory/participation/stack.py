@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedtheory.participation.base import ParticipationProcess, RNGLike
-from fedtheory.validation import whole_block
+from fedtheory.validation import equal_across, per_replica, stack_replicas, whole_block
 
 __all__ = ["ProcessStack"]
 
@@ -48,11 +48,7 @@ class ProcessStack(ParticipationProcess):
     name: ClassVar[str] = "stack"
 
     def __init__(self, processes: Sequence[ParticipationProcess]) -> None:
-        if isinstance(processes, (str, bytes)) or not isinstance(processes, Sequence) \
-                or len(processes) == 0:
-            raise ValueError(f"processes must be a non-empty sequence of participation "
-                             f"processes, got {processes!r}")
-        procs = tuple(processes)
+        procs = per_replica("processes", processes, "participation processes")
         for k, p in enumerate(procs):
             if not isinstance(p, ParticipationProcess):
                 raise ValueError(f"processes[{k}] must be a participation process, got {p!r}")
@@ -61,11 +57,7 @@ class ProcessStack(ParticipationProcess):
                                  f"updates): a ProcessStack holds processes that do not")
             if isinstance(p, ProcessStack):
                 raise ValueError(f"processes[{k}] is itself a ProcessStack")
-        n = int(procs[0].n)
-        bad = [k for k, p in enumerate(procs) if int(p.n) != n]
-        if bad:
-            raise ValueError(f"processes must have equal n: processes[0] has n={n}, "
-                             f"processes[{bad[0]}] has n={procs[bad[0]].n}")
+        (n,) = equal_across("processes", procs, "n")
         self.processes, self.n, self.replicas = procs, n, len(procs)
 
     @property
@@ -95,9 +87,7 @@ class ProcessStack(ParticipationProcess):
         return gens
 
     def init(self, rng: RNGLike, replicas: int) -> dict[str, Any]:
-        if replicas != self.replicas:
-            raise ValueError(f"replicas must be the stack's {self.replicas} (one process per "
-                             f"replica; see for_replicas), got {replicas!r}")
+        stack_replicas(replicas, self.replicas, "process")
         gens = self._generators(rng)
         states = [p.init([g], 1) for p, g in zip(self.processes, gens, strict=True)]
         return {"replicas": self.replicas, "t": 0, "states": states}

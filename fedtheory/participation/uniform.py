@@ -11,6 +11,7 @@ import numpy as np
 
 from fedtheory.participation.base import ParticipationProcess, RNGLike, uniforms, validate_n
 from fedtheory.sampling.without_replacement import UniformWithoutReplacement
+from fedtheory.validation import integer_in
 
 __all__ = ["UniformParticipation"]
 
@@ -33,8 +34,7 @@ class UniformParticipation(ParticipationProcess, register=True):
 
     def __init__(self, n: int, b: int) -> None:
         self.n = validate_n(n)
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or not 1 <= b <= self.n:
-            raise ValueError(f"b must be an integer in [1, n={self.n}], got {b!r}")
+        integer_in("b", b, 1, self.n, f"an integer in [1, n={self.n}]")
         self.b = int(b)
 
     @property

@@ -51,7 +51,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from fedtheory.validation import real_array
+from fedtheory.validation import positive_integer, real_array
 
 __all__ = [
     "CAPABILITY_PROTOCOLS",
@@ -327,8 +327,7 @@ def validate_weights(weights: np.ndarray | list[float] | None, n: int) -> np.nda
     ...
     ValueError: weights must sum to 1, got sum 1.1
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    positive_integer("n", n)
     if weights is None:
         return np.full(int(n), 1.0 / n)
     w = real_array("weights", weights)

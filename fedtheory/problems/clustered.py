@@ -51,7 +51,7 @@ import numpy as np
 from fedtheory.problems.datasets import FederatedData, federated_split
 from fedtheory.problems.logistic import LogisticProblem, make_logistic_problem
 from fedtheory.problems.quadratic import QuadraticProblem
-from fedtheory.validation import nonnegative_real
+from fedtheory.validation import nonnegative_real, positive_integer
 
 __all__ = ["authors_clustered_split", "authors_shard_split", "cluster_labels",
            "clustered_digits", "clustered_quadratic", "digits_images", "general_digits",
@@ -60,8 +60,7 @@ __all__ = ["authors_clustered_split", "authors_shard_split", "cluster_labels",
 
 def _sizes(n: int, clusters: int) -> tuple[int, int]:
     for name, v in (("n", n), ("clusters", clusters)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        positive_integer(name, v)
     if n % clusters:
         raise ValueError(f"clusters must divide n={n} (clusters of equal size), got {clusters!r}")
     return int(n), int(clusters)
@@ -248,8 +247,7 @@ def validate_n_groups(n: int, group_size: int) -> tuple[int, int]:
     """``n`` and ``group_size`` as positive ints with ``group_size`` dividing ``n``, or
     ``ValueError`` naming the bad one."""
     for name, v in (("n", n), ("group_size", group_size)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        positive_integer(name, v)
     if n % group_size:
         raise ValueError(f"group_size must divide n={n}, got {group_size!r}")
     return int(n), int(group_size)

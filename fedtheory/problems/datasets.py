@@ -34,7 +34,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fedtheory.validation import finite_array, integer_at_least
+from fedtheory.validation import (
+    finite_array,
+    integer_at_least,
+    nonnegative_integer,
+    positive_integer,
+)
 
 __all__ = [
     "DATASETS",
@@ -119,12 +124,10 @@ def dirichlet_label_split(
     y = np.asarray(labels)
     if y.ndim != 1 or y.size == 0:
         raise ValueError(f"labels must be a non-empty 1-D array, got shape {y.shape}")
-    if not isinstance(n_clients, (int, np.integer)) or n_clients < 1:
-        raise ValueError(f"n_clients must be a positive integer, got {n_clients!r}")
+    positive_integer("n_clients", n_clients)
     if not (isinstance(alpha, (int, float, np.floating)) and np.isfinite(alpha) and alpha > 0):
         raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
-    if not isinstance(min_size, (int, np.integer)) or min_size < 0:
-        raise ValueError(f"min_size must be a non-negative integer, got {min_size!r}")
+    nonnegative_integer("min_size", min_size)
     if min_size * n_clients > y.size:
         raise ValueError(
             f"min_size must satisfy min_size * n_clients <= {y.size}, got {min_size!r}"
@@ -187,8 +190,7 @@ def unbalance_clients(
     """
     if not (isinstance(s, (int, float, np.floating)) and 0.0 < s < 1.0):
         raise ValueError(f"s must be in (0, 1), got {s!r}")
-    if not isinstance(a, (int, np.integer)) or a < 1:
-        raise ValueError(f"a must be a positive integer, got {a!r}")
+    positive_integer("a", a)
     if not isinstance(b, (int, np.integer)) or b <= a:
         raise ValueError(f"b must be an integer with b > a = {a}, got {b!r}")
     gen = _check_rng(rng)

@@ -44,42 +44,22 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 
 from fedtheory.problems import quadratic_kernels as kernels
+from fedtheory.problems import quadratic_random
 from fedtheory.problems.base import Capability, validate_weights
-from fedtheory.validation import finite_array, integer_at_least, positive_real, real_array
+from fedtheory.problems.quadratic_local_work import QuadraticLocalWork
+from fedtheory.validation import finite_array, real_array
 
 __all__ = ["QuadraticProblem"]
 
 
-def _check_real(name: str, value: float) -> float:
-    if isinstance(value, (complex, np.complexfloating)):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    if not np.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
-
-
-def _orthogonal_with_first_column(v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A random orthogonal matrix whose first column is the unit vector ``v``."""
-    d = v.shape[0]
-    g = rng.standard_normal((d, d))
-    g[:, 0] = v
-    q, r = np.linalg.qr(g)
-    q = q * np.sign(np.where(np.diag(r) == 0, 1.0, np.diag(r)))  # makes q[:, 0] = +v
-    return q
-
-
-class QuadraticProblem:
+class QuadraticProblem(QuadraticLocalWork):
     r"""Federated quadratic problem :math:`f = \sum_i w_i f_i`, :math:`f_i` as in the module doc.
 
     Parameters
@@ -360,119 +340,6 @@ class QuadraticProblem:
             return H * x - b
         return x @ H.T - b
 
-    # ------------------------------------------------------------------ the simulator's hot path
-    def client_gradients(self, y: np.ndarray, clients: np.ndarray,
-                         out: np.ndarray | None = None) -> np.ndarray:
-        r"""Row ``k``: :math:`\nabla f_{c_k}(y_k) = A_{c_k}(y_k - c_{c_k})` (simulator hot path).
-
-        Row gathers into ``out`` and in-place passes, no fresh temporaries
-        (:func:`~fedtheory.problems.quadratic_kernels.gradient_rows`). ``y`` may be a read-only
-        broadcast view (e.g. one replica's iterate for all its clients).
-
-        Parameters
-        ----------
-        y:
-            Points, shape ``(..., d)``; the result has ``y``'s floating dtype.
-        clients:
-            Client index of each row, shape ``y.shape[:-1]``, integers in ``[0, n)``.
-        out:
-            Optional result array (shape of ``y``, its floating dtype; may be ``y``).
-
-        >>> prob = QuadraticProblem(np.array([[1.0, 2.0], [3.0, 4.0]]), np.zeros((2, 2)))
-        >>> prob.client_gradients(np.ones((3, 2)), np.array([1, 0, 1])).tolist()
-        [[3.0, 4.0], [1.0, 2.0], [3.0, 4.0]]
-        """
-        y2, idx, out2 = kernels.check_rows(y, clients, out, self.n, self.d)
-        A, c = self._cast.get(out2.dtype) or self._params(out2.dtype)
-        v = kernels.gradient_rows(A, c, idx, y2, out2, self.diagonal)
-        return v if v.shape == np.shape(y) else v.reshape(np.shape(y))
-
-    def local_steps(self, y: np.ndarray, clients: np.ndarray, lr: float, steps: int, *,
-                    correction: np.ndarray | None = None,
-                    add_noise: Callable[[np.ndarray], None] | None = None,
-                    out: np.ndarray | None = None) -> np.ndarray:
-        r"""Pseudo-gradients of ``steps`` local gradient steps, client :math:`c_k` from
-        :math:`y_k` (the simulator's local work, step by step):
-
-        .. math::
-
-            y^{j+1} = y^j - \eta\,\big(\nabla f_{c_k}(y^j) + \xi^j + u_k\big),\quad
-            \Delta_k = \frac{y^0 - y^\tau}{\eta}
-            = \sum_{j<\tau}\big(\nabla f_{c_k}(y^j) + \xi^j + u_k\big).
-
-        Iterates are kept as :math:`e^j = y^j - c_{c_k}`, so a step is
-        :math:`g = A_{c_k} e^j` (plus noise and correction), :math:`e^{j+1} = e^j - \eta g`:
-        the centers and Hessian diagonals are gathered once for all steps.
-
-        Parameters
-        ----------
-        y, clients:
-            Start points ``(K, d)`` (may be a broadcast view) and client indices ``(K,)``.
-        lr, steps:
-            :math:`\eta > 0` and :math:`\tau \ge 1`.
-        correction:
-            :math:`u_k`, ``(K, d)``, added to every local gradient (SCAFFOLD), or None.
-        add_noise:
-            Called once per step with the gradients ``(K, d)``; adds :math:`\xi^j` in place.
-        out:
-            Optional result array, ``(K, d)`` of ``y``'s floating dtype.
-        """
-        y2, idx, total = kernels.check_rows(y, clients, out, self.n, self.d, two_d=True)
-        lr = positive_real("lr", lr)
-        steps = integer_at_least("steps", steps)
-        A, c = self._params(total.dtype)
-        return kernels.local_step_rows(A, c, idx, y2, total, lr, steps, self.diagonal,
-                                       correction, add_noise)
-
-    @property
-    def can_fuse_local_steps(self) -> bool:
-        """Whether :meth:`fused_local_steps` applies (diagonal Hessians)."""
-        return self.diagonal
-
-    def fused_local_steps(self, y: np.ndarray, clients: np.ndarray, lr: float, steps: int, *,
-                          correction: np.ndarray | None = None,
-                          normals: np.ndarray | None = None, noise_sd: float = 0.0,
-                          out: np.ndarray | None = None) -> np.ndarray:
-        r""":meth:`local_steps` in closed form for diagonal Hessians, with additive Gaussian
-        noise :math:`\xi^j \sim N(0, \sigma_\xi^2 I)` (or none).
-
-        The steps are linear: :math:`e^{j+1} = m\odot e^j - \eta(\xi^j + u)` with
-        :math:`e = y - c_i`, :math:`m = 1 - \eta a_i`, so
-
-        .. math::
-
-            \Delta = S_1\odot\big(a_i\odot(y^0 - c_i) + u\big)
-            + \sum_{j<\tau} m^{\tau-1-j}\odot\xi^j,\qquad S_1 = \sum_{j<\tau} m^j,
-
-        and the noise sum is one Gaussian of per-coordinate variance
-        :math:`\sigma_\xi^2 S_2`, :math:`S_2 = \sum_{j<\tau} m^{2j}`: one standard normal per
-        coordinate (``normals``, ``(K, d)``, overwritten) instead of :math:`\tau`.
-
-        >>> prob = QuadraticProblem(np.array([[0.5]]), np.array([[1.0]]))
-        >>> y = np.array([[3.0]])
-        >>> float(prob.fused_local_steps(y, np.array([0]), lr=0.5, steps=2)[0, 0])
-        1.75
-        >>> float(prob.local_steps(y, np.array([0]), lr=0.5, steps=2)[0, 0])
-        1.75
-        """
-        if not self.diagonal:
-            raise ValueError("fused_local_steps needs diagonal Hessians; this problem is dense "
-                             "(use local_steps)")
-        y2, idx, out2 = kernels.check_rows(y, clients, out, self.n, self.d, two_d=True)
-        lr = positive_real("lr", lr)
-        steps = integer_at_least("steps", steps)
-        noise_sd = float(noise_sd)
-        if not (np.isfinite(noise_sd) and noise_sd >= 0):
-            raise ValueError(f"noise_sd must be a non-negative real number, got {noise_sd!r}")
-        dtype = out2.dtype
-        key = ("fused", lr, steps, noise_sd, dtype)  # S_1 a_i, S_1, sigma sqrt(S_2), cached
-        coefficients = self._cast.get(key)
-        if coefficients is None:
-            coefficients = self._cast[key] = kernels.fused_coefficients(
-                self.hessians, lr, steps, noise_sd, dtype)
-        return kernels.fused_step_rows(coefficients, self._params(dtype)[1], idx, y2, out2,
-                                       correction, normals, noise_sd)
-
     def heterogeneity(self, x: np.ndarray) -> np.ndarray:
         r""":math:`\sum_i w_i \|\nabla f_i(x) - \nabla f(x)\|^2`: ``(..., d)`` -> ``(...)``."""
         g = self.client_grads(x)
@@ -502,120 +369,6 @@ class QuadraticProblem:
                    np.concatenate([p.centers for p in probs]),
                    np.concatenate([p.offsets for p in probs]))
 
-    @classmethod
-    def heterogeneous(
-        cls,
-        n: int,
-        d: int,
-        L: float,
-        mu: float,
-        sigma_G2: float,
-        rng: np.random.Generator,
-        *,
-        weights: np.ndarray | None = None,
-        identical_hessians: bool = False,
-        diagonal: bool = True,
-        indefinite: bool = False,
-        x_star: np.ndarray | None = None,
-        offsets: np.ndarray | None = None,
-    ) -> QuadraticProblem:
-        r"""A random problem with given :math:`L`, :math:`\mu` and heterogeneity :math:`\sigma_G^2`.
-
-        The Hessians' eigenvalues lie in :math:`[\mu, L]`; one client has eigenvalue :math:`L`
-        and all clients share an eigenvector of eigenvalue :math:`\mu`, so that exactly
-
-        .. math::
-
-            \max_i \|A_i\|_2 = L,\quad \lambda_{\min}(\bar A) = \min_i \lambda_{\min}(A_i) = \mu,
-            \quad \sum_i w_i \|\nabla f_i(x^\star)\|^2 = \sigma_G^2 ,
-
-        the last by scaling the centers about :math:`x^\star` (which leaves :math:`x^\star`
-        fixed). With ``identical_hessians`` every client has the same :math:`A`, the gradient
-        differences :math:`\nabla f_i - \nabla f = A(\bar c - c_i)` are constant in :math:`x`, and
-        :attr:`rho` :math:`= \sigma_G^2`. With ``indefinite`` (which requires ``mu == 0``) the
-        eigenvalues lie in :math:`[-L, L]`, :math:`L` and :math:`-L/2` both occur: the
-        :math:`f_i` are :math:`L`-smooth and non-convex.
-
-        Parameters
-        ----------
-        n, d:
-            Number of clients and dimension (``d >= 2`` unless ``mu == L`` or ``indefinite``).
-        L, mu:
-            :math:`0 \le \mu \le L`, :math:`L > 0`.
-        sigma_G2:
-            :math:`\sigma_G^2 \ge 0`; positive requires ``n >= 2``.
-        rng:
-            Source of randomness.
-        weights:
-            Client weights (uniform by default).
-        identical_hessians, diagonal, indefinite:
-            See above; ``diagonal=False`` gives dense Hessians with random eigenvectors.
-        x_star:
-            Where to put the minimiser (the origin by default).
-        offsets:
-            :math:`e_i = f_i^\star` (zeros by default).
-        """
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-            raise ValueError(f"d must be a positive integer, got {d!r}")
-        L = _check_real("L", L)
-        mu = _check_real("mu", mu)
-        sigma_G2 = _check_real("sigma_G2", sigma_G2)
-        if L <= 0:
-            raise ValueError(f"L must be positive, got {L!r}")
-        if mu < 0:
-            raise ValueError(f"mu must be non-negative, got {mu!r}")
-        if mu > L:
-            raise ValueError(f"mu must be <= L = {L!r}, got {mu!r}")
-        if sigma_G2 < 0:
-            raise ValueError(f"sigma_G2 must be non-negative, got {sigma_G2!r}")
-        if sigma_G2 > 0 and n < 2:
-            raise ValueError(f"sigma_G2 > 0 needs n >= 2 clients, got n={n!r}")
-        if indefinite and mu != 0:
-            raise ValueError(f"indefinite Hessians need mu == 0, got mu={mu!r}")
-        if d < 2 and (mu < L or indefinite):
-            raise ValueError(f"d must be >= 2 to have both mu < L (or indefinite), got d={d!r}")
-        if not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng must be a numpy Generator, got {rng!r}")
-        w = validate_weights(weights, n)
-        target = np.zeros(d) if x_star is None else np.asarray(x_star, dtype=float)
-        if target.shape != (d,):
-            raise ValueError(f"x_star must have shape ({d},), got shape {target.shape}")
-
-        k = 1 if identical_hessians else n
-        if indefinite:
-            lam = rng.uniform(-L, L, size=(k, d))
-            lam[:, 0] = -0.5 * L  # a shared direction of negative curvature
-            lam[0, 1] = L
-        else:
-            lam = rng.uniform(mu, L, size=(k, d))
-            lam[:, 0] = mu  # shared eigenvector of eigenvalue mu: lambda_min(A_bar) = mu
-            lam[0, -1] = L
-        if diagonal:
-            A = lam
-        else:
-            v = rng.standard_normal(d)
-            v /= np.linalg.norm(v)
-            Q = np.stack([_orthogonal_with_first_column(v, rng) for _ in range(k)])
-            A = np.einsum("kij,kj,klj->kil", Q, lam, Q)
-            A = 0.5 * (A + np.swapaxes(A, -1, -2))
-        if identical_hessians:
-            A = np.repeat(A, n, axis=0)
-
-        # raw centers, then scale about x* (x* is linear in the centers)
-        c = rng.standard_normal((n, d))
-        raw = cls(A, c, offsets, w)
-        c = c - raw.x_star  # now x* = 0
-        g = raw._apply(A, -c)  # grad f_i(0) = A_i (0 - c_i)
-        h0 = float(w @ np.sum(g**2, axis=-1))
-        if sigma_G2 == 0:
-            c = np.zeros_like(c)
-        elif h0 <= 0:
-            raise ValueError(
-                f"cannot reach sigma_G2={sigma_G2!r}: the drawn problem has no heterogeneity "
-                "(are all weights on one client?)"
-            )
-        else:
-            c = c * np.sqrt(sigma_G2 / h0)
-        return cls(A, c + target, offsets, w)
+    #: A random problem with given :math:`L`, :math:`\mu` and heterogeneity
+    #: :math:`\sigma_G^2` (:func:`fedtheory.problems.quadratic_random.heterogeneous`).
+    heterogeneous = classmethod(quadratic_random.heterogeneous)

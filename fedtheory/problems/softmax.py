@@ -35,7 +35,7 @@ from typing import ClassVar
 import numpy as np
 
 from fedtheory.problems.base import Capability
-from fedtheory.validation import finite_array, real_array
+from fedtheory.validation import finite_array, integer_at_least, real_array
 
 __all__ = ["SoftmaxRegression"]
 
@@ -59,9 +59,7 @@ class SoftmaxRegression:
 
     def __init__(self, X_clients: Sequence[np.ndarray], y_clients: Sequence[np.ndarray],
                  n_classes: int) -> None:
-        if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) \
-                or n_classes < 2:
-            raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
+        integer_at_least("n_classes", n_classes, 2)
         if len(X_clients) == 0 or len(X_clients) != len(y_clients):
             raise ValueError(f"X_clients and y_clients must be equally long and non-empty, "
                              f"got {len(X_clients)} and {len(y_clients)}")

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedtheory.problems.base import Capability, check_problem, declared_capabilities
+from fedtheory.validation import equal_across, per_replica
 
 __all__ = ["ProblemStack"]
 
@@ -132,16 +133,9 @@ class ProblemStack:
     name: ClassVar[str] = "stack"
 
     def __init__(self, problems: Sequence[Any], flat: Any = None) -> None:
-        if isinstance(problems, (str, bytes)) or not isinstance(problems, Sequence) \
-                or len(problems) == 0:
-            raise ValueError(f"problems must be a non-empty sequence of problems, "
-                             f"got {problems!r}")
-        probs = tuple(check_problem(p, f"problems[{k}]") for k, p in enumerate(problems))
-        n, d = int(probs[0].n), int(probs[0].d)
-        for k, p in enumerate(probs):
-            if (int(p.n), int(p.d)) != (n, d):
-                raise ValueError(f"problems must have equal n and d: problems[0] has "
-                                 f"(n, d) = ({n}, {d}), problems[{k}] has ({p.n}, {p.d})")
+        probs = tuple(check_problem(p, f"problems[{k}]")
+                      for k, p in enumerate(per_replica("problems", problems, "problems")))
+        n, d = equal_across("problems", probs, "n", "d")
         W = np.stack([np.asarray(p.weights, dtype=float) for p in probs])
         if not np.all(W == W[0]):
             k = int(np.flatnonzero(np.any(W != W[0], axis=1))[0])

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.sampling.ocs import _check_norms, _top_exponent
+from fedtheory.validation import nonnegative_integer
 
 __all__ = [
     "AOCSResult",
@@ -166,8 +167,7 @@ def aocs_probabilities(
     array([0.33333333, 0.33333333, 0.33333333])
     """
     u, m, umax = _check_norms(norms, m)
-    if not isinstance(j_max, (int, np.integer)) or j_max < 0:
-        raise ValueError(f"j_max must be a non-negative integer, got {j_max!r}")
+    nonnegative_integer("j_max", j_max)
     if not (np.isfinite(rtol) and rtol >= 0):
         raise ValueError(f"rtol must be a non-negative number, got {rtol!r}")
     n = u.shape[-1]

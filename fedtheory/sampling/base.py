@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from fedtheory.validation import nonnegative_integer
+
 __all__ = ["MAX_ENUMERATE", "SamplingDesign"]
 
 #: ``enumerate()`` refuses designs with more subsets than this (exact checks are for small n).
@@ -49,9 +51,7 @@ def _check_rng(rng: Any) -> np.random.Generator:
 
 
 def _check_replicas(replicas: Any) -> int:
-    if isinstance(replicas, bool) or not isinstance(replicas, (int, np.integer)) or replicas < 0:
-        raise ValueError(f"replicas must be a non-negative integer, got {replicas!r}")
-    return int(replicas)
+    return nonnegative_integer("replicas", replicas)
 
 class SamplingDesign(abc.ABC):
     """Base class of the sampling designs: marginals, pair matrix, sampler, enumeration.

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from fedtheory.sampling.base import SamplingDesign, _as_fraction
+from fedtheory.validation import positive_integer
 
 __all__ = ["PROB_SUM_TOL", "ExplicitSampling"]
 
@@ -119,8 +120,7 @@ class ExplicitSampling(SamplingDesign):
         largest = max((max(t) for t in tuples if t), default=-1)
         if n is None:
             n = largest + 1
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
+        positive_integer("n", n)
         masks = np.zeros((len(tuples), int(n)), dtype=bool)
         for k, t in enumerate(tuples):
             if any(i < 0 or i >= n for i in t):

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from fedtheory.validation import finite_real, real_array
+from fedtheory.validation import finite_real, positive_integer, real_array
 
 __all__ = [
     "SIMILARITIES",
@@ -160,8 +160,7 @@ def init_similarity(R: int, n: int) -> dict[str, np.ndarray]:
     ((2, 3, 3), 'i')
     """
     for name, v in (("R", R), ("n", n)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        positive_integer(name, v)
     return {"sum": np.zeros((R, n, n)), "count": np.zeros((R, n, n), dtype=np.int64)}
 
 
@@ -290,8 +289,7 @@ def complexity_threshold(
     if np.any(tt < 0) or not np.all(np.isfinite(tt)):
         raise ValueError(f"t must be finite and >= 0, got {t!r}")
     for name, v in (("n_clients", n_clients), ("horizon", horizon), ("max_friends", max_friends)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        positive_integer(name, v)
     if not 0.0 < beta <= 1.0:
         raise ValueError(f"beta must be in (0, 1], got {beta!r}")
     if not 0.0 < p < 1.0:

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from fedtheory.sampling.ocs import _check_norms, _frexp, _ldexp, _optimal_variance_parts
-from fedtheory.validation import real_array
+from fedtheory.validation import positive_integer, real_array
 
 __all__ = [
     "alpha_spread_study",
@@ -144,8 +144,7 @@ def gamma_from_alpha(alpha: np.ndarray | float, n: int, m: float) -> np.ndarray 
     a = real_array("alpha", alpha)
     if not np.all(np.isfinite(a)) or np.any((a < 0) | (a > 1)):
         raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
-    if not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    positive_integer("n", n)
     if not (np.isfinite(m) and 0 < m <= n):
         raise ValueError(f"m must satisfy 0 < m <= n = {n}, got {m!r}")
     g = m / (a * (n - m) + m)

@@ -58,7 +58,7 @@ import numpy as np
 
 from fedtheory.sampling.designs import SamplingDesign
 from fedtheory.sampling.ocs import _frexp, _ldexp
-from fedtheory.validation import probabilities, real_array
+from fedtheory.validation import nonnegative_integer, positive_integer, probabilities, real_array
 
 __all__ = [
     "bound_coefficients",
@@ -368,8 +368,7 @@ def sample_estimator(design: SamplingDesign, w: Any, zeta: Any, rng: np.random.G
         raise ValueError(f"design must be a SamplingDesign, got {type(design).__name__}")
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")
-    if isinstance(replicas, bool) or not isinstance(replicas, (int, np.integer)) or replicas < 0:
-        raise ValueError(f"replicas must be a non-negative integer, got {replicas!r}")
+    nonnegative_integer("replicas", replicas)
     p = design.p
     _check_proper(p)
     w, z = _check_w_zeta(w, zeta, p.size)
@@ -377,9 +376,8 @@ def sample_estimator(design: SamplingDesign, w: Any, zeta: Any, rng: np.random.G
     n, d = A.shape
     if chunk_rows is None:
         chunk_rows = max(1, CHUNK_ELEMENTS // max(n, d))
-    elif isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
-            or chunk_rows < 1:
-        raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}")
+    else:
+        positive_integer("chunk_rows", chunk_rows)
     out = np.empty((int(replicas), d))
     buf = np.empty((min(chunk_rows, max(int(replicas), 1)), n))
     for start in range(0, int(replicas), chunk_rows):

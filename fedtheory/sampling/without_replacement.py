@@ -14,6 +14,7 @@ import numpy as np
 
 from fedtheory.sampling.base import SamplingDesign
 from fedtheory.sampling.shuffle import _partial_shuffle
+from fedtheory.validation import integer_in, positive_integer
 
 __all__ = ["UniformWithoutReplacement"]
 
@@ -40,10 +41,8 @@ class UniformWithoutReplacement(SamplingDesign):
     """
 
     def __init__(self, n: int, b: int) -> None:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or not 1 <= b <= n:
-            raise ValueError(f"b must be an integer in [1, n] = [1, {n}], got {b!r}")
+        positive_integer("n", n)
+        integer_in("b", b, 1, n, f"an integer in [1, n] = [1, {n}]")
         self._n = int(n)
         self.b = int(b)
 

@@ -58,18 +58,22 @@ __all__ = [
 Moment = Callable[[tuple[int, ...]], sp.Expr]
 
 
-def indicator_symbols(n: int, name: str = "1") -> tuple[sp.Symbol, ...]:
-    r"""Symbols :math:`1_0, \dots, 1_{n-1}` for the participation indicators."""
+def _symbols(n: int, name: str, **assumptions: bool) -> tuple[sp.Symbol, ...]:
+    """Symbols ``name_0 .. name_{n-1}`` with the given sympy assumptions (``n`` a positive
+    integer, or a ValueError)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
-    return tuple(sp.Symbol(f"{name}_{i}", nonnegative=True) for i in range(int(n)))
+    return tuple(sp.Symbol(f"{name}_{i}", **assumptions) for i in range(int(n)))
+
+
+def indicator_symbols(n: int, name: str = "1") -> tuple[sp.Symbol, ...]:
+    r"""Symbols :math:`1_0, \dots, 1_{n-1}` for the participation indicators."""
+    return _symbols(n, name, nonnegative=True)
 
 
 def sign_symbols(n: int, name: str = "epsilon") -> tuple[sp.Symbol, ...]:
     r"""Symbols :math:`\varepsilon_0, \dots, \varepsilon_{n-1}` for Rademacher signs."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    return tuple(sp.Symbol(f"{name}_{i}", real=True) for i in range(int(n)))
+    return _symbols(n, name, real=True)
 
 
 def vector_symbols(name: str, n: int, d: int) -> sp.Matrix:

@@ -33,6 +33,7 @@ from fedtheory.sampling.designs import (
     SamplingDesign,
     UniformWithoutReplacement,
 )
+from fedtheory.validation import integer_in, nonnegative_integer, positive_integer
 
 __all__ = [
     "SMALLEST_COUNTEREXAMPLE",
@@ -188,8 +189,7 @@ def equal_spread_updates(rng: np.random.Generator, n: int, d: int) -> np.ndarray
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2 or n % 2:
         raise ValueError(f"n must be an even integer >= 2, got {n!r}")
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise ValueError(f"d must be a positive integer, got {d!r}")
+    positive_integer("d", d)
     centre = rng.integers(-5, 6, d)
     e = rng.integers(-3, 4, d)
     e[0] = max(1, abs(int(e[0])))  # non-zero
@@ -214,8 +214,7 @@ def hill_climb(objective: Any, x0: np.ndarray, rng: np.random.Generator,
     x = np.array(x0, dtype=float)
     if x.ndim != 2 or x.shape[0] < 1:
         raise ValueError(f"x0 must have shape (population, dim), got shape {x.shape}")
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
+    nonnegative_integer("steps", steps)
 
     def value(X: np.ndarray) -> np.ndarray:
         f = np.asarray(objective(X), dtype=float)
@@ -240,8 +239,7 @@ def subset_masks(n: int) -> np.ndarray:
     >>> subset_masks(2).tolist()
     [[0, 0], [1, 0], [0, 1], [1, 1]]
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 12:
-        raise ValueError(f"n must be an integer in 1..12, got {n!r}")
+    integer_in("n", n, 1, 12, "an integer in 1..12")
     return (np.arange(2**n)[:, None] >> np.arange(n)) & 1
 
 

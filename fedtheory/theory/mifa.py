@@ -24,7 +24,7 @@ from fedtheory.symbolic.enumeration import (
     fractions,
     mask_probabilities,
 )
-from fedtheory.validation import positive_real
+from fedtheory.validation import positive_integer, positive_real
 
 __all__ = [
     "TINY", "ZF_TINY", "c_of", "condition", "exact_error2", "exact_fedavg_is_1d",
@@ -100,12 +100,6 @@ def heterogeneous(rng: np.random.Generator, n: int = 10, d: int = 5) -> Any:
     return QuadraticProblem.heterogeneous(n, d, L=1.0, mu=0.1, sigma_G2=1.0, rng=rng)
 
 
-def _positive_int(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    return int(v)
-
-
 def isotropic_problem(n: int, d: int, *, L: float, sigma_G2_max: float,
                       rng: np.random.Generator) -> Any:
     r"""A quadratic with every Hessian :math:`LI` and :math:`\|h_i\|^2 = \sigma_G^2` for all
@@ -120,8 +114,8 @@ def isotropic_problem(n: int, d: int, *, L: float, sigma_G2_max: float,
     >>> np.allclose(np.sum(h**2, -1), 1.0), np.allclose(h.sum(0), 0.0), prob.L
     (True, True, 2.0)
     """
-    n = _positive_int("n", n)
-    d = _positive_int("d", d)
+    n = positive_integer("n", n)
+    d = positive_integer("d", d)
     L = positive_real("L", L)
     if n < 2:
         raise ValueError(f"n must be at least 2 for heterogeneous clients, got {n!r}")

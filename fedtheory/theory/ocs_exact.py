@@ -39,7 +39,7 @@ import numpy as np
 
 from fedtheory.problems import QuadraticProblem, RelativeNoise
 from fedtheory.theory.ocs_theorems import NEXT_LOSS, DsgdTheorem, FedavgTheorem
-from fedtheory.validation import nonnegative_numbers
+from fedtheory.validation import integer_in, nonnegative_numbers, positive_integer
 
 __all__ = [
     "LineInstance",
@@ -167,8 +167,7 @@ class LineInstance:
             raise ValueError(f"weights must be non-negative and sum to 1, got {self.weights}")
         if sum(w * a for w, a in zip(self.weights, self.curvatures, strict=True)) == 0:
             raise ValueError("curvatures must not average to 0 (f would be linear)")
-        if isinstance(self.m, bool) or not isinstance(self.m, int) or not 1 <= self.m <= n:
-            raise ValueError(f"m must be an integer in [1, {n}], got {self.m!r}")
+        integer_in("m", self.m, 1, n)
         if self.M < 0 or self.sigma2 < 0:
             raise ValueError(f"M and sigma2 must be >= 0, got {self.M}, {self.sigma2}")
 
@@ -500,8 +499,7 @@ def fedavg_exact(theorem: FedavgTheorem, inst: LineInstance, R: int, theta: Any 
 def _check_fedavg_steps(R: Any, theta: Any, g_scale: Any) -> None:
     if not 0 < theta <= 1 or g_scale < 1:
         raise ValueError(f"need 0 < theta <= 1 and g_scale >= 1, got {theta!r}, {g_scale!r}")
-    if isinstance(R, bool) or not isinstance(R, int) or R < 1:
-        raise ValueError(f"R must be a positive integer, got {R!r}")
+    positive_integer("R", R)
 
 
 def _fedavg_step(theorem: FedavgTheorem, v: dict[str, Any], m: int, R: int, theta: Any,
@@ -548,8 +546,7 @@ def float_step(theorem: DsgdTheorem | FedavgTheorem, numbers: dict[str, Any], m:
     True
     """
     n = len(numbers["w"])
-    if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= n:
-        raise ValueError(f"m must be an integer in [1, {n}], got {m!r}")
+    integer_in("m", m, 1, n)
     if R is None:
         if not isinstance(theorem, DsgdTheorem):
             raise ValueError(f"R is None (a DSGD step), got {theorem.label}")

@@ -181,7 +181,55 @@ class _Stated:
 
 
 @dataclass(frozen=True)
-class DsgdTheorem(_Stated):
+class _Recursion(_Stated):
+    """The fields and evaluation both recursion forms share; a FedAvg form's functions take the
+    number of local steps :math:`R` after :math:`\\gamma` (the ``*R`` of the methods)."""
+
+    name: str
+    label: str
+    bounds: BoundedQuantity
+    step_of: Callable[..., Any]
+    bound_of: Callable[..., tuple[Any, Any]]
+    constants: Mapping[str, Fraction] = field(default_factory=dict)
+    step: str | None = None
+    factors: tuple[str, ...] = ()
+    factor: Factor = _keep
+    limit: Callable[[Any], Any] = _as_stated
+    stronger: Mapping[str, str] = field(default_factory=dict)
+
+    def step_max(self, q: Quantities, gamma: Any, *R: int) -> Any:
+        """The (effective) step limit on quantities ``q`` (float or exact), as stated or
+        relaxed."""
+        return self.limit(self.step_of(q, gamma, *R, self._constants_like(gamma)))
+
+    def bound(self, q: Quantities, eta: Any, gamma: Any, *R: int) -> tuple[Any, Any]:
+        """``(rhs, increment)`` on quantities ``q`` (float or exact)."""
+        return self.bound_of(q, eta, gamma, *R, self._constants_like(gamma), self.factor)
+
+    def eta_max(self, problem: QuadraticProblem, noise: NoiseModel, gamma: float,
+                *R: int) -> float:
+        """The largest (effective) step at :math:`\\gamma^k` on ``problem`` (float)."""
+        return float(self.step_max(problem_quantities(problem, noise), float(gamma), *R))
+
+    def rhs(self, problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray, eta: float,
+            gamma: float, *R: int) -> float:
+        """The right-hand side at the fixed iterate ``x`` (float)."""
+        q = {**problem_quantities(problem, noise), **point_quantities(problem, x)}
+        return float(self.bound(q, float(eta), float(gamma), *R)[0])
+
+    def increment(self, problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray,
+                  eta: float, gamma: float, *R: int) -> float:
+        """The bound's increment at ``x`` (see ``bound_of``)."""
+        q = {**problem_quantities(problem, noise), **point_quantities(problem, x)}
+        return float(self.bound(q, float(eta), float(gamma), *R)[1])
+
+
+def _no_global_step(q: Quantities, gamma: Any) -> Any:
+    raise ValueError("this FedAvg form declares no global step (eta_g_sq_of)")
+
+
+@dataclass(frozen=True)
+class DsgdTheorem(_Recursion):
     r"""One form of a DSGD + OCS one-step recursion (Theorem 13, its correction, Theorem 15).
 
     Attributes
@@ -220,95 +268,23 @@ class DsgdTheorem(_Stated):
         the others are stronger when smaller (the default of an upper bound).
     """
 
-    name: str
-    label: str
-    bounds: BoundedQuantity
-    step_of: Callable[[Quantities, Any, Mapping[str, Any]], Any]
-    bound_of: Callable[..., tuple[Any, Any]]
-    constants: Mapping[str, Fraction] = field(default_factory=dict)
-    step: str | None = None
-    factors: tuple[str, ...] = ()
-    factor: Factor = _keep
-    limit: Callable[[Any], Any] = _as_stated
-    stronger: Mapping[str, str] = field(default_factory=dict)
-
-    def step_max(self, q: Quantities, gamma: Any) -> Any:
-        """The step limit on quantities ``q`` (float or exact), as stated or relaxed."""
-        return self.limit(self.step_of(q, gamma, self._constants_like(gamma)))
-
-    def bound(self, q: Quantities, eta: Any, gamma: Any) -> tuple[Any, Any]:
-        """``(rhs, increment)`` on quantities ``q`` (float or exact)."""
-        return self.bound_of(q, eta, gamma, self._constants_like(gamma), self.factor)
-
-    def eta_max(self, problem: QuadraticProblem, noise: NoiseModel, gamma: float) -> float:
-        """The largest step at :math:`\\gamma^k` on ``problem`` (float)."""
-        return float(self.step_max(problem_quantities(problem, noise), float(gamma)))
-
-    def rhs(self, problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray, eta: float,
-            gamma: float) -> float:
-        """The right-hand side at the fixed iterate ``x`` (float)."""
-        q = {**problem_quantities(problem, noise), **point_quantities(problem, x)}
-        return float(self.bound(q, float(eta), float(gamma))[0])
-
-    def increment(self, problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray,
-                  eta: float, gamma: float) -> float:
-        """The bound's increment at ``x`` (see ``bound_of``)."""
-        q = {**problem_quantities(problem, noise), **point_quantities(problem, x)}
-        return float(self.bound(q, float(eta), float(gamma))[1])
-
 
 @dataclass(frozen=True)
-class FedavgTheorem(_Stated):
+class FedavgTheorem(_Recursion):
     r"""One form of a FedAvg + OCS one-round recursion (Theorem 17, its correction, Theorem 18).
 
     As :class:`DsgdTheorem`, with the number of local steps :math:`R`: ``step_of(q, gamma, R,
     c)`` is the largest effective step :math:`\eta = R\eta_l\eta_g`, ``bound_of(q, eta, gamma,
-    R, c, factor)``, and ``eta_g_sq_of(q, gamma)`` the square of the smallest global step
-    :math:`\eta_g` (exact when ``q`` is).
+    R, c, factor)``, and ``eta_g_sq_of(q, gamma)`` (a keyword) the square of the smallest
+    global step :math:`\eta_g` (exact when ``q`` is).
     """
 
-    name: str
-    label: str
-    bounds: BoundedQuantity
-    step_of: Callable[[Quantities, Any, int, Mapping[str, Any]], Any]
-    eta_g_sq_of: Callable[[Quantities, Any], Any]
-    bound_of: Callable[..., tuple[Any, Any]]
-    constants: Mapping[str, Fraction] = field(default_factory=dict)
-    step: str | None = None
-    factors: tuple[str, ...] = ()
-    factor: Factor = _keep
-    limit: Callable[[Any], Any] = _as_stated
-    stronger: Mapping[str, str] = field(default_factory=dict)
-
-    def step_max(self, q: Quantities, gamma: Any, R: int) -> Any:
-        """The effective step limit on quantities ``q``, as stated or relaxed."""
-        return self.limit(self.step_of(q, gamma, R, self._constants_like(gamma)))
-
-    def bound(self, q: Quantities, eta: Any, gamma: Any, R: int) -> tuple[Any, Any]:
-        """``(rhs, increment)`` on quantities ``q`` (float or exact)."""
-        return self.bound_of(q, eta, gamma, R, self._constants_like(gamma), self.factor)
-
-    def eta_max(self, problem: QuadraticProblem, noise: NoiseModel, gamma: float,
-                R: int) -> float:
-        """The largest effective step at :math:`\\gamma^k` on ``problem`` (float)."""
-        return float(self.step_max(problem_quantities(problem, noise), float(gamma), R))
+    eta_g_sq_of: Callable[[Quantities, Any], Any] = _no_global_step
 
     def eta_g_min(self, problem: QuadraticProblem, gamma: float) -> float:
         """The smallest global step at :math:`\\gamma^k` (float)."""
         return float(np.sqrt(self.eta_g_sq_of({"S2": float(np.sum(problem.weights**2))},
                                               float(gamma))))
-
-    def rhs(self, problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray, eta: float,
-            gamma: float, R: int) -> float:
-        """The right-hand side at the fixed iterate ``x`` (float)."""
-        q = {**problem_quantities(problem, noise), **point_quantities(problem, x)}
-        return float(self.bound(q, float(eta), float(gamma), R)[0])
-
-    def increment(self, problem: QuadraticProblem, noise: NoiseModel, x: np.ndarray,
-                  eta: float, gamma: float, R: int) -> float:
-        """The bound's increment at ``x``."""
-        q = {**problem_quantities(problem, noise), **point_quantities(problem, x)}
-        return float(self.bound(q, float(eta), float(gamma), R)[1])
 
 
 # -- Theorem 13 and its correction ----------------------------------------------------------
@@ -470,17 +446,20 @@ THEOREM_15 = DsgdTheorem("15", "Theorem 15", NEXT_LOSS, _theorem15_step, _theore
                          factors=("1+M", "W", "sum_w2"))
 #: Theorem 17 as printed (refuted).
 THEOREM_17 = FedavgTheorem(
-    "17", "Theorem 17", DISTANCE_TO_OPTIMUM, _theorem17_step, _theorem17_eta_g_sq,
-    _theorem17_bound, {"gap": _F(3, 8), "beta1_sigma": _F(2), "beta1_Z": _F(4), "beta2": _F(72)},
-    "eta <= min{1/(L(2+M/R)), gamma/((1+W(1+M/R))L)}/8", stronger={"gap": "larger"})
+    "17", "Theorem 17", DISTANCE_TO_OPTIMUM, _theorem17_step, _theorem17_bound,
+    {"gap": _F(3, 8), "beta1_sigma": _F(2), "beta1_Z": _F(4), "beta2": _F(72)},
+    "eta <= min{1/(L(2+M/R)), gamma/((1+W(1+M/R))L)}/8", stronger={"gap": "larger"},
+    eta_g_sq_of=_theorem17_eta_g_sq)
 #: Theorem 17 re-derived on strongly convex quadratics.
 THEOREM_17_CORRECTED = FedavgTheorem(
     "17c", "Theorem 17 (corrected)", DISTANCE_TO_OPTIMUM, _theorem17_corrected_step,
-    _theorem17_corrected_eta_g_sq, _theorem17_corrected_bound,
+    _theorem17_corrected_bound,
     {"gap": _F(3, 8), "beta1_sigma": _F(17, 8), "beta1_Z": _F(8), "beta2": _F(72)},
-    "eta <= min{1/(L(2+M/R)), gamma/((1+2W(1+M/R))L)}/8", stronger={"gap": "larger"})
+    "eta <= min{1/(L(2+M/R)), gamma/((1+2W(1+M/R))L)}/8", stronger={"gap": "larger"},
+    eta_g_sq_of=_theorem17_corrected_eta_g_sq)
 #: Theorem 18.
 THEOREM_18 = FedavgTheorem(
-    "18", "Theorem 18", NEXT_LOSS, _theorem18_step, _theorem18_eta_g_sq, _theorem18_bound,
+    "18", "Theorem 18", NEXT_LOSS, _theorem18_step, _theorem18_bound,
     {"descent": _F(3, 8), "descent_eta": _F(10, 3), "rho_eta": _F(1, 8), "rho_eta2": _F(1, 4)},
-    "eta <= 1/(8L(2+M/R))", factors=("sum_w2",), stronger={"descent": "larger"})
+    "eta <= 1/(8L(2+M/R))", factors=("sum_w2",), stronger={"descent": "larger"},
+    eta_g_sq_of=_theorem18_eta_g_sq)

@@ -72,6 +72,12 @@ class LocalWorkStrategy:
             return e.hot.client_gradients(y, cols, out=out)
         return np.array(e.hot.client_gradients(y, cols), dtype=e.dtype)
 
+    def pairs(self, x: np.ndarray, part: Participants,
+              work: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs' clients in the hot problem ``(K,)`` and their start points ``(K, d)``
+        (:meth:`start_points`)."""
+        return self.engine.client_ids(part, work), self.start_points(x, part, work)
+
     def start_points(self, x: np.ndarray, part: Participants,
                      work: dict[str, Any]) -> np.ndarray:
         """:math:`x_t` of each pair's replica, ``(K, d)``, read-only for the caller.

@@ -31,8 +31,7 @@ class FusedSteps(LocalWorkStrategy):
                 work: dict[str, Any], tau: int) -> tuple[np.ndarray, int]:
         e = self.engine
         K = part.size
-        cols = e.client_ids(part, work)
-        y0 = self.start_points(x, part, work)
+        cols, y0 = self.pairs(x, part, work)
         z = self._normals(part, rngs, work)
         lr, scale = e.round_lr(work)  # (a schedule of one factor per round: lr s_t, s_t)
         upd = e.hot.fused_local_steps(
@@ -46,8 +45,7 @@ class FusedSteps(LocalWorkStrategy):
                work: dict[str, Any], taus: np.ndarray) -> tuple[np.ndarray, int]:
         e = self.engine
         K = part.size
-        cols = e.client_ids(part, work)
-        y0 = self.start_points(x, part, work)
+        cols, y0 = self.pairs(x, part, work)
         z = self._normals(part, rngs, work)
         upd = scratch(work, "upd", K, e.d, e.dtype)
         lr, scale = e.round_lr(work)

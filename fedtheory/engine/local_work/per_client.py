@@ -23,8 +23,7 @@ class PerClientSteps(LocalWorkStrategy):
                work: dict[str, Any], taus: np.ndarray) -> tuple[np.ndarray, int]:
         e = self.engine
         K, d, dt = part.size, e.d, e.dtype
-        cols = e.client_ids(part, work)
-        y0 = self.start_points(x, part, work)
+        cols, y0 = self.pairs(x, part, work)
         y = scratch(work, "y", K, d, dt)
         y[...] = y0
         total = scratch(work, "total", K, d, dt)

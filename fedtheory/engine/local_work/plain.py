@@ -22,13 +22,11 @@ class PlainSteps(PerClientSteps):
 
     def uniform(self, x: np.ndarray, part: Participants, corr: np.ndarray | None, rngs: Any,
                 work: dict[str, Any], tau: int) -> tuple[np.ndarray, int]:
-        e = self.engine
         K = part.size
-        cols = e.client_ids(part, work)
-        y0 = self.start_points(x, part, work)
+        cols, y0 = self.pairs(x, part, work)
         if tau == 1:
             g = self.noisy(self.gradients(y0, cols, work), part, rngs, work, corr)
-            s = e.step_factors(work)
+            s = self.engine.step_factors(work)
             if s is not None:  # the schedule's factor of the one step
                 g *= s[0]
             return g, K
