@@ -112,18 +112,26 @@ def _means(values: dict[str, np.ndarray], run: ox.FedAvgRun) -> str:
         for metric, v in values.items())
 
 
+#: How each hypothesis of :func:`_compare` reads between the two schemes' names.
+_READS = {"better": "better than", "not worse": "not worse than", "equivalent": "equivalent to"}
+
+
+def _compared(ctx: Context, run: ox.FedAvgRun, values: dict[str, np.ndarray], per: str,
+              table: tuple[tuple[str, str, str], ...]) -> Evidence:
+    """All of the comparisons ``(a, b, hypothesis)`` of ``table`` on every metric of
+    ``values`` (metric by metric, in the table's order), named "a <hypothesis> b (metric)"."""
+    return all_of([(f"{_NAMES[a]} {_READS[hyp]} {_NAMES[b]} ({metric})",
+                    _compare(ctx, v, a, b, hyp, metric, run, per))
+                   for metric, v in values.items() for a, b, hyp in table])
+
+
 def between_per_round(ctx: Context) -> Evidence:
     """The evidence of check ``between_per_round`` (its statement: the check's docstring in
     :mod:`fedtheory.claims.ocs.experiment`)."""
     run = experiment_run(ctx)
     values = _metrics(run, "round")
-    parts = []
-    for metric, v in values.items():
-        parts.append((f"OCS better than uniform ({metric})",
-                      _compare(ctx, v, "ocs", "uniform", "better", metric, run, "round")))
-        parts.append((f"full not worse than OCS ({metric})",
-                      _compare(ctx, v, "full", "ocs", "not worse", metric, run, "round")))
-    ev = all_of(parts)
+    ev = _compared(ctx, run, values, "round",
+                   (("ocs", "uniform", "better"), ("full", "ocs", "not worse")))
     ev.detail = (f"n = {run.config['n']}, m = {ox.SETUP['m']}, K = {run.config['rounds']}, "
                  f"{run.config['replicas']} paired replicas; means over rounds: "
                  f"{_means(values, run)}. " + ev.detail)
@@ -136,11 +144,8 @@ def best_per_bit(ctx: Context) -> Evidence:
     :mod:`fedtheory.claims.ocs.experiment`)."""
     run = experiment_run(ctx)
     values = _metrics(run, "bit")
-    parts = [(f"{_NAMES[a]} better than {_NAMES[b]} ({metric})",
-              _compare(ctx, v, a, b, "better", metric, run, "bit"))
-             for metric, v in values.items() for a in ("ocs", "aocs")
-             for b in ("uniform", "full")]
-    ev = all_of(parts)
+    ev = _compared(ctx, run, values, "bit", tuple(
+        (a, b, "better") for a in ("ocs", "aocs") for b in ("uniform", "full")))
     budget = ox.common_budget(run)
     ev.detail = (f"areas over 64 bit budgets up to the largest every partial scheme reached "
                  f"(median {np.median(budget):.3g} bits); means: {_means(values, run)}. "
@@ -154,10 +159,7 @@ def aocs_matches_ocs(ctx: Context) -> Evidence:
     :mod:`fedtheory.claims.ocs.experiment`)."""
     run = experiment_run(ctx)
     values = _metrics(run, "round")
-    parts = [(f"AOCS equivalent to OCS ({metric})",
-              _compare(ctx, v, "aocs", "ocs", "equivalent", metric, run, "round"))
-             for metric, v in values.items()]
-    ev = all_of(parts)
+    ev = _compared(ctx, run, values, "round", (("aocs", "ocs", "equivalent"),))
     frac = float(run.aocs_equals_ocs.mean())
     iters = np.bincount(run.aocs_iterations.ravel(), minlength=ox.SETUP["j_max"] + 1)[1:]
     per_bit = _metrics(run, "bit")
