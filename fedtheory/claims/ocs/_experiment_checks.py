@@ -116,22 +116,24 @@ def _means(values: dict[str, np.ndarray], run: ox.FedAvgRun) -> str:
 _READS = {"better": "better than", "not worse": "not worse than", "equivalent": "equivalent to"}
 
 
-def _compared(ctx: Context, run: ox.FedAvgRun, values: dict[str, np.ndarray], per: str,
-              table: tuple[tuple[str, str, str], ...]) -> Evidence:
-    """All of the comparisons ``(a, b, hypothesis)`` of ``table`` on every metric of
-    ``values`` (metric by metric, in the table's order), named "a <hypothesis> b (metric)"."""
-    return all_of([(f"{_NAMES[a]} {_READS[hyp]} {_NAMES[b]} ({metric})",
-                    _compare(ctx, v, a, b, hyp, metric, run, per))
-                   for metric, v in values.items() for a, b, hyp in table])
+def _compared(ctx: Context, per: str, table: tuple[tuple[str, str, str], ...]
+              ) -> tuple[Evidence, ox.FedAvgRun, dict[str, np.ndarray]]:
+    """All of the comparisons ``(a, b, hypothesis)`` of ``table`` on every metric of the
+    experiment's run per ``per`` (metric by metric, in the table's order), named "a
+    <hypothesis> b (metric)"; with the run and its metrics."""
+    run = experiment_run(ctx)
+    values = _metrics(run, per)
+    ev = all_of([(f"{_NAMES[a]} {_READS[hyp]} {_NAMES[b]} ({metric})",
+                  _compare(ctx, v, a, b, hyp, metric, run, per))
+                 for metric, v in values.items() for a, b, hyp in table])
+    return ev, run, values
 
 
 def between_per_round(ctx: Context) -> Evidence:
     """The evidence of check ``between_per_round`` (its statement: the check's docstring in
     :mod:`fedtheory.claims.ocs.experiment`)."""
-    run = experiment_run(ctx)
-    values = _metrics(run, "round")
-    ev = _compared(ctx, run, values, "round",
-                   (("ocs", "uniform", "better"), ("full", "ocs", "not worse")))
+    ev, run, values = _compared(ctx, "round", (("ocs", "uniform", "better"),
+                                               ("full", "ocs", "not worse")))
     ev.detail = (f"n = {run.config['n']}, m = {ox.SETUP['m']}, K = {run.config['rounds']}, "
                  f"{run.config['replicas']} paired replicas; means over rounds: "
                  f"{_means(values, run)}. " + ev.detail)
@@ -142,9 +144,7 @@ def between_per_round(ctx: Context) -> Evidence:
 def best_per_bit(ctx: Context) -> Evidence:
     """The evidence of check ``best_per_bit`` (its statement: the check's docstring in
     :mod:`fedtheory.claims.ocs.experiment`)."""
-    run = experiment_run(ctx)
-    values = _metrics(run, "bit")
-    ev = _compared(ctx, run, values, "bit", tuple(
+    ev, run, values = _compared(ctx, "bit", tuple(
         (a, b, "better") for a in ("ocs", "aocs") for b in ("uniform", "full")))
     budget = ox.common_budget(run)
     ev.detail = (f"areas over 64 bit budgets up to the largest every partial scheme reached "
@@ -157,9 +157,7 @@ def best_per_bit(ctx: Context) -> Evidence:
 def aocs_matches_ocs(ctx: Context) -> Evidence:
     """The evidence of check ``aocs_matches_ocs`` (its statement: the check's docstring in
     :mod:`fedtheory.claims.ocs.experiment`)."""
-    run = experiment_run(ctx)
-    values = _metrics(run, "round")
-    ev = _compared(ctx, run, values, "round", (("aocs", "ocs", "equivalent"),))
+    ev, run, values = _compared(ctx, "round", (("aocs", "ocs", "equivalent"),))
     frac = float(run.aocs_equals_ocs.mean())
     iters = np.bincount(run.aocs_iterations.ravel(), minlength=ox.SETUP["j_max"] + 1)[1:]
     per_bit = _metrics(run, "bit")
