@@ -188,7 +188,7 @@ def test_degenerate_cases():
         (dict(mu=-0.1), "mu must be non-negative"),
         (dict(L=0.0, mu=0.0), "L must be positive"),
         (dict(sigma_G2=-1.0), "sigma_G2 must be non-negative"),
-        (dict(sigma_G2=float("nan")), "sigma_G2 must be finite"),
+        (dict(sigma_G2=float("nan")), "sigma_G2 must be a finite real number"),
         (dict(n=0), "n must be a positive integer"),
         (dict(n=1), "sigma_G2 > 0 needs n >= 2"),
         (dict(d=1), "d must be >= 2"),

@@ -20,6 +20,23 @@ __all__ = ["fedavg_is_average_model", "fedavg_is_strongly_convex_model",
            "fedpgd_convex_average_model", "fedpgd_nonconvex_average_model", "mifa_memory_model"]
 
 
+def _mean_square(vectors: list[Vec], n: int) -> Expr:
+    """:math:`\\frac1n\\sum_i\\|v_i\\|^2` of ``vectors`` (a heterogeneity term)."""
+    total = Expr()
+    for v in vectors:
+        total = total + v.sq() / n
+    return total
+
+
+def _selected_sum(mask: tuple[bool, ...], g: list[Vec], scale: Any) -> Vec:
+    """:math:`\\sum_{i:\\,\\text{mask}_i} g_i / \\text{scale}` (one pattern's aggregate)."""
+    step = Vec()
+    for m_, gi in zip(mask, g, strict=True):
+        if m_:
+            step = step + gi / scale
+    return step
+
+
 def fedavg_is_average_model(n: int, p: Any, eta: Any, L: Any,
                             stated: dict[str, Any] | None = None,
                             sigma2: Any = 1) -> RateBuilt:
@@ -64,17 +81,11 @@ def fedpgd_convex_average_model(n: int, b: int, eta: Any, L: Any,
     fx, fs = pep.value(), pep.value()
     f.add_point(Vec(), Vec(), fs)
     f.add_point(x, gbar, fx)
-    het = Expr()
-    for gi in g:
-        het = het + (gi - gbar).sq() / n
-    pep.constrain(het - as_fraction(sigma2, "sigma2"), "(1/n)Σ||∇f_i - ∇f||^2 <= sigma_G^2")
+    pep.constrain(_mean_square([gi - gbar for gi in g], n) - as_fraction(sigma2, "sigma2"),
+                  "(1/n)Σ||∇f_i - ∇f||^2 <= sigma_G^2")
 
     def dist(mask: tuple[bool, ...]) -> Expr:
-        step = Vec()
-        for m_, gi in zip(mask, g, strict=True):
-            if m_:
-                step = step + gi / b
-        return (x - step * eta).sq()
+        return (x - _selected_sum(mask, g, b) * eta).sq()
 
     return RateBuilt(pep, (("||x - x*||^2", x.sq()),),
                      (expectation(uniform_patterns(n, b), dist),), progress=fx - fs,
@@ -108,18 +119,12 @@ def fedavg_is_strongly_convex_model(n: int, p: Any, eta: Any, L: Any, mu: Any,
     for f, si, gi in zip(fs, s, g, strict=True):
         f.add_point(Vec(), si, pep.value())
         f.add_point(x, gi, pep.value())
-    het = Expr()
-    for si in s:
-        het = het + si.sq() / n
-    pep.constrain(het - as_fraction(zeta2, "zeta2"), "(1/n)Σ||∇f_i(x*)||^2 <= ζ^2")
+    pep.constrain(_mean_square(s, n) - as_fraction(zeta2, "zeta2"),
+                  "(1/n)Σ||∇f_i(x*)||^2 <= ζ^2")
     pats = bernoulli_patterns([p] * n)
 
     def dist(mask: tuple[bool, ...]) -> Expr:
-        step = Vec()
-        for m_, gi in zip(mask, g, strict=True):
-            if m_:
-                step = step + gi / (n * p)
-        return (x - step * eta).sq()
+        return (x - _selected_sum(mask, g, n * p) * eta).sq()
 
     def lower() -> dict[str, Any] | None:
         best = None
@@ -146,17 +151,11 @@ def fedpgd_nonconvex_average_model(n: int, b: int, eta: Any, L: Any,
     pep = Pep()
     eta = as_fraction(eta, "eta")
     f, g, gbar, fx = smooth_at_origin(pep, n, L)
-    het = Expr()
-    for gi in g:
-        het = het + (gi - gbar).sq() / n
-    pep.constrain(het - as_fraction(sigma2, "sigma2"), "(1/n)Σ||∇f_i - ∇f||^2 <= sigma^2")
+    pep.constrain(_mean_square([gi - gbar for gi in g], n) - as_fraction(sigma2, "sigma2"),
+                  "(1/n)Σ||∇f_i - ∇f||^2 <= sigma^2")
 
     def f_next(mask: tuple[bool, ...]) -> Expr:
-        step = Vec()
-        for m_, gi in zip(mask, g, strict=True):
-            if m_:
-                step = step + gi / b
-        return f.value(step * (-eta))
+        return f.value(_selected_sum(mask, g, b) * (-eta))
 
     E_next = expectation(uniform_patterns(n, b), f_next)
     fstar = pep.value()

@@ -9,21 +9,9 @@ from typing import Any
 import numpy as np
 
 from fedtheory.problems.base import validate_weights
-from fedtheory.validation import positive_integer
+from fedtheory.validation import finite_real, positive_integer
 
 __all__ = ["heterogeneous"]
-
-
-def _check_real(name: str, value: float) -> float:
-    if isinstance(value, (complex, np.complexfloating)):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    if not np.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
 
 
 def _orthogonal_with_first_column(v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -95,9 +83,9 @@ def heterogeneous(
     """
     n = positive_integer("n", n)
     d = positive_integer("d", d)
-    L = _check_real("L", L)
-    mu = _check_real("mu", mu)
-    sigma_G2 = _check_real("sigma_G2", sigma_G2)
+    L = finite_real("L", L)
+    mu = finite_real("mu", mu)
+    sigma_G2 = finite_real("sigma_G2", sigma_G2)
     if L <= 0:
         raise ValueError(f"L must be positive, got {L!r}")
     if mu < 0:

@@ -5,6 +5,7 @@ Not discovered (``_`` prefix)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -17,12 +18,13 @@ from fedtheory.claimkit.stated import exact_like
 from fedtheory.claims import Context, Evidence
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
+from fedtheory.tasks import Plan, task
 from fedtheory.theory import fdms as th
 
 __all__ = ["ALPHA", "HYPOTHESIS", "NEGATIVE", "Q_TIGHT", "RELIED_ON", "WHY_OMITTED",
            "estimated_constants",
            "gaussian_clusters",
-           "lemma_bound", "lemma_symbolic", "negative_setting", "orthogonal_setting",
+           "lemma_bound", "lemma_symbolic", "negative_setting", "one_run", "orthogonal_setting",
            "eq16_bound_ctx", "psi_bound_ctx"]
 
 ALPHA = stats.DEFAULT_ALPHA
@@ -230,3 +232,10 @@ def orthogonal_search(ctx: Context, what: str, horizon: int = 600) -> Evidence:
                     counterexample=None if ok else {**point, "exact": exact, "stated": stated},
                     search=f"orthogonal family, q in [0.51, 0.99], horizon {horizon}, exact "
                            "re-check")
+
+
+def one_run(fn: Callable[..., Any], ctx: Context, quick: float, full: float) -> Plan:
+    """A dataset's plan of one task, ``fn(preset=, seed=)`` of the run's preset and seed (cost
+    ``quick`` or ``full``), its result the data."""
+    return Plan([task("run", fn, cost=ctx.size(quick=quick, full=full), preset=ctx.preset,
+                      seed=ctx.seed)], lambda results: results[0])

@@ -14,7 +14,7 @@ from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.experiments import fdms_friends as ff
 from fedtheory.symbolic import fdms_bounds as fb
-from fedtheory.tasks import Plan, dataset, task
+from fedtheory.tasks import Plan, dataset
 from fedtheory.theory import fdms as th
 
 from ._friends import (
@@ -26,6 +26,7 @@ from ._friends import (
     WHY_OMITTED,
     eq16_bound_ctx,
     negative_setting,
+    one_run,
     orthogonal_setting,
 )
 
@@ -136,8 +137,7 @@ def _simulate(*, preset: str, seed: int) -> dict[str, np.ndarray]:
 def simulated_data(ctx: Context) -> Plan:
     """:func:`_simulate` of the preset and seed, one task (built once in a run and handed to
     every claim that declares it)."""
-    return Plan([task("run", _simulate, cost=ctx.size(quick=3.0, full=30.0), preset=ctx.preset,
-                      seed=ctx.seed)], lambda results: results[0])
+    return one_run(_simulate, ctx, 3.0, 30.0)
 
 
 def simulated(ctx: Context) -> Evidence:

@@ -11,7 +11,7 @@ from fedtheory.claimkit.checks import check_proportion_upper_bound
 from fedtheory.claimkit.stated import Erratum, Stated
 from fedtheory.claims import Claim, ClaimKind, Context, Evidence, all_of, checks
 from fedtheory.experiments import fdms_friends as ff
-from fedtheory.tasks import Plan, dataset, task
+from fedtheory.tasks import Plan, dataset
 from fedtheory.theory import fdms as th
 
 from ._friends import (
@@ -25,6 +25,7 @@ from ._friends import (
     lemma_bound,
     lemma_symbolic,
     negative_setting,
+    one_run,
 )
 
 #: The rate multiplies the exponent: larger is stronger (a x 13/10 mutant tightens the bound).
@@ -112,8 +113,7 @@ def _simulate(*, preset: str, seed: int) -> dict[str, object]:
 def simulations_data(ctx: Context) -> Plan:
     """:func:`_simulate` of the preset and seed, one task (built once in a run and handed to
     every claim that declares it)."""
-    return Plan([task("run", _simulate, cost=ctx.size(quick=5.0, full=50.0), preset=ctx.preset,
-                      seed=ctx.seed)], lambda results: results[0])
+    return one_run(_simulate, ctx, 5.0, 50.0)
 
 
 def simulated(ctx: Context) -> Evidence:
@@ -191,8 +191,7 @@ def _scaled(*, preset: str, seed: int) -> dict[str, object]:
 def scaled_data(ctx: Context) -> Plan:
     """:func:`_scaled` of the preset and seed, one task (built once in a run and handed to
     every claim that declares it)."""
-    return Plan([task("run", _scaled, cost=ctx.size(quick=3.0, full=20.0), preset=ctx.preset,
-                      seed=ctx.seed)], lambda results: results[0])
+    return one_run(_scaled, ctx, 3.0, 20.0)
 
 
 def negative_gap_clusters(ctx: Context) -> Evidence:

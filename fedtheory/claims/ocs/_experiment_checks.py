@@ -112,18 +112,28 @@ def _means(values: dict[str, np.ndarray], run: ox.FedAvgRun) -> str:
         for metric, v in values.items())
 
 
+#: How each hypothesis of :func:`_compare` reads between the two schemes' names.
+_READS = {"better": "better than", "not worse": "not worse than", "equivalent": "equivalent to"}
+
+
+def _compared(ctx: Context, per: str, table: tuple[tuple[str, str, str], ...]
+              ) -> tuple[Evidence, ox.FedAvgRun, dict[str, np.ndarray]]:
+    """All of the comparisons ``(a, b, hypothesis)`` of ``table`` on every metric of the
+    experiment's run per ``per`` (metric by metric, in the table's order), named "a
+    <hypothesis> b (metric)"; with the run and its metrics."""
+    run = experiment_run(ctx)
+    values = _metrics(run, per)
+    ev = all_of([(f"{_NAMES[a]} {_READS[hyp]} {_NAMES[b]} ({metric})",
+                  _compare(ctx, v, a, b, hyp, metric, run, per))
+                 for metric, v in values.items() for a, b, hyp in table])
+    return ev, run, values
+
+
 def between_per_round(ctx: Context) -> Evidence:
     """The evidence of check ``between_per_round`` (its statement: the check's docstring in
     :mod:`fedtheory.claims.ocs.experiment`)."""
-    run = experiment_run(ctx)
-    values = _metrics(run, "round")
-    parts = []
-    for metric, v in values.items():
-        parts.append((f"OCS better than uniform ({metric})",
-                      _compare(ctx, v, "ocs", "uniform", "better", metric, run, "round")))
-        parts.append((f"full not worse than OCS ({metric})",
-                      _compare(ctx, v, "full", "ocs", "not worse", metric, run, "round")))
-    ev = all_of(parts)
+    ev, run, values = _compared(ctx, "round", (("ocs", "uniform", "better"),
+                                               ("full", "ocs", "not worse")))
     ev.detail = (f"n = {run.config['n']}, m = {ox.SETUP['m']}, K = {run.config['rounds']}, "
                  f"{run.config['replicas']} paired replicas; means over rounds: "
                  f"{_means(values, run)}. " + ev.detail)
@@ -134,13 +144,8 @@ def between_per_round(ctx: Context) -> Evidence:
 def best_per_bit(ctx: Context) -> Evidence:
     """The evidence of check ``best_per_bit`` (its statement: the check's docstring in
     :mod:`fedtheory.claims.ocs.experiment`)."""
-    run = experiment_run(ctx)
-    values = _metrics(run, "bit")
-    parts = [(f"{_NAMES[a]} better than {_NAMES[b]} ({metric})",
-              _compare(ctx, v, a, b, "better", metric, run, "bit"))
-             for metric, v in values.items() for a in ("ocs", "aocs")
-             for b in ("uniform", "full")]
-    ev = all_of(parts)
+    ev, run, values = _compared(ctx, "bit", tuple(
+        (a, b, "better") for a in ("ocs", "aocs") for b in ("uniform", "full")))
     budget = ox.common_budget(run)
     ev.detail = (f"areas over 64 bit budgets up to the largest every partial scheme reached "
                  f"(median {np.median(budget):.3g} bits); means: {_means(values, run)}. "
@@ -152,12 +157,7 @@ def best_per_bit(ctx: Context) -> Evidence:
 def aocs_matches_ocs(ctx: Context) -> Evidence:
     """The evidence of check ``aocs_matches_ocs`` (its statement: the check's docstring in
     :mod:`fedtheory.claims.ocs.experiment`)."""
-    run = experiment_run(ctx)
-    values = _metrics(run, "round")
-    parts = [(f"AOCS equivalent to OCS ({metric})",
-              _compare(ctx, v, "aocs", "ocs", "equivalent", metric, run, "round"))
-             for metric, v in values.items()]
-    ev = all_of(parts)
+    ev, run, values = _compared(ctx, "round", (("aocs", "ocs", "equivalent"),))
     frac = float(run.aocs_equals_ocs.mean())
     iters = np.bincount(run.aocs_iterations.ravel(), minlength=ox.SETUP["j_max"] + 1)[1:]
     per_bit = _metrics(run, "bit")
