@@ -271,16 +271,19 @@ def small_report(verified: Any, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return path
 
 
-def worked_lemmas_page(root: Path, report_dir: str = "rep") -> tuple[Path, Path]:
-    """docs/lemmas copied into ``root`` and verified (``verify --claims lemmas --quick
-    --report``, a process of its own: its claim files stay out of this session's registry),
-    then its page made (``errata --claims lemmas --from``): (the page, the report)."""
+def worked_lemmas_page(root: Path, report_dir: str = "rep", source: Path = LEMMAS,
+                       family: str = "hetero", page: str = "hetero-steps.html"
+                       ) -> tuple[Path, Path]:
+    """A worked-lemmas folder (docs/lemmas, or one below it) copied into ``root`` and verified
+    (``verify --claims lemmas --quick --report``, a process of its own: its claim files stay
+    out of this session's registry), then its page made (``errata --claims lemmas --from``):
+    (the page, the report)."""
     folder = root / "lemmas"
     folder.mkdir(parents=True)
-    for f in LEMMAS.glob("*.py"):
+    for f in source.glob("*.py"):
         shutil.copy(f, folder / f.name)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    for argv in (["verify", "--claims", "lemmas", "--family", "hetero", "--quick", "--json",
+    for argv in (["verify", "--claims", "lemmas", "--family", family, "--quick", "--json",
                   "w.json", "--report", report_dir, "--no-progress", "--no-record", "--jobs",
                   "1"],
                  ["errata", "--claims", "lemmas", "--from", "w.json", "--out", "errata"]):
@@ -288,8 +291,23 @@ def worked_lemmas_page(root: Path, report_dir: str = "rep") -> tuple[Path, Path]
                              capture_output=True, text=True, check=False)
         assert ran.returncode == 0, ran.stderr[-2000:]
     pages = sorted((root / "errata").glob("*.html"))
-    assert [p.name for p in pages] == ["hetero-steps.html"]
+    assert [p.name for p in pages] == [page]
     return pages[0], root / "w.json"
+
+
+def test_the_third_worked_lemma_page_holds(browser: Any, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The third worked lemma's paper (docs/lemmas/li_sampling: Li et al. 2020, declared in its
+    own ``_paper.py``, helpers imported by name) gets its page, held to the same rules."""
+    page, report = worked_lemmas_page(tmp_path, source=LEMMAS / "li_sampling", family="li",
+                                      page="li2020-fedavg-noniid-li-et-al-2020.html")
+    expected = expected_claims(report, None)
+    assert sorted(expected) == ["li.unbiased", "li.variance"]
+    seen = check_page(browser, page, expected, screenshot_dir())
+    with capsys.disabled():
+        print(f"\n{page.name}: column {seen['column']} px (print {seen['print_column']}), "
+              f"widest {seen['widest']} (print {seen['print_widest']}), {seen['math']} "
+              f"formulas, {seen['images']} figures")
 
 
 def test_pages_hold_at_1280_px_and_in_print(browser: Any, small_report: Path,

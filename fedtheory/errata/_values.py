@@ -177,6 +177,8 @@ def _translate(tokens: list[str], shifts: frozenset[str]) -> str:
             out[-1] = rf"\tilde{{{out[-1]}}}"
         elif tok in "#$%&~\\":
             out.append("\\" + tok if tok != "\\" else r"\backslash ")
+        elif tok == "E" and k + 1 < len(tokens) and tokens[k + 1] in ("^", "_", "**"):
+            out.append("E")  # a name with a script (E^2: E local steps), not E[...] or E e^2
         elif re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", tok):
             out.append(_name(tok, shifts))
             if out[-1].startswith("\\") and out[-1][1:].isalpha() and k + 1 < len(tokens) \
@@ -199,6 +201,8 @@ def ascii_latex(text: str, shifts: frozenset[str] | None = None) -> str:
 
     >>> ascii_latex("p_0*p_1 <= sigma_G^2"), ascii_latex("f_i(x*)")
     ('p_{1}\\\\,p_{2} \\\\le \\\\sigma_{G}^{2}', 'f_{i}(x^{\\\\star})')
+    >>> ascii_latex("E||r||^2 <= (4/K) eta^2 E^2 G^2")  # E||.|| an expectation, E^2 a name
+    '\\\\mathbb{E}\\\\|r\\\\|^{2} \\\\le (4/K) \\\\eta^{2} E^{2} G^{2}'
     """
     shifts = index_shifts([text]) if shifts is None else shifts
     return re.sub(r"  +", " ", _translate(_TOKEN.findall(text), shifts))
