@@ -23,7 +23,8 @@ def test_every_copy_is_the_vocabulary() -> None:
     copies that could drift."""
     from fedtheory import cli
     from fedtheory.certify import onestep
-    from fedtheory.claims import CHECK_KINDS, ClaimKind, Verdict, core, power, readings, stated
+    from fedtheory.claimkit import core, power, readings, stated
+    from fedtheory.claims import CHECK_KINDS, ClaimKind, Verdict
     from fedtheory.errata import _content
 
     assert CHECK_KINDS is core.CHECK_KINDS is schema.CHECK_KINDS is vocabulary.CHECK_KINDS
