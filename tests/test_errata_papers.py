@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from fedtheory import papers
 from fedtheory.claims import get_claim
-from fedtheory.cli import main
 from fedtheory.errata import _paper_literal as paper_literal
 from fedtheory.errata import write_errata
 from fedtheory.papers import PAPERS, Paper, claim_references
 from fedtheory.report import write_json
+
+from ._in_process import cli_in_process
 
 pytestmark = pytest.mark.xdist_group("errata")
 
@@ -104,42 +104,8 @@ def test_a_refuted_claim_shows_no_tightness(seed_pages: list[Path]) -> None:
 def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
     """``fedtheory ARGS`` run in this process from a folder; the claims and papers it loads
     from files are forgotten afterwards (tests/test_sources.py's fixture, papers too)."""
-    from fedtheory.claims import registry, sources
-
-    saved = (dict(registry._REGISTRY), dict(registry._ORIGINS), list(registry._SOURCES),
-             os.environ.get(sources.ENV_VAR), dict(papers._DECLARED), dict(papers._CLAIM_PAPER))
-    before = set(sys.modules)
-
-    def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-        monkeypatch.chdir(cwd)
-        try:
-            code = main(list(args))
-        except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else 2
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
-
-    yield run
-    for cid, origin in list(registry._ORIGINS.items()):
-        if origin.kind == "file":
-            registry._REGISTRY.pop(cid, None)
-            registry._ORIGINS.pop(cid, None)
-    for cid, claim in saved[0].items():
-        registry._REGISTRY.setdefault(cid, claim)
-    for cid, origin in saved[1].items():
-        registry._ORIGINS.setdefault(cid, origin)
-    registry._SOURCES[:] = saved[2]
-    if saved[3] is None:
-        os.environ.pop(sources.ENV_VAR, None)
-    else:
-        os.environ[sources.ENV_VAR] = saved[3]
-    papers._DECLARED.clear()
-    papers._DECLARED.update(saved[4])
-    papers._CLAIM_PAPER.clear()
-    papers._CLAIM_PAPER.update(saved[5])
-    for name in set(sys.modules) - before:
-        if name.startswith("fedtheory_user_claims"):
-            del sys.modules[name]
+    with cli_in_process(monkeypatch, capsys) as run:
+        yield run
 
 
 @pytest.fixture(scope="module")

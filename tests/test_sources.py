@@ -16,9 +16,9 @@ import pytest
 
 from fedtheory.claim_skeleton import skeleton
 from fedtheory.claims.sources import claim_files, module_name_for
-from fedtheory.cli import main
 
 from ._demo import demo_package
+from ._in_process import cli_in_process
 
 CONFIRMED = '''"""mine.mean: the mean of a Bernoulli(3/10) indicator is 3/10."""
 from fractions import Fraction
@@ -73,40 +73,8 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
     """``fedtheory ARGS`` run in this process (no interpreter start-up), from a folder: its
     exit code, stdout and stderr. The claims the run loads from files leave the registry, the
     environment and ``sys.modules`` afterwards, as if the run had been a process of its own."""
-    from fedtheory.claims import registry, sources
-
-    saved = (dict(registry._REGISTRY), dict(registry._ORIGINS), list(registry._SOURCES),
-             os.environ.get(sources.ENV_VAR))
-    before = set(sys.modules)
-
-    def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-        monkeypatch.chdir(cwd)
-        try:
-            code = main(list(args))
-        except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else 2
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
-
-    yield run
-    # only the claims loaded from files leave: built-in claims imported meanwhile stay (the
-    # registry may have been fully discovered during the test)
-    for cid, origin in list(registry._ORIGINS.items()):
-        if origin.kind == "file":
-            registry._REGISTRY.pop(cid, None)
-            registry._ORIGINS.pop(cid, None)
-    for cid, claim in saved[0].items():
-        registry._REGISTRY.setdefault(cid, claim)
-    for cid, origin in saved[1].items():
-        registry._ORIGINS.setdefault(cid, origin)
-    registry._SOURCES[:] = saved[2]
-    if saved[3] is None:
-        os.environ.pop(sources.ENV_VAR, None)
-    else:
-        os.environ[sources.ENV_VAR] = saved[3]
-    for name in set(sys.modules) - before:
-        if name.startswith("fedtheory_user_claims"):
-            del sys.modules[name]
+    with cli_in_process(monkeypatch, capsys) as run:
+        yield run
 
 
 @pytest.fixture()
