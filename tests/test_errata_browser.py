@@ -132,10 +132,10 @@ for (const el of document.querySelectorAll('article[id], div.claim[id]')) {
 return out;
 """
 
-# Text nodes holding LaTeX source (a command, a lone backslash) or a Python / sympy print
-# (commands in <pre> apart).
-_SOURCE = r"""
-const re = /\\[a-zA-Z]*|_\{|\^\{|Matrix\(|\*\*|\{'|\d\.\d{12,}|\d{16,}/;
+def _text_nodes_matching(regex: str) -> str:
+    """The script listing the text nodes (commands in <pre> apart) that match the JavaScript
+    ``regex``, each as 40 characters either side of the match."""
+    return (f"const re = {regex};\n" + r"""
 const bad = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 let n;
 while ((n = walker.nextNode())) {
@@ -144,22 +144,16 @@ while ((n = walker.nextNode())) {
   if (m) bad.push(n.textContent.slice(Math.max(0, m.index - 40), m.index + 40));
 }
 return bad;
-"""
+""")
 
+
+# Text nodes holding LaTeX source (a command, a lone backslash) or a Python / sympy print.
+_SOURCE = _text_nodes_matching(r"/\\[a-zA-Z]*|_\{|\^\{|Matrix\(|\*\*|\{'|\d\.\d{12,}|\d{16,}/")
 
 # Places cited by a seed's number (``(004, Lemma 2``, ``seed 000's``) and symbols by their
-# program names (``delta_min``, ``x_star``), in text nodes (commands in <pre> apart).
-_NAMES = r"""
-const re = /(?:^|[\s(;])00\d, |\b(?:seed|paper) 00\d\b|\b[A-Za-z]+_(?:star|min|max)\b/;
-const bad = [], walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-let n;
-while ((n = walker.nextNode())) {
-  if (n.parentElement.closest('pre, style')) continue;
-  const m = n.textContent.match(re);
-  if (m) bad.push(n.textContent.slice(Math.max(0, m.index - 40), m.index + 40));
-}
-return bad;
-"""
+# program names (``delta_min``, ``x_star``).
+_NAMES = _text_nodes_matching(
+    r"/(?:^|[\s(;])00\d, |\b(?:seed|paper) 00\d\b|\b[A-Za-z]+_(?:star|min|max)\b/")
 
 
 def screenshot_dir() -> Path | None:
